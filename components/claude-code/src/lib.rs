@@ -1,0 +1,15 @@
+//! The Claude Code harness: `claude -p <prompt> --output-format stream-json --verbose`.
+//!
+//! Stream format as of Claude Code 2.1.197 (see `shared/corpus/live/claude/`): one JSON
+//! object a line with `type` `system` (`init`, `status`, `compact_boundary`, ...),
+//! `assistant` (one content block a line, grouped by `message.id`), `user` (tool results),
+//! `stream_event` (partial messages, with `--include-partial-messages`),
+//! `rate_limit_event` and a final `result`.
+
+mod launch;
+mod reducer;
+
+pub use launch::ClaudeCode;
+pub use reducer::ClaudeReducer;
+
+harness_kit::export_harness!(ClaudeCode);

@@ -1,0 +1,62 @@
+//! Shared code for coder-eval harness components.
+//!
+//! A harness component implements the WIT world `coder-eval:harness/harness@0.1.0`
+//! (`wit/harness@0.1.0/harness.wit`): a launch plan for one agent CLI and a reducer that
+//! turns the CLI's stdout lines into the normalized events of `coder-eval:events@0.1.0`.
+//!
+//! This crate holds that model as plain Rust ([`Event`], [`LaunchPlan`], ...) so that a
+//! harness's logic compiles and tests natively, and [`export_harness!`] binds a
+//! [`Harness`] to the WIT world when built for `wasm32-wasip2`.
+
+mod line;
+mod model;
+
+pub use line::{ParsedLine, excerpt, parse_json_line, str_field, u64_field};
+pub use model::*;
+
+#[cfg(target_arch = "wasm32")]
+#[doc(hidden)]
+pub mod wasm;
+
+/// One agent CLI: how to launch it and how to read its stream.
+pub trait Harness: 'static {
+    /// The stream reducer of this CLI.
+    type Reducer: Reducer;
+
+    /// The launch plan for these settings and limits, or a sentence saying why the CLI
+    /// cannot honour them.
+    fn plan(settings: &AgentSettings, limits: &RunLimits) -> Result<LaunchPlan, String>;
+
+    /// This CLI's tool call for a neutral scripted-model action. `workspace` is the
+    /// absolute path of the task's workspace.
+    fn translate_action(action: &NeutralAction, workspace: &str) -> ToolCall;
+}
+
+/// A stream reducer: a pure function of its config, the lines and their stamps.
+pub trait Reducer {
+    /// A new reducer for one stream.
+    fn new(config: ReducerConfig) -> Self;
+    /// One stdout line (without its newline) received `stamp_us` µs after the turn began;
+    /// returns the events it completes.
+    fn feed(&mut self, line: &[u8], stamp_us: u64) -> Vec<Event>;
+    /// End of stream; `truncated` holds bytes after the last newline. Returns the events
+    /// still pending.
+    fn finish(&mut self, truncated: Option<&[u8]>) -> Vec<Event>;
+}
+
+/// Exports a [`Harness`] implementation as the component's `harness` world.
+///
+/// ```ignore
+/// struct ClaudeCode;
+/// impl harness_kit::Harness for ClaudeCode { ... }
+/// harness_kit::export_harness!(ClaudeCode);
+/// ```
+#[macro_export]
+macro_rules! export_harness {
+    ($harness:ty) => {
+        #[cfg(target_arch = "wasm32")]
+        type __HarnessComponent = $crate::wasm::Component<$harness>;
+        #[cfg(target_arch = "wasm32")]
+        $crate::wasm::export!(__HarnessComponent with_types_in $crate::wasm);
+    };
+}

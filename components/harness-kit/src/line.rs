@@ -1,0 +1,96 @@
+//! Helpers every reducer needs: decoding one line, reading fields, cutting excerpts.
+
+use crate::Event;
+use serde_json::Value;
+
+/// The outcome of decoding one stdout line.
+pub enum ParsedLine {
+    /// A JSON object.
+    Object(serde_json::Map<String, Value>),
+    /// A blank line (skipped, no diagnostic).
+    Blank,
+    /// Not a JSON object: the diagnostic to emit instead.
+    Bad(Event),
+}
+
+/// Decodes one line as a JSON object. Invalid UTF-8, text that is not JSON, and JSON that
+/// is not an object each become a diagnostic that keeps the line.
+pub fn parse_json_line(line: &[u8]) -> ParsedLine {
+    let trimmed = line.trim_ascii();
+    if trimmed.is_empty() {
+        return ParsedLine::Blank;
+    }
+    let text = match std::str::from_utf8(trimmed) {
+        Ok(text) => text,
+        Err(err) => {
+            return ParsedLine::Bad(Event::diagnostic(
+                "invalid_utf8",
+                format!("line is not valid UTF-8 ({err})"),
+                line,
+            ));
+        }
+    };
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => ParsedLine::Object(map),
+        Ok(_) => ParsedLine::Bad(Event::diagnostic(
+            "not_object",
+            "line is JSON but not an object",
+            line,
+        )),
+        Err(err) => ParsedLine::Bad(Event::diagnostic(
+            "not_json",
+            format!("line is not JSON ({err})"),
+            line,
+        )),
+    }
+}
+
+/// `value[key]` as a string, if it is one.
+pub fn str_field<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
+    value.get(key).and_then(Value::as_str)
+}
+
+/// `value[key]` as an unsigned integer, if it is one.
+pub fn u64_field(value: &Value, key: &str) -> Option<u64> {
+    value.get(key).and_then(Value::as_u64)
+}
+
+/// The first `max_bytes` of `text`, cut at a character boundary.
+pub fn excerpt(text: &str, max_bytes: usize) -> String {
+    if text.len() <= max_bytes {
+        return text.to_string();
+    }
+    let mut end = max_bytes;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_lines_become_diagnostics() {
+        for (line, kind) in [
+            (&b"\xff\xfe{}"[..], "invalid_utf8"),
+            (b"changed 1 package in 471ms", "not_json"),
+            (b"[1,2]", "not_object"),
+            (b"{\"type\":\"assistant\"", "not_json"),
+        ] {
+            match parse_json_line(line) {
+                ParsedLine::Bad(Event::Diagnostic { kind: k, .. }) => assert_eq!(k, kind),
+                _ => panic!("expected a {kind} diagnostic"),
+            }
+        }
+        assert!(matches!(parse_json_line(b"  "), ParsedLine::Blank));
+        assert!(matches!(parse_json_line(b"{}"), ParsedLine::Object(_)));
+    }
+
+    #[test]
+    fn excerpt_cuts_on_char_boundary() {
+        assert_eq!(excerpt("héllo", 2), "h");
+        assert_eq!(excerpt("hello", 10), "hello");
+    }
+}

@@ -1,0 +1,77 @@
+//! Builds the WebAssembly components (`components/`, a workspace of its own) for
+//! `wasm32-wasip2` and tells the host where they are:
+//!
+//! - `CODER_EVAL_COMPONENTS_DIR`: the folder holding every built `.wasm`;
+//! - the default harness and grader components are embedded from there with
+//!   `include_bytes!` (see `src/components.rs`).
+//!
+//! The nested build uses its own target folder (`target/components`) so it never waits on
+//! the outer cargo's lock, and a clean environment so the host's flags do not leak into it.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn main() {
+    let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
+    let root = manifest_dir.parent().unwrap().to_path_buf();
+    let components = root.join("components");
+    println!("cargo:rerun-if-changed={}", components.display());
+    println!("cargo:rerun-if-changed={}", root.join("wit").display());
+
+    let target_dir = std::env::var_os("CODER_EVAL_COMPONENTS_TARGET")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target").join("components"));
+    println!("cargo:rerun-if-env-changed=CODER_EVAL_COMPONENTS_TARGET");
+
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(&components)
+        .args([
+            "build",
+            "--release",
+            "--target",
+            "wasm32-wasip2",
+            "--workspace",
+        ])
+        .arg("--target-dir")
+        .arg(&target_dir);
+    // The outer build's settings are not the components' settings.
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy().into_owned();
+        if key.starts_with("CARGO_") && key != "CARGO_HOME" || key == "RUSTFLAGS" {
+            cmd.env_remove(&key);
+        }
+    }
+    for key in [
+        "RUSTC_WRAPPER",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "RUSTC",
+        "RUSTDOC",
+    ] {
+        cmd.env_remove(key);
+    }
+    let status = cmd
+        .status()
+        .expect("could not start cargo for the components");
+    if !status.success() {
+        panic!(
+            "building the components for wasm32-wasip2 failed (see above). \
+             If the target is missing: `rustup target add wasm32-wasip2`."
+        );
+    }
+    let out = target_dir.join("wasm32-wasip2").join("release");
+    println!(
+        "cargo:rustc-env=CODER_EVAL_COMPONENTS_DIR={}",
+        out.display()
+    );
+    check_built(&out, "claude_code_harness.wasm");
+}
+
+fn check_built(dir: &Path, file: &str) {
+    let path = dir.join(file);
+    assert!(
+        path.exists(),
+        "expected component {} after the build",
+        path.display()
+    );
+}

@@ -1,0 +1,63 @@
+//! Command-line interface: one file per subcommand, doc comments as help.
+
+mod replay;
+
+use clap::{Parser, Subcommand};
+use coder_eval::exit_codes;
+
+/// Evaluates coding-agent CLIs: runs them on task files, records what they stream, and
+/// grades the result. Reducers and graders are sandboxed WebAssembly components.
+#[derive(Debug, Parser)]
+#[command(name = "coder-eval", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    Replay(replay::ReplayArgs),
+}
+
+/// Runs the command line; returns the process exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let _ = err.print();
+            return if err.use_stderr() {
+                exit_codes::USAGE
+            } else {
+                exit_codes::OK
+            };
+        }
+    };
+    let result = match cli.command {
+        Command::Replay(args) => replay::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            eprintln!("error: {err}");
+            let mut source = err.source();
+            while let Some(cause) = source {
+                eprintln!("  caused by: {cause}");
+                source = cause.source();
+            }
+            exit_codes::USAGE
+        }
+    }
+}
+
+/// Writes to stdout; a closed pipe (`| head`) ends quietly.
+pub fn print_stdout(text: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if out
+        .write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .is_err()
+    {
+        std::process::exit(exit_codes::OK);
+    }
+}

@@ -1,0 +1,109 @@
+//! `coder-eval replay`.
+
+use super::print_stdout;
+use coder_eval::collect::Caps;
+use coder_eval::components::{ComponentSource, parse_override};
+use coder_eval::exit_codes;
+use coder_eval::record::TurnRecord;
+use coder_eval::replay::{ReplayOptions, replay};
+use std::path::PathBuf;
+
+/// Replays a recording (or a plain stdout JSONL capture) through a harness's reducer and
+/// prints the turn record. The same input gives byte-identical output on every run.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  coder-eval replay runs/x/hello_date/claude-code/recording.jsonl --harness claude-code --json
+  coder-eval replay capture.jsonl --harness claude-code --components ./my-components
+  coder-eval replay capture.jsonl --harness claude-code --component claude-code=fixed.wasm")]
+pub struct ReplayArgs {
+    /// The recording or plain capture.
+    file: PathBuf,
+    /// The harness whose reducer reads the stream.
+    #[arg(long)]
+    harness: String,
+    /// A folder of replacement components (`<harness>.wasm`).
+    #[arg(long, value_name = "DIR")]
+    components: Option<PathBuf>,
+    /// Replace one harness's component: NAME=PATH (repeatable).
+    #[arg(long, value_name = "NAME=PATH", value_parser = parse_override)]
+    component: Vec<(String, PathBuf)>,
+    /// Judge the run by this max_turns (default: the recording header's).
+    #[arg(long)]
+    max_turns: Option<u32>,
+    /// Print the turn record as JSON (the documented machine output).
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(args: ReplayArgs) -> Result<i32, Box<dyn std::error::Error>> {
+    let mut options = ReplayOptions::new(&args.harness);
+    options.components = ComponentSource {
+        dir: args.components,
+        overrides: args.component.into_iter().collect(),
+    };
+    if let Some(n) = args.max_turns {
+        options.caps = Some(Caps {
+            max_turns: Some(n),
+            max_tool_calls: None,
+        });
+    }
+    let record = replay(&args.file, &options)?;
+    if args.json {
+        print_stdout(&(serde_json::to_string_pretty(&record)? + "\n"));
+    } else {
+        print_stdout(&summary(&record));
+    }
+    Ok(if record.reducer_error.is_some() {
+        exit_codes::FAILED
+    } else {
+        exit_codes::OK
+    })
+}
+
+/// A short human summary of a turn record.
+fn summary(r: &TurnRecord) -> String {
+    let t = &r.timing;
+    let opt = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+    let mut s = format!(
+        "{} ({}), session {}\nstatus {:?}, num_turns {}{}, tool calls {}, diagnostics {}\n",
+        r.harness,
+        r.component,
+        r.session_id.as_deref().unwrap_or("-"),
+        r.final_status,
+        r.num_turns,
+        if r.max_turns_exhausted {
+            " (max_turns exhausted)"
+        } else {
+            ""
+        },
+        r.tool_calls.len(),
+        r.diagnostics.len(),
+    );
+    s += &format!(
+        "time {} ms = head {} + generation {} + tools {} + tail {}\n",
+        t.turn_duration_ms,
+        opt(t.harness_startup_ms),
+        opt(t.generation_duration_ms),
+        opt(t.tool_union_ms),
+        opt(t.harness_teardown_ms)
+    );
+    s += &format!(
+        "tokens in {} out {} cache-read {} cache-write {}, cost {}\n",
+        r.usage.input_tokens,
+        r.usage.output_tokens,
+        r.usage.cache_read_tokens,
+        r.usage.cache_write_tokens,
+        r.cost_usd
+            .map_or("not reported".into(), |c| format!("${c:.4}"))
+    );
+    for tool in &r.tool_calls {
+        s += &format!(
+            "  tool {} {:?} ({} ms)\n",
+            tool.name, tool.status, tool.duration_ms
+        );
+    }
+    if let Some(err) = &r.reducer_error {
+        s += &format!("reducer failed: {}\n", err.message);
+    }
+    s
+}

@@ -1,0 +1,144 @@
+//! Reduce then collect: each stdout line goes through the harness's reducer component and
+//! its events into the collector. Shared by the live runner and `replay`, so a recording
+//! replays through exactly the code that reduced it live.
+
+use crate::collect::{Caps, Collector, Stop, TurnEnd};
+use crate::record::{ReducerError, StampedEvent, TurnRecord};
+use crate::runtime::harness::Reducer;
+use crate::runtime::{ComponentError, LoadedComponent};
+use harness_kit::ReducerConfig;
+
+/// Lines longer than this (bytes) are not given to the reducer: they become a
+/// `line_too_large` diagnostic (the recording still holds them whole).
+pub const DEFAULT_MAX_LINE_BYTES: usize = 64 << 20;
+
+/// One turn's reduce→collect state.
+pub struct Pipeline {
+    harness: String,
+    component: String,
+    reducer: Option<Reducer>,
+    collector: Collector,
+    reducer_error: Option<ReducerError>,
+    max_line_bytes: usize,
+    lines: u64,
+    bytes: u64,
+}
+
+impl Pipeline {
+    /// A pipeline with a fresh reducer instance of `loaded`. Errors: the component could
+    /// not be instantiated or its constructor trapped.
+    pub fn new(
+        harness: &str,
+        loaded: &LoadedComponent,
+        caps: Caps,
+    ) -> Result<Pipeline, ComponentError> {
+        let reducer = Reducer::new(loaded, ReducerConfig::default())?;
+        Ok(Pipeline {
+            harness: harness.to_string(),
+            component: loaded.name.to_string(),
+            reducer: Some(reducer),
+            collector: Collector::new(caps),
+            reducer_error: None,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            lines: 0,
+            bytes: 0,
+        })
+    }
+
+    /// Sets the per-line cap (bytes).
+    pub fn with_max_line_bytes(mut self, max: usize) -> Pipeline {
+        self.max_line_bytes = max;
+        self
+    }
+
+    /// The cap that fired, if any.
+    pub fn stopped(&self) -> Option<Stop> {
+        self.collector.stopped()
+    }
+
+    /// The trajectory so far.
+    pub fn trajectory(&self) -> &[StampedEvent] {
+        self.collector.trajectory()
+    }
+
+    /// A diagnostic from the host (not from the reducer).
+    pub fn host_diagnostic(&mut self, line: u64, stamp_us: u64, kind: &str, message: String) {
+        self.collector
+            .host_diagnostic(line, stamp_us, kind, message);
+    }
+
+    /// One complete stdout line (newline removed), input line `line_no` (1-based),
+    /// received at `stamp_us`. Returns the cap that fires on it, if one does.
+    pub fn feed(&mut self, line_no: u64, stamp_us: u64, bytes: &[u8]) -> Option<Stop> {
+        self.lines += 1;
+        self.bytes += bytes.len() as u64 + 1;
+        if bytes.len() > self.max_line_bytes {
+            let head = String::from_utf8_lossy(&bytes[..bytes.len().min(256)]).into_owned();
+            self.host_diagnostic(
+                line_no,
+                stamp_us,
+                "line_too_large",
+                format!(
+                    "line of {} bytes is over the {}-byte cap and was not reduced; it starts: {head}",
+                    bytes.len(),
+                    self.max_line_bytes
+                ),
+            );
+            return None;
+        }
+        let result = self.reducer.as_mut()?.feed(bytes, stamp_us);
+        self.absorb(line_no, stamp_us, result)
+    }
+
+    /// End of stream: `truncated` = bytes after the last newline with their stamp.
+    pub fn finish(mut self, truncated: Option<(u64, u64, &[u8])>, mut end: TurnEnd) -> TurnRecord {
+        if let Some((line_no, stamp_us, bytes)) = truncated {
+            self.bytes += bytes.len() as u64;
+            if let Some(reducer) = self.reducer.as_mut() {
+                let result = reducer.finish(Some(bytes));
+                self.absorb(line_no, stamp_us, result);
+            }
+        } else if let Some(reducer) = self.reducer.as_mut() {
+            let result = reducer.finish(None);
+            self.absorb(0, end.end_us, result);
+        }
+        end.reducer_error = self.reducer_error.take();
+        end.stdout_lines = self.lines;
+        end.stdout_bytes = self.bytes;
+        self.collector.finish(&self.harness, &self.component, end)
+    }
+
+    fn absorb(
+        &mut self,
+        line_no: u64,
+        stamp_us: u64,
+        result: Result<Vec<harness_kit::Event>, ComponentError>,
+    ) -> Option<Stop> {
+        match result {
+            Ok(events) => {
+                let mut fired = None;
+                for event in events {
+                    let stop = self.collector.push(StampedEvent {
+                        line: line_no,
+                        stamp_us,
+                        event,
+                    });
+                    fired = fired.or(stop);
+                }
+                fired
+            }
+            Err(err) => {
+                // The instance is unusable: keep what it produced, say why, stop reducing.
+                let message = err.to_string();
+                self.host_diagnostic(line_no, stamp_us, "reducer_failed", message.clone());
+                self.reducer_error = Some(ReducerError {
+                    kind: err.kind().to_string(),
+                    message,
+                    line: line_no,
+                });
+                self.reducer = None;
+                None
+            }
+        }
+    }
+}

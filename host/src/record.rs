@@ -1,0 +1,232 @@
+//! The turn record: what one turn of one CLI did, as `replay --json` prints it and as
+//! `task.json` embeds it. Serialized with serde; this module is its documentation.
+//!
+//! Units: every `*_ms` field is whole milliseconds on the host's one monotonic clock,
+//! measured from the turn's start (the CLI's spawn; for a plain capture, stamp 0).
+//! Tokens are counts; costs are USD. `null` means "not measured / not reported"; `0`
+//! means measured and zero.
+//!
+//! Version history: 1 — first version.
+
+use harness_kit::{Event, Usage};
+use serde::{Deserialize, Serialize};
+
+/// The version of the turn record's shape.
+pub const TURN_RECORD_VERSION: u32 = 1;
+
+/// One turn: one prompt in, the CLI ran to its end (or was stopped).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TurnRecord {
+    /// [`TURN_RECORD_VERSION`].
+    pub record_version: u32,
+    /// The harness name (e.g. `claude-code`).
+    pub harness: String,
+    /// The reducer component used: a file path, or `builtin:<harness>`.
+    pub component: String,
+    /// The CLI's session id (first `session_started`).
+    pub session_id: Option<String>,
+    /// The CLI's version as its stream reports it.
+    pub cli_version: Option<String>,
+    /// The model the CLI reported.
+    pub model: Option<String>,
+    /// How the turn ended.
+    pub final_status: TurnStatus,
+    /// Main-thread model calls. When a cap stopped the turn, this counts the call that
+    /// began past the cap (`max_turns + 1`).
+    pub num_turns: u32,
+    /// The CLI's own count of turns, when its result gives one.
+    pub cli_num_turns: Option<u32>,
+    /// The turn was stopped by the `max_turns` cap (the host's backstop or the CLI's own).
+    pub max_turns_exhausted: bool,
+    /// The turn was stopped by the `max_tool_calls` cap.
+    pub max_tool_calls_exhausted: bool,
+    /// Every model call seen, main thread and sub-agents, in order.
+    pub model_calls: Vec<ModelCallRecord>,
+    /// Assistant messages, one per message id (its last copy), in order of appearance.
+    pub messages: Vec<MessageRecord>,
+    /// Tool calls, in order of their start.
+    pub tool_calls: Vec<ToolCallRecord>,
+    /// Shell commands the agent ran (tool inputs with a `command` or `cmd`), in order.
+    pub commands: Vec<String>,
+    /// Token totals: the CLI's own totals when its result reports them, else the sum of
+    /// the messages' usage (each message id counted once).
+    pub usage: Usage,
+    /// Where `usage` comes from: `cli_result`, `messages`, or `none`.
+    pub usage_source: String,
+    /// Cost in USD: the CLI's reported total, else the sum of per-message costs; `null`
+    /// when the CLI reports none (never 0 for "unknown").
+    pub cost_usd: Option<f64>,
+    /// The CLI's final result as it reported it.
+    pub cli_result: Option<CliResult>,
+    /// Where the turn's wall-clock time went.
+    pub timing: Timing,
+    /// How the CLI process ended, when known.
+    pub exit: Option<ExitRecord>,
+    /// Lines and fields the reducer or the host did not understand, kept verbatim.
+    pub diagnostics: Vec<DiagnosticRecord>,
+    /// Set when the reducer component failed; the record holds what it produced before.
+    pub reducer_error: Option<ReducerError>,
+    /// Stdout lines read (complete lines; a truncated last line not included).
+    pub stdout_lines: u64,
+    /// Stdout bytes read, newlines included.
+    pub stdout_bytes: u64,
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnStatus {
+    /// The CLI reported success.
+    Completed,
+    /// The CLI reported a failure (its result says why).
+    CliError,
+    /// The `max_turns` cap stopped the turn (a clean stop).
+    MaxTurnsExhausted,
+    /// The `max_tool_calls` cap stopped the turn (a clean stop).
+    MaxToolCallsExhausted,
+    /// The turn or task timeout fired (a failure; the partial turn is kept).
+    Timeout,
+    /// The stream ended without the CLI's final result.
+    Incomplete,
+    /// The reducer component failed; the record is partial.
+    ReducerFailed,
+}
+
+/// One model API call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelCallRecord {
+    /// 1-based position among the main thread's calls; `null` for a sub-agent's call.
+    pub main_index: Option<u32>,
+    /// The provider's message id, when known.
+    pub message_id: Option<String>,
+    /// The tool call that started the sub-agent; `null` on the main thread.
+    pub parent_call_id: Option<String>,
+    /// ms from the turn's start to the call's first output.
+    pub started_ms: u64,
+    /// Main thread only: ms of this call's window (its first output to the next main
+    /// call's, or to the last output) not covered by any tool call.
+    pub generation_ms: Option<u64>,
+}
+
+/// One assistant message (the last copy of its message id).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MessageRecord {
+    pub message_id: String,
+    pub parent_call_id: Option<String>,
+    pub text: String,
+    /// Usage of the model call, counted once per message id.
+    pub usage: Option<Usage>,
+    /// USD, when the CLI reports a per-message cost.
+    pub cost_usd: Option<f64>,
+    /// ms from the turn's start to the message's first line.
+    pub first_ms: u64,
+}
+
+/// How a tool call ended, as recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ToolOutcome {
+    Ok,
+    Error,
+    Unknown,
+    /// No end was seen before the turn ended (the CLI was stopped, or the stream cut).
+    Interrupted,
+}
+
+/// One tool call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallRecord {
+    pub call_id: String,
+    pub name: String,
+    /// The tool input (JSON; a string if the CLI's input was not valid JSON).
+    pub input: serde_json::Value,
+    /// The sub-agent's parent tool call; `null` on the main thread.
+    pub parent_call_id: Option<String>,
+    pub status: ToolOutcome,
+    pub exit_code: Option<i32>,
+    pub output_excerpt: String,
+    /// ms from the turn's start.
+    pub started_ms: u64,
+    /// ms from the turn's start; `null` when interrupted.
+    pub finished_ms: Option<u64>,
+    /// `finished_ms - started_ms`; for an interrupted call, up to the turn's end.
+    pub duration_ms: u64,
+}
+
+/// The CLI's own final result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CliResult {
+    pub success: bool,
+    pub error_kind: Option<String>,
+    pub error_message: Option<String>,
+    pub max_turns_reached: bool,
+    pub num_turns: Option<u32>,
+    /// USD, as reported (Claude Code: a running total for the process).
+    pub cost_usd: Option<f64>,
+    /// The CLI's own duration claim, ms (its clock, kept as data).
+    pub duration_ms: Option<u64>,
+    pub text: Option<String>,
+    pub usage: Option<Usage>,
+}
+
+/// The turn's wall clock, tiled: `harness_startup_ms + generation_duration_ms +
+/// tool_union_ms + harness_teardown_ms == turn_duration_ms` exactly, whenever all four
+/// are measured.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Timing {
+    /// Turn start to turn end (the CLI's exit, or the stop).
+    pub turn_duration_ms: u64,
+    /// Head: turn start to the first model output.
+    pub harness_startup_ms: Option<u64>,
+    /// Model windows (first output to last activity) minus tool time.
+    pub generation_duration_ms: Option<u64>,
+    /// The union of tool intervals (overlapping calls count once).
+    pub tool_union_ms: Option<u64>,
+    /// Tail: last activity (model output or tool end) to turn end.
+    pub harness_teardown_ms: Option<u64>,
+    /// The plain sum of tool durations (> `tool_union_ms` when calls overlap).
+    pub tool_sum_ms: u64,
+}
+
+/// How the CLI process ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExitRecord {
+    /// ms from the turn's start.
+    pub at_ms: u64,
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+}
+
+/// A line or field not understood.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiagnosticRecord {
+    /// 1-based line in the input (recording or capture); 0 = not tied to a line.
+    pub line: u64,
+    /// ms from the turn's start.
+    pub at_ms: u64,
+    pub kind: String,
+    pub message: String,
+    /// The line or field as seen (lossy UTF-8, at most 64 KiB).
+    pub raw: String,
+}
+
+/// The reducer component's failure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ReducerError {
+    /// `out_of_fuel`, `deadline`, `out_of_memory`, `trap`, ...
+    pub kind: String,
+    /// The full message, naming the component.
+    pub message: String,
+    /// The 1-based input line being reduced when it failed (0 = at the end).
+    pub line: u64,
+}
+
+/// One normalized event with the host's stamp: the trajectory's unit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StampedEvent {
+    /// 1-based input line that produced it (0 = end of stream / host-made).
+    pub line: u64,
+    /// µs from the turn's start.
+    pub stamp_us: u64,
+    pub event: Event,
+}

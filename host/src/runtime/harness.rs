@@ -1,0 +1,347 @@
+//! Harness components (`coder-eval:harness/harness@0.1.0`): checking the contract,
+//! calling `launch` and driving a `stream-reducer`.
+
+use super::sandbox::{arm, classify, new_store};
+use super::{Budget, ComponentError, HostState, LoadedComponent};
+use harness_kit::{
+    AgentSettings, ConfigFile, Event, LaunchPlan, LimitKind, NeutralAction, PromptDelivery,
+    ReducerConfig, RunLimits, ToolCall, ToolStatus, Usage,
+};
+use std::sync::{Arc, OnceLock};
+use wasmtime::Store;
+use wasmtime::component::{Linker, ResourceAny};
+
+mod bindings {
+    wasmtime::component::bindgen!({
+        path: ["../wit/events@0.1.0", "../wit/harness@0.1.0"],
+        world: "coder-eval:harness/harness@0.1.0",
+    });
+}
+
+use bindings::coder_eval::events::types as wit;
+use bindings::exports::coder_eval::harness::launch as wl;
+use bindings::exports::coder_eval::harness::reducer as wr;
+
+/// The harness contract this host speaks.
+pub const HARNESS_PACKAGE: &str = "coder-eval:harness";
+/// Its version.
+pub const HARNESS_VERSION: &str = "0.1.0";
+
+fn linker() -> &'static Linker<HostState> {
+    static LINKER: OnceLock<Linker<HostState>> = OnceLock::new();
+    LINKER.get_or_init(|| {
+        let mut linker = Linker::new(super::engine());
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).expect("WASI links");
+        linker
+    })
+}
+
+/// Checks a component against the harness contract: it exports `launch` and `reducer` of
+/// `coder-eval:harness@0.1.0`, and imports nothing but WASI and the event types.
+pub fn check(loaded: &LoadedComponent) -> Result<(), ComponentError> {
+    super::grader::check_contract(
+        loaded,
+        HARNESS_PACKAGE,
+        HARNESS_VERSION,
+        &["launch", "reducer"],
+        "harness",
+    )
+}
+
+/// One instance of a harness component, for `launch` calls.
+pub struct Launcher {
+    name: Arc<str>,
+    store: Store<HostState>,
+    bindings: bindings::Harness,
+}
+
+impl Launcher {
+    /// Instantiates the component (after [`check`]).
+    pub fn new(loaded: &LoadedComponent) -> Result<Launcher, ComponentError> {
+        let (store, bindings) = instantiate(loaded)?;
+        Ok(Launcher {
+            name: loaded.name.clone(),
+            store,
+            bindings,
+        })
+    }
+
+    /// The launch plan, or the component's reason for refusing these settings.
+    pub fn plan(
+        &mut self,
+        settings: &AgentSettings,
+        limits: &RunLimits,
+    ) -> Result<Result<LaunchPlan, String>, ComponentError> {
+        let wsettings = wl::AgentSettings {
+            model: settings.model.clone(),
+            allowed_tools: settings.allowed_tools.clone(),
+            disallowed_tools: settings.disallowed_tools.clone(),
+            permission_mode: settings.permission_mode.clone(),
+            system_prompt: settings.system_prompt.clone(),
+            model_base_url: settings.model_base_url.clone(),
+            api_key: settings.api_key.clone(),
+            as_root: settings.as_root,
+        };
+        let wlimits = wl::RunLimits {
+            max_turns: limits.max_turns,
+            max_tool_calls: limits.max_tool_calls,
+            turn_timeout_ms: limits.turn_timeout_ms,
+        };
+        let fuel = arm(&mut self.store, Budget::REDUCER, 0);
+        let plan = self
+            .bindings
+            .coder_eval_harness_launch()
+            .call_plan(&mut self.store, &wsettings, wlimits)
+            .map_err(|e| {
+                classify(
+                    &mut self.store,
+                    e,
+                    &self.name,
+                    "plan",
+                    Budget::REDUCER,
+                    fuel,
+                )
+            })?;
+        Ok(plan.map(|p| LaunchPlan {
+            argv: p.argv,
+            env: p.env,
+            files: p
+                .files
+                .into_iter()
+                .map(|f| ConfigFile {
+                    path: f.path,
+                    content: f.content,
+                })
+                .collect(),
+            prompt: match p.prompt {
+                wl::PromptDelivery::ArgvAt(i) => PromptDelivery::ArgvAt(i),
+                wl::PromptDelivery::Stdin => PromptDelivery::Stdin,
+            },
+            native_limits: p.native_limits.into_iter().map(limit_kind).collect(),
+            unsupported_limits: p.unsupported_limits.into_iter().map(limit_kind).collect(),
+        }))
+    }
+
+    /// This CLI's tool call for a neutral scripted-model action.
+    pub fn translate_action(
+        &mut self,
+        action: &NeutralAction,
+        workspace: &str,
+    ) -> Result<ToolCall, ComponentError> {
+        let waction = match action.clone() {
+            NeutralAction::WriteFile { path, content } => {
+                wl::NeutralAction::WriteFile((path, content))
+            }
+            NeutralAction::Shell { command } => wl::NeutralAction::Shell(command),
+            NeutralAction::ReadFile { path } => wl::NeutralAction::ReadFile(path),
+        };
+        let fuel = arm(&mut self.store, Budget::REDUCER, 0);
+        let call = self
+            .bindings
+            .coder_eval_harness_launch()
+            .call_translate_action(&mut self.store, &waction, workspace)
+            .map_err(|e| {
+                classify(
+                    &mut self.store,
+                    e,
+                    &self.name,
+                    "translate-action",
+                    Budget::REDUCER,
+                    fuel,
+                )
+            })?;
+        Ok(ToolCall {
+            name: call.name,
+            arguments_json: call.arguments_json,
+        })
+    }
+}
+
+fn limit_kind(kind: wl::LimitKind) -> LimitKind {
+    match kind {
+        wl::LimitKind::MaxTurns => LimitKind::MaxTurns,
+        wl::LimitKind::MaxToolCalls => LimitKind::MaxToolCalls,
+        wl::LimitKind::TurnTimeout => LimitKind::TurnTimeout,
+    }
+}
+
+fn instantiate(
+    loaded: &LoadedComponent,
+) -> Result<(Store<HostState>, bindings::Harness), ComponentError> {
+    let mut store = new_store(Budget::REDUCER, None).map_err(|source| ComponentError::Read {
+        component: loaded.name.to_string(),
+        path: Default::default(),
+        source,
+    })?;
+    arm(&mut store, Budget::REDUCER, 0);
+    let bindings = bindings::Harness::instantiate(&mut store, &loaded.component, linker())
+        .map_err(|source| ComponentError::Instantiate {
+            component: loaded.name.to_string(),
+            source,
+        })?;
+    Ok((store, bindings))
+}
+
+/// A running `stream-reducer`: one instance, one owner. After any failure the instance
+/// is unusable and every later call returns [`ComponentError::Poisoned`].
+pub struct Reducer {
+    name: Arc<str>,
+    store: Store<HostState>,
+    bindings: bindings::Harness,
+    resource: ResourceAny,
+    poisoned: bool,
+}
+
+impl Reducer {
+    /// Instantiates the component and constructs its reducer.
+    pub fn new(loaded: &LoadedComponent, config: ReducerConfig) -> Result<Reducer, ComponentError> {
+        let (mut store, bindings) = instantiate(loaded)?;
+        let fuel = arm(&mut store, Budget::REDUCER, 0);
+        let resource = bindings
+            .coder_eval_harness_reducer()
+            .stream_reducer()
+            .call_constructor(
+                &mut store,
+                wr::ReducerConfig {
+                    excerpt_bytes: config.excerpt_bytes,
+                },
+            )
+            .map_err(|e| {
+                classify(
+                    &mut store,
+                    e,
+                    &loaded.name,
+                    "stream-reducer.constructor",
+                    Budget::REDUCER,
+                    fuel,
+                )
+            })?;
+        Ok(Reducer {
+            name: loaded.name.clone(),
+            store,
+            bindings,
+            resource,
+            poisoned: false,
+        })
+    }
+
+    /// The component's name (file path or `builtin:<name>`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Feeds one line (without its newline) received at `stamp_us` µs into the turn.
+    pub fn feed(&mut self, line: &[u8], stamp_us: u64) -> Result<Vec<Event>, ComponentError> {
+        self.call("stream-reducer.feed", line.len(), |b, s, r| {
+            b.coder_eval_harness_reducer()
+                .stream_reducer()
+                .call_feed(s, r, line, stamp_us)
+        })
+    }
+
+    /// Ends the stream; `truncated` holds the bytes after the last newline, if any.
+    pub fn finish(&mut self, truncated: Option<&[u8]>) -> Result<Vec<Event>, ComponentError> {
+        let len = truncated.map_or(0, <[u8]>::len);
+        self.call("stream-reducer.finish", len, |b, s, r| {
+            b.coder_eval_harness_reducer()
+                .stream_reducer()
+                .call_finish(s, r, truncated)
+        })
+    }
+
+    fn call(
+        &mut self,
+        call: &str,
+        input_bytes: usize,
+        f: impl FnOnce(
+            &bindings::Harness,
+            &mut Store<HostState>,
+            ResourceAny,
+        ) -> wasmtime::Result<Vec<wit::Event>>,
+    ) -> Result<Vec<Event>, ComponentError> {
+        if self.poisoned {
+            return Err(ComponentError::Poisoned {
+                component: self.name.to_string(),
+            });
+        }
+        let fuel = arm(&mut self.store, Budget::REDUCER, input_bytes);
+        match f(&self.bindings, &mut self.store, self.resource) {
+            Ok(events) => Ok(events.into_iter().map(event).collect()),
+            Err(err) => {
+                self.poisoned = true;
+                Err(classify(
+                    &mut self.store,
+                    err,
+                    &self.name,
+                    call,
+                    Budget::REDUCER,
+                    fuel,
+                ))
+            }
+        }
+    }
+}
+
+fn usage(u: wit::Usage) -> Usage {
+    Usage {
+        input_tokens: u.input_tokens,
+        output_tokens: u.output_tokens,
+        cache_read_tokens: u.cache_read_tokens,
+        cache_write_tokens: u.cache_write_tokens,
+    }
+}
+
+/// The WIT event as the host's (and the guests' shared) Rust model.
+fn event(e: wit::Event) -> Event {
+    match e {
+        wit::Event::SessionStarted(s) => Event::SessionStarted {
+            session_id: s.session_id,
+            cli_version: s.cli_version,
+            model: s.model,
+            tools: s.tools,
+        },
+        wit::Event::ModelCallStarted(m) => Event::ModelCallStarted {
+            message_id: m.message_id,
+            parent_call_id: m.parent_call_id,
+        },
+        wit::Event::AssistantMessage(m) => Event::AssistantMessage {
+            message_id: m.message_id,
+            parent_call_id: m.parent_call_id,
+            text: m.text,
+            usage: m.usage.map(usage),
+            cost_usd: m.cost_usd,
+        },
+        wit::Event::ToolCallStarted(t) => Event::ToolCallStarted {
+            call_id: t.call_id,
+            name: t.name,
+            input_json: t.input_json,
+            parent_call_id: t.parent_call_id,
+        },
+        wit::Event::ToolCallFinished(t) => Event::ToolCallFinished {
+            call_id: t.call_id,
+            status: match t.status {
+                wit::ToolStatus::Ok => ToolStatus::Ok,
+                wit::ToolStatus::Error => ToolStatus::Error,
+                wit::ToolStatus::Unknown => ToolStatus::Unknown,
+            },
+            output_excerpt: t.output_excerpt,
+            exit_code: t.exit_code,
+        },
+        wit::Event::FinalResult(r) => Event::FinalResult {
+            success: r.success,
+            error_kind: r.error_kind,
+            error_message: r.error_message,
+            max_turns_reached: r.max_turns_reached,
+            num_turns: r.num_turns,
+            cost_usd: r.cost_usd,
+            duration_ms: r.duration_ms,
+            text: r.text,
+            usage: r.usage.map(usage),
+        },
+        wit::Event::Diagnostic(d) => Event::Diagnostic {
+            kind: d.kind,
+            message: d.message,
+            raw: d.raw,
+        },
+    }
+}

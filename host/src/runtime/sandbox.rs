@@ -1,0 +1,225 @@
+//! One sandboxed store: the deny-by-default WASI context, the memory limiter, the
+//! per-call budget, and turning a failed call into a [`ComponentError`].
+
+use super::{ComponentError, EPOCH_TICK};
+use std::path::Path;
+use std::time::Duration;
+use wasmtime::component::ResourceTable;
+use wasmtime::{ResourceLimiter, Store, Trap};
+use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
+use wasmtime_wasi::{
+    FsPerms, HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView,
+};
+
+/// Bytes of guest stdout/stderr kept; past it the guest's writes fail.
+const CAPTURE_BYTES: usize = 64 * 1024;
+
+/// CPU and memory bounds for a component's calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// Fuel for one call, before the per-byte allowance (wasm instructions, roughly).
+    pub base_fuel: u64,
+    /// Extra fuel per byte of input the call receives.
+    pub fuel_per_byte: u64,
+    /// Wall-clock backstop for one call.
+    pub deadline: Duration,
+    /// Linear memory cap per instance, in bytes.
+    pub memory_bytes: usize,
+}
+
+impl Budget {
+    /// Reducers: generous enough to parse a 64 MiB line, small enough that a loop on a
+    /// short line stops within a second.
+    pub const REDUCER: Budget = Budget {
+        base_fuel: 200_000_000,
+        fuel_per_byte: 400,
+        deadline: Duration::from_secs(30),
+        memory_bytes: 1 << 30,
+    };
+    /// Graders: one call per criterion.
+    pub const GRADER: Budget = Budget {
+        base_fuel: 2_000_000_000,
+        fuel_per_byte: 100,
+        deadline: Duration::from_secs(30),
+        memory_bytes: 256 << 20,
+    };
+
+    /// Fuel for a call that receives `input_bytes` bytes.
+    pub fn fuel_for(&self, input_bytes: usize) -> u64 {
+        self.base_fuel
+            .saturating_add(self.fuel_per_byte.saturating_mul(input_bytes as u64))
+    }
+}
+
+/// The data of one sandboxed store.
+pub struct HostState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limiter: MemoryCap,
+    stderr: MemoryOutputPipe,
+}
+
+impl WasiView for HostState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+/// Enforces the memory cap and remembers that it did, so an allocation failure is
+/// reported as such whatever trap the guest turns it into.
+struct MemoryCap {
+    cap: usize,
+    hit: bool,
+}
+
+impl ResourceLimiter for MemoryCap {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        if desired > self.cap {
+            self.hit = true;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
+        Ok(desired <= 1_000_000)
+    }
+}
+
+/// A clock that never moves: components see the Unix epoch and a monotonic zero.
+struct FrozenClock;
+
+impl HostWallClock for FrozenClock {
+    fn resolution(&self) -> Duration {
+        Duration::from_secs(1)
+    }
+    fn now(&self) -> Duration {
+        Duration::ZERO
+    }
+}
+
+impl HostMonotonicClock for FrozenClock {
+    fn resolution(&self) -> u64 {
+        1_000_000_000
+    }
+    fn now(&self) -> u64 {
+        0
+    }
+}
+
+/// A new store for one component instance. `workspace` is preopened read-only at
+/// `/workspace` (graders only); nothing else is granted.
+pub fn new_store(
+    budget: Budget,
+    workspace: Option<&Path>,
+) -> Result<Store<HostState>, std::io::Error> {
+    let stderr = MemoryOutputPipe::new(CAPTURE_BYTES);
+    let mut wasi = WasiCtxBuilder::new();
+    wasi.stdout(MemoryOutputPipe::new(CAPTURE_BYTES))
+        .stderr(stderr.clone())
+        .wall_clock(FrozenClock)
+        .monotonic_clock(FrozenClock)
+        .secure_random(wasmtime_wasi::Deterministic::new(vec![
+            0x5e, 0xed, 0x42, 0x17,
+        ]))
+        .insecure_random(wasmtime_wasi::Deterministic::new(vec![
+            0x5e, 0xed, 0x42, 0x17,
+        ]))
+        .insecure_random_seed(0x5eed)
+        .allow_tcp(false)
+        .allow_udp(false)
+        .allow_ip_name_lookup(false)
+        .socket_addr_check(|_, _| Box::pin(async { false }));
+    if let Some(dir) = workspace {
+        wasi.preopened_dir(dir, "/workspace", FsPerms::ReadOnly)
+            .map_err(std::io::Error::other)?;
+    }
+    let state = HostState {
+        wasi: wasi.build(),
+        table: ResourceTable::new(),
+        limiter: MemoryCap {
+            cap: budget.memory_bytes,
+            hit: false,
+        },
+        stderr,
+    };
+    let mut store = Store::new(super::engine(), state);
+    store.limiter(|s| &mut s.limiter);
+    Ok(store)
+}
+
+/// Arms fuel and the epoch deadline for one call receiving `input_bytes` bytes.
+pub fn arm(store: &mut Store<HostState>, budget: Budget, input_bytes: usize) -> u64 {
+    let fuel = budget.fuel_for(input_bytes);
+    store.set_fuel(fuel).expect("fuel metering is on");
+    let ticks = (budget.deadline.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64;
+    store.set_epoch_deadline(ticks);
+    fuel
+}
+
+/// Classifies a failed call: out of fuel, past the deadline, out of memory, or a trap
+/// with the guest's panic message when it printed one.
+pub fn classify(
+    store: &mut Store<HostState>,
+    err: wasmtime::Error,
+    component: &str,
+    call: &str,
+    budget: Budget,
+    fuel: u64,
+) -> ComponentError {
+    let component = component.to_string();
+    let call = call.to_string();
+    if store.data().limiter.hit {
+        return ComponentError::OutOfMemory {
+            component,
+            call,
+            cap_bytes: budget.memory_bytes,
+        };
+    }
+    match err.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => ComponentError::OutOfFuel {
+            component,
+            call,
+            fuel,
+        },
+        Some(Trap::Interrupt) => ComponentError::Deadline {
+            component,
+            call,
+            deadline_ms: budget.deadline.as_millis() as u64,
+        },
+        _ => {
+            let stderr = String::from_utf8_lossy(&store.data().stderr.contents()).into_owned();
+            let panic = stderr
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .take(4)
+                .collect::<Vec<_>>()
+                .join(" | ");
+            let mut message = match err.downcast_ref::<Trap>() {
+                Some(trap) => trap.to_string(),
+                None => err.root_cause().to_string(),
+            };
+            if !panic.is_empty() {
+                message = format!("{message}; guest stderr: {panic}");
+            }
+            ComponentError::Trap {
+                component,
+                call,
+                message,
+            }
+        }
+    }
+}
