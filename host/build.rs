@@ -23,19 +23,57 @@ fn main() {
         .unwrap_or_else(|| root.join("target").join("components"));
     println!("cargo:rerun-if-env-changed=CODER_EVAL_COMPONENTS_TARGET");
 
+    // Product components, then test components (hostile reducers, a tagging variant, a
+    // wrong-version one) in a target folder of their own: the test variants wrap the
+    // Claude Code harness with its export turned off, and features must not unify.
+    let product = target_dir.join("product");
+    let tests = target_dir.join("tests");
+    cargo_build(
+        &components,
+        &product,
+        &["--workspace", "--exclude", "test-*"],
+    );
+    let test_crates = [
+        "tagger",
+        "looper",
+        "alloc-bomb",
+        "panicker",
+        "wrong-version",
+    ];
+    let mut args = Vec::new();
+    for name in test_crates {
+        args.push("-p".to_string());
+        args.push(format!("test-{name}"));
+    }
+    cargo_build(
+        &components,
+        &tests,
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+
+    let out = product.join("wasm32-wasip2").join("release");
+    check_built(&out, "claude_code_harness.wasm");
+    println!(
+        "cargo:rustc-env=CODER_EVAL_COMPONENTS_DIR={}",
+        out.display()
+    );
+    let test_out = tests.join("wasm32-wasip2").join("release");
+    println!(
+        "cargo:rustc-env=CODER_EVAL_TEST_COMPONENTS_DIR={}",
+        test_out.display()
+    );
+}
+
+/// `cargo build --release --target wasm32-wasip2 ARGS` in `dir`, into `target_dir`, with
+/// the outer build's environment removed.
+fn cargo_build(dir: &Path, target_dir: &Path, args: &[&str]) {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.current_dir(&components)
-        .args([
-            "build",
-            "--release",
-            "--target",
-            "wasm32-wasip2",
-            "--workspace",
-        ])
+    cmd.current_dir(dir)
+        .args(["build", "--release", "--target", "wasm32-wasip2"])
+        .args(args)
         .arg("--target-dir")
-        .arg(&target_dir);
-    // The outer build's settings are not the components' settings.
+        .arg(target_dir);
     for (key, _) in std::env::vars_os() {
         let key = key.to_string_lossy().into_owned();
         if key.starts_with("CARGO_") && key != "CARGO_HOME" || key == "RUSTFLAGS" {
@@ -59,12 +97,6 @@ fn main() {
              If the target is missing: `rustup target add wasm32-wasip2`."
         );
     }
-    let out = target_dir.join("wasm32-wasip2").join("release");
-    println!(
-        "cargo:rustc-env=CODER_EVAL_COMPONENTS_DIR={}",
-        out.display()
-    );
-    check_built(&out, "claude_code_harness.wasm");
 }
 
 fn check_built(dir: &Path, file: &str) {

@@ -12,4 +12,5 @@ mod reducer;
 pub use launch::ClaudeCode;
 pub use reducer::ClaudeReducer;
 
+#[cfg(feature = "export")]
 harness_kit::export_harness!(ClaudeCode);

@@ -34,7 +34,7 @@ impl Budget {
         base_fuel: 200_000_000,
         fuel_per_byte: 400,
         deadline: Duration::from_secs(30),
-        memory_bytes: 1 << 30,
+        memory_bytes: 512 << 20,
     };
     /// Graders: one call per criterion.
     pub const GRADER: Budget = Budget {

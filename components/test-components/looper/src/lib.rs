@@ -1,0 +1,39 @@
+//! A hostile reducer that loops forever on the first line it is fed.
+//! Launch plans come from the Claude Code harness, so only the reducer misbehaves.
+
+use claude_code_harness::ClaudeCode;
+use harness_kit::{
+    AgentSettings, Event, Harness, LaunchPlan, NeutralAction, Reducer, ReducerConfig, RunLimits,
+    ToolCall,
+};
+
+pub struct Hostile;
+pub struct HostileReducer;
+
+impl Harness for Hostile {
+    type Reducer = HostileReducer;
+    fn plan(settings: &AgentSettings, limits: &RunLimits) -> Result<LaunchPlan, String> {
+        ClaudeCode::plan(settings, limits)
+    }
+    fn translate_action(action: &NeutralAction, workspace: &str) -> ToolCall {
+        ClaudeCode::translate_action(action, workspace)
+    }
+}
+
+impl Reducer for HostileReducer {
+    fn new(_config: ReducerConfig) -> Self {
+        HostileReducer
+    }
+    #[allow(unreachable_code, unused_variables)]
+    fn feed(&mut self, _line: &[u8], stamp_us: u64) -> Vec<Event> {
+        let mut n: u64 = 0;
+        loop {
+            n = std::hint::black_box(n.wrapping_add(1));
+        }
+    }
+    fn finish(&mut self, _truncated: Option<&[u8]>) -> Vec<Event> {
+        Vec::new()
+    }
+}
+
+harness_kit::export_harness!(Hostile);

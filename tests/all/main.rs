@@ -1,0 +1,26 @@
+//! The workspace-level tests: one binary that lists its modules. A guard test fails when a
+//! test file in this folder is not listed here.
+
+mod bad_input;
+mod hot_swap;
+mod replay_corpus;
+mod sandbox;
+mod support;
+
+#[test]
+fn every_test_file_is_listed() {
+    let main = include_str!("main.rs");
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/all");
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "rs") {
+            let stem = path.file_stem().unwrap().to_str().unwrap();
+            if stem != "main" {
+                assert!(
+                    main.contains(&format!("mod {stem};")),
+                    "tests/all/{stem}.rs is not listed in main.rs"
+                );
+            }
+        }
+    }
+}

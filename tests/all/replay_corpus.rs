@@ -1,0 +1,163 @@
+//! Golden replay: every Claude Code recording in the corpus replays without error, its
+//! turn record is pinned by an insta snapshot, and replay is byte-identical run to run.
+
+use crate::support::{captures, corpus};
+use coder_eval::record::{ToolOutcome, TurnRecord, TurnStatus};
+use coder_eval::replay::{ReplayOptions, replay};
+
+fn replay_claude(path: &std::path::Path) -> TurnRecord {
+    replay(path, &ReplayOptions::new("claude-code"))
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn every_claude_file_replays_and_matches_its_snapshot() {
+    let mut files = captures("live/claude");
+    files.extend(captures("public/claude-code"));
+    assert!(files.len() >= 12, "corpus went missing: {files:?}");
+    for path in files {
+        let record = replay_claude(&path);
+        assert!(record.reducer_error.is_none(), "{}", path.display());
+        let name = format!(
+            "{}__{}",
+            path.parent()
+                .unwrap()
+                .file_name()
+                .unwrap()
+                .to_str()
+                .unwrap(),
+            path.file_stem().unwrap().to_str().unwrap()
+        );
+        insta::assert_json_snapshot!(name, record);
+    }
+}
+
+#[test]
+fn hello_has_three_calls_and_two_ok_tools() {
+    let r = replay_claude(&corpus("live/claude/hello.jsonl"));
+    assert_eq!(r.num_turns, 3);
+    assert_eq!(
+        r.model_calls
+            .iter()
+            .filter(|c| c.main_index.is_some())
+            .count(),
+        3
+    );
+    let tools: Vec<(&str, ToolOutcome)> = r
+        .tool_calls
+        .iter()
+        .map(|t| (t.name.as_str(), t.status))
+        .collect();
+    assert_eq!(
+        tools,
+        [("Write", ToolOutcome::Ok), ("Bash", ToolOutcome::Ok)]
+    );
+    assert_eq!(
+        r.session_id.as_deref(),
+        Some("3048391a-c289-46bf-9cfc-0aa09c1e9f37")
+    );
+    assert_eq!(r.cli_version.as_deref(), Some("2.1.197"));
+    assert!(r.usage.input_tokens > 0 && r.usage.output_tokens > 0);
+    assert_eq!(r.final_status, TurnStatus::Completed);
+    assert!(r.diagnostics.is_empty());
+    assert_eq!(r.commands, ["date"]);
+}
+
+#[test]
+fn usage_counted_once_per_message_id() {
+    // parallel.jsonl: one message id over three assistant lines, each repeating usage.
+    let r = replay_claude(&corpus("live/claude/parallel.jsonl"));
+    let first = &r.messages[0];
+    assert_eq!(first.message_id, "msg_mock_0_1");
+    assert_eq!(first.usage.unwrap().input_tokens, 19467);
+    assert_eq!(r.messages.len(), 2);
+}
+
+#[test]
+fn parallel_tools_overlap_and_count_once() {
+    let r = replay_claude(&corpus("live/claude/parallel.jsonl"));
+    assert_eq!(r.tool_calls.len(), 2);
+    let (a, b) = (&r.tool_calls[0], &r.tool_calls[1]);
+    // Both started before either finished: their intervals overlap.
+    assert!(b.started_ms < a.finished_ms.unwrap());
+    let t = &r.timing;
+    assert!(t.tool_union_ms.unwrap() < t.tool_sum_ms, "{t:?}");
+    let sum = t.harness_startup_ms.unwrap()
+        + t.generation_duration_ms.unwrap()
+        + t.tool_union_ms.unwrap()
+        + t.harness_teardown_ms.unwrap();
+    assert_eq!(sum, t.turn_duration_ms);
+}
+
+#[test]
+fn max_turns_result_is_seen() {
+    let r = replay_claude(&corpus("live/claude/max_turns.jsonl"));
+    let cli = r.cli_result.as_ref().unwrap();
+    assert_eq!(cli.error_kind.as_deref(), Some("error_max_turns"));
+    assert!(cli.max_turns_reached);
+    assert!(r.max_turns_exhausted);
+    assert_eq!(r.num_turns, 3);
+    assert_eq!(r.tool_calls.len(), 2);
+    assert_eq!(r.final_status, TurnStatus::MaxTurnsExhausted);
+}
+
+#[test]
+fn tool_error_is_an_error_with_exit_code() {
+    let r = replay_claude(&corpus("live/claude/tool_error.jsonl"));
+    assert_eq!(r.tool_calls[0].status, ToolOutcome::Error);
+    assert_eq!(r.tool_calls[0].exit_code, Some(2));
+}
+
+#[test]
+fn partial_messages_start_calls_and_update_output_tokens() {
+    let r = replay_claude(&corpus("live/claude/hello_partial.jsonl"));
+    assert_eq!(r.num_turns, 3);
+    // message_delta's final count (30) wins over the assistant lines' 1.
+    assert_eq!(r.messages[0].usage.unwrap().output_tokens, 30);
+}
+
+#[test]
+fn public_edge_cases() {
+    let r = replay_claude(&corpus("public/claude-code/takopi-api-error-result.jsonl"));
+    assert_eq!(r.tool_calls[0].status, ToolOutcome::Interrupted);
+    assert_eq!(r.final_status, TurnStatus::CliError);
+    assert!(
+        r.cli_result
+            .unwrap()
+            .error_message
+            .unwrap()
+            .contains("Rate limit")
+    );
+
+    let r = replay_claude(&corpus("public/claude-code/issue-rate-limit-event.jsonl"));
+    assert_eq!(r.diagnostics[0].kind, "rate_limit");
+
+    let r = replay_claude(&corpus(
+        "public/claude-code/takopi-compact-boundary-and-unknown-subtype.jsonl",
+    ));
+    let kinds: Vec<&str> = r.diagnostics.iter().map(|d| d.kind.as_str()).collect();
+    assert!(
+        kinds.contains(&"compact_boundary") && kinds.contains(&"unknown_subtype"),
+        "{kinds:?}"
+    );
+
+    let r = replay_claude(&corpus(
+        "public/claude-code/takopi-permission-denied-error-result.jsonl",
+    ));
+    assert!(
+        r.model_calls
+            .iter()
+            .any(|c| c.parent_call_id.as_deref() == Some("toolu_parent"))
+    );
+    // Sub-agent calls do not count as turns.
+    assert_eq!(r.num_turns, 1);
+}
+
+#[test]
+fn replay_is_byte_identical() {
+    for path in captures("live/claude") {
+        let a = serde_json::to_string(&replay_claude(&path)).unwrap();
+        let b = serde_json::to_string(&replay_claude(&path)).unwrap();
+        assert_eq!(a, b, "{}", path.display());
+    }
+}

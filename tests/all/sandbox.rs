@@ -1,0 +1,121 @@
+//! The component sandbox: a reducer that loops, one that allocates without bound, one that
+//! panics, and one built against another WIT version each end as a clear typed error
+//! naming the component, and the host keeps working afterwards.
+
+use crate::support::{corpus, test_component};
+use coder_eval::components::{ComponentSource, ResolveError};
+use coder_eval::record::TurnStatus;
+use coder_eval::replay::{ReplayError, ReplayOptions, replay};
+use coder_eval::runtime::ComponentError;
+
+fn with_component(file: &str) -> ReplayOptions {
+    let mut options = ReplayOptions::new("claude-code");
+    options.components = ComponentSource {
+        dir: None,
+        overrides: [("claude-code".to_string(), test_component(file))].into(),
+    };
+    options
+}
+
+/// Replays hello.jsonl with a hostile reducer; returns (kind, message) of its failure.
+fn hostile(file: &str) -> (String, String) {
+    let record = replay(&corpus("live/claude/hello.jsonl"), &with_component(file)).unwrap();
+    assert_eq!(record.final_status, TurnStatus::ReducerFailed);
+    let err = record.reducer_error.expect("the reducer must fail");
+    assert_eq!(err.line, 1, "it fails on the first line");
+    assert!(
+        err.message.contains(file),
+        "the message names the component: {}",
+        err.message
+    );
+    // The failure is also a diagnostic, and nothing after it was reduced.
+    assert!(
+        record
+            .diagnostics
+            .iter()
+            .any(|d| d.kind == "reducer_failed")
+    );
+    assert_eq!(record.tool_calls.len(), 0);
+    host_still_works();
+    (err.kind, err.message)
+}
+
+fn host_still_works() {
+    let ok = replay(
+        &corpus("live/claude/hello.jsonl"),
+        &ReplayOptions::new("claude-code"),
+    )
+    .unwrap();
+    assert_eq!(ok.final_status, TurnStatus::Completed);
+}
+
+#[test]
+fn infinite_loop_runs_out_of_fuel() {
+    let (kind, message) = hostile("test_looper.wasm");
+    assert_eq!(kind, "out_of_fuel", "{message}");
+    assert!(
+        message.contains("ran out of fuel in `stream-reducer.feed`"),
+        "{message}"
+    );
+}
+
+#[test]
+fn unbounded_allocation_hits_the_memory_cap() {
+    let (kind, message) = hostile("test_alloc_bomb.wasm");
+    assert_eq!(kind, "out_of_memory", "{message}");
+    assert!(message.contains("exceeded its memory cap"), "{message}");
+}
+
+#[test]
+fn panic_is_a_trap_with_the_guest_message() {
+    let (kind, message) = hostile("test_panicker.wasm");
+    assert_eq!(kind, "trap", "{message}");
+    assert!(message.contains("reducer panicked on purpose"), "{message}");
+}
+
+#[test]
+fn wrong_wit_version_is_refused_before_instantiation() {
+    let err = replay(
+        &corpus("live/claude/hello.jsonl"),
+        &with_component("test_wrong_version.wasm"),
+    )
+    .unwrap_err();
+    match &err {
+        ReplayError::Resolve(ResolveError::Component(ComponentError::UnsupportedVersion {
+            component,
+            found,
+            supported,
+            ..
+        })) => {
+            assert!(component.ends_with("test_wrong_version.wasm"));
+            assert_eq!(found, "0.2.0");
+            assert_eq!(supported, "0.1.0");
+        }
+        other => panic!("expected UnsupportedVersion, got {other:?}"),
+    }
+    assert!(
+        err.to_string().contains("coder-eval:harness@0.2.0"),
+        "{err}"
+    );
+    host_still_works();
+}
+
+#[test]
+fn not_a_component_is_invalid() {
+    let dir = crate::support::scratch("invalid");
+    let path = dir.join("junk.wasm");
+    std::fs::write(&path, b"\0asm not really").unwrap();
+    let mut options = ReplayOptions::new("claude-code");
+    options
+        .components
+        .overrides
+        .insert("claude-code".into(), path);
+    let err = replay(&corpus("live/claude/hello.jsonl"), &options).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            ReplayError::Resolve(ResolveError::Component(ComponentError::Invalid { .. }))
+        ),
+        "{err:?}"
+    );
+}

@@ -1,0 +1,48 @@
+//! Helpers shared by the test modules.
+
+use std::path::{Path, PathBuf};
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// A file of the recorded corpus (`tests/corpus/...`).
+pub fn corpus(rel: &str) -> PathBuf {
+    root().join("tests/corpus").join(rel)
+}
+
+/// The stdout captures (`*.jsonl`, not `*.requests.jsonl`) in a corpus folder, sorted.
+pub fn captures(rel_dir: &str) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus(rel_dir))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_str().unwrap();
+            name.ends_with(".jsonl") && !name.ends_with(".requests.jsonl")
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// A test component built by host/build.rs.
+pub fn test_component(file: &str) -> PathBuf {
+    Path::new(env!("CODER_EVAL_TEST_COMPONENTS_DIR")).join(file)
+}
+
+/// A fresh scratch folder for one test.
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("coder-eval-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// The `coder-eval` binary under test.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_coder-eval"))
+}
