@@ -1,0 +1,236 @@
+//! Answering one model call: pick the reply (main or side), resolve its tool calls,
+//! log the request, wait the scripted delay, and render it in the request's API.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use serde_json::Value;
+
+use crate::common::{Answer, Call, Inspect, Planned, approx_tokens, req_model, side_json};
+use crate::common::{substitute, substitute_str};
+use crate::record::{Api, Log, RequestKind, RequestRecord};
+use crate::script::{Reply, Script, ScriptCall};
+use crate::{ActionTranslator, NeutralAction, ToolCallSpec};
+use crate::{anthropic, gemini, openai_chat, openai_responses};
+
+/// State shared by all requests of one server.
+pub(crate) struct Shared {
+    pub script: Script,
+    pub workspace: String,
+    pub translator: Option<Arc<dyn ActionTranslator>>,
+    pub log: Log,
+    /// Responses API: response id → assistant turns it completes.
+    responses_turns: Mutex<HashMap<String, usize>>,
+    /// `http_error` with `times`: requests seen per turn index.
+    error_counts: Mutex<HashMap<usize, u32>>,
+}
+
+impl Shared {
+    pub fn new(
+        script: Script,
+        workspace: String,
+        translator: Option<Arc<dyn ActionTranslator>>,
+        log: Log,
+    ) -> Shared {
+        Shared {
+            script,
+            workspace,
+            translator,
+            log,
+            responses_turns: Mutex::new(HashMap::new()),
+            error_counts: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Whether this request at `turn` gets the scripted error (counts the attempt).
+    fn error_due(&self, turn: usize, times: Option<u32>) -> bool {
+        let Some(n) = times else { return true };
+        let mut counts = self.error_counts.lock().unwrap_or_else(|e| e.into_inner());
+        let seen = counts.entry(turn).or_insert(0);
+        *seen += 1;
+        *seen <= n
+    }
+
+    fn prev_turns(&self, id: &str) -> Option<usize> {
+        let map = self
+            .responses_turns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        map.get(id).copied()
+    }
+}
+
+/// A vendor-shaped error body for `api`.
+pub(crate) fn error_body(api: Api, status: u16, message: &str, ty: Option<&str>) -> Value {
+    match api {
+        Api::Anthropic => anthropic::error_body(status, message, ty),
+        Api::Responses => openai_responses::error_body(status, message, ty),
+        Api::Chat => openai_chat::error_body(status, message, ty),
+        Api::Gemini => gemini::error_body(status, message, ty),
+    }
+}
+
+/// Answers a model call. `target` is the request target as received (for the log),
+/// `path` its path; `method` the HTTP method. Returns the answer and how long to wait
+/// before sending it (the scripted delay).
+pub(crate) fn model_call(
+    shared: &Shared,
+    seq: u64,
+    api: Api,
+    method: &str,
+    target: &str,
+    path: &str,
+    req: &Value,
+) -> (Answer, std::time::Duration) {
+    let info: Inspect = match api {
+        Api::Anthropic => anthropic::inspect(req),
+        Api::Chat => openai_chat::inspect(req),
+        Api::Responses => openai_responses::inspect(req, |id| shared.prev_turns(id)),
+        Api::Gemini => gemini::inspect(req, path.contains(":streamGenerateContent")),
+    };
+    let side = info.tools.is_empty() || (api == Api::Gemini && !info.stream);
+    let model = match api {
+        Api::Gemini => gemini::path_model(path).or_else(|| req_model(req)),
+        _ => req_model(req),
+    };
+    let mut record = RequestRecord::new(seq, method, target);
+    record.api = Some(api);
+    record.kind = if side {
+        RequestKind::Side
+    } else {
+        RequestKind::Main
+    };
+    record.turn = Some(info.turn);
+    record.stream = Some(info.stream);
+    record.tools = info.tools.clone();
+    record.model = model.clone();
+    let mut planned = Planned {
+        seq,
+        turn: info.turn,
+        model: model.unwrap_or_else(|| shared.script.model.clone()),
+        text: String::new(),
+        thinking: String::new(),
+        calls: Vec::new(),
+        in_tokens: approx_tokens(req),
+    };
+    let mut delay = std::time::Duration::ZERO;
+    if side {
+        let side_text = &shared.script.side_text;
+        planned.text = side_json(req, side_text).unwrap_or_else(|| side_text.clone());
+    } else {
+        let reply = shared.script.reply(info.turn);
+        delay = reply.delay;
+        if let Some(err) = &reply.http_error
+            && shared.error_due(info.turn, err.times)
+        {
+            record.status = err.status;
+            record.error = Some(format!("scripted http_error: {}", err.message));
+            shared.log.push(record);
+            let body = error_body(api, err.status, &err.message, err.error_type.as_deref());
+            return (Answer::Json(err.status, body), delay);
+        }
+        let prefix = match api {
+            Api::Anthropic => anthropic::ID_PREFIX,
+            Api::Chat => openai_chat::ID_PREFIX,
+            Api::Responses => openai_responses::ID_PREFIX,
+            Api::Gemini => gemini::ID_PREFIX,
+        };
+        match resolve_calls(shared, reply, info.turn, prefix) {
+            Ok(calls) => planned.calls = calls,
+            Err(message) => {
+                record.status = 500;
+                record.error = Some(message.clone());
+                shared.log.push(record);
+                let body = error_body(api, 500, &message, None);
+                return (Answer::Json(500, body), std::time::Duration::ZERO);
+            }
+        }
+        planned.text = reply.text.clone().unwrap_or_default();
+        planned.thinking = reply.thinking.clone().unwrap_or_default();
+        if api == Api::Responses {
+            let id = openai_responses::response_id(info.turn, seq);
+            let mut map = shared
+                .responses_turns
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            map.insert(id, info.turn + 1);
+        }
+    }
+    shared.log.push(record);
+    let answer = match api {
+        Api::Anthropic => anthropic::render(&planned, info.stream),
+        Api::Chat => openai_chat::render(&planned, req, info.stream),
+        Api::Responses => openai_responses::render(&planned, info.stream),
+        Api::Gemini => gemini::render(&planned, info.stream),
+    };
+    (answer, delay)
+}
+
+/// Fixes ids, translates neutral actions and substitutes `{{workspace}}`.
+fn resolve_calls(
+    shared: &Shared,
+    reply: &Reply,
+    turn: usize,
+    prefix: &str,
+) -> Result<Vec<Call>, String> {
+    let ws = shared.workspace.as_str();
+    let mut out = Vec::new();
+    for (i, tc) in reply.tool_calls.iter().enumerate() {
+        let spec = match &tc.call {
+            ScriptCall::Raw(spec) => spec.clone(),
+            ScriptCall::Action(action) => {
+                let Some(translator) = &shared.translator else {
+                    return Err(format!(
+                        "scripted-model: reply {turn} tool call {i} is the neutral action \
+                         `{}`, but the server has no action translator configured",
+                        action.key()
+                    ));
+                };
+                translator.translate(&substitute_action(action, ws), ws)
+            }
+        };
+        let id = tc
+            .id
+            .clone()
+            .unwrap_or_else(|| format!("{prefix}_{turn}_{i}"));
+        out.push(match spec {
+            ToolCallSpec::Function {
+                name,
+                mut arguments,
+            } => {
+                substitute(&mut arguments, ws);
+                Call {
+                    id,
+                    name,
+                    custom_input: None,
+                    args: arguments,
+                }
+            }
+            ToolCallSpec::Custom { name, input } => {
+                let input = substitute_str(&input, ws);
+                Call {
+                    id,
+                    name,
+                    args: serde_json::json!({ "input": input }),
+                    custom_input: Some(input),
+                }
+            }
+        });
+    }
+    Ok(out)
+}
+
+fn substitute_action(action: &NeutralAction, ws: &str) -> NeutralAction {
+    match action {
+        NeutralAction::WriteFile { path, content } => NeutralAction::WriteFile {
+            path: substitute_str(path, ws),
+            content: substitute_str(content, ws),
+        },
+        NeutralAction::Shell { command } => NeutralAction::Shell {
+            command: substitute_str(command, ws),
+        },
+        NeutralAction::ReadFile { path } => NeutralAction::ReadFile {
+            path: substitute_str(path, ws),
+        },
+    }
+}

@@ -1,0 +1,387 @@
+//! The HTTP server: configuration, start and shutdown, and routing of every request
+//! (model calls, token counting, model listing, the refusing proxy, unknown paths).
+
+use std::convert::Infallible;
+use std::io::Read;
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::response::sse::{Event, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::serve::ListenerExt;
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+use crate::common::{Answer, approx_tokens};
+use crate::play::{Shared, model_call};
+use crate::record::{Api, Log, RequestKind, RequestRecord};
+use crate::{ActionTranslator, Script};
+
+/// Largest request body accepted, in bytes (after decoding it is not limited).
+const MAX_BODY: usize = 256 * 1024 * 1024;
+
+/// How long [`ScriptedModel::shutdown`] waits for open connections to finish.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    /// Binding `127.0.0.1:port` failed (port 0 = ephemeral).
+    #[error("cannot bind 127.0.0.1:{port}: {source}")]
+    Bind {
+        /// The port asked for.
+        port: u16,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The request log file could not be opened for appending.
+    #[error("cannot open request log {}: {source}", path.display())]
+    LogFile {
+        /// The log file path.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// How to run a [`ScriptedModel`].
+#[derive(Clone)]
+pub struct ServerConfig {
+    /// The script to play.
+    pub script: Script,
+    /// Absolute workspace path: replaces `{{workspace}}`/`{{WORKDIR}}` in tool calls and
+    /// is passed to the translator.
+    pub workspace: String,
+    /// Translates neutral actions into this CLI's tool calls; `None` = a reply holding
+    /// a neutral action is answered with HTTP 500.
+    pub translator: Option<Arc<dyn ActionTranslator>>,
+    /// Port on 127.0.0.1; 0 picks a free one.
+    pub port: u16,
+    /// Append one JSON line per request ([`crate::RequestRecord`]) to this file.
+    pub log_file: Option<PathBuf>,
+}
+
+impl ServerConfig {
+    /// A config with no translator, an ephemeral port and no log file.
+    pub fn new(script: Script, workspace: impl Into<String>) -> ServerConfig {
+        ServerConfig {
+            script,
+            workspace: workspace.into(),
+            translator: None,
+            port: 0,
+            log_file: None,
+        }
+    }
+
+    /// Sets the action translator.
+    pub fn with_translator(mut self, translator: Arc<dyn ActionTranslator>) -> ServerConfig {
+        self.translator = Some(translator);
+        self
+    }
+}
+
+impl std::fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerConfig")
+            .field("script", &self.script.name)
+            .field("workspace", &self.workspace)
+            .field("translator", &self.translator.as_ref().map(|_| "…"))
+            .field("port", &self.port)
+            .field("log_file", &self.log_file)
+            .finish()
+    }
+}
+
+/// A running scripted-model server, bound to 127.0.0.1. Dropping it signals the server
+/// to stop; [`ScriptedModel::shutdown`] also waits for it.
+pub struct ScriptedModel {
+    port: u16,
+    shared: Arc<Shared>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl ScriptedModel {
+    /// Binds `127.0.0.1:config.port` and starts serving on the current tokio runtime.
+    pub async fn start(config: ServerConfig) -> Result<ScriptedModel, ServerError> {
+        let log = Log::open(config.log_file.as_deref()).map_err(|source| ServerError::LogFile {
+            path: config.log_file.clone().unwrap_or_default(),
+            source,
+        })?;
+        let bind_err = |source| ServerError::Bind {
+            port: config.port,
+            source,
+        };
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, config.port))
+            .await
+            .map_err(bind_err)?;
+        let port = listener.local_addr().map_err(bind_err)?.port();
+        let shared = Arc::new(Shared::new(
+            config.script,
+            config.workspace,
+            config.translator,
+            log,
+        ));
+        let app = Router::new().fallback(handle).with_state(shared.clone());
+        let listener = listener.tap_io(|tcp| {
+            let _ = tcp.set_nodelay(true);
+        });
+        let (stop, stopped) = oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = stopped.await;
+                })
+                .await;
+        });
+        Ok(ScriptedModel {
+            port,
+            shared,
+            stop: Some(stop),
+            task: Some(task),
+        })
+    }
+
+    /// The port bound on 127.0.0.1.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// `"http://127.0.0.1:PORT"` (no trailing slash; add `/v1` etc. as a CLI needs).
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Every request logged so far, in arrival (`seq`) order.
+    pub fn requests(&self) -> Vec<RequestRecord> {
+        self.shared.log.snapshot()
+    }
+
+    /// Stops accepting, lets open answers finish (at most 5 s), then returns.
+    pub async fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let abort = task.abort_handle();
+            if tokio::time::timeout(SHUTDOWN_GRACE, task).await.is_err() {
+                abort.abort();
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for ScriptedModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ScriptedModel")
+            .field("port", &self.port)
+            .field("script", &self.shared.script.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for ScriptedModel {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+/// Every request lands here; routing is by path suffix, as in mockllm.
+async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
+    let seq = shared.log.next_seq();
+    let method = req.method().clone();
+    let target = req.uri().to_string();
+    let mut record = RequestRecord::new(seq, method.as_str(), &target);
+    if method == Method::CONNECT || req.uri().scheme().is_some() {
+        record.kind = RequestKind::PhoneHome;
+        record.status = 403;
+        shared.log.push(record);
+        return (
+            StatusCode::FORBIDDEN,
+            [(header::CONNECTION, "close")],
+            "scripted-model: outbound traffic refused",
+        )
+            .into_response();
+    }
+    let path = req.uri().path().to_string();
+    if method == Method::GET || method == Method::HEAD {
+        let body = if method == Method::GET {
+            models_answer(&shared.script.model, &path)
+        } else {
+            None
+        };
+        record.kind = if body.is_some() {
+            RequestKind::Models
+        } else {
+            RequestKind::Other
+        };
+        shared.log.push(record);
+        return match (method == Method::GET, body) {
+            (_, Some(body)) => json_response(200, &body),
+            (true, None) => json_response(200, &json!({})),
+            (false, None) => StatusCode::OK.into_response(),
+        };
+    }
+    if method != Method::POST && method != Method::PUT {
+        return unknown(&shared, record, &path);
+    }
+    let (parts, body) = req.into_parts();
+    let parsed = match axum::body::to_bytes(body, MAX_BODY).await {
+        Ok(raw) => parse_body(&parts.headers, &raw),
+        Err(e) => Err(format!("cannot read body: {e}")),
+    };
+    let body = match parsed {
+        Ok(v) => v,
+        Err(message) => {
+            record.kind = RequestKind::Invalid;
+            record.status = 400;
+            record.error = Some(message.clone());
+            shared.log.push(record);
+            let body = json!({"error": {"type": "invalid_request_error", "message": message}});
+            return json_response(400, &body);
+        }
+    };
+    let api = if path.ends_with("/messages/count_tokens") {
+        return count_tokens(&shared, record, Api::Anthropic, &body);
+    } else if path.ends_with("/messages") {
+        Api::Anthropic
+    } else if path.ends_with("/chat/completions") {
+        Api::Chat
+    } else if path.ends_with("/responses") {
+        Api::Responses
+    } else if path.contains(":streamGenerateContent") || path.contains(":generateContent") {
+        Api::Gemini
+    } else if path.contains(":countTokens") {
+        return count_tokens(&shared, record, Api::Gemini, &body);
+    } else {
+        return unknown(&shared, record, &path);
+    };
+    let (answer, delay) = model_call(&shared, seq, api, method.as_str(), &target, &path, &body);
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
+    answer_response(answer, shared.script.chunk_delay)
+}
+
+/// The body of `GET …/models` (a list) or `GET …/models/{id}` (one model), in a shape
+/// that suits OpenAI, Anthropic and Gemini clients at once; `None` for other paths.
+fn models_answer(default_model: &str, path: &str) -> Option<Value> {
+    let trimmed = path.trim_end_matches('/');
+    let entry = |id: &str| {
+        json!({"id": id, "object": "model", "type": "model", "created": 0,
+               "created_at": "2025-01-01T00:00:00Z", "display_name": id, "owned_by": "mockllm",
+               "name": format!("models/{id}"), "displayName": id,
+               "supportedGenerationMethods": ["generateContent"]})
+    };
+    if trimmed.ends_with("/models") {
+        let m = default_model;
+        return Some(json!({
+            "object": "list", "data": [entry(m)],
+            "models": [{"name": format!("models/{m}"), "displayName": m,
+                        "supportedGenerationMethods": ["generateContent"]}],
+            "has_more": false, "first_id": m, "last_id": m}));
+    }
+    let (_, id) = trimmed.rsplit_once("/models/")?;
+    (!id.is_empty() && !id.contains(':')).then(|| entry(id))
+}
+
+fn count_tokens(shared: &Shared, mut record: RequestRecord, api: Api, body: &Value) -> Response {
+    record.api = Some(api);
+    record.kind = RequestKind::CountTokens;
+    shared.log.push(record);
+    let n = approx_tokens(body);
+    match api {
+        Api::Gemini => json_response(200, &json!({"totalTokens": n})),
+        _ => json_response(200, &json!({"input_tokens": n})),
+    }
+}
+
+fn unknown(shared: &Shared, mut record: RequestRecord, path: &str) -> Response {
+    let message = format!("scripted-model: no route {path}");
+    record.kind = RequestKind::Unknown;
+    record.status = 404;
+    record.error = Some(message.clone());
+    shared.log.push(record);
+    json_response(
+        404,
+        &json!({"error": {"type": "not_found", "message": message}}),
+    )
+}
+
+/// Decodes `gzip`/`deflate` bodies and parses JSON (an empty body is `{}`).
+fn parse_body(headers: &HeaderMap, raw: &[u8]) -> Result<Value, String> {
+    let encoding = headers
+        .get(header::CONTENT_ENCODING)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    let mut decoded = Vec::new();
+    let data: &[u8] = match encoding.as_str() {
+        "" | "identity" => raw,
+        "gzip" | "x-gzip" => {
+            flate2::read::MultiGzDecoder::new(raw)
+                .read_to_end(&mut decoded)
+                .map_err(|e| format!("cannot gunzip body: {e}"))?;
+            &decoded
+        }
+        "deflate" => {
+            flate2::read::ZlibDecoder::new(raw)
+                .read_to_end(&mut decoded)
+                .map_err(|e| format!("cannot inflate body: {e}"))?;
+            &decoded
+        }
+        other => return Err(format!("unsupported Content-Encoding {other}")),
+    };
+    if data.iter().all(u8::is_ascii_whitespace) {
+        return Ok(json!({}));
+    }
+    serde_json::from_slice(data).map_err(|e| format!("body is not JSON: {e}"))
+}
+
+fn json_response(status: u16, body: &Value) -> Response {
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        Body::from(body.to_string()),
+    )
+        .into_response()
+}
+
+/// Turns an API module's answer into an HTTP response; SSE events are sent one by one,
+/// `chunk_delay` apart.
+fn answer_response(answer: Answer, chunk_delay: Duration) -> Response {
+    match answer {
+        Answer::Json(status, body) => json_response(status, &body),
+        Answer::Sse(events) => {
+            let stream = futures_util::stream::iter(events.into_iter().enumerate()).then(
+                move |(i, e)| async move {
+                    if i > 0 && !chunk_delay.is_zero() {
+                        tokio::time::sleep(chunk_delay).await;
+                    }
+                    // `event:` before `data:`, as the vendors send it.
+                    let mut event = Event::default();
+                    if let Some(name) = e.event {
+                        event = event.event(name);
+                    }
+                    Ok::<_, Infallible>(event.data(e.data))
+                },
+            );
+            Sse::new(stream).into_response()
+        }
+    }
+}

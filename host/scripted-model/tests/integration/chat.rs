@@ -1,0 +1,170 @@
+//! OpenAI Chat Completions API, with request shapes as OpenCode and Pi send them.
+
+use coder_eval_scripted_model::{RequestKind, Script, ScriptedModel, ServerConfig};
+use serde_json::{Value, json};
+
+use crate::common::{WS, post, shared_dir, start};
+
+const PATH: &str = "/v1/chat/completions";
+
+fn tools() -> Value {
+    json!([
+        {"type": "function", "function": {"name": "bash", "description": "Run a command",
+         "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}}},
+        {"type": "function", "function": {"name": "write", "description": "Write a file",
+         "parameters": {"type": "object", "properties": {"filePath": {"type": "string"},
+                                                         "content": {"type": "string"}}}}}
+    ])
+}
+
+/// An OpenCode request holding `turns` completed assistant turns.
+fn request(turns: usize, stream: bool) -> Value {
+    let mut messages = vec![
+        json!({"role": "system", "content": "You are opencode, an interactive CLI tool."}),
+        json!({"role": "user", "content": [{"type": "text", "text": "Create app.py and run it."}]}),
+    ];
+    for t in 0..turns {
+        let id = format!("call_mock_{t}_0");
+        messages.push(
+            json!({"role": "assistant", "content": "Working.", "tool_calls": [
+            {"id": id, "type": "function",
+             "function": {"name": "bash", "arguments": "{\"command\":\"date\"}"}}]}),
+        );
+        messages.push(json!({"role": "tool", "tool_call_id": id, "content": "ok"}));
+    }
+    json!({"model": "mock-model", "max_tokens": 8192, "temperature": 0, "messages": messages,
+           "tools": tools(), "tool_choice": "auto", "stream": stream,
+           "stream_options": {"include_usage": true}})
+}
+
+/// Tool calls assembled from streamed deltas: (id, name, arguments JSON).
+fn stream_calls(events: &[(Option<String>, Value)]) -> Vec<(String, String, Value)> {
+    let mut calls: Vec<(String, String, String)> = Vec::new();
+    for (_, e) in events {
+        let Some(tcs) = e
+            .pointer("/choices/0/delta/tool_calls")
+            .and_then(Value::as_array)
+        else {
+            continue;
+        };
+        for tc in tcs {
+            let i = tc["index"].as_u64().unwrap() as usize;
+            if let Some(id) = tc["id"].as_str() {
+                assert_eq!(i, calls.len());
+                let name = tc["function"]["name"].as_str().unwrap();
+                calls.push((id.into(), name.into(), String::new()));
+            }
+            calls[i]
+                .2
+                .push_str(tc["function"]["arguments"].as_str().unwrap_or(""));
+        }
+    }
+    calls
+        .into_iter()
+        .map(|(id, name, args)| (id, name, serde_json::from_str(&args).unwrap()))
+        .collect()
+}
+
+fn content(events: &[(Option<String>, Value)], key: &str) -> String {
+    events
+        .iter()
+        .filter_map(|(_, e)| {
+            e.pointer(&format!("/choices/0/delta/{key}"))
+                .and_then(Value::as_str)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn turn0_streams_text_tool_call_usage_and_done() {
+    let server = start().await;
+    let events = post(server.port(), PATH, &request(0, true)).await.sse();
+    assert!(events.iter().all(|(name, _)| name.is_none()));
+    assert_eq!(events.last().unwrap().1, "[DONE]");
+    assert_eq!(
+        content(&events, "content"),
+        "I'll create the file app.py and then run it for you."
+    );
+    assert_eq!(
+        content(&events, "reasoning_content"),
+        "Plan: write the file, then run it."
+    );
+    let calls = stream_calls(&events);
+    assert_eq!(calls.len(), 1);
+    assert_eq!(
+        (calls[0].0.as_str(), calls[0].1.as_str()),
+        ("call_mock_0_0", "Write")
+    );
+    assert_eq!(
+        calls[0].2,
+        json!({"file_path": format!("{WS}/app.py"), "content": "print('hi')\n"})
+    );
+    let n = events.len();
+    assert_eq!(events[n - 3].1["choices"][0]["finish_reason"], "tool_calls");
+    let usage = &events[n - 2].1;
+    assert_eq!(usage["choices"], json!([]));
+    assert!(usage["usage"]["total_tokens"].as_u64().unwrap() > 0);
+    assert_eq!(server.requests()[0].tools, ["bash", "write"]);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn turn1_parallel_then_error_then_done() {
+    let server = start().await;
+    let mut req = request(1, true);
+    req.as_object_mut().unwrap().remove("stream_options");
+    let events = post(server.port(), PATH, &req).await.sse();
+    let calls = stream_calls(&events);
+    let names: Vec<&str> = calls.iter().map(|c| c.1.as_str()).collect();
+    assert_eq!(names, ["first_tool", "second_tool"]);
+    assert_eq!(calls[1].2, json!({"command": "echo two"}));
+    // Without include_usage there is no usage chunk.
+    assert!(events.iter().all(|(_, e)| e.get("usage").is_none()));
+    let resp = post(server.port(), PATH, &request(2, true)).await;
+    assert_eq!(resp.status, 529);
+    assert_eq!(resp.json()["error"]["message"], "overloaded");
+    let body = post(server.port(), PATH, &request(3, false)).await.json();
+    assert_eq!(body["choices"][0]["message"]["content"], "done");
+    assert_eq!(body["choices"][0]["finish_reason"], "stop");
+    assert_eq!(body["object"], "chat.completion");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn opencode_title_request_is_a_side_request() {
+    let server = start().await;
+    let title = json!({"model": "mock-model", "max_tokens": 32000, "stream": true,
+        "stream_options": {"include_usage": true}, "messages": [
+            {"role": "system", "content": "You are a title generator."},
+            {"role": "user", "content": "Generate a title for this conversation:\n"},
+            {"role": "user", "content": "Create app.py and run it."}]});
+    let events = post(server.port(), PATH, &title).await.sse();
+    assert_eq!(content(&events, "content"), "Mock title");
+    let events = post(server.port(), PATH, &request(0, true)).await.sse();
+    assert_eq!(stream_calls(&events)[0].1, "Write");
+    let log = server.requests();
+    assert_eq!(
+        (log[0].kind, log[1].kind),
+        (RequestKind::Side, RequestKind::Main)
+    );
+    assert!(log[0].tools.is_empty());
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn corpus_opencode_script_substitutes_workdir() {
+    let path = shared_dir().join("corpus/live/opencode/parallel.script.json");
+    let server = ScriptedModel::start(ServerConfig::new(Script::load(&path).unwrap(), WS))
+        .await
+        .unwrap();
+    let body = post(server.port(), PATH, &request(0, false)).await.json();
+    let calls = body["choices"][0]["message"]["tool_calls"]
+        .as_array()
+        .unwrap();
+    assert_eq!(calls.len(), 2);
+    let args: Value =
+        serde_json::from_str(calls[0]["function"]["arguments"].as_str().unwrap()).unwrap();
+    assert_eq!(args["filePath"], format!("{WS}/a.txt"));
+    assert_eq!(calls[1]["function"]["name"], "bash");
+    server.shutdown().await;
+}

@@ -1,0 +1,10 @@
+//! Integration tests of the scripted model: every request goes over loopback TCP to a
+//! server started in the test, with request shapes modelled on what each CLI sends.
+
+mod anthropic;
+mod chat;
+mod common;
+mod gemini;
+mod misc;
+mod responses;
+mod script;
