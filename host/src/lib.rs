@@ -10,6 +10,7 @@ pub mod collect;
 pub mod components;
 pub mod exit_codes;
 pub mod pipeline;
+pub mod process;
 pub mod record;
 pub mod recording;
 pub mod replay;

@@ -1,0 +1,215 @@
+//! Child processes in their own process group, and stopping the whole group.
+//!
+//! Every process the host starts (an agent CLI, a `run_command` criterion, a `pre_run`
+//! step) leads a new process group, so a stop reaches its grandchildren too (a `sleep`
+//! started by the agent's shell that still holds stdout). The stop policy is SIGTERM to
+//! the group, a grace period, then SIGKILL; the group is then checked in the process
+//! table, not trusted to be gone.
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use tokio::io::AsyncReadExt;
+
+/// How long a group gets between SIGTERM and SIGKILL.
+pub const DEFAULT_GRACE: Duration = Duration::from_secs(2);
+
+/// Makes `cmd` lead a new process group with stdin closed. Do not rely on
+/// `kill_on_drop`: it reaches the direct child only.
+pub fn own_group(cmd: &mut tokio::process::Command) -> &mut tokio::process::Command {
+    cmd.process_group(0)
+        .stdin(Stdio::null())
+        .kill_on_drop(false)
+}
+
+/// The live (not zombie) processes of group `pgid`, read from `/proc`.
+pub fn group_members(pgid: i32) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| {
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                return false;
+            };
+            // "pid (comm) state ppid pgrp ...": comm may hold spaces, so split after ')'.
+            let Some((_, rest)) = stat.rsplit_once(')') else {
+                return false;
+            };
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            fields.first() != Some(&"Z") && fields.get(2).and_then(|g| g.parse().ok()) == Some(pgid)
+        })
+        .collect()
+}
+
+/// Whether any live process of group `pgid` is left (zombies do not count).
+pub fn group_alive(pgid: i32) -> bool {
+    !group_members(pgid).is_empty()
+}
+
+/// Sends `signal` to every process of group `pgid`.
+pub fn signal_group(pgid: i32, signal: i32) {
+    // SAFETY: plain syscall; a vanished group is reported as ESRCH, which is fine here.
+    unsafe {
+        libc::kill(-pgid, signal);
+    }
+}
+
+/// Stops group `pgid`: SIGTERM, up to `grace` for it to go, then SIGKILL. Returns once no
+/// live process of the group is left (or after a further 5 s). The caller still waits
+/// for its own direct child, which stays a zombie until then.
+pub async fn stop_group(pgid: i32, grace: Duration) {
+    if !group_alive(pgid) {
+        return;
+    }
+    signal_group(pgid, libc::SIGTERM);
+    let deadline = Instant::now() + grace;
+    while group_alive(pgid) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    if group_alive(pgid) {
+        signal_group(pgid, libc::SIGKILL);
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while group_alive(pgid) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// The outcome of [`run_shell`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShellOutcome {
+    /// The exit code; `None` when a signal ended it or it timed out.
+    pub exit_code: Option<i32>,
+    /// Stdout, lossy UTF-8, at most `max_output` bytes.
+    pub stdout: String,
+    /// Stderr, lossy UTF-8, at most `max_output` bytes.
+    pub stderr: String,
+    /// The timeout fired and the group was stopped.
+    pub timed_out: bool,
+    /// Wall time, ms.
+    pub duration_ms: u64,
+}
+
+/// Runs `sh -c COMMAND` in `cwd` in its own process group, with `env` added to the
+/// host's environment, reading stdout and stderr concurrently with waiting. On timeout
+/// the whole group is stopped (SIGTERM, grace, SIGKILL). Output past `max_output` bytes
+/// per stream is read and dropped. Errors: the shell could not be started.
+pub async fn run_shell(
+    command: &str,
+    cwd: &Path,
+    env: &[(String, String)],
+    timeout: Duration,
+    max_output: usize,
+) -> std::io::Result<ShellOutcome> {
+    let started = Instant::now();
+    let mut cmd = tokio::process::Command::new("sh");
+    cmd.arg("-c").arg(command).current_dir(cwd);
+    own_group(&mut cmd)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn()?;
+    let pgid = child.id().map(|id| id as i32);
+    let stdout = child
+        .stdout
+        .take()
+        .map(|s| tokio::spawn(read_capped(s, max_output)));
+    let stderr = child
+        .stderr
+        .take()
+        .map(|s| tokio::spawn(read_capped(s, max_output)));
+    let (exit_code, timed_out) = match tokio::time::timeout(timeout, child.wait()).await {
+        Ok(status) => (status?.code(), false),
+        Err(_) => {
+            if let Some(pgid) = pgid {
+                stop_group(pgid, DEFAULT_GRACE).await;
+            }
+            let _ = child.wait().await;
+            (None, true)
+        }
+    };
+    // The shell is gone; descendants that still hold the pipes are stopped too.
+    if let Some(pgid) = pgid {
+        stop_group(pgid, Duration::from_millis(200)).await;
+    }
+    let join = |h: Option<tokio::task::JoinHandle<Vec<u8>>>| async move {
+        match h {
+            Some(h) => String::from_utf8_lossy(&h.await.unwrap_or_default()).into_owned(),
+            None => String::new(),
+        }
+    };
+    Ok(ShellOutcome {
+        exit_code,
+        stdout: join(stdout).await,
+        stderr: join(stderr).await,
+        timed_out,
+        duration_ms: started.elapsed().as_millis() as u64,
+    })
+}
+
+async fn read_capped<R: tokio::io::AsyncRead + Unpin>(mut reader: R, max: usize) -> Vec<u8> {
+    let mut kept = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        match reader.read(&mut buf).await {
+            Ok(0) | Err(_) => return kept,
+            Ok(n) => {
+                let room = max.saturating_sub(kept.len());
+                kept.extend_from_slice(&buf[..n.min(room)]);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn runs_and_captures() {
+        let out = run_shell(
+            "echo hi; echo err >&2; exit 3",
+            Path::new("/tmp"),
+            &[],
+            Duration::from_secs(5),
+            1024,
+        )
+        .await
+        .unwrap();
+        assert_eq!(out.exit_code, Some(3));
+        assert_eq!(out.stdout, "hi\n");
+        assert_eq!(out.stderr, "err\n");
+        assert!(!out.timed_out);
+    }
+
+    #[tokio::test]
+    async fn timeout_kills_the_whole_group_including_a_grandchild_holding_stdout() {
+        let marker = format!("ce-sleep-marker-{}", std::process::id());
+        // The grandchild `sleep` keeps stdout open after the shell is killed.
+        let cmd = format!("bash -c 'exec -a {marker} sleep 30' & sleep 30");
+        let out = run_shell(
+            &cmd,
+            Path::new("/tmp"),
+            &[],
+            Duration::from_millis(300),
+            1024,
+        )
+        .await
+        .unwrap();
+        assert!(out.timed_out);
+        assert_eq!(out.exit_code, None);
+        let ps = std::process::Command::new("ps")
+            .args(["-eo", "args"])
+            .output()
+            .unwrap();
+        let table = String::from_utf8_lossy(&ps.stdout);
+        assert!(
+            !table.contains(&marker),
+            "a process of the group survived:\n{table}"
+        );
+    }
+}
