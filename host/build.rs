@@ -14,9 +14,17 @@ use std::process::Command;
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap());
     let root = manifest_dir.parent().unwrap().to_path_buf();
-    let components = root.join("components");
+    // `CODER_EVAL_COMPONENTS_SRC` builds the components from another checkout of
+    // `components/` (with its `wit/` beside it), e.g. a snapshot of the last commit.
+    println!("cargo:rerun-if-env-changed=CODER_EVAL_COMPONENTS_SRC");
+    let components = std::env::var_os("CODER_EVAL_COMPONENTS_SRC")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("components"));
     println!("cargo:rerun-if-changed={}", components.display());
-    println!("cargo:rerun-if-changed={}", root.join("wit").display());
+    println!(
+        "cargo:rerun-if-changed={}",
+        components.parent().unwrap().join("wit").display()
+    );
 
     let target_dir = std::env::var_os("CODER_EVAL_COMPONENTS_TARGET")
         .map(PathBuf::from)

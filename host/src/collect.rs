@@ -6,7 +6,8 @@
 //! Caps (DESIGN.md): `max_turns: N` lets main-thread call N and its tools run, and fires
 //! when main-thread call N+1 begins; `max_tool_calls: N` fires when tool call N+1 starts
 //! after N have been made. After a cap fires, later events are kept in the trajectory but
-//! no longer counted, so the record shows `num_turns = N + 1`.
+//! no longer counted, so the record shows `num_turns = N + 1`. The same holds after any
+//! other stop the host decides ([`Collector::freeze`]).
 
 use crate::record::*;
 use harness_kit::{Event, ToolStatus, Usage};
@@ -46,6 +47,8 @@ pub struct Collector {
     caps: Caps,
     trajectory: Vec<StampedEvent>,
     stop: Option<Stop>,
+    /// The host decided to end the turn (any reason): later events are kept, not counted.
+    frozen: bool,
     main_calls: u32,
     tools_started: u32,
     first_output_us: Option<u64>,
@@ -66,6 +69,7 @@ impl Collector {
             caps,
             trajectory: Vec::new(),
             stop: None,
+            frozen: false,
             main_calls: 0,
             tools_started: 0,
             first_output_us: None,
@@ -84,6 +88,17 @@ impl Collector {
     /// The cap that fired, if any.
     pub fn stopped(&self) -> Option<Stop> {
         self.stop
+    }
+
+    /// The host has decided to end the turn (a timeout, Ctrl-C, ...): events that still
+    /// arrive while the CLI is stopped are kept in the trajectory but no longer counted.
+    pub fn freeze(&mut self) {
+        self.frozen = true;
+    }
+
+    /// Whether the CLI's final result has been seen.
+    pub fn final_result_seen(&self) -> bool {
+        self.cli_result.is_some()
     }
 
     /// The events so far (the trajectory graders see).
@@ -107,7 +122,7 @@ impl Collector {
     /// Takes one event; returns the cap that fires on it, the first time one does.
     pub fn push(&mut self, stamped: StampedEvent) -> Option<Stop> {
         let at = stamped.stamp_us;
-        let counting = self.stop.is_none();
+        let counting = self.stop.is_none() && !self.frozen;
         let mut fired = None;
         match &stamped.event {
             Event::Diagnostic { kind, message, raw } => self.diagnostics.push(DiagnosticRecord {

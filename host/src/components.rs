@@ -16,6 +16,8 @@ use std::path::{Path, PathBuf};
 pub struct BuiltinHarness {
     /// The harness name used on the command line and in task files.
     pub name: &'static str,
+    /// The CLI's program name (argv[0] of its launch plan).
+    pub program: &'static str,
     /// The component's bytes, built by `host/build.rs`.
     pub wasm: &'static [u8],
 }
@@ -29,6 +31,7 @@ macro_rules! component {
 /// The harnesses built into this binary.
 pub const BUILTIN_HARNESSES: &[BuiltinHarness] = &[BuiltinHarness {
     name: "claude-code",
+    program: "claude",
     wasm: component!("claude_code_harness.wasm"),
 }];
 

@@ -14,6 +14,8 @@ pub mod process;
 pub mod record;
 pub mod recording;
 pub mod replay;
+pub mod run;
 pub mod runtime;
+pub mod task;
 
 pub use harness_kit::{Event, ToolStatus, Usage};

@@ -56,6 +56,16 @@ impl Pipeline {
         self.collector.stopped()
     }
 
+    /// The host decided to end the turn: later events are kept but not counted.
+    pub fn freeze(&mut self) {
+        self.collector.freeze();
+    }
+
+    /// Whether the CLI's final result has been seen.
+    pub fn final_result_seen(&self) -> bool {
+        self.collector.final_result_seen()
+    }
+
     /// The trajectory so far.
     pub fn trajectory(&self) -> &[StampedEvent] {
         self.collector.trajectory()

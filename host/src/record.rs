@@ -200,7 +200,8 @@ pub struct ExitRecord {
 /// A line or field not understood.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DiagnosticRecord {
-    /// 1-based line in the input (recording or capture); 0 = not tied to a line.
+    /// 1-based stdout line number (for `recording_unreadable`, the recording file's
+    /// line); 0 = not tied to a line.
     pub line: u64,
     /// ms from the turn's start.
     pub at_ms: u64,
@@ -224,7 +225,7 @@ pub struct ReducerError {
 /// One normalized event with the host's stamp: the trajectory's unit.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StampedEvent {
-    /// 1-based input line that produced it (0 = end of stream / host-made).
+    /// 1-based stdout line that produced it (0 = end of stream / host-made).
     pub line: u64,
     /// µs from the turn's start.
     pub stamp_us: u64,

@@ -10,12 +10,16 @@
 //! {"t":"out","us":1525,"b64":"/+7/…"}                      a stdout line that is not UTF-8
 //! {"t":"out","us":1530,"text":"{\"type\":","eof":true}     bytes after the last newline
 //! {"t":"err","us":1400,"text":"warning: …\n"}              a stderr chunk, as read
+//! {"t":"stop","us":2050,"reason":"max_turns"}              the host decided to end the turn
 //! {"t":"exit","us":2100,"code":0}                          the CLI ended (`code` or `signal`)
 //! ```
 //!
 //! - `us`: µs since the turn started, from the host's one monotonic clock.
 //! - Exactly one of `text` (the bytes are valid UTF-8) or `b64` (standard base64 of the
 //!   exact bytes) per `out`/`err` record, so any byte sequence round-trips.
+//! - `stop` is written the moment the host decides to end the turn (a cap, a timeout,
+//!   Ctrl-C, ...; reasons as in `task.json`): stdout lines after it arrived while the CLI
+//!   was being stopped, and replay keeps them without counting them, as the live run did.
 //! - Header fields other than `format` and `version` are optional; readers ignore fields
 //!   they do not know.
 //!
@@ -73,6 +77,10 @@ enum Record {
         #[serde(flatten)]
         data: Data,
     },
+    Stop {
+        us: u64,
+        reason: String,
+    },
     Exit {
         us: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -112,7 +120,8 @@ pub struct StampedLine {
     pub stamp_us: u64,
     /// The line's bytes, newline removed.
     pub bytes: Vec<u8>,
-    /// 1-based line number in the file read (the recording or the plain capture).
+    /// 1-based number of this stdout line in the stream (in a plain capture, its line
+    /// number; in a recording, its position among the `out` records).
     pub source_line: u64,
 }
 
@@ -125,6 +134,17 @@ pub struct ExitStatus {
     pub code: Option<i32>,
     /// The signal that ended it, when one did.
     pub signal: Option<i32>,
+}
+
+/// The host's stop decision, as recorded.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordedStop {
+    /// µs since the turn started.
+    pub stamp_us: u64,
+    /// The reason (`max_turns`, `turn_timeout`, ...).
+    pub reason: String,
+    /// How many complete stdout lines were recorded before it.
+    pub after_lines: usize,
 }
 
 /// A recording or plain capture, read back.
@@ -140,6 +160,8 @@ pub struct ReadRecording {
     pub stderr: String,
     /// The exit record, if the recording has one.
     pub exit: Option<ExitStatus>,
+    /// The host's stop decision, if it made one.
+    pub stop: Option<RecordedStop>,
     /// Problems met while reading: (1-based line, message). Reading never stops at one
     /// except a broken recording line, after which the rest is unreadable.
     pub problems: Vec<(u64, String)>,
@@ -163,10 +185,14 @@ pub enum RecordingError {
 }
 
 impl ReadRecording {
-    /// The turn's end: the exit stamp, else 1 ms after the last stamp seen.
+    /// The turn's end: the host's stop (or the exit, if earlier), else the exit stamp,
+    /// else 1 ms after the last stamp seen.
     pub fn end_us(&self) -> u64 {
-        if let Some(exit) = self.exit {
-            return exit.stamp_us;
+        match (&self.stop, self.exit) {
+            (Some(stop), Some(exit)) => return stop.stamp_us.min(exit.stamp_us),
+            (Some(stop), None) => return stop.stamp_us,
+            (None, Some(exit)) => return exit.stamp_us,
+            (None, None) => {}
         }
         let last = self
             .truncated
@@ -245,7 +271,7 @@ fn read_records(header: Header, bytes: &[u8]) -> ReadRecording {
                     let line = StampedLine {
                         stamp_us: us,
                         bytes,
-                        source_line: line_no,
+                        source_line: out.lines.len() as u64 + 1,
                     };
                     if eof {
                         out.truncated = Some(line);
@@ -259,6 +285,13 @@ fn read_records(header: Header, bytes: &[u8]) -> ReadRecording {
                 Ok(bytes) => out.stderr.push_str(&String::from_utf8_lossy(&bytes)),
                 Err(err) => out.problems.push((line_no, err)),
             },
+            Record::Stop { us, reason } => {
+                out.stop = Some(RecordedStop {
+                    stamp_us: us,
+                    reason,
+                    after_lines: out.lines.len(),
+                })
+            }
             Record::Exit { us, code, signal } => {
                 out.exit = Some(ExitStatus {
                     stamp_us: us,
@@ -307,6 +340,14 @@ impl RecordingWriter {
         })
     }
 
+    /// The host's stop decision (`reason` as in `task.json`).
+    pub fn stop(&mut self, stamp_us: u64, reason: &str) -> std::io::Result<()> {
+        self.write_json(&Record::Stop {
+            us: stamp_us,
+            reason: reason.to_string(),
+        })
+    }
+
     /// The exit record.
     pub fn exit(&mut self, status: ExitStatus) -> std::io::Result<()> {
         self.write_json(&Record::Exit {
@@ -344,6 +385,7 @@ mod tests {
         w.stdout_line(10, b"{\"a\":1}", false).unwrap();
         w.stdout_line(20, b"\xff\xfe bad", false).unwrap();
         w.stderr_chunk(25, b"warn\n").unwrap();
+        w.stop(28, "turn_timeout").unwrap();
         w.stdout_line(30, b"{\"tru", true).unwrap();
         w.exit(ExitStatus {
             stamp_us: 40,
@@ -362,7 +404,9 @@ mod tests {
         assert_eq!(r.truncated.as_ref().unwrap().bytes, b"{\"tru");
         assert_eq!(r.stderr, "warn\n");
         assert_eq!(r.exit.unwrap().code, Some(1));
-        assert_eq!(r.end_us(), 40);
+        let stop = r.stop.as_ref().unwrap();
+        assert_eq!((stop.stamp_us, stop.reason.as_str(), stop.after_lines), (28, "turn_timeout", 2));
+        assert_eq!(r.end_us(), 28);
     }
 
     #[test]

@@ -62,8 +62,15 @@ pub fn replay(path: &Path, options: &ReplayOptions) -> Result<TurnRecord, Replay
     for (line, problem) in &input.problems {
         pipeline.host_diagnostic(*line, 0, "recording_unreadable", problem.clone());
     }
-    for line in &input.lines {
+    let stop_after = input.stop.as_ref().map(|s| s.after_lines);
+    for (i, line) in input.lines.iter().enumerate() {
+        if stop_after == Some(i) {
+            pipeline.freeze();
+        }
         pipeline.feed(line.source_line, line.stamp_us, &line.bytes);
+    }
+    if stop_after == Some(input.lines.len()) {
+        pipeline.freeze();
     }
     let truncated = input
         .truncated
@@ -72,6 +79,10 @@ pub fn replay(path: &Path, options: &ReplayOptions) -> Result<TurnRecord, Replay
     let end = TurnEnd {
         end_us: input.end_us(),
         exit: input.exit,
+        timed_out: input
+            .stop
+            .as_ref()
+            .is_some_and(|s| s.reason.ends_with("_timeout")),
         ..Default::default()
     };
     Ok(pipeline.finish(truncated, end))

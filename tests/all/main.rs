@@ -3,6 +3,7 @@
 
 mod bad_input;
 mod hot_swap;
+mod live_claude;
 mod replay_corpus;
 mod sandbox;
 mod support;

@@ -1,6 +1,8 @@
 //! Command-line interface: one file per subcommand, doc comments as help.
 
 mod replay;
+mod run;
+mod scripted_model;
 
 use clap::{Parser, Subcommand};
 use coder_eval::exit_codes;
@@ -16,7 +18,9 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    Run(run::RunArgs),
     Replay(replay::ReplayArgs),
+    ScriptedModel(scripted_model::ScriptedModelArgs),
 }
 
 /// Runs the command line; returns the process exit code.
@@ -33,7 +37,9 @@ pub fn main() -> i32 {
         }
     };
     let result = match cli.command {
+        Command::Run(args) => run::run(args),
         Command::Replay(args) => replay::run(args),
+        Command::ScriptedModel(args) => scripted_model::run(args),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,84 @@
+//! Finding an agent CLI: `--cli PATH`, else the project's pinned install
+//! (`harnesses/node_modules/.bin`, from `npm ci` in `harnesses/`), else `PATH`.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// The pinned install folder: `$CODER_EVAL_HARNESSES`, else `harnesses/` of the source
+/// tree this binary was built from.
+pub fn harnesses_dir() -> PathBuf {
+    std::env::var_os("CODER_EVAL_HARNESSES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../harnesses"))
+}
+
+/// The CLI was not found.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the `{program}` CLI was not found (looked in {pinned} and on PATH); install the pinned \
+     CLIs with `npm ci --prefix {dir}`, or pass --cli PATH"
+)]
+pub struct CliMissing {
+    pub program: String,
+    pub pinned: String,
+    pub dir: String,
+}
+
+/// Where `program` (argv[0] of a launch plan) is, by the order in the module docs.
+pub fn find_cli(program: &str, override_path: Option<&Path>) -> Result<PathBuf, CliMissing> {
+    if let Some(path) = override_path {
+        return Ok(path.to_path_buf());
+    }
+    let pinned = harnesses_dir().join("node_modules/.bin").join(program);
+    if pinned.exists() {
+        return Ok(pinned);
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&path) {
+            let candidate = dir.join(program);
+            if candidate.is_file() {
+                return Ok(candidate);
+            }
+        }
+    }
+    Err(CliMissing {
+        program: program.to_string(),
+        pinned: pinned.display().to_string(),
+        dir: harnesses_dir().display().to_string(),
+    })
+}
+
+/// Whether `program` can be found (for "every installed harness").
+pub fn is_installed(program: &str) -> bool {
+    find_cli(program, None).is_ok()
+}
+
+/// The CLI's `--version` output (first line), cached per path for the process.
+pub async fn cli_version(path: &Path) -> Option<String> {
+    static CACHE: Mutex<Option<HashMap<PathBuf, Option<String>>>> = Mutex::new(None);
+    if let Some(v) = CACHE.lock().unwrap().get_or_insert_default().get(path) {
+        return v.clone();
+    }
+    let out = tokio::time::timeout(
+        std::time::Duration::from_secs(30),
+        tokio::process::Command::new(path)
+            .arg("--version")
+            .stdin(std::process::Stdio::null())
+            .output(),
+    )
+    .await;
+    let version = match out {
+        Ok(Ok(out)) if out.status.success() => String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .next()
+            .map(|l| l.trim().to_string()),
+        _ => None,
+    };
+    CACHE
+        .lock()
+        .unwrap()
+        .get_or_insert_default()
+        .insert(path.to_path_buf(), version.clone());
+    version
+}

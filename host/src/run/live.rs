@@ -1,0 +1,326 @@
+//! One live turn: spawn the CLI in its own process group, stamp and record every stdout
+//! line before reducing it, enforce caps and timeouts, and stop the whole group on every
+//! stop path.
+//!
+//! Stop paths: a cap fired (clean stop), the turn or task deadline passed (failure), the
+//! user pressed Ctrl-C, the CLI printed its final result but did not exit within
+//! [`RESULT_GRACE`], or it exited but a descendant kept the pipes open past
+//! [`LEAK_GRACE`]. Each one stops the group (SIGTERM, grace, SIGKILL) and reaps it.
+
+use crate::collect::{Stop, TurnEnd};
+use crate::pipeline::Pipeline;
+use crate::process::{own_group, stop_group, DEFAULT_GRACE};
+use crate::record::TurnRecord;
+use crate::recording::{ExitStatus, RecordingWriter};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::sync::{mpsc, watch};
+
+/// After the CLI's final result, how long it may take to exit before its group is stopped.
+pub const RESULT_GRACE: Duration = Duration::from_secs(5);
+/// After the CLI exits, how long descendants may hold its pipes before they are stopped.
+pub const LEAK_GRACE: Duration = Duration::from_secs(1);
+/// Bytes of stderr kept in memory for the result (the full stream goes to `stderr.log`).
+pub const STDERR_TAIL_BYTES: usize = 8 * 1024;
+
+/// Why the host ended a turn before the CLI ended it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// `max_turns` fired.
+    MaxTurns,
+    /// `max_tool_calls` fired.
+    MaxToolCalls,
+    /// `turn_timeout` passed.
+    TurnTimeout,
+    /// `task_timeout` passed.
+    TaskTimeout,
+    /// The user interrupted the run (Ctrl-C).
+    Cancelled,
+    /// The CLI printed its final result but did not exit in time.
+    ResultGrace,
+    /// The CLI exited but a descendant held its pipes.
+    LeakedPipes,
+}
+
+impl StopReason {
+    /// The snake_case name used in `task.json` and recordings.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::MaxTurns => "max_turns",
+            StopReason::MaxToolCalls => "max_tool_calls",
+            StopReason::TurnTimeout => "turn_timeout",
+            StopReason::TaskTimeout => "task_timeout",
+            StopReason::Cancelled => "cancelled",
+            StopReason::ResultGrace => "result_grace",
+            StopReason::LeakedPipes => "leaked_pipes",
+        }
+    }
+
+    /// Whether this stop makes the turn a timeout (a failure).
+    pub fn is_timeout(self) -> bool {
+        matches!(self, StopReason::TurnTimeout | StopReason::TaskTimeout)
+    }
+}
+
+/// What to start and how.
+pub struct LaunchSpec {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub cwd: PathBuf,
+    /// Written to stdin, then stdin is closed; `None` = stdin closed at once.
+    pub stdin: Option<String>,
+}
+
+/// The turn's stop rules.
+#[derive(Debug, Clone, Copy)]
+pub struct Deadlines {
+    /// When the turn must end, with the reason if it does not.
+    pub deadline: Option<(Instant, StopReason)>,
+    /// SIGTERM → SIGKILL grace.
+    pub kill_grace: Duration,
+}
+
+/// A finished live turn.
+pub struct LiveTurn {
+    pub record: TurnRecord,
+    pub stop: Option<StopReason>,
+    /// ms from the turn's start, when the host stopped it.
+    pub stop_at_ms: Option<u64>,
+    /// The last [`STDERR_TAIL_BYTES`] of stderr (lossy UTF-8).
+    pub stderr_tail: String,
+    /// The CLI's process group id (for checking that it is gone).
+    pub pgid: Option<i32>,
+    /// Time the host spent on the stream (recording, reducing, collecting), µs.
+    pub host_work_us: u64,
+}
+
+enum Chunk {
+    Out(Vec<u8>, u64),
+    OutEof,
+    Err(Vec<u8>, u64),
+    ErrEof,
+}
+
+/// Runs one turn. `recording` must already hold its header; `stderr_log` receives the
+/// raw stderr. Errors: the CLI could not be started, or the recording could not be
+/// written (nothing is lost silently).
+pub async fn run_turn(
+    spec: LaunchSpec,
+    mut pipeline: Pipeline,
+    mut recording: RecordingWriter,
+    mut stderr_log: std::fs::File,
+    deadlines: Deadlines,
+    mut cancel: watch::Receiver<bool>,
+) -> std::io::Result<LiveTurn> {
+    use std::io::Write;
+    let mut cmd = tokio::process::Command::new(&spec.program);
+    cmd.args(&spec.args)
+        .current_dir(&spec.cwd)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)));
+    own_group(&mut cmd).stdout(Stdio::piped()).stderr(Stdio::piped());
+    if spec.stdin.is_some() {
+        cmd.stdin(Stdio::piped());
+    }
+    let t0 = Instant::now();
+    let stamp = move || t0.elapsed().as_micros() as u64;
+    let mut child = cmd.spawn()?;
+    let pgid = child.id().map(|id| id as i32);
+    if let (Some(text), Some(mut stdin)) = (spec.stdin, child.stdin.take()) {
+        tokio::spawn(async move {
+            let _ = stdin.write_all(text.as_bytes()).await;
+        });
+    }
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    spawn_reader(child.stdout.take().expect("piped"), tx.clone(), true, t0);
+    spawn_reader(child.stderr.take().expect("piped"), tx, false, t0);
+
+    let mut line_no = 0u64;
+    let mut partial: Vec<u8> = Vec::new();
+    let mut partial_stamp = 0u64;
+    let mut stop: Option<StopReason> = None;
+    let mut stop_at_us: Option<u64> = None;
+    let mut stderr_tail: Vec<u8> = Vec::new();
+    let mut result_seen_at: Option<Instant> = None;
+    let mut exit: Option<ExitStatus> = None;
+    let mut exited_at: Option<Instant> = None;
+    let (mut out_open, mut err_open) = (true, true);
+    let mut host_work = Duration::ZERO;
+
+    while out_open || err_open || exit.is_none() {
+        // The next moment something must happen without the CLI's help.
+        let mut wake: Option<(Instant, StopReason)> = None;
+        if stop.is_none() {
+            wake = deadlines.deadline;
+            if let Some(at) = result_seen_at {
+                wake = earliest(wake, (at + RESULT_GRACE, StopReason::ResultGrace));
+            }
+            if let Some(at) = exited_at {
+                wake = earliest(wake, (at + LEAK_GRACE, StopReason::LeakedPipes));
+            }
+        }
+        let sleep_until = wake.map_or(t0 + Duration::from_secs(86_400 * 365), |(at, _)| at);
+        let mut fire: Option<StopReason> = None;
+        tokio::select! {
+            chunk = rx.recv(), if out_open || err_open => match chunk {
+                Some(Chunk::Out(bytes, at)) => {
+                    let work = Instant::now();
+                    for piece in bytes.split_inclusive(|&b| b == b'\n') {
+                        if partial.is_empty() {
+                            partial_stamp = at;
+                        }
+                        partial.extend_from_slice(piece);
+                        if partial.last() == Some(&b'\n') {
+                            partial.pop();
+                            line_no += 1;
+                            // Recorded before it is reduced: nothing is lost.
+                            recording.stdout_line(at, &partial, false)?;
+                            let fired = pipeline.feed(line_no, at, &partial);
+                            partial.clear();
+                            if let Some(cap) = fired {
+                                fire = Some(match cap {
+                                    Stop::MaxTurns => StopReason::MaxTurns,
+                                    Stop::MaxToolCalls => StopReason::MaxToolCalls,
+                                });
+                            }
+                            if result_seen_at.is_none() && pipeline.final_result_seen() {
+                                result_seen_at = Some(Instant::now());
+                            }
+                        }
+                    }
+                    host_work += work.elapsed();
+                }
+                Some(Chunk::OutEof) => out_open = false,
+                Some(Chunk::Err(bytes, at)) => {
+                    recording.stderr_chunk(at, &bytes)?;
+                    stderr_log.write_all(&bytes)?;
+                    stderr_tail.extend_from_slice(&bytes);
+                    if stderr_tail.len() > STDERR_TAIL_BYTES {
+                        stderr_tail.drain(..stderr_tail.len() - STDERR_TAIL_BYTES);
+                    }
+                }
+                Some(Chunk::ErrEof) => err_open = false,
+                None => { out_open = false; err_open = false; }
+            },
+            status = child.wait(), if exit.is_none() => {
+                let status = status?;
+                exit = Some(exit_status(status, stamp()));
+                exited_at = Some(Instant::now());
+            },
+            _ = tokio::time::sleep_until(sleep_until.into()), if wake.is_some() => {
+                fire = wake.map(|(_, reason)| reason);
+            },
+            changed = cancel.changed(), if stop.is_none() => {
+                if changed.is_err() || *cancel.borrow() {
+                    fire = Some(StopReason::Cancelled);
+                }
+            },
+        }
+        if let (Some(reason), None) = (fire, stop) {
+            stop = Some(reason);
+            stop_at_us = Some(stamp());
+            pipeline.freeze();
+            recording.stop(stop_at_us.unwrap_or_default(), reason.as_str())?;
+            if let Some(pgid) = pgid {
+                // Stop the group in the background; keep draining the pipes meanwhile.
+                let grace = if reason == StopReason::LeakedPipes {
+                    Duration::from_millis(200)
+                } else {
+                    deadlines.kill_grace
+                };
+                tokio::spawn(stop_group(pgid, grace));
+            }
+        }
+    }
+    // Whatever ended the turn, no process of the group outlives it.
+    if let Some(pgid) = pgid {
+        stop_group(pgid, Duration::from_millis(200)).await;
+    }
+    let exit = exit.expect("loop ends after exit");
+    recording.exit(exit)?;
+    let truncated = (!partial.is_empty()).then_some((line_no + 1, partial_stamp, partial.as_slice()));
+    if let Some((_, at, bytes)) = truncated {
+        recording.stdout_line(at, bytes, true)?;
+    }
+    let finish = Instant::now();
+    let end_us = stop_at_us.map_or(exit.stamp_us, |s| s.min(exit.stamp_us));
+    let record = pipeline.finish(
+        truncated,
+        TurnEnd {
+            end_us,
+            exit: Some(exit),
+            timed_out: stop.is_some_and(StopReason::is_timeout),
+            ..Default::default()
+        },
+    );
+    host_work += finish.elapsed();
+    Ok(LiveTurn {
+        host_work_us: host_work.as_micros() as u64,
+        record,
+        stop,
+        stop_at_ms: stop_at_us.map(|us| us / 1000),
+        stderr_tail: String::from_utf8_lossy(&stderr_tail).into_owned(),
+        pgid,
+    })
+}
+
+fn earliest(
+    a: Option<(Instant, StopReason)>,
+    b: (Instant, StopReason),
+) -> Option<(Instant, StopReason)> {
+    match a {
+        Some(a) if a.0 <= b.0 => Some(a),
+        _ => Some(b),
+    }
+}
+
+fn exit_status(status: std::process::ExitStatus, stamp_us: u64) -> ExitStatus {
+    use std::os::unix::process::ExitStatusExt;
+    ExitStatus {
+        stamp_us,
+        code: status.code(),
+        signal: status.signal(),
+    }
+}
+
+/// Reads a pipe in chunks, stamping each on receipt with the turn's one clock.
+fn spawn_reader<R: AsyncRead + Unpin + Send + 'static>(
+    mut reader: R,
+    tx: mpsc::UnboundedSender<Chunk>,
+    stdout: bool,
+    t0: Instant,
+) {
+    tokio::spawn(async move {
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            match reader.read(&mut buf).await {
+                Ok(0) | Err(_) => {
+                    let _ = tx.send(if stdout { Chunk::OutEof } else { Chunk::ErrEof });
+                    return;
+                }
+                Ok(n) => {
+                    let at = t0.elapsed().as_micros() as u64;
+                    let bytes = buf[..n].to_vec();
+                    let _ = tx.send(if stdout {
+                        Chunk::Out(bytes, at)
+                    } else {
+                        Chunk::Err(bytes, at)
+                    });
+                }
+            }
+        }
+    });
+}
+
+/// The default kill grace for live turns.
+pub fn default_deadlines() -> Deadlines {
+    Deadlines {
+        deadline: None,
+        kill_grace: DEFAULT_GRACE,
+    }
+}

@@ -1,0 +1,176 @@
+//! `task.json` and `run.json`: the documented machine output of `coder-eval run`.
+//!
+//! Layout under `--out DIR` (default `runs/<UTC timestamp>/`):
+//!
+//! ```text
+//! DIR/run.json                              the suite: one row per task × harness
+//! DIR/<task_id>/<harness>/task.json         one task's result (this module)
+//! DIR/<task_id>/<harness>/recording.jsonl   the raw stream (see `recording`)
+//! DIR/<task_id>/<harness>/stderr.log        the CLI's stderr, whole
+//! DIR/<task_id>/<harness>/workspace/        the agent's workspace, kept for inspection
+//! DIR/<task_id>/<harness>/home/             the CLI's private HOME
+//! ```
+//!
+//! Both files are written atomically (temporary file, then rename). Units: `*_ms` whole
+//! milliseconds, `*_us` microseconds, scores 0–1, costs USD.
+//!
+//! Version history: 1 — first version.
+
+use crate::record::TurnRecord;
+use crate::run::live::StopReason;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The version of `task.json`'s shape.
+pub const TASK_RESULT_VERSION: u32 = 1;
+
+/// The final status of a task on one harness.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum TaskStatus {
+    /// The criteria passed (also after a clean cap).
+    Success,
+    /// The run ended normally and the criteria failed.
+    Failure,
+    /// A cap stopped the run and the criteria failed.
+    MaxTurnsExhausted,
+    /// A timeout stopped the run.
+    Timeout,
+    /// The run could not be carried out (setup failed, the CLI could not start, the
+    /// reducer failed, the CLI crashed without a result).
+    Error,
+}
+
+impl TaskStatus {
+    /// The one-character icon of the terminal summary.
+    pub fn icon(self) -> char {
+        match self {
+            TaskStatus::Success => '+',
+            TaskStatus::Failure => '-',
+            TaskStatus::Timeout => 'T',
+            TaskStatus::MaxTurnsExhausted => 'M',
+            TaskStatus::Error => '!',
+        }
+    }
+}
+
+/// One task on one harness (`task.json`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct TaskResult {
+    /// [`TASK_RESULT_VERSION`].
+    pub result_version: u32,
+    pub task_id: String,
+    pub harness: String,
+    pub status: TaskStatus,
+    /// Why the status is ERROR, when it is.
+    pub error: Option<String>,
+    pub description: Option<String>,
+    /// The task file, as given.
+    pub task_file: String,
+    /// The prompt sent (the stream of some CLIs does not echo it).
+    pub prompt: String,
+    /// The model the task asked for (some CLIs' streams do not name it).
+    pub requested_model: Option<String>,
+    pub cli: CliInfo,
+    pub run_limits: LimitsRecord,
+    /// Set when the host ended the turn before the CLI did.
+    pub stop: Option<StopRecord>,
+    /// The turn (see [`TurnRecord`]); `null` when the CLI never started.
+    pub turn: Option<TurnRecord>,
+    /// Criterion results (graded after every run that started, capped ones included).
+    pub criteria: Vec<serde_json::Value>,
+    /// Weighted mean of the criteria with weight > 0.
+    pub weighted_score: Option<f64>,
+    /// After a timeout or crash: read-only criteria run as evidence; they do not change
+    /// the status.
+    pub post_failure_criteria_results: Vec<serde_json::Value>,
+    /// Workspace setup (copy, starter files, pre_run) plus launch preparation, ms.
+    pub setup_ms: u64,
+    /// post_run plus grading, ms.
+    pub grading_ms: u64,
+    /// The host's own work during the turn (recording, reducing, collecting), µs.
+    pub host_turn_work_us: u64,
+    /// The last 8 KiB of the CLI's stderr.
+    pub stderr_tail: String,
+    /// Requests the scripted model answered, when one was used.
+    pub scripted_model_requests: Option<Vec<serde_json::Value>>,
+    /// Paths of the kept artifacts, relative to this file's folder.
+    pub paths: Paths,
+}
+
+/// The CLI that ran.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct CliInfo {
+    pub path: Option<String>,
+    /// `--version` output.
+    pub version: Option<String>,
+    /// The exact argv, prompt included.
+    pub argv: Vec<String>,
+}
+
+/// The task's limits and who enforced them.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct LimitsRecord {
+    pub max_turns: Option<u32>,
+    pub max_tool_calls: Option<u32>,
+    pub turn_timeout_ms: Option<u64>,
+    pub task_timeout_ms: Option<u64>,
+    /// Limits the CLI enforced itself (the host kept its backstop for these too).
+    pub native: Vec<String>,
+}
+
+/// The host's stop.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StopRecord {
+    pub reason: StopReason,
+    /// ms from the turn's start.
+    pub at_ms: Option<u64>,
+}
+
+/// Artifact paths, relative to the task's result folder.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Paths {
+    pub recording: String,
+    pub stderr: String,
+    pub workspace: String,
+}
+
+impl Default for Paths {
+    fn default() -> Self {
+        Paths {
+            recording: "recording.jsonl".into(),
+            stderr: "stderr.log".into(),
+            workspace: "workspace".into(),
+        }
+    }
+}
+
+/// One row of `run.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunRow {
+    pub task_id: String,
+    pub harness: String,
+    pub status: TaskStatus,
+    pub weighted_score: Option<f64>,
+    pub num_turns: Option<u32>,
+    pub tool_calls: Option<usize>,
+    pub duration_ms: Option<u64>,
+    /// `<task_id>/<harness>/task.json`, relative to `run.json`.
+    pub result: String,
+}
+
+/// `run.json`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub result_version: u32,
+    pub rows: Vec<RunRow>,
+}
+
+/// Writes `value` as pretty JSON to `path` atomically.
+pub fn write_json_atomically<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
+    let tmp = path.with_extension("json.tmp");
+    let mut text = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
+    text.push(b'\n');
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}

@@ -1,0 +1,76 @@
+//! A task's fresh folders: the workspace (template, starter files, pre_run) and the
+//! CLI's private HOME.
+
+use crate::task::Task;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The folders of one task run.
+pub struct Dirs {
+    /// Absolute path of the agent's workspace.
+    pub workspace: PathBuf,
+    /// Absolute path of the CLI's private HOME.
+    pub home: PathBuf,
+}
+
+/// How long one `pre_run` / `post_run` step may take.
+pub const STEP_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Makes `dir/workspace` and `dir/home` afresh and fills the workspace. Errors name the
+/// step that failed.
+pub async fn prepare_dirs(task: &Task, dir: &Path) -> Result<Dirs, String> {
+    if dir.exists() {
+        std::fs::remove_dir_all(dir).map_err(|e| format!("clearing {}: {e}", dir.display()))?;
+    }
+    let workspace = dir.join("workspace");
+    let home = dir.join("home");
+    for d in [&workspace, &home] {
+        std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+    }
+    let workspace = workspace.canonicalize().map_err(|e| e.to_string())?;
+    let home = home.canonicalize().map_err(|e| e.to_string())?;
+    if let Some(template) = &task.sandbox.template_dir {
+        copy_dir(&task.dir.join(template), &workspace)
+            .map_err(|e| format!("sandbox.template_dir: {e}"))?;
+    }
+    for (name, content) in &task.sandbox.starter_files {
+        let path = workspace.join(name);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+        }
+        std::fs::write(&path, content).map_err(|e| format!("sandbox.starter_files {name}: {e}"))?;
+    }
+    for command in &task.pre_run {
+        run_step(command, &workspace, "pre_run").await?;
+    }
+    Ok(Dirs { workspace, home })
+}
+
+/// Runs one pre_run / post_run shell step in the workspace; a non-zero exit is an error.
+pub async fn run_step(command: &str, workspace: &Path, what: &str) -> Result<(), String> {
+    let out = crate::process::run_shell(command, workspace, &[], STEP_TIMEOUT, 64 * 1024)
+        .await
+        .map_err(|e| format!("{what} `{command}`: {e}"))?;
+    if out.exit_code != Some(0) {
+        return Err(format!(
+            "{what} `{command}` failed ({}): {}",
+            if out.timed_out { "timed out".to_string() } else { format!("exit {:?}", out.exit_code) },
+            out.stderr.trim()
+        ));
+    }
+    Ok(())
+}
+
+fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            std::fs::create_dir_all(&target)?;
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}

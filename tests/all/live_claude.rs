@@ -1,0 +1,178 @@
+//! Live runs of the real Claude Code CLI (installed from `harnesses/package-lock.json`)
+//! against the scripted model, inside a loopback-only network namespace when the machine
+//! allows one. Each test runs the `coder-eval` binary as a user would.
+
+use crate::support::{bin, root, scratch};
+use coder_eval::record::{ToolOutcome, TurnRecord, TurnStatus};
+use coder_eval::replay::{replay, ReplayOptions};
+use coder_eval::run::output::{TaskResult, TaskStatus};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Whether `unshare -n` works here (root, or user namespaces allowed).
+pub fn netns_available() -> bool {
+    Command::new("unshare")
+        .args(["-n", "true"])
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// Runs `coder-eval run TASK --out DIR EXTRA...` and reads `task.json`.
+pub fn run_task(task: &str, harness: &str, out: &Path, extra: &[&str]) -> TaskResult {
+    let mut cmd = Command::new(bin());
+    cmd.arg("run")
+        .arg(root().join(task))
+        .args(["--harness", harness, "--out"])
+        .arg(out)
+        .args(extra);
+    if netns_available() {
+        cmd.arg("--isolate-network");
+    } else {
+        eprintln!("note: `unshare -n` is not available here; running without network isolation");
+    }
+    let output = cmd.output().expect("coder-eval runs");
+    let task_id = Path::new(task).parent().unwrap().file_name().unwrap().to_str().unwrap();
+    let path = out.join(task_id).join(harness).join("task.json");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}\nstdout: {}\nstderr: {}",
+            path.display(),
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The folder holding a task's artifacts.
+pub fn result_dir(out: &Path, task_id: &str, harness: &str) -> PathBuf {
+    out.join(task_id).join(harness)
+}
+
+/// The four buckets add up to the turn's duration exactly.
+pub fn assert_buckets_tile(turn: &TurnRecord) {
+    let t = &turn.timing;
+    let sum = t.harness_startup_ms.unwrap()
+        + t.generation_duration_ms.unwrap()
+        + t.tool_union_ms.unwrap()
+        + t.harness_teardown_ms.unwrap();
+    assert_eq!(sum, t.turn_duration_ms, "{t:?}");
+}
+
+/// Replaying the run's recording gives the live turn record, field for field.
+pub fn assert_replay_matches(out: &Path, result: &TaskResult) {
+    let dir = result_dir(out, &result.task_id, &result.harness);
+    let replayed = replay(&dir.join("recording.jsonl"), &ReplayOptions::new(&result.harness)).unwrap();
+    let live = serde_json::to_value(result.turn.as_ref().unwrap()).unwrap();
+    assert_eq!(serde_json::to_value(&replayed).unwrap(), live);
+}
+
+/// The scripted model saw every model request of the run and no unexpected one.
+pub fn assert_model_saw_every_request(result: &TaskResult) {
+    let requests = result.scripted_model_requests.as_ref().expect("a scripted model ran");
+    let kind = |r: &serde_json::Value| r["kind"].as_str().unwrap_or("").to_string();
+    let main = requests.iter().filter(|r| kind(r) == "main").count();
+    let turn = result.turn.as_ref().unwrap();
+    // Every main-thread model call reached the scripted model (a capped run stops
+    // after call N+1's request was answered).
+    assert_eq!(main as u32, turn.num_turns, "{requests:#?}");
+    for r in requests {
+        assert!(
+            ["main", "side", "count_tokens", "models"].contains(&kind(r).as_str()),
+            "unexpected request: {r}"
+        );
+    }
+}
+
+/// Live processes whose command line contains `marker`.
+pub fn processes_with(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) {
+            let text = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            if text.contains(marker) {
+                found.push(format!("{}: {text}", entry.file_name().to_string_lossy()));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn hello_date_succeeds() {
+    let out = scratch("live-claude-hello");
+    let r = run_task("tasks/hello_date/task.yaml", "claude-code", &out, &[]);
+    assert_eq!(r.status, TaskStatus::Success, "{:?}", r.error);
+    let turn = r.turn.as_ref().unwrap();
+    assert!(result_dir(&out, "hello_date", "claude-code").join("workspace/app.py").exists());
+    assert!(turn.tool_calls.len() >= 2);
+    assert!(turn.tool_calls.iter().all(|t| t.status == ToolOutcome::Ok));
+    assert_eq!(turn.final_status, TurnStatus::Completed);
+    assert_eq!(turn.cli_version.as_deref(), Some("2.1.197"));
+    assert_buckets_tile(turn);
+    assert_model_saw_every_request(&r);
+    assert_replay_matches(&out, &r);
+}
+
+/// The fields that must agree between the native cap and the host's backstop.
+fn cap_view(r: &TaskResult) -> serde_json::Value {
+    let t = r.turn.as_ref().unwrap();
+    serde_json::json!({
+        "status": r.status,
+        "num_turns": t.num_turns,
+        "max_turns_exhausted": t.max_turns_exhausted,
+        "final_status": t.final_status,
+        "tools": t.tool_calls.iter().map(|c| (c.name.clone(), c.status, c.input.clone())).collect::<Vec<_>>(),
+    })
+}
+
+#[test]
+fn max_turns_cap_native_and_backstop_agree() {
+    let out = scratch("live-claude-cap");
+    let native = run_task("tasks/run_limits/max_turns_cap/task.yaml", "claude-code", &out.join("native"), &[]);
+    let backstop = run_task(
+        "tasks/run_limits/max_turns_cap/task.yaml",
+        "claude-code",
+        &out.join("backstop"),
+        &["--no-native-limits"],
+    );
+    for r in [&native, &backstop] {
+        let t = r.turn.as_ref().unwrap();
+        assert_eq!(t.num_turns, 3);
+        assert!(t.max_turns_exhausted);
+        assert_eq!(t.tool_calls.len(), 2, "the two allowed calls' tools ran");
+        let steps = std::fs::read_to_string(
+            result_dir(&out.join(if std::ptr::eq(r, &native) { "native" } else { "backstop" }), "max_turns_cap", "claude-code")
+                .join("workspace/steps.txt"),
+        )
+        .unwrap();
+        assert_eq!(steps, "1\n2\n");
+        // A capped run is still graded; its criteria pass, so it is a success.
+        assert_eq!(r.status, TaskStatus::Success);
+    }
+    assert!(native.cli.argv.contains(&"--max-turns".to_string()));
+    assert!(!backstop.cli.argv.contains(&"--max-turns".to_string()));
+    assert_eq!(backstop.stop.as_ref().unwrap().reason.as_str(), "max_turns");
+    assert_eq!(cap_view(&native), cap_view(&backstop));
+    assert_replay_matches(&out.join("native"), &native);
+    assert_replay_matches(&out.join("backstop"), &backstop);
+}
+
+#[test]
+fn turn_timeout_kills_the_whole_group() {
+    let out = scratch("live-claude-timeout");
+    let r = run_task("tasks/run_limits/turn_timeout/task.yaml", "claude-code", &out, &[]);
+    assert_eq!(r.status, TaskStatus::Timeout);
+    assert_eq!(r.stop.as_ref().unwrap().reason.as_str(), "turn_timeout");
+    let turn = r.turn.as_ref().unwrap();
+    // The partial turn is kept: the model call and the interrupted tool.
+    assert_eq!(turn.final_status, TurnStatus::Timeout);
+    assert_eq!(turn.num_turns, 1);
+    assert_eq!(turn.tool_calls.len(), 1);
+    assert_eq!(turn.tool_calls[0].status, ToolOutcome::Interrupted);
+    assert_buckets_tile(turn);
+    // The agent's `sleep` (a grandchild) and everything else of the group are gone.
+    let left = processes_with("31.4159");
+    assert!(left.is_empty(), "survivors: {left:?}");
+    assert_replay_matches(&out, &r);
+}
