@@ -1,0 +1,46 @@
+//! Host overhead per task: setup + grading + the host's own work during the turn
+//! (recording, reducing, collecting), the CLI's time excluded, over 20 live runs of
+//! hello_date on the real Claude Code CLI against the scripted model.
+//!
+//! `cargo bench --bench overhead` prints the median and the spread. Target: median ≤ 20 ms.
+//! Needs the pinned CLIs (`npm ci --prefix harnesses`).
+
+use coder_eval::run::{prepare, run_all, RunOptions};
+use coder_eval::task::Task;
+use std::path::Path;
+
+const RUNS: usize = 20;
+
+fn main() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let task = Task::load(&root.join("tasks/hello_date/task.yaml")).unwrap();
+    let out = std::env::temp_dir().join(format!("coder-eval-overhead-{}", std::process::id()));
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let mut rows = Vec::new();
+    for i in 0..RUNS {
+        let options = RunOptions::new(out.join(i.to_string()));
+        let prepared = prepare(vec![task.clone()], &["claude-code".to_string()], &options).unwrap();
+        let (_tx, rx) = tokio::sync::watch::channel(false);
+        let results = runtime
+            .block_on(run_all(prepared, &options, 1, rx, |_| {}))
+            .unwrap();
+        let r = &results[0];
+        assert_eq!(format!("{:?}", r.status), "Success", "{:?}", r.error);
+        let overhead_ms = r.setup_ms as f64 + r.grading_ms as f64 + r.host_turn_work_us as f64 / 1000.0;
+        rows.push((overhead_ms, r.setup_ms, r.grading_ms, r.host_turn_work_us));
+    }
+    let _ = std::fs::remove_dir_all(&out);
+    rows.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let median = rows[RUNS / 2];
+    println!("host overhead per task over {RUNS} runs of hello_date (claude-code):");
+    println!(
+        "  median {:.1} ms (setup {} ms + grading {} ms + turn work {:.1} ms); min {:.1} ms, max {:.1} ms",
+        median.0,
+        median.1,
+        median.2,
+        median.3 as f64 / 1000.0,
+        rows[0].0,
+        rows[RUNS - 1].0
+    );
+    println!("  target: median <= 20 ms -> {}", if median.0 <= 20.0 { "met" } else { "NOT met" });
+}

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The main job: install, build, and run hello_date on every installed harness against the
+# scripted model (offline: inside a loopback-only network namespace when the machine
+# allows one), printing one summary line per harness. Extra arguments go to `run`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+cargo build --bin coder-eval
+isolate=()
+if unshare -n true 2>/dev/null; then isolate=(--isolate-network); fi
+exec target/debug/coder-eval run tasks/hello_date/task.yaml --harness all "${isolate[@]}" "$@"
