@@ -1,5 +1,6 @@
 //! Command-line interface: one file per subcommand, doc comments as help.
 
+mod harnesses;
 mod replay;
 mod run;
 mod scripted_model;
@@ -21,6 +22,7 @@ enum Command {
     Run(run::RunArgs),
     Replay(replay::ReplayArgs),
     ScriptedModel(scripted_model::ScriptedModelArgs),
+    Harnesses(harnesses::HarnessesArgs),
 }
 
 /// Runs the command line; returns the process exit code.
@@ -40,6 +42,7 @@ pub fn main() -> i32 {
         Command::Run(args) => run::run(args),
         Command::Replay(args) => replay::run(args),
         Command::ScriptedModel(args) => scripted_model::run(args),
+        Command::Harnesses(args) => harnesses::run(args),
     };
     match result {
         Ok(code) => code,

@@ -8,9 +8,10 @@ use std::sync::Mutex;
 /// The pinned install folder: `$CODER_EVAL_HARNESSES`, else `harnesses/` of the source
 /// tree this binary was built from.
 pub fn harnesses_dir() -> PathBuf {
-    std::env::var_os("CODER_EVAL_HARNESSES")
+    let dir = std::env::var_os("CODER_EVAL_HARNESSES")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../harnesses"))
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../harnesses"));
+    dir.canonicalize().unwrap_or(dir)
 }
 
 /// The CLI was not found.

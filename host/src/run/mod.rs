@@ -351,6 +351,7 @@ async fn execute(
         path: Some(spec.program.display().to_string()),
         version,
         argv: std::iter::once(plan.argv[0].clone()).chain(spec.args.iter().cloned()).collect(),
+        pgid: None,
     };
     let header = Header {
         harness: Some(p.harness.clone()),
@@ -409,6 +410,7 @@ async fn execute(
         at_ms: turn.stop_at_ms,
     });
     result.stderr_tail = turn.stderr_tail;
+    result.cli.pgid = turn.pgid;
     result.host_turn_work_us = turn.host_work_us;
 
     let grading_start = Instant::now();

@@ -106,6 +106,8 @@ pub struct CliInfo {
     pub version: Option<String>,
     /// The exact argv, prompt included.
     pub argv: Vec<String>,
+    /// The process group the CLI led (every process of it is gone when the task ends).
+    pub pgid: Option<i32>,
 }
 
 /// The task's limits and who enforced them.

@@ -1,0 +1,102 @@
+//! `coder-eval harnesses`.
+
+use super::print_stdout;
+use coder_eval::components::{parse_override, ComponentSource, BUILTIN_HARNESSES};
+use coder_eval::run::{cli, limit_name};
+use coder_eval::runtime::harness::Launcher;
+use harness_kit::{AgentSettings, LimitKind, RunLimits};
+use std::path::PathBuf;
+
+/// Lists the built-in harnesses and whether their CLI is installed; with `--parity`,
+/// prints for each harness and run limit whether the CLI enforces it natively, the host
+/// enforces it, or a task using it is rejected at load. The table is generated from the
+/// harness components' own launch plans, so it cannot drift from what runs.
+#[derive(Debug, clap::Args)]
+pub struct HarnessesArgs {
+    /// Print the limits parity table (Markdown).
+    #[arg(long)]
+    parity: bool,
+    /// Print JSON instead of Markdown.
+    #[arg(long)]
+    json: bool,
+    /// A folder of replacement components (`<harness>.wasm`).
+    #[arg(long, value_name = "DIR")]
+    components: Option<PathBuf>,
+    /// Replace one harness's component: NAME=PATH (repeatable).
+    #[arg(long, value_name = "NAME=PATH", value_parser = parse_override)]
+    component: Vec<(String, PathBuf)>,
+}
+
+const LIMITS: [LimitKind; 3] = [LimitKind::MaxTurns, LimitKind::MaxToolCalls, LimitKind::TurnTimeout];
+
+pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
+    let source = ComponentSource {
+        dir: args.components,
+        overrides: args.component.into_iter().collect(),
+    };
+    let mut rows = Vec::new();
+    for h in BUILTIN_HARNESSES {
+        let loaded = source.harness(h.name)?;
+        let mut launcher = Launcher::new(&loaded)?;
+        let settings = AgentSettings {
+            model_base_url: Some("http://127.0.0.1:9".into()),
+            api_key: Some("sk-test".into()),
+            ..Default::default()
+        };
+        let limits = RunLimits {
+            max_turns: Some(2),
+            max_tool_calls: Some(10),
+            turn_timeout_ms: Some(60_000),
+        };
+        let plan = launcher.plan(&settings, &limits)?;
+        let enforcement: Vec<(&str, &str)> = LIMITS
+            .iter()
+            .map(|&kind| {
+                let how = match &plan {
+                    Err(_) => "rejected at load",
+                    Ok(p) if p.unsupported_limits.contains(&kind) => "rejected at load",
+                    Ok(p) if p.native_limits.contains(&kind) => "native + host backstop",
+                    Ok(_) => "host-enforced",
+                };
+                (limit_name(kind), how)
+            })
+            .collect();
+        let installed = cli::find_cli(h.program, None).ok();
+        rows.push(serde_json::json!({
+            "harness": h.name,
+            "program": h.program,
+            "component": loaded.name.to_string(),
+            "installed": installed.as_ref().map(|p| p.display().to_string()),
+            "limits": enforcement.iter().map(|(k, v)| (k.to_string(), serde_json::Value::from(*v))).collect::<serde_json::Map<_, _>>(),
+        }));
+    }
+    if args.json {
+        print_stdout(&(serde_json::to_string_pretty(&rows)? + "\n"));
+        return Ok(0);
+    }
+    let mut text = String::new();
+    if args.parity {
+        text += "| harness | max_turns | max_tool_calls | turn_timeout |\n|---|---|---|---|\n";
+        for r in &rows {
+            let l = &r["limits"];
+            text += &format!(
+                "| {} | {} | {} | {} |\n",
+                r["harness"].as_str().unwrap_or(""),
+                l["max_turns"].as_str().unwrap_or(""),
+                l["max_tool_calls"].as_str().unwrap_or(""),
+                l["turn_timeout"].as_str().unwrap_or("")
+            );
+        }
+    } else {
+        for r in &rows {
+            text += &format!(
+                "{:<12} {:<9} {}\n",
+                r["harness"].as_str().unwrap_or(""),
+                r["program"].as_str().unwrap_or(""),
+                r["installed"].as_str().unwrap_or("not installed (npm ci --prefix harnesses)")
+            );
+        }
+    }
+    print_stdout(&text);
+    Ok(0)
+}
