@@ -2,6 +2,7 @@
 //! test file in this folder is not listed here.
 
 mod bad_input;
+mod cache;
 mod hot_swap;
 mod live_claude;
 mod replay_corpus;

@@ -1,0 +1,44 @@
+//! The precompiled-component cache: an artifact is written on first use and loaded
+//! afterwards; an artifact this host did not write (its digest does not match) is never
+//! loaded, the component is compiled again instead.
+
+use crate::support::{corpus, scratch, test_component};
+use coder_eval::runtime::{harness, ComponentCache};
+
+#[test]
+fn artifacts_are_written_reused_and_verified() {
+    let dir = scratch("cache");
+    let bytes = std::fs::read(test_component("test_tagger.wasm")).unwrap();
+
+    let cold = ComponentCache::new(Some(dir.clone()));
+    assert!(!cold.is_cached_on_disk(&bytes));
+    let loaded = cold.load_bytes("tagger", &bytes).unwrap();
+    harness::check(&loaded).unwrap();
+    assert!(cold.is_cached_on_disk(&bytes));
+    let artifacts: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cwasm"))
+        .collect();
+    assert_eq!(artifacts.len(), 1);
+
+    // A second cache (a new process, in effect) loads the artifact and it works.
+    let warm = ComponentCache::new(Some(dir.clone()));
+    let loaded = warm.load_bytes("tagger", &bytes).unwrap();
+    let mut reducer = harness::Reducer::new(&loaded, Default::default()).unwrap();
+    let line = std::fs::read_to_string(corpus("live/claude/hello.jsonl")).unwrap();
+    let events = reducer.feed(line.lines().nth(2).unwrap().as_bytes(), 0).unwrap();
+    assert!(format!("{events:?}").contains("tagged:Write"));
+
+    // Tampering: the artifact no longer matches its digest, so it is not loaded; the
+    // component is compiled afresh and the artifact rewritten.
+    let artifact = &artifacts[0];
+    let mut corrupted = std::fs::read(artifact).unwrap();
+    let mid = corrupted.len() / 2;
+    corrupted[mid] ^= 0xff;
+    std::fs::write(artifact, &corrupted).unwrap();
+    let fresh = ComponentCache::new(Some(dir.clone()));
+    let loaded = fresh.load_bytes("tagger", &bytes).unwrap();
+    harness::check(&loaded).unwrap();
+    assert_ne!(std::fs::read(artifact).unwrap(), corrupted, "the artifact was rewritten");
+}
