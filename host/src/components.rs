@@ -29,11 +29,23 @@ macro_rules! component {
 }
 
 /// The harnesses built into this binary.
-pub const BUILTIN_HARNESSES: &[BuiltinHarness] = &[BuiltinHarness {
-    name: "claude-code",
-    program: "claude",
-    wasm: component!("claude_code_harness.wasm"),
-}];
+pub const BUILTIN_HARNESSES: &[BuiltinHarness] = &[
+    BuiltinHarness {
+        name: "claude-code",
+        program: "claude",
+        wasm: component!("claude_code_harness.wasm"),
+    },
+    BuiltinHarness {
+        name: "opencode",
+        program: "opencode",
+        wasm: component!("opencode_harness.wasm"),
+    },
+    BuiltinHarness {
+        name: "gemini-cli",
+        program: "gemini",
+        wasm: component!("gemini_cli_harness.wasm"),
+    },
+];
 
 /// Where replacement components come from.
 #[derive(Debug, Clone, Default)]

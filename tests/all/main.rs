@@ -6,6 +6,7 @@ mod cache;
 mod hot_swap;
 mod live_claude;
 mod replay_corpus;
+mod replay_opencode_gemini;
 mod sandbox;
 mod support;
 

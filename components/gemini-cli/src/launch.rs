@@ -1,0 +1,244 @@
+//! Launch plan and neutral-action translation for Gemini CLI 0.61.x.
+//!
+//! The plan writes `.gemini/settings.json` under the task's private HOME. Its
+//! `security.auth.selectedType = "gemini-api-key"` is required: `GOOGLE_GEMINI_BASE_URL` on
+//! its own switches the auth type to `gateway`, which headless mode refuses ("Invalid auth
+//! method selected.", exit 41).
+
+use harness_kit::{
+    AgentSettings, ConfigFile, Harness, LaunchPlan, LimitKind, NeutralAction, PromptDelivery,
+    RunLimits, ToolCall,
+};
+use serde_json::{Map, Value, json};
+
+/// The Gemini CLI harness.
+pub struct GeminiCli;
+
+/// The model asked for when the task names none.
+pub const DEFAULT_MODEL: &str = "gemini-2.5-flash";
+
+/// The settings file, relative to the private HOME.
+pub const SETTINGS_PATH: &str = ".gemini/settings.json";
+
+/// The global context file, relative to HOME: Gemini CLI adds it to its system instruction,
+/// so the task's `system_prompt` goes there.
+pub const CONTEXT_PATH: &str = ".gemini/GEMINI.md";
+
+/// Gemini CLI's `--approval-mode` values.
+const APPROVAL_MODES: [&str; 4] = ["default", "auto_edit", "yolo", "plan"];
+
+impl Harness for GeminiCli {
+    type Reducer = crate::GeminiReducer;
+
+    fn plan(settings: &AgentSettings, limits: &RunLimits) -> Result<LaunchPlan, String> {
+        let mut argv: Vec<String> = ["gemini", "-p", "--output-format", "stream-json"]
+            .map(String::from)
+            .to_vec();
+        match settings.permission_mode.as_deref() {
+            None => argv.push("--yolo".into()),
+            Some(mode) if APPROVAL_MODES.contains(&mode) => {
+                argv.extend(["--approval-mode".into(), mode.into()]);
+            }
+            Some(mode) => {
+                return Err(format!(
+                    "Gemini CLI approval mode must be one of {APPROVAL_MODES:?}; got `{mode}`"
+                ));
+            }
+        }
+        argv.extend([
+            "-m".into(),
+            settings
+                .model
+                .clone()
+                .unwrap_or_else(|| DEFAULT_MODEL.into()),
+        ]);
+
+        let mut config = Map::new();
+        config.insert(
+            "security".into(),
+            json!({"auth": {"selectedType": "gemini-api-key"}}),
+        );
+        config.insert("privacy".into(), json!({"usageStatisticsEnabled": false}));
+        config.insert("telemetry".into(), json!({"enabled": false}));
+        config.insert(
+            "general".into(),
+            json!({"disableAutoUpdate": true, "disableUpdateNag": true}),
+        );
+        let mut native_limits = Vec::new();
+        if let Some(n) = limits.max_turns {
+            // Gemini CLI refuses model call N+1 itself (exit 53); the host keeps its backstop.
+            config.insert("model".into(), json!({"maxSessionTurns": n}));
+            native_limits.push(LimitKind::MaxTurns);
+        }
+        if !settings.allowed_tools.is_empty() || !settings.disallowed_tools.is_empty() {
+            let mut tools = Map::new();
+            if !settings.allowed_tools.is_empty() {
+                tools.insert("core".into(), json!(settings.allowed_tools));
+            }
+            if !settings.disallowed_tools.is_empty() {
+                tools.insert("exclude".into(), json!(settings.disallowed_tools));
+            }
+            config.insert("tools".into(), tools.into());
+        }
+        let mut files = vec![ConfigFile {
+            path: SETTINGS_PATH.into(),
+            content: Value::Object(config).to_string(),
+        }];
+        if let Some(prompt) = &settings.system_prompt {
+            files.push(ConfigFile {
+                path: CONTEXT_PATH.into(),
+                content: prompt.clone(),
+            });
+        }
+
+        let mut env = vec![("GEMINI_CLI_TRUST_WORKSPACE".to_string(), "true".to_string())];
+        if let Some(key) = &settings.api_key {
+            env.push(("GEMINI_API_KEY".into(), key.clone()));
+        }
+        if let Some(url) = &settings.model_base_url {
+            env.push(("GOOGLE_GEMINI_BASE_URL".into(), url.clone()));
+        }
+        Ok(LaunchPlan {
+            argv,
+            env,
+            files,
+            // `-p` is at index 1; the prompt follows it.
+            prompt: PromptDelivery::ArgvAt(2),
+            native_limits,
+            unsupported_limits: Vec::new(),
+        })
+    }
+
+    /// Paths are passed as given: Gemini CLI 0.61 resolves a relative path against its
+    /// working directory (the workspace) and refuses one outside it.
+    fn translate_action(action: &NeutralAction, _workspace: &str) -> ToolCall {
+        let (name, args) = match action {
+            NeutralAction::WriteFile { path, content } => {
+                ("write_file", json!({"file_path": path, "content": content}))
+            }
+            NeutralAction::Shell { command } => ("run_shell_command", json!({"command": command})),
+            // 0.61's `read_file` takes `file_path` (older versions: `absolute_path`).
+            NeutralAction::ReadFile { path } => ("read_file", json!({"file_path": path})),
+        };
+        ToolCall {
+            name: name.to_string(),
+            arguments_json: args.to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings_of(plan: &LaunchPlan) -> Value {
+        let file = plan.files.iter().find(|f| f.path == SETTINGS_PATH).unwrap();
+        serde_json::from_str(&file.content).unwrap()
+    }
+
+    #[test]
+    fn plan_with_model_server_and_native_turn_cap() {
+        let settings = AgentSettings {
+            model_base_url: Some("http://127.0.0.1:9".into()),
+            api_key: Some("sk-test".into()),
+            ..Default::default()
+        };
+        let limits = RunLimits {
+            max_turns: Some(2),
+            ..Default::default()
+        };
+        let plan = GeminiCli::plan(&settings, &limits).unwrap();
+        assert_eq!(
+            plan.argv.join(" "),
+            "gemini -p --output-format stream-json --yolo -m gemini-2.5-flash"
+        );
+        assert_eq!(plan.prompt, PromptDelivery::ArgvAt(2));
+        assert_eq!(plan.native_limits, vec![LimitKind::MaxTurns]);
+        let config = settings_of(&plan);
+        assert_eq!(config["security"]["auth"]["selectedType"], "gemini-api-key");
+        assert_eq!(config["privacy"]["usageStatisticsEnabled"], false);
+        assert_eq!(config["telemetry"]["enabled"], false);
+        assert_eq!(config["general"]["disableAutoUpdate"], true);
+        assert_eq!(config["model"]["maxSessionTurns"], 2);
+        for (key, value) in [
+            ("GEMINI_API_KEY", "sk-test"),
+            ("GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:9"),
+            ("GEMINI_CLI_TRUST_WORKSPACE", "true"),
+        ] {
+            assert!(
+                plan.env.contains(&(key.into(), value.into())),
+                "{key} missing"
+            );
+        }
+    }
+
+    #[test]
+    fn no_cap_no_native_limit() {
+        let plan = GeminiCli::plan(&AgentSettings::default(), &RunLimits::default()).unwrap();
+        assert!(plan.native_limits.is_empty());
+        assert!(settings_of(&plan).get("model").is_none());
+    }
+
+    #[test]
+    fn settings_map_to_flags_and_files() {
+        let settings = AgentSettings {
+            model: Some("gemini-2.5-pro".into()),
+            allowed_tools: vec!["run_shell_command".into()],
+            disallowed_tools: vec!["web_fetch".into()],
+            permission_mode: Some("auto_edit".into()),
+            system_prompt: Some("Be brief.".into()),
+            ..Default::default()
+        };
+        let plan = GeminiCli::plan(&settings, &RunLimits::default()).unwrap();
+        let argv = plan.argv.join(" ");
+        assert!(argv.contains("--approval-mode auto_edit") && !argv.contains("--yolo"));
+        assert!(argv.ends_with("-m gemini-2.5-pro"));
+        let config = settings_of(&plan);
+        assert_eq!(
+            config["tools"],
+            json!({"core": ["run_shell_command"], "exclude": ["web_fetch"]})
+        );
+        assert!(
+            plan.files
+                .iter()
+                .any(|f| f.path == CONTEXT_PATH && f.content == "Be brief.")
+        );
+        let bad = AgentSettings {
+            permission_mode: Some("bypassPermissions".into()),
+            ..Default::default()
+        };
+        assert!(GeminiCli::plan(&bad, &RunLimits::default()).is_err());
+    }
+
+    #[test]
+    fn neutral_actions() {
+        let call = GeminiCli::translate_action(
+            &NeutralAction::WriteFile {
+                path: "hello.txt".into(),
+                content: "x".into(),
+            },
+            "/w",
+        );
+        assert_eq!(call.name, "write_file");
+        assert_eq!(
+            call.arguments_json,
+            r#"{"file_path":"hello.txt","content":"x"}"#
+        );
+        let call = GeminiCli::translate_action(
+            &NeutralAction::Shell {
+                command: "date".into(),
+            },
+            "/w",
+        );
+        assert_eq!(call.name, "run_shell_command");
+        assert_eq!(call.arguments_json, r#"{"command":"date"}"#);
+        let call = GeminiCli::translate_action(
+            &NeutralAction::ReadFile {
+                path: "a.txt".into(),
+            },
+            "/w",
+        );
+        assert_eq!(call.name, "read_file");
+        assert_eq!(call.arguments_json, r#"{"file_path":"a.txt"}"#);
+    }
+}

@@ -1,0 +1,649 @@
+//! The Gemini CLI stream reducer (`--output-format stream-json`, Gemini CLI 0.61.x).
+//!
+//! - **Model calls**: Gemini CLI streams one model response (assistant `message` chunks and
+//!   `tool_use` lines), then runs all its tool calls and prints their `tool_result`s, then
+//!   sends the next request. So a call is open from the first assistant `message` or
+//!   `tool_use` after the start, a `tool_result` or a user `message`, and the first
+//!   `tool_result` closes it: the next response's first line starts call N+1
+//!   (`ModelCallStarted`), never before call N's tools ended. Calls get reducer-made ids
+//!   `gemini-cli-msg-<n>` (the stream has no message ids). Everything is main-thread: the
+//!   stream shows no sub-agent internals.
+//! - **Messages**: the chunks of one response are concatenated into one `AssistantMessage`,
+//!   re-emitted as chunks arrive. The stream gives no per-call usage.
+//! - **Tools**: `tool_use` starts a call, the first `tool_result` with its `tool_id` ends it;
+//!   a repeated result changes nothing (a `duplicate_tool_result` diagnostic) and a result
+//!   for an unknown id is an `orphan_tool_result` diagnostic. `status: error` is an error.
+//!   A shell command's exit code reaches the stream only when the command printed nothing
+//!   (`output` = "Command exited with code: N"); a failing command that printed something
+//!   is reported as `success` by the CLI and stays `ok` here.
+//! - **End**: `result` becomes the `FinalResult`, with `stats` as its usage and no cost.
+//!   An `error` line with `severity: error` makes it a failure even when `result.status` is
+//!   `success`; the turn cap (`FatalTurnLimitedError`, exit 53, or the "Maximum session
+//!   turns exceeded" error line) sets `max_turns_reached`. `severity: warning` lines become
+//!   `cli_warning` diagnostics. An error line with no `result` after it still ends in a
+//!   failed `FinalResult`; a stream with no line at all ends in a `no_output` failure (B33:
+//!   the exit code and stderr, which the reducer cannot see, tell the rest).
+
+use harness_kit::{
+    Event, ParsedLine, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, parse_json_line,
+    str_field, u64_field,
+};
+use serde_json::{Map, Value};
+use std::collections::HashSet;
+
+/// The error type Gemini CLI's `result` names when `model.maxSessionTurns` stopped it.
+const TURN_LIMIT_ERROR: &str = "FatalTurnLimitedError";
+
+/// The prefix of a shell tool's display text when the command printed nothing and failed.
+const EXIT_CODE_PREFIX: &str = "Command exited with code: ";
+
+/// The Gemini CLI reducer's state for one stream.
+pub struct GeminiReducer {
+    config: ReducerConfig,
+    /// Whether `feed` or `finish` saw any bytes at all.
+    saw_line: bool,
+    /// Main-thread model calls started.
+    calls: u32,
+    /// Whether call `calls` is still producing output (no `tool_result` since it began).
+    call_open: bool,
+    /// Text of call `calls` so far.
+    text: String,
+    tools_started: HashSet<String>,
+    tools_finished: HashSet<String>,
+    /// Messages of `error` lines with `severity: error`.
+    errors: Vec<String>,
+    /// An `error` line said the session's turn cap was reached.
+    turn_limit: bool,
+    result_seen: bool,
+}
+
+impl Reducer for GeminiReducer {
+    fn new(config: ReducerConfig) -> Self {
+        GeminiReducer {
+            config,
+            saw_line: false,
+            calls: 0,
+            call_open: false,
+            text: String::new(),
+            tools_started: HashSet::new(),
+            tools_finished: HashSet::new(),
+            errors: Vec::new(),
+            turn_limit: false,
+            result_seen: false,
+        }
+    }
+
+    fn feed(&mut self, line: &[u8], _stamp_us: u64) -> Vec<Event> {
+        self.saw_line = true;
+        let obj = match parse_json_line(line) {
+            ParsedLine::Object(obj) => obj,
+            ParsedLine::Blank => return Vec::new(),
+            ParsedLine::Bad(diagnostic) => return vec![diagnostic],
+        };
+        let mut out = Vec::new();
+        match obj.get("type").and_then(Value::as_str).unwrap_or("") {
+            "init" => out.push(Event::SessionStarted {
+                session_id: string(&obj, "session_id"),
+                cli_version: None,
+                model: string(&obj, "model"),
+                tools: Vec::new(),
+            }),
+            "message" => self.message(&obj, line, &mut out),
+            "tool_use" => self.tool_use(&obj, line, &mut out),
+            "tool_result" => self.tool_result(&obj, line, &mut out),
+            "error" => {
+                let message = str_field_of(&obj, "message").unwrap_or("").to_string();
+                match str_field_of(&obj, "severity") {
+                    Some("error") => {
+                        if is_turn_limit(&message) {
+                            self.turn_limit = true;
+                        }
+                        self.errors.push(message);
+                    }
+                    Some("warning") => out.push(Event::diagnostic(
+                        "cli_warning",
+                        format!("Gemini CLI warning: {message}"),
+                        line,
+                    )),
+                    other => out.push(Event::diagnostic(
+                        "unknown_severity",
+                        format!("error line with severity {other:?}"),
+                        line,
+                    )),
+                }
+            }
+            "result" => self.result(&obj, &mut out),
+            "" => out.push(Event::diagnostic(
+                "missing_field",
+                "line has no `type` field",
+                line,
+            )),
+            other => out.push(Event::diagnostic(
+                "unknown_type",
+                format!("unknown line type `{other}`"),
+                line,
+            )),
+        }
+        out
+    }
+
+    fn finish(&mut self, truncated: Option<&[u8]>) -> Vec<Event> {
+        let mut out = Vec::new();
+        if let Some(rest) = truncated {
+            self.saw_line = true;
+            if !rest.trim_ascii().is_empty() {
+                out.push(Event::diagnostic(
+                    "truncated_line",
+                    format!(
+                        "the stream ended inside a line ({} bytes after the last newline)",
+                        rest.len()
+                    ),
+                    rest,
+                ));
+            }
+        }
+        if !self.saw_line {
+            out.push(Event::FinalResult {
+                success: false,
+                error_kind: Some("no_output".into()),
+                error_message: Some(
+                    "Gemini CLI printed nothing on stdout (with stream-json this is how an \
+                     authentication or configuration failure shows; see its exit code and stderr)"
+                        .into(),
+                ),
+                max_turns_reached: false,
+                num_turns: None,
+                cost_usd: None,
+                duration_ms: None,
+                text: None,
+                usage: None,
+            });
+        } else if !self.result_seen {
+            if self.errors.is_empty() {
+                out.push(Event::diagnostic(
+                    "incomplete_run",
+                    "the stream ended without a `result` line",
+                    b"",
+                ));
+            } else {
+                out.push(Event::FinalResult {
+                    success: false,
+                    error_kind: Some(self.error_kind(None)),
+                    error_message: Some(self.errors.join("\n")),
+                    max_turns_reached: self.turn_limit,
+                    num_turns: None,
+                    cost_usd: None,
+                    duration_ms: None,
+                    text: None,
+                    usage: None,
+                });
+            }
+        }
+        out
+    }
+}
+
+impl GeminiReducer {
+    fn message_id(&self) -> String {
+        format!("gemini-cli-msg-{}", self.calls)
+    }
+
+    /// Starts main-thread call N+1 unless call N is still producing output.
+    fn ensure_call(&mut self, out: &mut Vec<Event>) {
+        if self.call_open {
+            return;
+        }
+        self.calls += 1;
+        self.call_open = true;
+        self.text.clear();
+        out.push(Event::ModelCallStarted {
+            message_id: Some(self.message_id()),
+            parent_call_id: None,
+        });
+    }
+
+    fn message(&mut self, obj: &Map<String, Value>, line: &[u8], out: &mut Vec<Event>) {
+        match str_field_of(obj, "role") {
+            // The prompt (the host records it): the model's next output is a new call.
+            Some("user") => self.call_open = false,
+            Some("assistant") => {
+                self.ensure_call(out);
+                // `delta: true` chunks and whole messages alike add to the call's text.
+                self.text
+                    .push_str(str_field_of(obj, "content").unwrap_or(""));
+                out.push(Event::AssistantMessage {
+                    message_id: self.message_id(),
+                    parent_call_id: None,
+                    text: self.text.clone(),
+                    usage: None,
+                    cost_usd: None,
+                });
+            }
+            other => out.push(Event::diagnostic(
+                "unknown_role",
+                format!("message with role {other:?}"),
+                line,
+            )),
+        }
+    }
+
+    fn tool_use(&mut self, obj: &Map<String, Value>, line: &[u8], out: &mut Vec<Event>) {
+        let Some(call_id) = str_field_of(obj, "tool_id") else {
+            out.push(Event::diagnostic(
+                "missing_field",
+                "tool_use line has no `tool_id`",
+                line,
+            ));
+            return;
+        };
+        if !self.tools_started.insert(call_id.to_string()) {
+            out.push(Event::diagnostic(
+                "duplicate_tool_use",
+                format!("tool call `{call_id}` was announced again"),
+                line,
+            ));
+            return;
+        }
+        self.ensure_call(out);
+        out.push(Event::ToolCallStarted {
+            call_id: call_id.to_string(),
+            name: str_field_of(obj, "tool_name").unwrap_or("").to_string(),
+            input_json: obj.get("parameters").unwrap_or(&Value::Null).to_string(),
+            parent_call_id: None,
+        });
+    }
+
+    fn tool_result(&mut self, obj: &Map<String, Value>, line: &[u8], out: &mut Vec<Event>) {
+        // Tools run after the response ended: the model's next output is a new call.
+        self.call_open = false;
+        let Some(call_id) = str_field_of(obj, "tool_id") else {
+            out.push(Event::diagnostic(
+                "missing_field",
+                "tool_result line has no `tool_id`",
+                line,
+            ));
+            return;
+        };
+        if !self.tools_started.contains(call_id) {
+            out.push(Event::diagnostic(
+                "orphan_tool_result",
+                format!("result for tool call `{call_id}`, which was never announced"),
+                line,
+            ));
+            return;
+        }
+        if !self.tools_finished.insert(call_id.to_string()) {
+            out.push(Event::diagnostic(
+                "duplicate_tool_result",
+                format!("a second result for tool call `{call_id}` (the first one counts)"),
+                line,
+            ));
+            return;
+        }
+        let output = str_field_of(obj, "output").unwrap_or("");
+        let error = obj.get("error").and_then(|e| str_field(e, "message"));
+        let exit_code = output
+            .strip_prefix(EXIT_CODE_PREFIX)
+            .and_then(|code| code.trim().parse::<i32>().ok());
+        let status = match str_field_of(obj, "status") {
+            Some("success") if exit_code.is_some_and(|c| c != 0) => ToolStatus::Error,
+            Some("success") => ToolStatus::Ok,
+            Some("error") => ToolStatus::Error,
+            _ => ToolStatus::Unknown,
+        };
+        let text = match (status, error) {
+            (ToolStatus::Error, Some(message)) => message,
+            _ => output,
+        };
+        out.push(Event::ToolCallFinished {
+            call_id: call_id.to_string(),
+            status,
+            output_excerpt: excerpt(text, self.config.excerpt_bytes as usize),
+            exit_code,
+        });
+    }
+
+    fn result(&mut self, obj: &Map<String, Value>, out: &mut Vec<Event>) {
+        self.result_seen = true;
+        self.call_open = false;
+        let error = obj.get("error");
+        let error_type = error.and_then(|e| str_field(e, "type"));
+        let status_ok = str_field_of(obj, "status") == Some("success");
+        let success = status_ok && error.is_none() && self.errors.is_empty();
+        let max_turns_reached = self.turn_limit || error_type == Some(TURN_LIMIT_ERROR);
+        let mut messages: Vec<String> = error
+            .and_then(|e| str_field(e, "message"))
+            .map(String::from)
+            .into_iter()
+            .collect();
+        messages.extend(self.errors.iter().cloned());
+        if !success && messages.is_empty() {
+            messages.push(format!(
+                "the CLI ended with status {:?}",
+                str_field_of(obj, "status").unwrap_or("")
+            ));
+        }
+        let stats = obj.get("stats");
+        out.push(Event::FinalResult {
+            success,
+            error_kind: (!success).then(|| self.error_kind(error_type)),
+            error_message: (!success).then(|| messages.join("\n")),
+            max_turns_reached,
+            // Gemini CLI reports no count of model calls.
+            num_turns: None,
+            cost_usd: None,
+            duration_ms: stats.and_then(|s| u64_field(s, "duration_ms")),
+            text: (!self.text.is_empty()).then(|| self.text.clone()),
+            usage: stats.map(usage_of),
+        });
+    }
+
+    fn error_kind(&self, error_type: Option<&str>) -> String {
+        match error_type {
+            Some(kind) => kind.to_string(),
+            None if self.turn_limit => "max_session_turns".into(),
+            None if !self.errors.is_empty() => "error_event".into(),
+            None => "error".into(),
+        }
+    }
+}
+
+fn str_field_of<'a>(obj: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    obj.get(key).and_then(Value::as_str)
+}
+
+fn string(obj: &Map<String, Value>, key: &str) -> Option<String> {
+    str_field_of(obj, key).map(String::from)
+}
+
+/// Gemini CLI's turn-cap messages: "Maximum session turns exceeded" (error line) and
+/// "Reached max session turns for this session." (`FatalTurnLimitedError`).
+fn is_turn_limit(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    lower.contains("maximum session turns") || lower.contains("max session turns")
+}
+
+/// `result.stats`: `input_tokens` is the whole prompt, split into `cached` (cache reads)
+/// and `input` (the rest). `total_tokens` also counts thinking tokens, which
+/// `output_tokens` leaves out: the difference is added to the output (reasoning included).
+fn usage_of(stats: &Value) -> Usage {
+    let prompt = u64_field(stats, "input_tokens").unwrap_or(0);
+    let cached = u64_field(stats, "cached").unwrap_or(0);
+    let input = u64_field(stats, "input").unwrap_or(prompt.saturating_sub(cached));
+    let output = u64_field(stats, "output_tokens").unwrap_or(0);
+    let total = u64_field(stats, "total_tokens").unwrap_or(0);
+    Usage {
+        input_tokens: input,
+        output_tokens: output.max(total.saturating_sub(prompt)),
+        cache_read_tokens: cached,
+        cache_write_tokens: 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reduce(text: &str) -> Vec<Event> {
+        let mut r = GeminiReducer::new(ReducerConfig::default());
+        let mut events = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            events.extend(r.feed(line.as_bytes(), i as u64 * 1000));
+        }
+        events.extend(r.finish(None));
+        events
+    }
+
+    fn final_result(events: &[Event]) -> Option<&Event> {
+        events
+            .iter()
+            .find(|e| matches!(e, Event::FinalResult { .. }))
+    }
+
+    fn diagnostics(events: &[Event]) -> Vec<&str> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Diagnostic { kind, .. } => Some(kind.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A compact picture of the events: C = call started, M = message, S = tool started,
+    /// F = tool finished, R = final result, D = diagnostic, I = session.
+    fn shape(events: &[Event]) -> String {
+        events
+            .iter()
+            .map(|e| match e {
+                Event::SessionStarted { .. } => 'I',
+                Event::ModelCallStarted { .. } => 'C',
+                Event::AssistantMessage { .. } => 'M',
+                Event::ToolCallStarted { .. } => 'S',
+                Event::ToolCallFinished { .. } => 'F',
+                Event::FinalResult { .. } => 'R',
+                Event::Diagnostic { .. } => 'D',
+            })
+            .collect()
+    }
+
+    const HELLO: &str = r#"{"type":"init","session_id":"sess-1","model":"gemini-2.5-flash"}
+{"type":"message","role":"user","content":"Create hello.txt"}
+{"type":"message","role":"assistant","content":"I'll create ","delta":true}
+{"type":"message","role":"assistant","content":"the file.","delta":true}
+{"type":"tool_use","tool_name":"write_file","tool_id":"t1","parameters":{"file_path":"hello.txt","content":"hi"}}
+{"type":"tool_result","tool_id":"t1","status":"success"}
+{"type":"tool_use","tool_name":"run_shell_command","tool_id":"t2","parameters":{"command":"date"}}
+{"type":"tool_result","tool_id":"t2","status":"success","output":"Sun"}
+{"type":"message","role":"assistant","content":"done","delta":true}
+{"type":"result","status":"success","stats":{"total_tokens":130,"input_tokens":100,"output_tokens":24,"cached":40,"input":60,"duration_ms":692,"tool_calls":2}}"#;
+
+    #[test]
+    fn delta_chunks_group_and_tool_results_bound_calls() {
+        let events = reduce(HELLO);
+        assert_eq!(shape(&events), "ICMMSFCSFCMR");
+        assert_eq!(
+            events[0],
+            Event::SessionStarted {
+                session_id: Some("sess-1".into()),
+                cli_version: None,
+                model: Some("gemini-2.5-flash".into()),
+                tools: vec![],
+            }
+        );
+        assert_eq!(
+            events[3],
+            Event::AssistantMessage {
+                message_id: "gemini-cli-msg-1".into(),
+                parent_call_id: None,
+                text: "I'll create the file.".into(),
+                usage: None,
+                cost_usd: None,
+            }
+        );
+        assert_eq!(
+            final_result(&events),
+            Some(&Event::FinalResult {
+                success: true,
+                error_kind: None,
+                error_message: None,
+                max_turns_reached: false,
+                num_turns: None,
+                cost_usd: None,
+                duration_ms: Some(692),
+                text: Some("done".into()),
+                usage: Some(Usage {
+                    input_tokens: 60,
+                    output_tokens: 30,
+                    cache_read_tokens: 40,
+                    cache_write_tokens: 0,
+                }),
+            })
+        );
+    }
+
+    #[test]
+    fn parallel_tools_stay_in_one_call() {
+        let events = reduce(
+            r#"{"type":"message","role":"assistant","content":"Two at once.","delta":true}
+{"type":"tool_use","tool_name":"write_file","tool_id":"a","parameters":{}}
+{"type":"tool_use","tool_name":"run_shell_command","tool_id":"b","parameters":{}}
+{"type":"tool_result","tool_id":"a","status":"success"}
+{"type":"tool_result","tool_id":"b","status":"success","output":"two"}
+{"type":"message","role":"assistant","content":"done","delta":true}"#,
+        );
+        assert_eq!(shape(&events), "CMSSFFCMD");
+        assert_eq!(diagnostics(&events), ["incomplete_run"]);
+    }
+
+    #[test]
+    fn repeated_result_does_not_reopen_or_double_count() {
+        let events = reduce(
+            r#"{"type":"tool_use","tool_name":"run_shell_command","tool_id":"t1","parameters":{}}
+{"type":"tool_result","tool_id":"t1","status":"success","output":"one"}
+{"type":"tool_result","tool_id":"t1","status":"error","output":"again"}
+{"type":"tool_result","tool_id":"zz","status":"success"}
+{"type":"result","status":"success"}"#,
+        );
+        assert_eq!(shape(&events), "CSFDDR");
+        assert_eq!(
+            diagnostics(&events),
+            ["duplicate_tool_result", "orphan_tool_result"]
+        );
+    }
+
+    #[test]
+    fn tool_status_and_exit_code() {
+        let events = reduce(
+            r#"{"type":"tool_use","tool_name":"run_shell_command","tool_id":"a","parameters":{}}
+{"type":"tool_use","tool_name":"run_shell_command","tool_id":"b","parameters":{}}
+{"type":"tool_use","tool_name":"read_file","tool_id":"c","parameters":{}}
+{"type":"tool_use","tool_name":"x","tool_id":"d","parameters":{}}
+{"type":"tool_result","tool_id":"a","status":"success","output":"Command exited with code: 2"}
+{"type":"tool_result","tool_id":"b","status":"success","output":"ls: cannot access 'x'"}
+{"type":"tool_result","tool_id":"c","status":"error","output":"Error reading file","error":{"type":"file_not_found","message":"File not found: /w/c"}}
+{"type":"tool_result","tool_id":"d","status":"skipped"}"#,
+        );
+        let ends: Vec<(ToolStatus, &str, Option<i32>)> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::ToolCallFinished {
+                    status,
+                    output_excerpt,
+                    exit_code,
+                    ..
+                } => Some((*status, output_excerpt.as_str(), *exit_code)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            ends,
+            [
+                (ToolStatus::Error, "Command exited with code: 2", Some(2)),
+                // The CLI reports success and the stream has no exit code: ok it stays.
+                (ToolStatus::Ok, "ls: cannot access 'x'", None),
+                (ToolStatus::Error, "File not found: /w/c", None),
+                (ToolStatus::Unknown, "", None),
+            ]
+        );
+    }
+
+    #[test]
+    fn error_line_decides_failure_even_after_success_status() {
+        let events = reduce(
+            r#"{"type":"error","severity":"error","message":"Maximum session turns exceeded"}
+{"type":"result","status":"success","stats":{"input_tokens":1,"output_tokens":1}}"#,
+        );
+        assert!(matches!(final_result(&events), Some(Event::FinalResult {
+            success: false, max_turns_reached: true, error_kind: Some(k), error_message: Some(m), ..
+        }) if k == "max_session_turns" && m == "Maximum session turns exceeded"));
+
+        let events = reduce(
+            r#"{"type":"error","severity":"error","message":"Invalid stream"}
+{"type":"result","status":"error"}"#,
+        );
+        assert!(matches!(final_result(&events), Some(Event::FinalResult {
+            success: false, max_turns_reached: false, error_kind: Some(k), .. }) if k == "error_event"));
+    }
+
+    #[test]
+    fn turn_limit_result_sets_max_turns_reached() {
+        let events = reduce(
+            r#"{"type":"tool_use","tool_name":"run_shell_command","tool_id":"t1","parameters":{}}
+{"type":"tool_result","tool_id":"t1","status":"success","output":"step 1"}
+{"type":"result","status":"error","error":{"type":"FatalTurnLimitedError","message":"Reached max session turns for this session."},"stats":{"duration_ms":0}}"#,
+        );
+        assert!(matches!(final_result(&events), Some(Event::FinalResult {
+            success: false, max_turns_reached: true, num_turns: None, text: None, error_kind: Some(k), ..
+        }) if k == "FatalTurnLimitedError"));
+    }
+
+    #[test]
+    fn warning_is_a_diagnostic_not_a_failure() {
+        let events = reduce(
+            r#"{"type":"error","severity":"warning","message":"Loop detected, stopping execution"}
+{"type":"result","status":"success"}"#,
+        );
+        assert_eq!(diagnostics(&events), ["cli_warning"]);
+        assert!(matches!(
+            final_result(&events),
+            Some(Event::FinalResult {
+                success: true,
+                usage: None,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn no_output_only_when_no_line_at_all() {
+        let mut r = GeminiReducer::new(ReducerConfig::default());
+        assert!(matches!(&r.finish(None)[..],
+            [Event::FinalResult { success: false, error_kind: Some(k), .. }] if k == "no_output"));
+
+        // A blank line is still a line: the stream was not empty.
+        let mut r = GeminiReducer::new(ReducerConfig::default());
+        r.feed(b"", 0);
+        assert_eq!(diagnostics(&r.finish(None)), ["incomplete_run"]);
+    }
+
+    #[test]
+    fn error_without_result_still_fails() {
+        let events = reduce(r#"{"type":"error","severity":"error","message":"quota"}"#);
+        assert!(matches!(final_result(&events),
+            Some(Event::FinalResult { success: false, error_message: Some(m), .. }) if m == "quota"));
+    }
+
+    #[test]
+    fn unknown_and_broken_lines_are_diagnostics() {
+        let events = reduce(
+            "{\"type\":\"thought\"}\nnot json\n{\"role\":\"x\"}\n{\"type\":\"message\",\"role\":\"system\"}\n{\"type\":\"tool_use\"}",
+        );
+        assert_eq!(
+            diagnostics(&events),
+            [
+                "unknown_type",
+                "not_json",
+                "missing_field",
+                "unknown_role",
+                "missing_field",
+                "incomplete_run"
+            ]
+        );
+        let mut r = GeminiReducer::new(ReducerConfig::default());
+        assert_eq!(
+            diagnostics(&r.finish(Some(b"{\"type\":\"res"))),
+            ["truncated_line", "incomplete_run"]
+        );
+    }
+
+    #[test]
+    fn user_message_closes_the_call() {
+        let events = reduce(
+            r#"{"type":"message","role":"assistant","content":"a","delta":true}
+{"type":"message","role":"user","content":"again"}
+{"type":"message","role":"assistant","content":"b","delta":true}"#,
+        );
+        assert_eq!(shape(&events), "CMCMD");
+    }
+}

@@ -1,0 +1,902 @@
+//! The OpenCode stream reducer (`opencode run --format json`, OpenCode 1.18.x).
+//!
+//! - **Model calls**: a `step_start` starts one model call (`ModelCallStarted`, message id
+//!   = the step's `part.messageID`); parts of a step whose `step_start` was not seen start
+//!   it implicitly. OpenCode runs a step's tools inside the step, before its `step_finish`,
+//!   so the next `step_start` comes only after the previous call's tools ended.
+//! - **Messages**: one `AssistantMessage` per step, re-emitted as text parts arrive and on
+//!   `step_finish` with the step's usage and `cost_usd` (OpenCode reports cost per step; the
+//!   collector sums them). A second step on the same message id gets the id `<id>#<n>`, so
+//!   usage is never counted once for two calls.
+//! - **Tools**: a `tool_use` line carries a part that is already `completed` or `error`, so
+//!   it both starts and ends the call (the tool's own `state.time` is the CLI's clock and is
+//!   not mixed in). `completed` with a non-zero `metadata.exit` (or `exitCode`) is an error
+//!   with that exit code; `error` with `metadata.interrupted: true` is an interrupted call
+//!   (B32): status error plus a `tool_interrupted` diagnostic. `pending` / `running` parts,
+//!   when a version emits them, only start the call.
+//! - **Sub-agents**: a part whose `part.sessionID` differs from the line's `sessionID` (the
+//!   run's own session) belongs to a sub-agent. Its parent call id is the `task` tool call
+//!   whose `metadata.sessionId` names that session when that is known, else the sub-agent's
+//!   session id itself (OpenCode reports the task call only once its sub-agent has ended).
+//! - **End**: there is no result line, so `finish` makes the `FinalResult`: failure when an
+//!   `error` line was seen; success when the last main-thread step ended with a final reason
+//!   (not `tool-calls` / `unknown`, OpenCode's own loop condition); otherwise no result and
+//!   an `incomplete_run` diagnostic (the collector then says `incomplete`), as also when the
+//!   last step has no text and an interrupted tool (B32). A stream with no line at all ends
+//!   in a `no_output` failure. No model id and no user prompt are in the stream (B31): the
+//!   host records both.
+
+use harness_kit::{
+    Event, ParsedLine, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, parse_json_line,
+    str_field, u64_field,
+};
+use serde_json::{Map, Value};
+use std::collections::{HashMap, HashSet};
+
+/// The OpenCode reducer's state for one stream.
+pub struct OpenCodeReducer {
+    config: ReducerConfig,
+    /// Whether `feed` or `finish` saw any bytes at all.
+    saw_line: bool,
+    /// The run's own session (the lines' top-level `sessionID`).
+    main_session: Option<String>,
+    /// Steps by the message id they are emitted under.
+    steps: HashMap<String, Step>,
+    /// The step a CLI message id currently maps to.
+    current_step: HashMap<String, String>,
+    /// Steps started per CLI message id.
+    steps_per_message: HashMap<String, u32>,
+    /// The last step started per session, for parts without a `messageID`.
+    last_step_in_session: HashMap<String, String>,
+    /// Sub-agent session id → the `task` tool call that started it.
+    sub_sessions: HashMap<String, String>,
+    tools_started: HashSet<String>,
+    tools_finished: HashSet<String>,
+    /// Main-thread steps seen.
+    main_steps: u32,
+    /// The message id of the last main-thread step.
+    last_main_step: Option<String>,
+    /// `error` lines: (name, message).
+    errors: Vec<(String, String)>,
+    /// Count of steps without any id, for made-up ids.
+    anonymous: u32,
+}
+
+struct Step {
+    parent: Option<String>,
+    text: String,
+    usage: Option<Usage>,
+    cost: Option<f64>,
+    /// `Some(reason)` once `step_finish` was seen (`""` when it gave no reason).
+    finish_reason: Option<String>,
+    interrupted_tool: bool,
+}
+
+/// Who a part belongs to: its session and its parent call (`None` = main thread).
+struct Owner {
+    session: String,
+    parent: Option<String>,
+}
+
+impl Reducer for OpenCodeReducer {
+    fn new(config: ReducerConfig) -> Self {
+        OpenCodeReducer {
+            config,
+            saw_line: false,
+            main_session: None,
+            steps: HashMap::new(),
+            current_step: HashMap::new(),
+            steps_per_message: HashMap::new(),
+            last_step_in_session: HashMap::new(),
+            sub_sessions: HashMap::new(),
+            tools_started: HashSet::new(),
+            tools_finished: HashSet::new(),
+            main_steps: 0,
+            last_main_step: None,
+            errors: Vec::new(),
+            anonymous: 0,
+        }
+    }
+
+    fn feed(&mut self, line: &[u8], _stamp_us: u64) -> Vec<Event> {
+        self.saw_line = true;
+        let obj = match parse_json_line(line) {
+            ParsedLine::Object(obj) => obj,
+            ParsedLine::Blank => return Vec::new(),
+            ParsedLine::Bad(diagnostic) => return vec![diagnostic],
+        };
+        let mut out = Vec::new();
+        self.announce_session(&obj, &mut out);
+        let kind = obj.get("type").and_then(Value::as_str).unwrap_or("");
+        let part = obj.get("part").filter(|p| p.is_object());
+        match (kind, part) {
+            ("step_start", Some(part)) => {
+                let owner = self.owner(&obj, part);
+                self.start_step(part, owner, &mut out);
+            }
+            ("text", Some(part)) => {
+                let key = self.step_for(&obj, part, &mut out);
+                let step = self.steps.get_mut(&key).expect("step_for opens it");
+                step.text.push_str(str_field(part, "text").unwrap_or(""));
+                out.push(message_event(&key, step));
+            }
+            // Reasoning text is not answer text; the part only proves the call is on.
+            ("reasoning", Some(part)) => {
+                self.step_for(&obj, part, &mut out);
+            }
+            ("tool_use", Some(part)) => self.tool_use(&obj, part, line, &mut out),
+            ("step_finish", Some(part)) => {
+                let key = self.step_for(&obj, part, &mut out);
+                let step = self.steps.get_mut(&key).expect("step_for opens it");
+                step.finish_reason = Some(str_field(part, "reason").unwrap_or("").to_string());
+                if let Some(tokens) = part.get("tokens") {
+                    step.usage = Some(usage_of(tokens));
+                }
+                if let Some(cost) = part.get("cost").and_then(Value::as_f64) {
+                    step.cost = Some(cost);
+                }
+                out.push(message_event(&key, step));
+            }
+            ("step_start" | "text" | "reasoning" | "tool_use" | "step_finish", None) => {
+                out.push(Event::diagnostic(
+                    "missing_field",
+                    format!("`{kind}` line has no `part`"),
+                    line,
+                ))
+            }
+            ("error", _) => {
+                let error = obj.get("error").unwrap_or(&Value::Null);
+                let name = str_field(error, "name").unwrap_or("error").to_string();
+                let message = error
+                    .get("data")
+                    .and_then(|d| str_field(d, "message"))
+                    .or_else(|| str_field(error, "message"))
+                    .map(String::from)
+                    .unwrap_or_else(|| format!("OpenCode reported `{name}`"));
+                self.errors.push((name, message));
+            }
+            ("done", _) => {
+                let rejected = obj
+                    .get("rejected")
+                    .and_then(Value::as_array)
+                    .filter(|r| !r.is_empty());
+                if let Some(rejected) = rejected {
+                    out.push(Event::diagnostic(
+                        "permission_rejected",
+                        format!(
+                            "OpenCode auto-rejected {} permission request(s)",
+                            rejected.len()
+                        ),
+                        line,
+                    ));
+                }
+            }
+            ("", _) => out.push(Event::diagnostic(
+                "missing_field",
+                "line has no `type` field",
+                line,
+            )),
+            (other, _) => out.push(Event::diagnostic(
+                "unknown_type",
+                format!("unknown line type `{other}`"),
+                line,
+            )),
+        }
+        out
+    }
+
+    fn finish(&mut self, truncated: Option<&[u8]>) -> Vec<Event> {
+        let mut out = Vec::new();
+        if let Some(rest) = truncated {
+            self.saw_line = true;
+            if !rest.trim_ascii().is_empty() {
+                out.push(Event::diagnostic(
+                    "truncated_line",
+                    format!(
+                        "the stream ended inside a line ({} bytes after the last newline)",
+                        rest.len()
+                    ),
+                    rest,
+                ));
+            }
+        }
+        if !self.saw_line {
+            out.push(failure(
+                "no_output",
+                "OpenCode printed nothing on stdout".into(),
+                None,
+            ));
+            return out;
+        }
+        let last = self.last_main_step.as_ref().and_then(|k| self.steps.get(k));
+        let text = last.map(|s| s.text.clone()).filter(|t| !t.is_empty());
+        if !self.errors.is_empty() {
+            let messages: Vec<&str> = self.errors.iter().map(|(_, m)| m.as_str()).collect();
+            let mut result = failure(
+                &self.errors[0].0,
+                messages.join("\n"),
+                Some(self.main_steps),
+            );
+            if let Event::FinalResult { text: t, .. } = &mut result {
+                *t = text;
+            }
+            out.push(result);
+            return out;
+        }
+        let unfinished = match last {
+            None => Some("no main-thread step was seen".to_string()),
+            Some(step) => match step.finish_reason.as_deref() {
+                None => Some("the last step has no `step_finish`".to_string()),
+                Some(reason @ ("tool-calls" | "unknown")) => Some(format!(
+                    "the last step finished with `{reason}`, so OpenCode meant to go on"
+                )),
+                Some(_) if step.interrupted_tool && step.text.is_empty() => {
+                    Some("the last step has an interrupted tool call and no text (B32)".to_string())
+                }
+                Some(_) => None,
+            },
+        };
+        match unfinished {
+            Some(why) => out.push(Event::diagnostic(
+                "incomplete_run",
+                format!("the stream ended before the run finished: {why}"),
+                b"",
+            )),
+            None => out.push(Event::FinalResult {
+                success: true,
+                error_kind: None,
+                error_message: None,
+                max_turns_reached: false,
+                num_turns: Some(self.main_steps),
+                cost_usd: None,
+                duration_ms: None,
+                text,
+                usage: None,
+            }),
+        }
+        out
+    }
+}
+
+impl OpenCodeReducer {
+    /// Emits `SessionStarted` for the first line naming the run's session.
+    fn announce_session(&mut self, obj: &Map<String, Value>, out: &mut Vec<Event>) {
+        if self.main_session.is_some() {
+            return;
+        }
+        let Some(session) = obj.get("sessionID").and_then(Value::as_str) else {
+            return;
+        };
+        self.main_session = Some(session.to_string());
+        // Newer versions may name the model on the part (B31); 1.18.33 does not.
+        let part = obj.get("part");
+        let model = part.and_then(|p| str_field(p, "modelID")).map(|model| {
+            match part.and_then(|p| str_field(p, "providerID")) {
+                Some(provider) => format!("{provider}/{model}"),
+                None => model.to_string(),
+            }
+        });
+        out.push(Event::SessionStarted {
+            session_id: Some(session.to_string()),
+            cli_version: None,
+            model,
+            tools: Vec::new(),
+        });
+    }
+
+    /// The session a part belongs to and, for a sub-agent's part, its parent call id.
+    fn owner(&mut self, obj: &Map<String, Value>, part: &Value) -> Owner {
+        let line_session = obj.get("sessionID").and_then(Value::as_str);
+        let session = str_field(part, "sessionID")
+            .or(line_session)
+            .unwrap_or("")
+            .to_string();
+        if self.main_session.is_none() && !session.is_empty() {
+            self.main_session = Some(session.clone());
+        }
+        let parent = match &self.main_session {
+            Some(main) if *main != session && !session.is_empty() => Some(
+                self.sub_sessions
+                    .get(&session)
+                    .cloned()
+                    .unwrap_or_else(|| session.clone()),
+            ),
+            _ => None,
+        };
+        Owner { session, parent }
+    }
+
+    /// Opens a step (one model call) for `part.messageID`.
+    fn start_step(&mut self, part: &Value, owner: Owner, out: &mut Vec<Event>) -> String {
+        let key = match str_field(part, "messageID") {
+            Some(message_id) => {
+                let n = self
+                    .steps_per_message
+                    .entry(message_id.to_string())
+                    .or_insert(0);
+                *n += 1;
+                let key = if *n == 1 {
+                    message_id.to_string()
+                } else {
+                    format!("{message_id}#{n}")
+                };
+                self.current_step
+                    .insert(message_id.to_string(), key.clone());
+                key
+            }
+            None => {
+                self.anonymous += 1;
+                format!("opencode-msg-{}", self.anonymous)
+            }
+        };
+        if owner.parent.is_none() {
+            self.main_steps += 1;
+            self.last_main_step = Some(key.clone());
+        }
+        self.last_step_in_session.insert(owner.session, key.clone());
+        out.push(Event::ModelCallStarted {
+            message_id: Some(key.clone()),
+            parent_call_id: owner.parent.clone(),
+        });
+        self.steps.insert(
+            key.clone(),
+            Step {
+                parent: owner.parent,
+                text: String::new(),
+                usage: None,
+                cost: None,
+                finish_reason: None,
+                interrupted_tool: false,
+            },
+        );
+        key
+    }
+
+    /// The step a part belongs to, opened (a model call started) if it was not seen.
+    fn step_for(&mut self, obj: &Map<String, Value>, part: &Value, out: &mut Vec<Event>) -> String {
+        let owner = self.owner(obj, part);
+        let known = match str_field(part, "messageID") {
+            Some(message_id) => self.current_step.get(message_id),
+            None => self.last_step_in_session.get(&owner.session),
+        };
+        match known {
+            Some(key) => key.clone(),
+            None => self.start_step(part, owner, out),
+        }
+    }
+
+    fn tool_use(
+        &mut self,
+        obj: &Map<String, Value>,
+        part: &Value,
+        line: &[u8],
+        out: &mut Vec<Event>,
+    ) {
+        let Some(call_id) = str_field(part, "callID").or_else(|| str_field(part, "id")) else {
+            out.push(Event::diagnostic(
+                "missing_field",
+                "tool part has no `callID`",
+                line,
+            ));
+            return;
+        };
+        let call_id = call_id.to_string();
+        let key = self.step_for(obj, part, out);
+        let parent = self.steps[&key].parent.clone();
+        let state = part.get("state").unwrap_or(&Value::Null);
+        let metadata = state.get("metadata").unwrap_or(&Value::Null);
+        let name = str_field(part, "tool").unwrap_or("");
+        if name == "task"
+            && let Some(child) = str_field(metadata, "sessionId")
+        {
+            self.sub_sessions.insert(child.to_string(), call_id.clone());
+        }
+        if self.tools_started.insert(call_id.clone()) {
+            out.push(Event::ToolCallStarted {
+                call_id: call_id.clone(),
+                name: name.to_string(),
+                input_json: state.get("input").unwrap_or(&Value::Null).to_string(),
+                parent_call_id: parent,
+            });
+        }
+        let status = str_field(state, "status").unwrap_or("");
+        let (status, output, exit_code) = match status {
+            "pending" | "running" => return,
+            "completed" => {
+                let exit_code = metadata
+                    .get("exit")
+                    .or_else(|| metadata.get("exitCode"))
+                    .and_then(Value::as_i64)
+                    .map(|c| c as i32);
+                let status = if exit_code.is_some_and(|c| c != 0) {
+                    ToolStatus::Error
+                } else {
+                    ToolStatus::Ok
+                };
+                (status, output_of(state.get("output")), exit_code)
+            }
+            "error" => {
+                if metadata.get("interrupted").and_then(Value::as_bool) == Some(true) {
+                    self.steps
+                        .get_mut(&key)
+                        .expect("step_for opens it")
+                        .interrupted_tool = true;
+                    out.push(Event::diagnostic(
+                        "tool_interrupted",
+                        format!("tool call `{call_id}` was cut off before it finished (B32)"),
+                        line,
+                    ));
+                }
+                (ToolStatus::Error, output_of(state.get("error")), None)
+            }
+            other => {
+                out.push(Event::diagnostic(
+                    "unknown_status",
+                    format!("tool part with unknown status `{other}`"),
+                    line,
+                ));
+                return;
+            }
+        };
+        if self.tools_finished.insert(call_id.clone()) {
+            out.push(Event::ToolCallFinished {
+                call_id,
+                status,
+                output_excerpt: excerpt(&output, self.config.excerpt_bytes as usize),
+                exit_code,
+            });
+        }
+    }
+}
+
+fn message_event(id: &str, step: &Step) -> Event {
+    Event::AssistantMessage {
+        message_id: id.to_string(),
+        parent_call_id: step.parent.clone(),
+        text: step.text.clone(),
+        usage: step.usage,
+        cost_usd: step.cost,
+    }
+}
+
+fn failure(kind: &str, message: String, num_turns: Option<u32>) -> Event {
+    Event::FinalResult {
+        success: false,
+        error_kind: Some(kind.to_string()),
+        error_message: Some(message),
+        max_turns_reached: false,
+        num_turns,
+        cost_usd: None,
+        duration_ms: None,
+        text: None,
+        usage: None,
+    }
+}
+
+/// OpenCode's `tokens`: `input` already excludes cache reads and writes; `reasoning` is
+/// counted apart from `output` (OpenCode bills it on top, at the output rate), so the two
+/// are added into the model's output tokens.
+fn usage_of(tokens: &Value) -> Usage {
+    let cache = tokens.get("cache").unwrap_or(&Value::Null);
+    Usage {
+        input_tokens: u64_field(tokens, "input").unwrap_or(0),
+        output_tokens: u64_field(tokens, "output").unwrap_or(0)
+            + u64_field(tokens, "reasoning").unwrap_or(0),
+        cache_read_tokens: u64_field(cache, "read").unwrap_or(0),
+        cache_write_tokens: u64_field(cache, "write").unwrap_or(0),
+    }
+}
+
+/// A tool's output or error: a string, or any other JSON as text.
+fn output_of(value: Option<&Value>) -> String {
+    match value {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reduce(text: &str) -> Vec<Event> {
+        let mut r = OpenCodeReducer::new(ReducerConfig::default());
+        let mut events = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            events.extend(r.feed(line.as_bytes(), i as u64 * 1000));
+        }
+        events.extend(r.finish(None));
+        events
+    }
+
+    fn step_start(session: &str, part_session: &str, msg: &str) -> String {
+        format!(
+            r#"{{"type":"step_start","sessionID":"{session}","part":{{"messageID":"{msg}","sessionID":"{part_session}","type":"step-start"}}}}"#
+        )
+    }
+
+    fn step_finish(msg: &str, reason: &str) -> String {
+        format!(
+            r#"{{"type":"step_finish","sessionID":"s","part":{{"messageID":"{msg}","sessionID":"s","type":"step-finish","reason":"{reason}","tokens":{{"input":100,"output":10,"reasoning":5,"cache":{{"read":40,"write":2}}}},"cost":0.25}}}}"#
+        )
+    }
+
+    fn text(msg: &str, text: &str) -> String {
+        format!(
+            r#"{{"type":"text","sessionID":"s","part":{{"messageID":"{msg}","sessionID":"s","type":"text","text":"{text}"}}}}"#
+        )
+    }
+
+    fn tool(msg: &str, call: &str, state: &str) -> String {
+        format!(
+            r#"{{"type":"tool_use","sessionID":"s","part":{{"type":"tool","tool":"bash","callID":"{call}","messageID":"{msg}","sessionID":"s","state":{state}}}}}"#
+        )
+    }
+
+    fn final_result(events: &[Event]) -> Option<&Event> {
+        events
+            .iter()
+            .find(|e| matches!(e, Event::FinalResult { .. }))
+    }
+
+    fn diagnostics(events: &[Event]) -> Vec<&str> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Diagnostic { kind, .. } => Some(kind.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn steps_bound_model_calls_and_carry_usage_and_cost() {
+        let events = reduce(
+            &[
+                step_start("s", "s", "m1"),
+                text("m1", "hi"),
+                tool(
+                    "m1",
+                    "c1",
+                    r#"{"status":"completed","input":{"command":"date"},"output":"Sun\n","metadata":{"exit":0}}"#,
+                ),
+                step_finish("m1", "tool-calls"),
+                step_start("s", "s", "m2"),
+                text("m2", "done"),
+                step_finish("m2", "stop"),
+            ]
+            .join("\n"),
+        );
+        assert_eq!(
+            events[0],
+            Event::SessionStarted {
+                session_id: Some("s".into()),
+                cli_version: None,
+                model: None,
+                tools: vec![],
+            }
+        );
+        let calls: Vec<&Event> = events
+            .iter()
+            .filter(|e| matches!(e, Event::ModelCallStarted { .. }))
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                &Event::ModelCallStarted {
+                    message_id: Some("m1".into()),
+                    parent_call_id: None
+                },
+                &Event::ModelCallStarted {
+                    message_id: Some("m2".into()),
+                    parent_call_id: None
+                },
+            ]
+        );
+        // The second call starts only after the first call's tool finished.
+        let finished_at = events
+            .iter()
+            .position(|e| matches!(e, Event::ToolCallFinished { .. }))
+            .unwrap();
+        let second_call_at = events.iter().position(|e| *e == *calls[1]).unwrap();
+        assert!(finished_at < second_call_at);
+        assert!(events.contains(&Event::AssistantMessage {
+            message_id: "m1".into(),
+            parent_call_id: None,
+            text: "hi".into(),
+            usage: Some(Usage {
+                input_tokens: 100,
+                output_tokens: 15,
+                cache_read_tokens: 40,
+                cache_write_tokens: 2,
+            }),
+            cost_usd: Some(0.25),
+        }));
+        assert!(events.contains(&Event::ToolCallFinished {
+            call_id: "c1".into(),
+            status: ToolStatus::Ok,
+            output_excerpt: "Sun\n".into(),
+            exit_code: Some(0),
+        }));
+        assert_eq!(
+            final_result(&events),
+            Some(&Event::FinalResult {
+                success: true,
+                error_kind: None,
+                error_message: None,
+                max_turns_reached: false,
+                num_turns: Some(2),
+                cost_usd: None,
+                duration_ms: None,
+                text: Some("done".into()),
+                usage: None,
+            })
+        );
+    }
+
+    #[test]
+    fn completed_with_nonzero_exit_is_an_error() {
+        let events = reduce(&tool(
+            "m1",
+            "c1",
+            r#"{"status":"completed","input":{},"output":"ls: nope\n","metadata":{"exit":2}}"#,
+        ));
+        // The part opened its step implicitly.
+        assert!(matches!(events[1], Event::ModelCallStarted { .. }));
+        assert!(events.contains(&Event::ToolCallFinished {
+            call_id: "c1".into(),
+            status: ToolStatus::Error,
+            output_excerpt: "ls: nope\n".into(),
+            exit_code: Some(2),
+        }));
+        // `exitCode` (another spelling seen in the wild) works too.
+        let events = reduce(&tool(
+            "m1",
+            "c1",
+            r#"{"status":"completed","metadata":{"exitCode":1}}"#,
+        ));
+        assert!(events.iter().any(|e| matches!(
+            e,
+            Event::ToolCallFinished {
+                status: ToolStatus::Error,
+                exit_code: Some(1),
+                ..
+            }
+        )));
+    }
+
+    #[test]
+    fn interrupted_tool_is_an_error_with_a_diagnostic_and_the_run_incomplete() {
+        let events = reduce(
+            &[
+                step_start("s", "s", "m1"),
+                tool(
+                    "m1",
+                    "call_orphan_1",
+                    r#"{"status":"error","input":{},"error":"Tool execution aborted","metadata":{"interrupted":true}}"#,
+                ),
+                step_finish("m1", "stop"),
+            ]
+            .join("\n"),
+        );
+        assert!(events.contains(&Event::ToolCallFinished {
+            call_id: "call_orphan_1".into(),
+            status: ToolStatus::Error,
+            output_excerpt: "Tool execution aborted".into(),
+            exit_code: None,
+        }));
+        assert_eq!(diagnostics(&events), ["tool_interrupted", "incomplete_run"]);
+        assert_eq!(final_result(&events), None);
+    }
+
+    #[test]
+    fn genuine_tool_error_is_not_interrupted() {
+        let events = reduce(&tool(
+            "m1",
+            "c1",
+            r#"{"status":"error","input":{"filePath":"/x"},"error":"file not found"}"#,
+        ));
+        assert!(events.iter().any(|e| matches!(e,
+            Event::ToolCallFinished { status: ToolStatus::Error, output_excerpt, .. }
+                if output_excerpt == "file not found")));
+        assert!(!diagnostics(&events).contains(&"tool_interrupted"));
+    }
+
+    #[test]
+    fn running_part_starts_once_and_completion_finishes_once() {
+        let events = reduce(
+            &[
+                tool(
+                    "m1",
+                    "c1",
+                    r#"{"status":"running","input":{"command":"sleep 1"}}"#,
+                ),
+                tool(
+                    "m1",
+                    "c1",
+                    r#"{"status":"completed","output":"","metadata":{"exit":0}}"#,
+                ),
+                tool(
+                    "m1",
+                    "c1",
+                    r#"{"status":"completed","output":"","metadata":{"exit":0}}"#,
+                ),
+            ]
+            .join("\n"),
+        );
+        let starts = events
+            .iter()
+            .filter(|e| matches!(e, Event::ToolCallStarted { .. }))
+            .count();
+        let ends = events
+            .iter()
+            .filter(|e| matches!(e, Event::ToolCallFinished { .. }))
+            .count();
+        assert_eq!((starts, ends), (1, 1));
+        assert!(
+            events.iter().any(|e| matches!(e,
+            Event::ToolCallStarted { input_json, .. } if input_json == r#"{"command":"sleep 1"}"#))
+        );
+    }
+
+    #[test]
+    fn error_line_is_a_failed_final_result() {
+        let events = reduce(
+            &[
+                step_start("s", "s", "m1"),
+                r#"{"type":"error","sessionID":"s","error":{"name":"APIError","data":{"message":"Rate limit exceeded","statusCode":429}}}"#.to_string(),
+            ]
+            .join("\n"),
+        );
+        assert_eq!(
+            final_result(&events),
+            Some(&Event::FinalResult {
+                success: false,
+                error_kind: Some("APIError".into()),
+                error_message: Some("Rate limit exceeded".into()),
+                max_turns_reached: false,
+                num_turns: Some(1),
+                cost_usd: None,
+                duration_ms: None,
+                text: None,
+                usage: None,
+            })
+        );
+    }
+
+    #[test]
+    fn stream_ending_mid_run_is_incomplete() {
+        for lines in [
+            vec![step_start("s", "s", "m1")],
+            vec![step_start("s", "s", "m1"), step_finish("m1", "tool-calls")],
+            vec![r#"{"type":"mystery"}"#.to_string()],
+        ] {
+            let events = reduce(&lines.join("\n"));
+            assert_eq!(final_result(&events), None, "{lines:?}");
+            assert!(
+                diagnostics(&events).contains(&"incomplete_run"),
+                "{lines:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn step_finish_without_reason_is_a_clean_end() {
+        let events = reduce(
+            r#"{"type":"step_finish","sessionID":"s","part":{"messageID":"m1","sessionID":"s","type":"step-finish","cost":0.002,"tokens":{"input":12,"output":3,"reasoning":0,"cache":{"read":0,"write":0}}}}"#,
+        );
+        assert!(matches!(
+            final_result(&events),
+            Some(Event::FinalResult { success: true, .. })
+        ));
+    }
+
+    #[test]
+    fn no_output_is_a_failure() {
+        let mut r = OpenCodeReducer::new(ReducerConfig::default());
+        let events = r.finish(None);
+        assert!(matches!(&events[..],
+            [Event::FinalResult { success: false, error_kind: Some(k), .. }] if k == "no_output"));
+    }
+
+    #[test]
+    fn second_step_on_one_message_gets_its_own_id() {
+        let events = reduce(
+            &[
+                step_start("s", "s", "m1"),
+                step_finish("m1", "tool-calls"),
+                step_start("s", "s", "m1"),
+                step_finish("m1", "stop"),
+            ]
+            .join("\n"),
+        );
+        let ids: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::AssistantMessage { message_id, .. } => Some(message_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ids, ["m1", "m1#2"]);
+    }
+
+    #[test]
+    fn sub_agent_parts_are_attributed_by_session() {
+        let task = r#"{"type":"tool_use","sessionID":"main","part":{"type":"tool","tool":"task","callID":"task1","messageID":"m1","sessionID":"main","state":{"status":"running","input":{},"metadata":{"sessionId":"child"}}}}"#;
+        let child_tool = r#"{"type":"tool_use","sessionID":"main","part":{"type":"tool","tool":"read","callID":"c9","messageID":"cm1","sessionID":"child","state":{"status":"completed","input":{},"output":"x"}}}"#;
+        let events = reduce(
+            &[
+                step_start("main", "main", "m1"),
+                task.to_string(),
+                step_start("main", "child", "cm1"),
+                child_tool.to_string(),
+                // A sub-agent whose task call was not announced: its session names it.
+                step_start("main", "other", "om1"),
+            ]
+            .join("\n"),
+        );
+        let parents: Vec<Option<&str>> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::ModelCallStarted { parent_call_id, .. } => Some(parent_call_id.as_deref()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(parents, [None, Some("task1"), Some("other")]);
+        assert!(events.iter().any(|e| matches!(e,
+            Event::ToolCallStarted { call_id, parent_call_id: Some(p), .. }
+                if call_id == "c9" && p == "task1")));
+    }
+
+    #[test]
+    fn unknown_and_broken_lines_are_diagnostics() {
+        let events = reduce(
+            &[
+                "{invalid json here".to_string(),
+                step_start("s", "s", "m1"),
+                r#"{"type":"snapshot","sessionID":"s"}"#.to_string(),
+                r#"{"type":"text","sessionID":"s"}"#.to_string(),
+                r#"{"sessionID":"s"}"#.to_string(),
+                r#"{"type":"done","sessionID":"s","reason":"idle","rejected":["bash"]}"#
+                    .to_string(),
+                step_finish("m1", "stop"),
+                "not json at all".to_string(),
+            ]
+            .join("\n"),
+        );
+        assert_eq!(
+            diagnostics(&events),
+            [
+                "not_json",
+                "unknown_type",
+                "missing_field",
+                "missing_field",
+                "permission_rejected",
+                "not_json"
+            ]
+        );
+        assert!(matches!(
+            final_result(&events),
+            Some(Event::FinalResult { success: true, .. })
+        ));
+    }
+
+    #[test]
+    fn truncated_tail_is_a_diagnostic() {
+        let mut r = OpenCodeReducer::new(ReducerConfig::default());
+        let events = r.finish(Some(br#"{"type":"step_sta"#));
+        assert_eq!(diagnostics(&events), ["truncated_line", "incomplete_run"]);
+    }
+
+    #[test]
+    fn excerpt_is_capped() {
+        let mut r = OpenCodeReducer::new(ReducerConfig { excerpt_bytes: 4 });
+        let events = r.feed(
+            tool("m1", "c1", r#"{"status":"completed","output":"abcdefgh"}"#).as_bytes(),
+            0,
+        );
+        assert!(events.iter().any(|e| matches!(e,
+            Event::ToolCallFinished { output_excerpt, .. } if output_excerpt == "abcd")));
+    }
+}
