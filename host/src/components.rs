@@ -36,6 +36,16 @@ pub const BUILTIN_HARNESSES: &[BuiltinHarness] = &[
         wasm: component!("claude_code_harness.wasm"),
     },
     BuiltinHarness {
+        name: "codex",
+        program: "codex",
+        wasm: component!("codex_harness.wasm"),
+    },
+    BuiltinHarness {
+        name: "pi",
+        program: "pi",
+        wasm: component!("pi_harness.wasm"),
+    },
+    BuiltinHarness {
         name: "opencode",
         program: "opencode",
         wasm: component!("opencode_harness.wasm"),

@@ -5,6 +5,7 @@ mod bad_input;
 mod cache;
 mod hot_swap;
 mod live_claude;
+mod replay_codex_pi;
 mod replay_corpus;
 mod replay_opencode_gemini;
 mod sandbox;

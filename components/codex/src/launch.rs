@@ -1,0 +1,349 @@
+//! Launch plan and neutral-action translation for Codex 0.171 (`codex exec --json`).
+//!
+//! Command line, environment and config file as recorded in `shared/corpus/live/README.md`:
+//!
+//! ```text
+//! CODEX_HOME={{home}}/.codex MOCK_API_KEY=<key> \
+//! codex exec --json --skip-git-repo-check --dangerously-bypass-approvals-and-sandbox <prompt>
+//! ```
+//!
+//! with `{{home}}/.codex/config.toml` naming the model (a slug of Codex's built-in catalog:
+//! with an unknown slug Codex adds an `error` item and offers no `apply_patch`), turning off
+//! update checks, analytics and plugins (they phone home), and, when the task gives a model
+//! base URL, a `mock` provider on the Responses wire API (0.171 refuses `wire_api = "chat"`).
+
+use harness_kit::{
+    AgentSettings, Harness, LaunchPlan, NeutralAction, PromptDelivery, RunLimits, ToolCall,
+};
+use serde_json::{Value, json};
+
+/// The Codex harness (`@openai/codex` 0.171.0, `codex exec --json`): launch plan and
+/// [`CodexReducer`](crate::CodexReducer).
+pub struct Codex;
+
+/// The model asked for when the task names none: a slug of Codex 0.171's built-in catalog.
+pub const DEFAULT_MODEL: &str = "gpt-5.5";
+
+/// The `permission_mode` values Codex understands: its `--sandbox` modes. `None` (no
+/// permission mode) = `--dangerously-bypass-approvals-and-sandbox`.
+pub const SANDBOX_MODES: [&str; 3] = ["read-only", "workspace-write", "danger-full-access"];
+
+impl Harness for Codex {
+    type Reducer = crate::CodexReducer;
+
+    /// Codex has no native turn or tool-call cap (`native_limits` is empty: the host's
+    /// backstop enforces `max_turns` and `max_tool_calls`) and no per-tool allow or deny
+    /// list, so a task with `allowed_tools` or `disallowed_tools` is refused.
+    fn plan(settings: &AgentSettings, _limits: &RunLimits) -> Result<LaunchPlan, String> {
+        if !settings.allowed_tools.is_empty() || !settings.disallowed_tools.is_empty() {
+            return Err(
+                "codex exec has no per-tool allow or deny list: remove `allowed_tools` and \
+                 `disallowed_tools` from the task to run it on codex"
+                    .into(),
+            );
+        }
+        let mut argv: Vec<String> = ["codex", "exec", "--json", "--skip-git-repo-check"]
+            .map(String::from)
+            .to_vec();
+        match settings.permission_mode.as_deref() {
+            None => argv.push("--dangerously-bypass-approvals-and-sandbox".into()),
+            Some(mode) if SANDBOX_MODES.contains(&mode) => {
+                argv.extend(["--sandbox".into(), mode.to_string()]);
+            }
+            Some(mode) => {
+                return Err(format!(
+                    "codex has no permission mode `{mode}`: use one of its sandbox modes ({}) \
+                     or none",
+                    SANDBOX_MODES.join(", ")
+                ));
+            }
+        }
+
+        let mut env = vec![("CODEX_HOME".to_string(), "{{home}}/.codex".to_string())];
+        let api_key = settings.api_key.clone();
+        match (&settings.model_base_url, api_key) {
+            // The mock provider reads its key from the variable named by `env_key`, which
+            // must be set even when the model server ignores it.
+            (Some(_), key) => env.push(("MOCK_API_KEY".into(), key.unwrap_or("none".into()))),
+            // `codex exec` takes an API key for the default provider from CODEX_API_KEY.
+            (None, Some(key)) => env.push(("CODEX_API_KEY".into(), key)),
+            (None, None) => {}
+        }
+
+        let prompt_index = argv.len() as u32;
+        Ok(LaunchPlan {
+            argv,
+            env,
+            files: vec![harness_kit::ConfigFile {
+                path: ".codex/config.toml".into(),
+                content: config_toml(settings),
+            }],
+            // The prompt is the last argument.
+            prompt: PromptDelivery::ArgvAt(prompt_index),
+            native_limits: Vec::new(),
+            unsupported_limits: Vec::new(),
+        })
+    }
+
+    /// `write_file` → the free-form `apply_patch` tool (arguments = a JSON string of the
+    /// patch text, see the crate docs); `shell` → `exec_command {"cmd"}`; `read_file` →
+    /// `exec_command {"cmd": "cat <path>"}`. Paths stay as given (Codex resolves relative
+    /// ones against its working directory, the workspace).
+    fn translate_action(action: &NeutralAction, _workspace: &str) -> ToolCall {
+        let (name, args) = match action {
+            NeutralAction::WriteFile { path, content } => {
+                ("apply_patch", Value::String(add_file_patch(path, content)))
+            }
+            NeutralAction::Shell { command } => ("exec_command", json!({"cmd": command})),
+            NeutralAction::ReadFile { path } => (
+                "exec_command",
+                json!({"cmd": format!("cat {}", shell_quote(path))}),
+            ),
+        };
+        ToolCall {
+            name: name.to_string(),
+            arguments_json: args.to_string(),
+        }
+    }
+}
+
+/// `$CODEX_HOME/config.toml`. Root keys first: in TOML a bare key after a `[table]` header
+/// belongs to that table.
+fn config_toml(settings: &AgentSettings) -> String {
+    let model = settings.model.as_deref().unwrap_or(DEFAULT_MODEL);
+    let mut toml = format!("model = {}\n", toml_string(model));
+    if settings.model_base_url.is_some() {
+        toml.push_str("model_provider = \"mock\"\n");
+    }
+    toml.push_str("check_for_update_on_startup = false\n");
+    if let Some(prompt) = &settings.system_prompt {
+        // Codex's way to add to its instructions (it has no --append-system-prompt).
+        toml.push_str(&format!(
+            "developer_instructions = {}\n",
+            toml_string(prompt)
+        ));
+    }
+    toml.push_str("\n[analytics]\nenabled = false\n\n[features]\nplugins = false\n");
+    if let Some(url) = &settings.model_base_url {
+        let url = url.trim_end_matches('/');
+        let base = if url.ends_with("/v1") {
+            url.to_string()
+        } else {
+            format!("{url}/v1")
+        };
+        toml.push_str(&format!(
+            "\n[model_providers.mock]\nname = \"mock\"\nbase_url = {}\n\
+             wire_api = \"responses\"\nenv_key = \"MOCK_API_KEY\"\n",
+            toml_string(&base)
+        ));
+    }
+    toml
+}
+
+/// A TOML basic string (quoted, with `\`, `"` and control characters escaped).
+fn toml_string(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 2);
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// An `apply_patch` patch that adds `path` with `content`. Codex ends every added file
+/// with a newline, so content without a final newline gets one.
+fn add_file_patch(path: &str, content: &str) -> String {
+    let mut patch = format!("*** Begin Patch\n*** Add File: {path}\n");
+    let body = content.strip_suffix('\n').unwrap_or(content);
+    if !content.is_empty() {
+        for line in body.split('\n') {
+            patch.push('+');
+            patch.push_str(line);
+            patch.push('\n');
+        }
+    }
+    patch.push_str("*** End Patch\n");
+    patch
+}
+
+/// `text` as one POSIX shell word.
+fn shell_quote(text: &str) -> String {
+    let safe = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_./-+=:,@%".contains(&b));
+    if safe {
+        text.to_string()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use harness_kit::LimitKind;
+
+    fn mock_settings() -> AgentSettings {
+        AgentSettings {
+            model_base_url: Some("http://127.0.0.1:9/".into()),
+            api_key: Some("sk-test".into()),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn plan_matches_the_recorded_command_line() {
+        let limits = RunLimits {
+            max_turns: Some(2),
+            max_tool_calls: Some(3),
+            ..Default::default()
+        };
+        let plan = Codex::plan(&mock_settings(), &limits).unwrap();
+        assert_eq!(
+            plan.argv,
+            [
+                "codex",
+                "exec",
+                "--json",
+                "--skip-git-repo-check",
+                "--dangerously-bypass-approvals-and-sandbox"
+            ]
+        );
+        assert_eq!(plan.prompt, PromptDelivery::ArgvAt(5));
+        // No native caps: the host's backstop enforces both.
+        assert_eq!(plan.native_limits, Vec::<LimitKind>::new());
+        assert!(plan.unsupported_limits.is_empty());
+        assert_eq!(
+            plan.env,
+            [
+                ("CODEX_HOME".to_string(), "{{home}}/.codex".to_string()),
+                ("MOCK_API_KEY".to_string(), "sk-test".to_string()),
+            ]
+        );
+        assert_eq!(plan.files.len(), 1);
+        assert_eq!(plan.files[0].path, ".codex/config.toml");
+        assert_eq!(
+            plan.files[0].content,
+            "model = \"gpt-5.5\"\nmodel_provider = \"mock\"\ncheck_for_update_on_startup = false\n\
+             \n[analytics]\nenabled = false\n\n[features]\nplugins = false\n\
+             \n[model_providers.mock]\nname = \"mock\"\nbase_url = \"http://127.0.0.1:9/v1\"\n\
+             wire_api = \"responses\"\nenv_key = \"MOCK_API_KEY\"\n"
+        );
+    }
+
+    #[test]
+    fn no_base_url_means_no_mock_provider() {
+        let settings = AgentSettings {
+            model: Some("gpt-5.4".into()),
+            api_key: Some("sk-real".into()),
+            system_prompt: Some("Say \"hi\"\nfirst.".into()),
+            ..Default::default()
+        };
+        let plan = Codex::plan(&settings, &RunLimits::default()).unwrap();
+        let config = &plan.files[0].content;
+        assert!(config.starts_with("model = \"gpt-5.4\"\n"));
+        assert!(!config.contains("mock"), "{config}");
+        // Root keys come before the first table.
+        let instructions = config.find("developer_instructions = \"Say \\\"hi\\\"\\nfirst.\"");
+        assert!(instructions.unwrap() < config.find("[analytics]").unwrap());
+        assert!(
+            plan.env
+                .contains(&("CODEX_API_KEY".into(), "sk-real".into()))
+        );
+    }
+
+    #[test]
+    fn permission_modes_and_tool_lists() {
+        let settings = AgentSettings {
+            permission_mode: Some("workspace-write".into()),
+            ..mock_settings()
+        };
+        let plan = Codex::plan(&settings, &RunLimits::default()).unwrap();
+        assert!(plan.argv.join(" ").ends_with("--sandbox workspace-write"));
+        assert!(
+            !plan
+                .argv
+                .contains(&"--dangerously-bypass-approvals-and-sandbox".into())
+        );
+
+        let settings = AgentSettings {
+            permission_mode: Some("acceptEdits".into()),
+            ..mock_settings()
+        };
+        let err = Codex::plan(&settings, &RunLimits::default()).unwrap_err();
+        assert!(err.contains("acceptEdits"), "{err}");
+
+        let settings = AgentSettings {
+            allowed_tools: vec!["Bash".into()],
+            ..mock_settings()
+        };
+        assert!(Codex::plan(&settings, &RunLimits::default()).is_err());
+    }
+
+    #[test]
+    fn neutral_actions() {
+        let call = Codex::translate_action(
+            &NeutralAction::WriteFile {
+                path: "hello.txt".into(),
+                content: "hello from mock\n".into(),
+            },
+            "/w",
+        );
+        assert_eq!(call.name, "apply_patch");
+        // A JSON string: the free-form patch text, exactly as the recorded script has it.
+        let text: Value = serde_json::from_str(&call.arguments_json).unwrap();
+        assert_eq!(
+            text,
+            "*** Begin Patch\n*** Add File: hello.txt\n+hello from mock\n*** End Patch\n"
+        );
+
+        let call = Codex::translate_action(
+            &NeutralAction::WriteFile {
+                path: "a.txt".into(),
+                content: "one\n\nthree".into(),
+            },
+            "/w",
+        );
+        let text: Value = serde_json::from_str(&call.arguments_json).unwrap();
+        assert_eq!(
+            text,
+            "*** Begin Patch\n*** Add File: a.txt\n+one\n+\n+three\n*** End Patch\n"
+        );
+
+        let call = Codex::translate_action(
+            &NeutralAction::Shell {
+                command: "echo step 1".into(),
+            },
+            "/w",
+        );
+        assert_eq!(
+            (call.name.as_str(), call.arguments_json.as_str()),
+            ("exec_command", r#"{"cmd":"echo step 1"}"#)
+        );
+
+        let call = Codex::translate_action(
+            &NeutralAction::ReadFile {
+                path: "it's here.txt".into(),
+            },
+            "/w",
+        );
+        assert_eq!(call.arguments_json, r#"{"cmd":"cat 'it'\\''s here.txt'"}"#);
+        let call = Codex::translate_action(
+            &NeutralAction::ReadFile {
+                path: "src/app.py".into(),
+            },
+            "/w",
+        );
+        assert_eq!(call.arguments_json, r#"{"cmd":"cat src/app.py"}"#);
+    }
+}

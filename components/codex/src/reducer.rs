@@ -1,0 +1,1057 @@
+//! The Codex stream reducer (`codex exec --json`, Codex 0.171.x).
+//!
+//! # Model-call boundaries
+//!
+//! The stream has no per-request event, so the main-thread model calls are derived. Model
+//! output is the first sight of an `agent_message` or `reasoning` item, a `todo_list`
+//! start or update (the model called `update_plan`), or the start of a tool item. A
+//! [`ModelCallStarted`](Event::ModelCallStarted) is emitted on model output when no call is
+//! open, or when the open call has started tools and all of them have finished: call N+1
+//! opens only when its first output arrives after call N's tools are done, so a `max_turns`
+//! cap (which fires on call N+1) never cuts call N's own tools. A `turn.started` closes the
+//! open call.
+//!
+//! Limit: tools of one reply that Codex runs one after the other (`parallel.jsonl`: a patch,
+//! then a command) look exactly like tools of consecutive replies (`hello.jsonl`), so such a
+//! reply counts as one call per sequential tool. Output while a tool runs never opens a
+//! call, and a tool that never finishes keeps its call open (the count errs low).
+//!
+//! # Other rules
+//!
+//! - `agent_message` → [`AssistantMessage`](Event::AssistantMessage), message id = item id;
+//!   no per-message usage (Codex reports only thread totals).
+//! - Tool items → tool start/end, named after the model-facing tool: `command_execution` →
+//!   `exec_command` (input `{"command", "command_line"}`, the `bash -lc` wrapper removed in
+//!   `command`), `file_change` → `apply_patch` (input `{"changes"}`), `mcp_tool_call` →
+//!   `mcp__<server>__<tool>`, `web_search`, `collab_tool_call` → its `tool`. Status
+//!   `completed` is ok (error for a non-zero exit code), `failed` and `declined` are errors,
+//!   no status is unknown. An `item.completed` without `item.started` starts and ends the
+//!   tool on the same line.
+//! - `turn.completed.usage` is the thread's cumulative total with overlapping buckets
+//!   (`input_tokens` includes `cached_input_tokens` and `cache_write_input_tokens`,
+//!   `output_tokens` includes `reasoning_output_tokens`): the reducer keeps the high-water
+//!   mark per field and reports disjoint buckets. No cost (`cost_usd: None`).
+//! - The terminal result (`turn.completed` → success, `turn.failed` → failure with its
+//!   message, the inner `message` when it is a JSON error) is emitted at the end of the
+//!   stream, because a later `turn.started` reopens the run (then the run is incomplete). No
+//!   terminal event → no [`FinalResult`](Event::FinalResult): the host reports `incomplete`.
+//! - `error` items and top-level `error` events are diagnostics (`error_item`,
+//!   `cli_error`), not failures. Unknown event and item types, broken lines and the old
+//!   `{"id","msg"}` / app-server schemas (`unsupported_stream_schema`) are diagnostics.
+
+use harness_kit::{
+    Event, ParsedLine, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, parse_json_line,
+    str_field, u64_field,
+};
+use serde_json::{Map, Value, json};
+use std::collections::HashSet;
+
+/// The Codex reducer's state for one `codex exec --json` stream (Codex 0.171.0; see the
+/// module docs for the rules).
+pub struct CodexReducer {
+    config: ReducerConfig,
+    /// A main-thread model call is open.
+    call_open: bool,
+    /// Tools started in the open call.
+    call_tools: u32,
+    /// Tools of the open call that have not finished (item ids).
+    running: HashSet<String>,
+    /// Main-thread model calls so far.
+    main_calls: u32,
+    /// `agent_message` / `reasoning` items already seen (ids).
+    seen_output: HashSet<String>,
+    /// Tool items started (ids).
+    tools_started: HashSet<String>,
+    /// Tool items finished (ids).
+    tools_finished: HashSet<String>,
+    /// A `turn.started` has not been answered by `turn.completed` / `turn.failed` yet.
+    turn_open: bool,
+    /// Turns started so far.
+    turns: u32,
+    /// High-water mark of `turn.completed.usage`, raw (overlapping) fields.
+    usage: Option<RawUsage>,
+    /// Text of the turn's last `agent_message`, and of its last `final_answer` one.
+    last_text: Option<String>,
+    final_answer: Option<String>,
+    /// The message of the last top-level `error` or `error` item.
+    last_error: Option<String>,
+    /// The terminal result, emitted at the end of the stream.
+    pending_final: Option<Event>,
+    /// Count of items without an id, for made-up ids.
+    anonymous: u32,
+}
+
+/// Codex's usage fields as reported (overlapping).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct RawUsage {
+    input: u64,
+    cached: u64,
+    cache_write: u64,
+    output: u64,
+}
+
+impl RawUsage {
+    fn of(v: &Value) -> RawUsage {
+        let nested = |outer: &str, inner: &str| v.get(outer).and_then(|d| u64_field(d, inner));
+        RawUsage {
+            input: u64_field(v, "input_tokens").unwrap_or(0),
+            cached: u64_field(v, "cached_input_tokens")
+                .or_else(|| nested("input_tokens_details", "cached_tokens"))
+                .unwrap_or(0),
+            cache_write: u64_field(v, "cache_write_input_tokens").unwrap_or(0),
+            output: u64_field(v, "output_tokens").unwrap_or(0),
+        }
+    }
+
+    /// The per-field maximum (the totals are cumulative: the latest is the largest).
+    fn high_water(self, other: RawUsage) -> RawUsage {
+        RawUsage {
+            input: self.input.max(other.input),
+            cached: self.cached.max(other.cached),
+            cache_write: self.cache_write.max(other.cache_write),
+            output: self.output.max(other.output),
+        }
+    }
+
+    /// Disjoint buckets: full-rate input = input − cache reads − cache writes.
+    fn disjoint(self) -> Usage {
+        Usage {
+            input_tokens: self
+                .input
+                .saturating_sub(self.cached)
+                .saturating_sub(self.cache_write),
+            output_tokens: self.output,
+            cache_read_tokens: self.cached,
+            cache_write_tokens: self.cache_write,
+        }
+    }
+}
+
+/// Which `item.*` event an item came in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Started,
+    Updated,
+    Completed,
+}
+
+impl Reducer for CodexReducer {
+    fn new(config: ReducerConfig) -> Self {
+        CodexReducer {
+            config,
+            call_open: false,
+            call_tools: 0,
+            running: HashSet::new(),
+            main_calls: 0,
+            seen_output: HashSet::new(),
+            tools_started: HashSet::new(),
+            tools_finished: HashSet::new(),
+            turn_open: false,
+            turns: 0,
+            usage: None,
+            last_text: None,
+            final_answer: None,
+            last_error: None,
+            pending_final: None,
+            anonymous: 0,
+        }
+    }
+
+    fn feed(&mut self, line: &[u8], _stamp_us: u64) -> Vec<Event> {
+        let obj = match parse_json_line(line) {
+            ParsedLine::Object(obj) => obj,
+            ParsedLine::Blank => return Vec::new(),
+            ParsedLine::Bad(diagnostic) => return vec![diagnostic],
+        };
+        let mut out = Vec::new();
+        match obj.get("type").and_then(Value::as_str) {
+            Some("thread.started") => out.push(Event::SessionStarted {
+                session_id: obj
+                    .get("thread_id")
+                    .and_then(Value::as_str)
+                    .map(String::from),
+                cli_version: None,
+                model: None,
+                tools: Vec::new(),
+            }),
+            Some("turn.started") => self.turn_started(),
+            Some("item.started") => self.item(&obj, Phase::Started, line, &mut out),
+            Some("item.updated") => self.item(&obj, Phase::Updated, line, &mut out),
+            Some("item.completed") => self.item(&obj, Phase::Completed, line, &mut out),
+            Some("turn.completed") => self.turn_completed(&obj),
+            Some("turn.failed") => self.turn_failed(&obj),
+            Some("error") => {
+                let message = obj
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string();
+                out.push(Event::diagnostic(
+                    "cli_error",
+                    format!("the CLI reported an error (not by itself a failed run): {message}"),
+                    line,
+                ));
+                self.last_error = Some(message);
+            }
+            Some(other) => out.push(Event::diagnostic(
+                "unknown_type",
+                format!("unknown line type `{other}`"),
+                line,
+            )),
+            None if obj.contains_key("msg") || obj.contains_key("method") => {
+                out.push(Event::diagnostic(
+                    "unsupported_stream_schema",
+                    "line is in a Codex schema this reducer does not read (the old \
+                     `{\"id\",\"msg\"}` exec schema of Codex 0.2x, or app-server \
+                     notifications); expected `codex exec --json` events with a `type`",
+                    line,
+                ));
+            }
+            None => out.push(Event::diagnostic(
+                "missing_field",
+                "line has no `type` field",
+                line,
+            )),
+        }
+        out
+    }
+
+    fn finish(&mut self, truncated: Option<&[u8]>) -> Vec<Event> {
+        let mut out = Vec::new();
+        if let Some(rest) = truncated.filter(|r| !r.trim_ascii().is_empty()) {
+            out.push(Event::diagnostic(
+                "truncated_line",
+                format!(
+                    "the stream ended inside a line ({} bytes after the last newline)",
+                    rest.len()
+                ),
+                rest,
+            ));
+        }
+        if self.turn_open {
+            out.push(Event::diagnostic(
+                "missing_terminal_event",
+                format!(
+                    "the stream ended inside turn {} (no turn.completed or turn.failed)",
+                    self.turns
+                ),
+                b"",
+            ));
+        }
+        out.extend(self.pending_final.take());
+        out
+    }
+}
+
+impl CodexReducer {
+    fn turn_started(&mut self) {
+        self.turns += 1;
+        self.turn_open = true;
+        // A new user turn: the next model output is a new call, and an earlier turn's
+        // result no longer ends the run.
+        self.call_open = false;
+        self.call_tools = 0;
+        self.running.clear();
+        self.pending_final = None;
+        self.last_text = None;
+        self.final_answer = None;
+    }
+
+    fn turn_completed(&mut self, obj: &Map<String, Value>) {
+        self.turn_open = false;
+        if let Some(usage) = obj.get("usage") {
+            let usage = RawUsage::of(usage);
+            self.usage = Some(self.usage.map_or(usage, |u| u.high_water(usage)));
+        }
+        self.pending_final = Some(self.final_result(true, None, None));
+    }
+
+    fn turn_failed(&mut self, obj: &Map<String, Value>) {
+        self.turn_open = false;
+        let raw = obj
+            .get("error")
+            .and_then(|e| str_field(e, "message"))
+            .map(String::from)
+            .or_else(|| self.last_error.clone())
+            .unwrap_or_else(|| "the turn failed without a message".to_string());
+        let (message, kind) = inner_error(&raw);
+        self.pending_final = Some(self.final_result(
+            false,
+            Some(kind.unwrap_or_else(|| "turn_failed".to_string())),
+            Some(message),
+        ));
+    }
+
+    fn final_result(
+        &self,
+        success: bool,
+        error_kind: Option<String>,
+        error_message: Option<String>,
+    ) -> Event {
+        Event::FinalResult {
+            success,
+            error_kind,
+            error_message,
+            max_turns_reached: false,
+            num_turns: Some(self.main_calls),
+            cost_usd: None,
+            duration_ms: None,
+            text: self.final_answer.clone().or_else(|| self.last_text.clone()),
+            usage: self.usage.map(RawUsage::disjoint),
+        }
+    }
+
+    /// Model output arrived: opens a main-thread call when none is open or the open one's
+    /// tools have all finished.
+    fn model_output(&mut self, out: &mut Vec<Event>) {
+        if !self.call_open || (self.call_tools > 0 && self.running.is_empty()) {
+            self.call_open = true;
+            self.call_tools = 0;
+            self.main_calls += 1;
+            out.push(Event::ModelCallStarted {
+                message_id: None,
+                parent_call_id: None,
+            });
+        }
+    }
+
+    fn item(&mut self, obj: &Map<String, Value>, phase: Phase, line: &[u8], out: &mut Vec<Event>) {
+        let Some(item) = obj.get("item").filter(|i| i.is_object()) else {
+            out.push(Event::diagnostic(
+                "missing_field",
+                "item event has no `item` object",
+                line,
+            ));
+            return;
+        };
+        let id = match str_field(item, "id") {
+            Some(id) => id.to_string(),
+            None => {
+                self.anonymous += 1;
+                format!("codex-item-{}", self.anonymous)
+            }
+        };
+        match str_field(item, "type").unwrap_or("") {
+            "agent_message" => {
+                if self.seen_output.insert(id.clone()) {
+                    self.model_output(out);
+                }
+                let text = str_field(item, "text").unwrap_or("").to_string();
+                if phase == Phase::Completed {
+                    if str_field(item, "phase") == Some("final_answer") {
+                        self.final_answer = Some(text.clone());
+                    }
+                    self.last_text = Some(text.clone());
+                }
+                out.push(Event::AssistantMessage {
+                    message_id: id,
+                    parent_call_id: None,
+                    text,
+                    usage: None,
+                    cost_usd: None,
+                });
+            }
+            "reasoning" => {
+                if self.seen_output.insert(id) {
+                    self.model_output(out);
+                }
+            }
+            // The plan (`update_plan`): every start or update is the model's doing; the
+            // completion comes with the end of the turn.
+            "todo_list" => {
+                if phase != Phase::Completed {
+                    self.model_output(out);
+                }
+            }
+            kind @ ("command_execution" | "file_change" | "mcp_tool_call" | "web_search"
+            | "collab_tool_call") => self.tool_item(kind, &id, item, phase, out),
+            "error" => {
+                let message = str_field(item, "message").unwrap_or("").to_string();
+                out.push(Event::diagnostic(
+                    "error_item",
+                    format!("the CLI added an error item (not by itself a failed run): {message}"),
+                    line,
+                ));
+                self.last_error = Some(message);
+            }
+            "" => out.push(Event::diagnostic(
+                "missing_field",
+                "item has no `type` field",
+                line,
+            )),
+            other => out.push(Event::diagnostic(
+                "unknown_item_type",
+                format!("unknown item type `{other}`"),
+                line,
+            )),
+        }
+    }
+
+    fn tool_item(
+        &mut self,
+        kind: &str,
+        id: &str,
+        item: &Value,
+        phase: Phase,
+        out: &mut Vec<Event>,
+    ) {
+        if !self.tools_started.contains(id) {
+            self.model_output(out);
+            self.tools_started.insert(id.to_string());
+            self.running.insert(id.to_string());
+            self.call_tools += 1;
+            let (name, input) = tool_call_of(kind, item);
+            out.push(Event::ToolCallStarted {
+                call_id: id.to_string(),
+                name,
+                input_json: input.to_string(),
+                parent_call_id: None,
+            });
+        }
+        if phase != Phase::Completed || !self.tools_finished.insert(id.to_string()) {
+            return;
+        }
+        self.running.remove(id);
+        let exit_code = item
+            .get("exit_code")
+            .and_then(Value::as_i64)
+            .and_then(|c| i32::try_from(c).ok());
+        let status = match str_field(item, "status") {
+            Some("completed") => ToolStatus::Ok,
+            Some("failed" | "declined" | "error") => ToolStatus::Error,
+            _ => ToolStatus::Unknown,
+        };
+        // The exit code, when there is one, settles what the status leaves open.
+        let mut status = match (exit_code, status) {
+            (Some(code), _) if code != 0 => ToolStatus::Error,
+            (Some(_), ToolStatus::Unknown) => ToolStatus::Ok,
+            (_, status) => status,
+        };
+        if kind == "mcp_tool_call"
+            && item
+                .get("result")
+                .and_then(|r| r.get("is_error"))
+                .and_then(Value::as_bool)
+                == Some(true)
+        {
+            status = ToolStatus::Error;
+        }
+        out.push(Event::ToolCallFinished {
+            call_id: id.to_string(),
+            status,
+            output_excerpt: excerpt(&tool_output(kind, item), self.config.excerpt_bytes as usize),
+            exit_code,
+        });
+    }
+}
+
+/// The tool name and input of a tool item.
+fn tool_call_of(kind: &str, item: &Value) -> (String, Value) {
+    match kind {
+        "command_execution" => {
+            let line = str_field(item, "command").unwrap_or("");
+            (
+                "exec_command".into(),
+                json!({"command": unwrap_shell(line), "command_line": line}),
+            )
+        }
+        "file_change" => (
+            "apply_patch".into(),
+            json!({"changes": item.get("changes").cloned().unwrap_or(Value::Null)}),
+        ),
+        "mcp_tool_call" => (
+            format!(
+                "mcp__{}__{}",
+                str_field(item, "server").unwrap_or(""),
+                str_field(item, "tool").unwrap_or("")
+            ),
+            json!({
+                "server": item.get("server").cloned().unwrap_or(Value::Null),
+                "tool": item.get("tool").cloned().unwrap_or(Value::Null),
+                "arguments": item.get("arguments").cloned().unwrap_or(Value::Null),
+            }),
+        ),
+        "web_search" => (
+            "web_search".into(),
+            json!({
+                "query": item.get("query").cloned().unwrap_or(Value::Null),
+                "action": item.get("action").cloned().unwrap_or(Value::Null),
+            }),
+        ),
+        _ => {
+            // collab_tool_call: a sub-agent operation (spawn_agent, send_input, wait, ...).
+            let mut input = item.as_object().cloned().unwrap_or_default();
+            for key in ["id", "type", "status", "agents_states"] {
+                input.remove(key);
+            }
+            (
+                str_field(item, "tool").unwrap_or(kind).to_string(),
+                Value::Object(input),
+            )
+        }
+    }
+}
+
+/// The output of a finished tool item, as text.
+fn tool_output(kind: &str, item: &Value) -> String {
+    match kind {
+        "command_execution" => str_field(item, "aggregated_output").unwrap_or("").into(),
+        "file_change" => item
+            .get("changes")
+            .and_then(Value::as_array)
+            .map(|changes| {
+                changes
+                    .iter()
+                    .map(|c| {
+                        format!(
+                            "{} {}",
+                            str_field(c, "kind").unwrap_or("?"),
+                            str_field(c, "path").unwrap_or("?")
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+            .unwrap_or_default(),
+        "mcp_tool_call" => {
+            if let Some(message) = item.get("error").and_then(|e| str_field(e, "message")) {
+                return message.to_string();
+            }
+            let result = item.get("result");
+            let texts: Vec<&str> = result
+                .and_then(|r| r.get("content"))
+                .and_then(Value::as_array)
+                .map(|blocks| blocks.iter().filter_map(|b| str_field(b, "text")).collect())
+                .unwrap_or_default();
+            if texts.is_empty() {
+                result
+                    .filter(|r| !r.is_null())
+                    .map(Value::to_string)
+                    .unwrap_or_default()
+            } else {
+                texts.join("\n")
+            }
+        }
+        "web_search" => String::new(),
+        _ => item
+            .get("agents_states")
+            .filter(|s| s.as_object().is_some_and(|m| !m.is_empty()))
+            .map(Value::to_string)
+            .unwrap_or_default(),
+    }
+}
+
+/// The command inside Codex's shell wrapper (`/bin/bash -lc 'echo step 1'` → `echo step
+/// 1`); any other command line as is.
+fn unwrap_shell(line: &str) -> String {
+    if let Some(words) = shell_words(line)
+        && let [shell, flag, command] = words.as_slice()
+        && matches!(
+            shell.rsplit('/').next(),
+            Some("bash" | "zsh" | "sh" | "dash")
+        )
+        && matches!(flag.as_str(), "-lc" | "-c")
+    {
+        return command.clone();
+    }
+    line.to_string()
+}
+
+/// Splits a POSIX shell command line into words (quotes and backslashes resolved); `None`
+/// when a quote is left open.
+fn shell_words(line: &str) -> Option<Vec<String>> {
+    let mut words = Vec::new();
+    let mut word: Option<String> = None;
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            ' ' | '\t' | '\n' => words.extend(word.take()),
+            '\'' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        c => w.push(c),
+                    }
+                }
+            }
+            '"' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '\\' => match chars.next()? {
+                            c @ ('"' | '\\' | '$' | '`') => w.push(c),
+                            '\n' => {}
+                            c => {
+                                w.push('\\');
+                                w.push(c);
+                            }
+                        },
+                        c => w.push(c),
+                    }
+                }
+            }
+            '\\' => match chars.next() {
+                Some('\n') => {}
+                Some(c) => word.get_or_insert_with(String::new).push(c),
+                None => word.get_or_insert_with(String::new).push('\\'),
+            },
+            c => word.get_or_insert_with(String::new).push(c),
+        }
+    }
+    words.extend(word);
+    Some(words)
+}
+
+/// A failure message that is itself a JSON-encoded API error (B24): its inner message
+/// (with the HTTP status when given) and error type.
+fn inner_error(message: &str) -> (String, Option<String>) {
+    let Ok(Value::Object(v)) = serde_json::from_str::<Value>(message.trim()) else {
+        return (message.to_string(), None);
+    };
+    let error = v.get("error");
+    let inner = error
+        .and_then(|e| str_field(e, "message"))
+        .or_else(|| v.get("message").and_then(Value::as_str))
+        .or_else(|| error.and_then(Value::as_str));
+    let kind = error
+        .and_then(|e| str_field(e, "type").or_else(|| str_field(e, "code")))
+        .or_else(|| v.get("code").and_then(Value::as_str))
+        .map(String::from);
+    let status = v.get("status").and_then(Value::as_u64);
+    match (inner, status) {
+        (Some(inner), Some(status)) => (format!("{inner} (HTTP {status})"), kind),
+        (Some(inner), None) => (inner.to_string(), kind),
+        (None, _) => (message.to_string(), kind),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reduce(text: &str) -> Vec<Event> {
+        reduce_with(text, None)
+    }
+
+    fn reduce_with(text: &str, truncated: Option<&str>) -> Vec<Event> {
+        let mut r = CodexReducer::new(ReducerConfig::default());
+        let mut events = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            events.extend(r.feed(line.as_bytes(), i as u64 * 1000));
+        }
+        events.extend(r.finish(truncated.map(str::as_bytes)));
+        events
+    }
+
+    fn calls(events: &[Event]) -> usize {
+        events
+            .iter()
+            .filter(|e| matches!(e, Event::ModelCallStarted { .. }))
+            .count()
+    }
+
+    fn kinds(events: &[Event]) -> Vec<&str> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Diagnostic { kind, .. } => Some(kind.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn final_result(events: &[Event]) -> Option<&Event> {
+        events
+            .iter()
+            .find(|e| matches!(e, Event::FinalResult { .. }))
+    }
+
+    fn cmd(id: &str, phase: &str, command: &str, status: &str, code: &str) -> String {
+        format!(
+            r#"{{"type":"item.{phase}","item":{{"id":"{id}","type":"command_execution","command":"{command}","aggregated_output":"out","exit_code":{code},"status":"{status}"}}}}"#
+        )
+    }
+
+    fn msg(id: &str, text: &str) -> String {
+        format!(
+            r#"{{"type":"item.completed","item":{{"id":"{id}","type":"agent_message","text":"{text}"}}}}"#
+        )
+    }
+
+    const START: &str =
+        "{\"type\":\"thread.started\",\"thread_id\":\"t1\"}\n{\"type\":\"turn.started\"}";
+    const DONE: &str = r#"{"type":"turn.completed","usage":{"input_tokens":100,"cached_input_tokens":0,"output_tokens":5}}"#;
+
+    #[test]
+    fn sequential_single_tool_replies_are_one_call_each() {
+        // max_turns.jsonl's shape: five one-command replies, then text = six calls.
+        let mut lines = vec![START.to_string()];
+        for i in 0..5 {
+            let id = format!("item_{i}");
+            lines.push(cmd(&id, "started", "echo", "in_progress", "null"));
+            lines.push(cmd(&id, "completed", "echo", "completed", "0"));
+        }
+        lines.push(msg("item_5", "done"));
+        lines.push(DONE.to_string());
+        let events = reduce(&lines.join("\n"));
+        assert_eq!(calls(&events), 6);
+        // Each call's tool starts right after its call: the cap on call N+1 never cuts
+        // call N's tool.
+        let order: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::ModelCallStarted { .. } => Some("call"),
+                Event::ToolCallStarted { .. } => Some("start"),
+                Event::ToolCallFinished { .. } => Some("end"),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            &order[..6],
+            ["call", "start", "end", "call", "start", "end"]
+        );
+        let Some(Event::FinalResult { num_turns, .. }) = final_result(&events) else {
+            panic!("no result")
+        };
+        assert_eq!(*num_turns, Some(6));
+    }
+
+    #[test]
+    fn output_while_tools_run_stays_in_the_call() {
+        let events = reduce(
+            &[
+                START.to_string(),
+                msg("item_0", "two at once"),
+                cmd("item_1", "started", "a", "in_progress", "null"),
+                cmd("item_2", "started", "b", "in_progress", "null"),
+                cmd("item_1", "completed", "a", "completed", "0"),
+                // A repeated line of a finished tool changes nothing.
+                cmd("item_1", "completed", "a", "completed", "0"),
+                cmd("item_2", "completed", "b", "completed", "0"),
+                msg("item_3", "done"),
+                DONE.to_string(),
+            ]
+            .join("\n"),
+        );
+        assert_eq!(calls(&events), 2);
+        let finished = events
+            .iter()
+            .filter(|e| matches!(e, Event::ToolCallFinished { .. }))
+            .count();
+        assert_eq!(finished, 2);
+    }
+
+    #[test]
+    fn text_then_tool_is_one_call_and_reasoning_opens_calls() {
+        let events = reduce(
+            &[
+                START.to_string(),
+                r#"{"type":"item.completed","item":{"id":"r0","type":"reasoning","text":"plan"}}"#
+                    .to_string(),
+                msg("item_0", "I'll run it."),
+                cmd("item_1", "started", "ls", "in_progress", "null"),
+                cmd("item_1", "completed", "ls", "completed", "0"),
+                r#"{"type":"item.completed","item":{"id":"r1","type":"reasoning","text":"ok"}}"#
+                    .to_string(),
+                msg("item_2", "done"),
+                DONE.to_string(),
+            ]
+            .join("\n"),
+        );
+        assert_eq!(calls(&events), 2);
+    }
+
+    #[test]
+    fn a_new_turn_closes_the_open_call() {
+        let events = reduce(
+            &[
+                START.to_string(),
+                msg("item_0", "first"),
+                DONE.to_string(),
+                r#"{"type":"turn.started"}"#.to_string(),
+                msg("item_1", "second"),
+                DONE.to_string(),
+            ]
+            .join("\n"),
+        );
+        assert_eq!(calls(&events), 2);
+    }
+
+    #[test]
+    fn tool_status_exit_code_and_wrapper() {
+        let events = reduce(&[
+            START.to_string(),
+            r#"{"type":"item.started","item":{"id":"item_0","type":"command_execution","command":"/bin/bash -lc 'ls does-not-exist'","aggregated_output":"","exit_code":null,"status":"in_progress"}}"#.to_string(),
+            r#"{"type":"item.completed","item":{"id":"item_0","type":"command_execution","command":"/bin/bash -lc 'ls does-not-exist'","aggregated_output":"ls: cannot access","exit_code":2,"status":"failed"}}"#.to_string(),
+            cmd("item_1", "completed", "rm -rf /", "declined", "null"),
+            r#"{"type":"item.completed","item":{"id":"item_2","type":"file_change","changes":[{"path":"a.go","kind":"update"}],"status":"failed"}}"#.to_string(),
+            r#"{"type":"item.completed","item":{"id":"item_3","type":"mcp_tool_call","server":"github","tool":"get_issue","arguments":{"n":1},"result":{"content":[{"type":"text","text":"body"}]},"error":null,"status":"completed"}}"#.to_string(),
+            r#"{"type":"item.completed","item":{"id":"item_4","type":"web_search","query":"q"}}"#.to_string(),
+        ]
+        .join("\n"));
+        let started: Vec<(&str, &str)> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::ToolCallStarted {
+                    name, input_json, ..
+                } => Some((name.as_str(), input_json.as_str())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            started[0],
+            (
+                "exec_command",
+                r#"{"command":"ls does-not-exist","command_line":"/bin/bash -lc 'ls does-not-exist'"}"#
+            )
+        );
+        assert_eq!(started[2].0, "apply_patch");
+        assert_eq!(started[3].0, "mcp__github__get_issue");
+        assert_eq!(started[4].0, "web_search");
+        let finished: Vec<(ToolStatus, Option<i32>, &str)> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::ToolCallFinished {
+                    status,
+                    exit_code,
+                    output_excerpt,
+                    ..
+                } => Some((*status, *exit_code, output_excerpt.as_str())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            finished,
+            [
+                (ToolStatus::Error, Some(2), "ls: cannot access"),
+                (ToolStatus::Error, None, "out"),
+                (ToolStatus::Error, None, "update a.go"),
+                (ToolStatus::Ok, None, "body"),
+                (ToolStatus::Unknown, None, ""),
+            ]
+        );
+    }
+
+    #[test]
+    fn usage_is_disjoint_and_never_summed_over_turns() {
+        let events = reduce(&[
+            START.to_string(),
+            msg("item_0", "one"),
+            r#"{"type":"turn.completed","usage":{"input_tokens":800,"cached_input_tokens":200,"cache_write_input_tokens":100,"output_tokens":40,"reasoning_output_tokens":5}}"#.to_string(),
+            r#"{"type":"turn.started"}"#.to_string(),
+            msg("item_1", "two"),
+            r#"{"type":"turn.completed","usage":{"input_tokens":1500,"cached_input_tokens":700,"cache_write_input_tokens":100,"output_tokens":90,"reasoning_output_tokens":10}}"#.to_string(),
+        ]
+        .join("\n"));
+        let Some(Event::FinalResult {
+            usage,
+            cost_usd,
+            success,
+            text,
+            ..
+        }) = final_result(&events)
+        else {
+            panic!("no result")
+        };
+        assert!(success);
+        assert_eq!(text.as_deref(), Some("two"));
+        assert_eq!(*cost_usd, None);
+        assert_eq!(
+            *usage,
+            Some(Usage {
+                input_tokens: 700,
+                output_tokens: 90,
+                cache_read_tokens: 700,
+                cache_write_tokens: 100,
+            })
+        );
+        // Only one result, at the end.
+        assert_eq!(
+            events
+                .iter()
+                .filter(|e| matches!(e, Event::FinalResult { .. }))
+                .count(),
+            1
+        );
+    }
+
+    #[test]
+    fn errors_are_not_failures_but_turn_failed_is() {
+        let events = reduce(&[
+            START.to_string(),
+            r#"{"type":"item.completed","item":{"id":"item_0","type":"error","message":"model rerouted"}}"#.to_string(),
+            r#"{"type":"error","message":"stream disconnected; retrying"}"#.to_string(),
+            msg("item_1", "done"),
+            DONE.to_string(),
+        ]
+        .join("\n"));
+        assert_eq!(kinds(&events), ["error_item", "cli_error"]);
+        assert!(matches!(
+            final_result(&events),
+            Some(Event::FinalResult { success: true, .. })
+        ));
+
+        let events = reduce(concat!(
+            r#"{"type":"error","message":"Selected model is at capacity."}"#,
+            "\n",
+            r#"{"type":"turn.failed","error":{"message":"Selected model is at capacity."}}"#,
+        ));
+        let Some(Event::FinalResult {
+            success,
+            error_kind,
+            error_message,
+            ..
+        }) = final_result(&events)
+        else {
+            panic!("no result")
+        };
+        assert!(!success);
+        assert_eq!(error_kind.as_deref(), Some("turn_failed"));
+        assert_eq!(
+            error_message.as_deref(),
+            Some("Selected model is at capacity.")
+        );
+    }
+
+    #[test]
+    fn json_failure_message_is_unwrapped() {
+        let events = reduce(
+            r#"{"type":"turn.failed","error":{"message":"{\"type\":\"error\",\"status\":429,\"error\":{\"type\":\"usage_limit_reached\",\"message\":\"The usage limit has been reached\"}}"}}"#,
+        );
+        let Some(Event::FinalResult {
+            error_kind,
+            error_message,
+            ..
+        }) = final_result(&events)
+        else {
+            panic!("no result")
+        };
+        assert_eq!(error_kind.as_deref(), Some("usage_limit_reached"));
+        assert_eq!(
+            error_message.as_deref(),
+            Some("The usage limit has been reached (HTTP 429)")
+        );
+    }
+
+    #[test]
+    fn no_terminal_event_no_result() {
+        let events = reduce(
+            &[
+                START.to_string(),
+                r#"{"type":"error","message":"401"}"#.to_string(),
+            ]
+            .join("\n"),
+        );
+        assert!(final_result(&events).is_none());
+        assert_eq!(kinds(&events), ["cli_error", "missing_terminal_event"]);
+
+        // Turn 1 completed, turn 2 never ends: incomplete, not a success.
+        let events = reduce(
+            &[
+                START.to_string(),
+                msg("item_0", "first"),
+                DONE.to_string(),
+                r#"{"type":"turn.started"}"#.to_string(),
+                cmd("item_1", "completed", "make", "completed", "0"),
+            ]
+            .join("\n"),
+        );
+        assert!(final_result(&events).is_none());
+    }
+
+    #[test]
+    fn final_answer_phase_wins() {
+        let events = reduce(&[
+            START.to_string(),
+            r#"{"type":"item.completed","item":{"id":"item_1","type":"agent_message","phase":"final_answer","text":"the answer"}}"#.to_string(),
+            r#"{"type":"item.completed","item":{"id":"item_2","type":"agent_message","phase":"commentary","text":"by the way"}}"#.to_string(),
+            DONE.to_string(),
+        ]
+        .join("\n"));
+        assert!(matches!(final_result(&events),
+            Some(Event::FinalResult { text: Some(t), .. }) if t == "the answer"));
+        assert!(events.contains(&Event::AssistantMessage {
+            message_id: "item_2".into(),
+            parent_call_id: None,
+            text: "by the way".into(),
+            usage: None,
+            cost_usd: None,
+        }));
+    }
+
+    #[test]
+    fn unknown_broken_and_old_schema_lines_are_diagnostics() {
+        let events = reduce_with(
+            &[
+                START.to_string(),
+                r#"{"type":"turn.reticulated"}"#.to_string(),
+                r#"{"type":"item.completed","item":{"id":"x","type":"image_generation_call"}}"#
+                    .to_string(),
+                "not json".to_string(),
+                String::new(),
+                r#"{"id":"1","msg":{"type":"task_started"}}"#.to_string(),
+                r#"{"method":"turn/completed","params":{}}"#.to_string(),
+                r#"{"item":{}}"#.to_string(),
+                DONE.to_string(),
+            ]
+            .join("\n"),
+            Some(r#"{"type":"item.comp"#),
+        );
+        assert_eq!(
+            kinds(&events),
+            [
+                "unknown_type",
+                "unknown_item_type",
+                "not_json",
+                "unsupported_stream_schema",
+                "unsupported_stream_schema",
+                "missing_field",
+                "truncated_line",
+            ]
+        );
+        // Unknown items are not model output.
+        assert_eq!(calls(&events), 0);
+    }
+
+    #[test]
+    fn todo_list_updates_are_model_output_not_tools() {
+        let events = reduce(
+            &[
+                START.to_string(),
+                r#"{"type":"item.started","item":{"id":"p","type":"todo_list","items":[]}}"#
+                    .to_string(),
+                cmd("item_1", "completed", "ls", "completed", "0"),
+                r#"{"type":"item.updated","item":{"id":"p","type":"todo_list","items":[]}}"#
+                    .to_string(),
+                r#"{"type":"item.completed","item":{"id":"p","type":"todo_list","items":[]}}"#
+                    .to_string(),
+                DONE.to_string(),
+            ]
+            .join("\n"),
+        );
+        assert_eq!(calls(&events), 2);
+        assert_eq!(
+            events
+                .iter()
+                .filter(|e| matches!(e, Event::ToolCallStarted { .. }))
+                .count(),
+            1
+        );
+    }
+
+    #[test]
+    fn shell_unwrapping() {
+        assert_eq!(unwrap_shell("/bin/bash -lc date"), "date");
+        assert_eq!(unwrap_shell("/bin/zsh -lc 'ls .'"), "ls .");
+        assert_eq!(unwrap_shell(r#"bash -lc 'echo '"'"'hi'"'"''"#), "echo 'hi'");
+        assert_eq!(unwrap_shell(r#"/bin/sh -c "a \"b\" \$c""#), r#"a "b" $c"#);
+        assert_eq!(
+            unwrap_shell("go test ./...\n  -run X"),
+            "go test ./...\n  -run X"
+        );
+        assert_eq!(unwrap_shell("bash -lc 'open"), "bash -lc 'open");
+        assert_eq!(unwrap_shell("python -c 'print(1)'"), "python -c 'print(1)'");
+    }
+}

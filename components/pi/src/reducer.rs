@@ -1,0 +1,762 @@
+//! The Pi stream reducer (`pi -p --mode json`, Pi 0.73.x).
+//!
+//! - `turn_start` begins one main-thread model call (a Pi turn is one model response and
+//!   the tool runs it asks for): it is the [`ModelCallStarted`](Event::ModelCallStarted)
+//!   boundary. A stream without `turn_start` lines (older or hand-written) gets one at the
+//!   first sign of each assistant message instead.
+//! - Assistant `message_end` → [`AssistantMessage`](Event::AssistantMessage) with the final
+//!   content: message id = `responseId` (else `pi-msg-<n>`), text = its `text` blocks,
+//!   `usage` from Pi's per-call `{input, output, cacheRead, cacheWrite}` (already disjoint)
+//!   and `cost_usd` = `usage.cost.total`. Usage is per model call, so the collector sums the
+//!   messages. `message_update` lines are never needed: some versions repeat the whole
+//!   accumulated message in each (B21), later ones send deltas only; only `text_delta`
+//!   deltas are kept, to report a message the stream cut before its `message_end`.
+//! - `tool_execution_start` / `tool_execution_end` → tool start / end by `toolCallId`;
+//!   `isError: true` = error. The exit code comes from `result.details.exit_code` or the
+//!   `Command exited with code N` line Pi's `bash` appends on failure.
+//! - `agent_end` → [`FinalResult`](Event::FinalResult): success unless the last assistant
+//!   message (of `agent_end.messages`, else of the stream) has `stopReason` `error` /
+//!   `aborted` or an `errorMessage`; `num_turns` = the reducer's count of model calls (Pi
+//!   reports none). The result is emitted at the end of the stream, because a later
+//!   `agent_start` / `turn_start` (an automatic retry) reopens the run; `willRetry: true`
+//!   is not an end at all (a `retry` diagnostic). Without `agent_end` (B22), a stream that
+//!   ends after a `turn_end` whose message did not ask for tools still gets its result,
+//!   derived the same way; a stream cut inside a run gets none (the host reports
+//!   `incomplete`).
+//! - Retries, compactions, unknown types and broken lines become diagnostics.
+
+use harness_kit::{
+    Event, ParsedLine, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, parse_json_line,
+    str_field, u64_field,
+};
+use serde_json::{Map, Value};
+use std::collections::HashSet;
+
+/// The Pi reducer's state for one `pi -p --mode json` stream (Pi 0.73.1; see the module docs
+/// for the rules).
+pub struct PiReducer {
+    config: ReducerConfig,
+    /// A `turn_start` opened a model call whose assistant message has not begun yet.
+    call_awaiting_message: bool,
+    /// The assistant message being streamed: the text of its `text_delta`s so far.
+    streaming: Option<String>,
+    /// A `turn_start` has not been answered by `turn_end` yet.
+    turn_open: bool,
+    /// The open turn's assistant message has ended.
+    turn_had_message: bool,
+    /// A `turn_end` was seen.
+    seen_turn_end: bool,
+    /// Tool calls started / finished (ids).
+    tools_started: HashSet<String>,
+    tools_finished: HashSet<String>,
+    /// The last assistant message that ended.
+    last_assistant: Option<Outcome>,
+    /// Main-thread model calls so far.
+    main_calls: u32,
+    /// The result of the last finished agent run, emitted at the end of the stream.
+    pending_final: Option<Event>,
+    /// Count of messages without a `responseId`, for made-up ids.
+    anonymous: u32,
+}
+
+/// What an assistant message says about how the run went.
+#[derive(Debug, Clone, PartialEq)]
+struct Outcome {
+    text: String,
+    stop_reason: Option<String>,
+    error_message: Option<String>,
+}
+
+impl Outcome {
+    fn of(message: &Value) -> Outcome {
+        Outcome {
+            text: text_of(message),
+            stop_reason: str_field(message, "stopReason").map(String::from),
+            error_message: str_field(message, "errorMessage").map(String::from),
+        }
+    }
+
+    fn failed(&self) -> bool {
+        matches!(self.stop_reason.as_deref(), Some("error" | "aborted"))
+            || self.error_message.is_some()
+    }
+}
+
+impl Reducer for PiReducer {
+    fn new(config: ReducerConfig) -> Self {
+        PiReducer {
+            config,
+            call_awaiting_message: false,
+            streaming: None,
+            turn_open: false,
+            turn_had_message: false,
+            seen_turn_end: false,
+            tools_started: HashSet::new(),
+            tools_finished: HashSet::new(),
+            last_assistant: None,
+            main_calls: 0,
+            pending_final: None,
+            anonymous: 0,
+        }
+    }
+
+    fn feed(&mut self, line: &[u8], _stamp_us: u64) -> Vec<Event> {
+        let obj = match parse_json_line(line) {
+            ParsedLine::Object(obj) => obj,
+            ParsedLine::Blank => return Vec::new(),
+            ParsedLine::Bad(diagnostic) => return vec![diagnostic],
+        };
+        let mut out = Vec::new();
+        let role = obj
+            .get("message")
+            .and_then(|m| str_field(m, "role"))
+            .unwrap_or("");
+        match obj.get("type").and_then(Value::as_str).unwrap_or("") {
+            "session" => out.push(Event::SessionStarted {
+                session_id: obj.get("id").and_then(Value::as_str).map(String::from),
+                cli_version: None,
+                model: None,
+                tools: Vec::new(),
+            }),
+            // A new agent run (Pi's automatic retry): the earlier run's end is not the end.
+            "agent_start" => self.pending_final = None,
+            "turn_start" => {
+                self.flush_partial(&mut out);
+                self.pending_final = None;
+                self.main_calls += 1;
+                self.turn_open = true;
+                self.turn_had_message = false;
+                self.call_awaiting_message = true;
+                out.push(Event::ModelCallStarted {
+                    message_id: None,
+                    parent_call_id: None,
+                });
+            }
+            "message_start" if role == "assistant" => self.begin_message(&mut out),
+            "message_update" => {
+                self.begin_message(&mut out);
+                let update = obj.get("assistantMessageEvent");
+                if update.and_then(|u| str_field(u, "type")) == Some("text_delta")
+                    && let Some(delta) = update.and_then(|u| str_field(u, "delta"))
+                    && let Some(text) = self.streaming.as_mut()
+                {
+                    text.push_str(delta);
+                }
+            }
+            "message_end" if role == "assistant" => {
+                self.end_message(&obj["message"], &mut out);
+            }
+            // User and tool-result messages: the tool ends carry the same facts.
+            "message_start" | "message_end" => {}
+            "tool_execution_start" => self.tool_start(&obj, &mut out),
+            "tool_execution_update" => {}
+            "tool_execution_end" => self.tool_end(&obj, &mut out),
+            "turn_end" => {
+                if !self.turn_had_message
+                    && let Some(message) = obj.get("message").filter(|_| role == "assistant")
+                {
+                    self.end_message(message, &mut out);
+                }
+                self.turn_open = false;
+                self.seen_turn_end = true;
+                self.call_awaiting_message = false;
+            }
+            "agent_end" => {
+                if obj.get("willRetry").and_then(Value::as_bool) == Some(true) {
+                    out.push(Event::diagnostic(
+                        "retry",
+                        "agent_end with willRetry: the CLI retries the failed call",
+                        line,
+                    ));
+                } else {
+                    let messages = obj.get("messages").and_then(Value::as_array);
+                    self.pending_final = Some(self.final_result(messages));
+                }
+            }
+            // The newer terminal event after agent_end: the end when agent_end was missed.
+            "agent_settled" => {
+                if self.pending_final.is_none() {
+                    self.pending_final = Some(self.final_result(None));
+                }
+            }
+            "auto_retry_start" => out.push(Event::diagnostic(
+                "retry",
+                "auto_retry_start: the CLI retries a failed model call",
+                line,
+            )),
+            "auto_retry_end" => out.push(Event::diagnostic(
+                "retry",
+                "auto_retry_end: the CLI's automatic retry ended",
+                line,
+            )),
+            "compaction_start" | "auto_compaction_start" => out.push(Event::diagnostic(
+                "compact_boundary",
+                "the CLI starts compacting the context",
+                line,
+            )),
+            "compaction_end" | "auto_compaction_end" => out.push(Event::diagnostic(
+                "compact_boundary",
+                "the CLI compacted the context",
+                line,
+            )),
+            "" => out.push(Event::diagnostic(
+                "missing_field",
+                "line has no `type` field",
+                line,
+            )),
+            other => out.push(Event::diagnostic(
+                "unknown_type",
+                format!("unknown line type `{other}`"),
+                line,
+            )),
+        }
+        out
+    }
+
+    fn finish(&mut self, truncated: Option<&[u8]>) -> Vec<Event> {
+        let mut out = Vec::new();
+        if let Some(rest) = truncated.filter(|r| !r.trim_ascii().is_empty()) {
+            out.push(Event::diagnostic(
+                "truncated_line",
+                format!(
+                    "the stream ended inside a line ({} bytes after the last newline)",
+                    rest.len()
+                ),
+                rest,
+            ));
+        }
+        if let Some(result) = self.pending_final.take() {
+            out.push(result);
+            return out;
+        }
+        let finished_turn = self.seen_turn_end
+            && !self.turn_open
+            && self.streaming.is_none()
+            && self
+                .last_assistant
+                .as_ref()
+                .is_some_and(|a| a.stop_reason.as_deref() != Some("toolUse"));
+        if finished_turn {
+            out.push(Event::diagnostic(
+                "missing_terminal_event",
+                "the stream ended after a finished turn without agent_end; the result is \
+                 derived from the last assistant message",
+                b"",
+            ));
+            out.push(self.final_result(None));
+        } else {
+            self.flush_partial(&mut out);
+            out.push(Event::diagnostic(
+                "missing_terminal_event",
+                if self.turn_open {
+                    "the stream ended inside a turn (no turn_end or agent_end)"
+                } else {
+                    "the stream ended without agent_end"
+                },
+                b"",
+            ));
+        }
+        out
+    }
+}
+
+impl PiReducer {
+    /// The first sign of an assistant message: opens a model call when no `turn_start`
+    /// opened one for it.
+    fn begin_message(&mut self, out: &mut Vec<Event>) {
+        if self.streaming.is_some() {
+            return;
+        }
+        if !self.call_awaiting_message {
+            self.main_calls += 1;
+            out.push(Event::ModelCallStarted {
+                message_id: None,
+                parent_call_id: None,
+            });
+        }
+        self.call_awaiting_message = false;
+        self.streaming = Some(String::new());
+    }
+
+    fn end_message(&mut self, message: &Value, out: &mut Vec<Event>) {
+        self.begin_message(out);
+        self.streaming = None;
+        self.turn_had_message = true;
+        let id = match str_field(message, "responseId") {
+            Some(id) => id.to_string(),
+            None => self.made_up_id(),
+        };
+        let usage = message.get("usage").filter(|u| u.is_object());
+        let outcome = Outcome::of(message);
+        out.push(Event::AssistantMessage {
+            message_id: id,
+            parent_call_id: None,
+            text: outcome.text.clone(),
+            usage: usage.map(|u| Usage {
+                input_tokens: u64_field(u, "input").unwrap_or(0),
+                output_tokens: u64_field(u, "output").unwrap_or(0),
+                cache_read_tokens: u64_field(u, "cacheRead").unwrap_or(0),
+                cache_write_tokens: u64_field(u, "cacheWrite").unwrap_or(0),
+            }),
+            cost_usd: usage
+                .and_then(|u| u.get("cost"))
+                .and_then(|c| c.get("total"))
+                .and_then(Value::as_f64),
+        });
+        self.last_assistant = Some(outcome);
+    }
+
+    /// Reports a message the stream cut before its `message_end`, with its streamed text.
+    fn flush_partial(&mut self, out: &mut Vec<Event>) {
+        if let Some(text) = self.streaming.take() {
+            let id = self.made_up_id();
+            out.push(Event::AssistantMessage {
+                message_id: id,
+                parent_call_id: None,
+                text,
+                usage: None,
+                cost_usd: None,
+            });
+        }
+    }
+
+    fn made_up_id(&mut self) -> String {
+        self.anonymous += 1;
+        format!("pi-msg-{}", self.anonymous)
+    }
+
+    fn tool_start(&mut self, obj: &Map<String, Value>, out: &mut Vec<Event>) {
+        let Some(id) = obj.get("toolCallId").and_then(Value::as_str) else {
+            out.push(Event::diagnostic(
+                "missing_field",
+                "tool event has no `toolCallId`",
+                Value::Object(obj.clone()).to_string().as_bytes(),
+            ));
+            return;
+        };
+        if self.tools_started.insert(id.to_string()) {
+            out.push(Event::ToolCallStarted {
+                call_id: id.to_string(),
+                name: obj
+                    .get("toolName")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+                input_json: obj.get("args").unwrap_or(&Value::Null).to_string(),
+                parent_call_id: None,
+            });
+        }
+    }
+
+    fn tool_end(&mut self, obj: &Map<String, Value>, out: &mut Vec<Event>) {
+        self.tool_start(obj, out);
+        let Some(id) = obj.get("toolCallId").and_then(Value::as_str) else {
+            return;
+        };
+        if !self.tools_finished.insert(id.to_string()) {
+            return;
+        }
+        let result = obj.get("result");
+        let output = match result {
+            Some(Value::String(s)) => s.clone(),
+            Some(r) => text_of(r),
+            None => String::new(),
+        };
+        let status = match obj.get("isError").and_then(Value::as_bool) {
+            Some(true) => ToolStatus::Error,
+            Some(false) => ToolStatus::Ok,
+            None => ToolStatus::Unknown,
+        };
+        let details = result.and_then(|r| r.get("details"));
+        let exit_code = details
+            .and_then(|d| d.get("exit_code").or_else(|| d.get("exitCode")))
+            .and_then(Value::as_i64)
+            .and_then(|c| i32::try_from(c).ok())
+            .or_else(|| {
+                (status == ToolStatus::Error)
+                    .then(|| exit_code_of(&output))
+                    .flatten()
+            });
+        out.push(Event::ToolCallFinished {
+            call_id: id.to_string(),
+            status,
+            output_excerpt: excerpt(&output, self.config.excerpt_bytes as usize),
+            exit_code,
+        });
+    }
+
+    fn final_result(&self, messages: Option<&Vec<Value>>) -> Event {
+        let last = messages
+            .and_then(|m| {
+                m.iter()
+                    .rfind(|m| str_field(m, "role") == Some("assistant"))
+            })
+            .map(Outcome::of)
+            .or_else(|| self.last_assistant.clone());
+        let (success, error_kind, error_message) = match &last {
+            Some(a) if a.failed() => (
+                false,
+                Some(a.stop_reason.clone().unwrap_or_else(|| "error".into())),
+                Some(
+                    a.error_message
+                        .clone()
+                        .unwrap_or_else(|| "the last assistant message ended in an error".into()),
+                ),
+            ),
+            Some(_) => (true, None, None),
+            None => (
+                false,
+                Some("no_assistant_message".into()),
+                Some("the run ended without an assistant message".into()),
+            ),
+        };
+        Event::FinalResult {
+            success,
+            error_kind,
+            error_message,
+            max_turns_reached: false,
+            num_turns: Some(self.main_calls),
+            // Pi reports cost and usage per message only: the collector sums the messages.
+            cost_usd: None,
+            duration_ms: None,
+            text: last.map(|a| a.text),
+            usage: None,
+        }
+    }
+}
+
+/// The concatenated `text` blocks of a message's (or a tool result's) `content`.
+fn text_of(message: &Value) -> String {
+    match message.get("content") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(blocks)) => blocks
+            .iter()
+            .filter(|b| str_field(b, "type").is_none_or(|t| t == "text"))
+            .filter_map(|b| str_field(b, "text"))
+            .collect(),
+        _ => String::new(),
+    }
+}
+
+/// Pi's `bash` ends a failed command's output with "Command exited with code N".
+fn exit_code_of(output: &str) -> Option<i32> {
+    output
+        .lines()
+        .rev()
+        .find_map(|l| l.trim().strip_prefix("Command exited with code "))?
+        .trim()
+        .parse()
+        .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn reduce(text: &str) -> Vec<Event> {
+        reduce_with(text, None)
+    }
+
+    fn reduce_with(text: &str, truncated: Option<&str>) -> Vec<Event> {
+        let mut r = PiReducer::new(ReducerConfig::default());
+        let mut events = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            events.extend(r.feed(line.as_bytes(), i as u64 * 1000));
+        }
+        events.extend(r.finish(truncated.map(str::as_bytes)));
+        events
+    }
+
+    fn calls(events: &[Event]) -> usize {
+        events
+            .iter()
+            .filter(|e| matches!(e, Event::ModelCallStarted { .. }))
+            .count()
+    }
+
+    fn kinds(events: &[Event]) -> Vec<&str> {
+        events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Diagnostic { kind, .. } => Some(kind.as_str()),
+                _ => None,
+            })
+            .collect()
+    }
+
+    fn final_result(events: &[Event]) -> Option<&Event> {
+        events
+            .iter()
+            .find(|e| matches!(e, Event::FinalResult { .. }))
+    }
+
+    fn assistant_end(text: &str, response: &str, stop: &str, input: u64) -> String {
+        format!(
+            r#"{{"type":"message_end","message":{{"role":"assistant","content":[{{"type":"text","text":"{text}"}}],"usage":{{"input":{input},"output":3,"cacheRead":10,"cacheWrite":2,"totalTokens":0,"cost":{{"total":0.25}}}},"stopReason":"{stop}","responseId":"{response}"}}}}"#
+        )
+    }
+
+    const TOOL: &str = concat!(
+        r#"{"type":"tool_execution_start","toolCallId":"c1","toolName":"bash","args":{"command":"ls x"}}"#,
+        "\n",
+        r#"{"type":"tool_execution_update","toolCallId":"c1","toolName":"bash","args":{},"partialResult":{"content":[]}}"#,
+        "\n",
+        r#"{"type":"tool_execution_end","toolCallId":"c1","toolName":"bash","result":{"content":[{"type":"text","text":"ls: x: No such file\n\n\nCommand exited with code 2"}],"details":{}},"isError":true}"#,
+    );
+
+    fn run(last_stop: &str) -> String {
+        [
+            r#"{"type":"session","version":3,"id":"s1","cwd":"/w"}"#.to_string(),
+            r#"{"type":"agent_start"}"#.to_string(),
+            r#"{"type":"turn_start"}"#.to_string(),
+            r#"{"type":"message_start","message":{"role":"user","content":[]}}"#.to_string(),
+            r#"{"type":"message_start","message":{"role":"assistant","content":[]}}"#.to_string(),
+            r#"{"type":"message_update","assistantMessageEvent":{"type":"text_delta","delta":"I'll"}}"#.to_string(),
+            assistant_end("I'll look.", "r1", "toolUse", 100),
+            TOOL.to_string(),
+            r#"{"type":"turn_end","message":{"role":"assistant"},"toolResults":[]}"#.to_string(),
+            r#"{"type":"turn_start"}"#.to_string(),
+            assistant_end("done", "r2", last_stop, 200),
+            r#"{"type":"turn_end","message":{"role":"assistant"},"toolResults":[]}"#.to_string(),
+        ]
+        .join("\n")
+    }
+
+    #[test]
+    fn turns_messages_usage_and_tools() {
+        let events = reduce(&format!(
+            "{}\n{}",
+            run("stop"),
+            r#"{"type":"agent_end","messages":[{"role":"user"},{"role":"assistant","content":[]},{"role":"assistant","content":[{"type":"text","text":"done"}],"stopReason":"stop"}]}"#
+        ));
+        assert_eq!(calls(&events), 2);
+        assert!(events.contains(&Event::SessionStarted {
+            session_id: Some("s1".into()),
+            cli_version: None,
+            model: None,
+            tools: vec![],
+        }));
+        assert!(events.contains(&Event::AssistantMessage {
+            message_id: "r1".into(),
+            parent_call_id: None,
+            text: "I'll look.".into(),
+            usage: Some(Usage {
+                input_tokens: 100,
+                output_tokens: 3,
+                cache_read_tokens: 10,
+                cache_write_tokens: 2,
+            }),
+            cost_usd: Some(0.25),
+        }));
+        assert!(events.contains(&Event::ToolCallFinished {
+            call_id: "c1".into(),
+            status: ToolStatus::Error,
+            output_excerpt: "ls: x: No such file\n\n\nCommand exited with code 2".into(),
+            exit_code: Some(2),
+        }));
+        let Some(Event::FinalResult {
+            success,
+            num_turns,
+            text,
+            usage,
+            cost_usd,
+            ..
+        }) = final_result(&events)
+        else {
+            panic!("no result")
+        };
+        assert!(success);
+        assert_eq!(*num_turns, Some(2));
+        assert_eq!(text.as_deref(), Some("done"));
+        // Per-message usage and cost: the collector sums the messages.
+        assert_eq!((*usage, *cost_usd), (None, None));
+        assert!(kinds(&events).is_empty(), "{events:?}");
+    }
+
+    #[test]
+    fn error_stop_reason_fails_the_run() {
+        let events = reduce(concat!(
+            r#"{"type":"agent_start"}"#,
+            "\n",
+            r#"{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"Upstream error"}}"#,
+            "\n",
+            r#"{"type":"agent_end","messages":[{"role":"assistant","content":[],"stopReason":"error","errorMessage":"Upstream error"}]}"#,
+        ));
+        let Some(Event::FinalResult {
+            success,
+            error_kind,
+            error_message,
+            ..
+        }) = final_result(&events)
+        else {
+            panic!("no result")
+        };
+        assert!(!success);
+        assert_eq!(error_kind.as_deref(), Some("error"));
+        assert_eq!(error_message.as_deref(), Some("Upstream error"));
+        // No turn_start: the message itself opened the call.
+        assert_eq!(calls(&events), 1);
+    }
+
+    #[test]
+    fn will_retry_is_not_the_end() {
+        let events = reduce(concat!(
+            r#"{"type":"agent_end","messages":[],"willRetry":true}"#,
+            "\n",
+            r#"{"type":"auto_retry_start"}"#,
+        ));
+        assert!(final_result(&events).is_none());
+        assert_eq!(kinds(&events), ["retry", "retry", "missing_terminal_event"]);
+    }
+
+    #[test]
+    fn the_last_agent_run_decides() {
+        let failed = concat!(
+            r#"{"type":"agent_start"}"#,
+            "\n",
+            r#"{"type":"turn_start"}"#,
+            "\n",
+            r#"{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"Rate limit exceeded"}}"#,
+            "\n",
+            r#"{"type":"turn_end","message":{"role":"assistant"}}"#,
+            "\n",
+            r#"{"type":"agent_end","messages":[{"role":"assistant","stopReason":"error","errorMessage":"Rate limit exceeded"}]}"#,
+            "\n",
+            r#"{"type":"auto_retry_start"}"#,
+            "\n",
+            r#"{"type":"agent_start"}"#,
+            "\n",
+            r#"{"type":"turn_start"}"#,
+        );
+        // The retry is cut: no result, although the first run ended.
+        let events = reduce(failed);
+        assert!(final_result(&events).is_none());
+        assert_eq!(calls(&events), 2);
+
+        // The retry succeeds: one result, the retry's.
+        let events = reduce(&format!(
+            "{failed}\n{}\n{}",
+            assistant_end("ok", "r9", "stop", 1),
+            r#"{"type":"agent_end","messages":[{"role":"assistant","content":[{"type":"text","text":"ok"}],"stopReason":"stop"}]}"#
+        ));
+        let results: Vec<&Event> = events
+            .iter()
+            .filter(|e| matches!(e, Event::FinalResult { .. }))
+            .collect();
+        assert!(
+            matches!(results[..], [Event::FinalResult { success: true, num_turns: Some(2), text: Some(t), .. }] if t == "ok")
+        );
+    }
+
+    #[test]
+    fn missing_agent_end_after_a_finished_turn_still_ends() {
+        // B22: the stream stops after the last turn_end.
+        let events = reduce(&run("stop"));
+        assert!(matches!(
+            final_result(&events),
+            Some(Event::FinalResult {
+                success: true,
+                num_turns: Some(2),
+                ..
+            })
+        ));
+        assert_eq!(kinds(&events), ["missing_terminal_event"]);
+
+        // Ending after a turn that asked for tools is a cut stream: no result.
+        let events = reduce(&run("toolUse"));
+        assert!(final_result(&events).is_none());
+    }
+
+    #[test]
+    fn a_cut_message_keeps_its_streamed_text() {
+        let events = reduce(concat!(
+            r#"{"type":"turn_start"}"#,
+            "\n",
+            r#"{"type":"message_start","message":{"role":"assistant","content":[]}}"#,
+            "\n",
+            r#"{"type":"message_update","assistantMessageEvent":{"type":"text_delta","delta":"Hal"}}"#,
+            "\n",
+            r#"{"type":"message_update","assistantMessageEvent":{"type":"text_delta","delta":"f"}}"#,
+        ));
+        assert_eq!(calls(&events), 1);
+        assert!(events.contains(&Event::AssistantMessage {
+            message_id: "pi-msg-1".into(),
+            parent_call_id: None,
+            text: "Half".into(),
+            usage: None,
+            cost_usd: None,
+        }));
+        assert!(final_result(&events).is_none());
+    }
+
+    #[test]
+    fn snapshot_updates_do_not_add_calls_or_text() {
+        // B21: each update repeats the whole message in `partial`.
+        let events = reduce(concat!(
+            r#"{"type":"turn_start"}"#,
+            "\n",
+            r#"{"type":"message_update","assistantMessageEvent":{"type":"text_start","partial":{"role":"assistant","content":[{"type":"text","text":"ab"}]}}}"#,
+            "\n",
+            r#"{"type":"message_update","assistantMessageEvent":{"type":"text_end","partial":{"role":"assistant","content":[{"type":"text","text":"ab"}]}}}"#,
+            "\n",
+            r#"{"type":"message_end","message":{"role":"assistant","content":[{"type":"thinking","thinking":"hm"},{"type":"text","text":"ab"}],"stopReason":"stop"}}"#,
+            "\n",
+            r#"{"type":"agent_end","messages":[]}"#,
+        ));
+        assert_eq!(calls(&events), 1);
+        let texts: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::AssistantMessage { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(texts, ["ab"]);
+        assert!(matches!(
+            final_result(&events),
+            Some(Event::FinalResult {
+                success: true,
+                num_turns: Some(1),
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn unknown_and_broken_lines_are_diagnostics() {
+        let events = reduce_with(
+            "{this is not valid json}\n{\"type\":\"queue_update\"}\n{\"x\":1}\n{\"type\":\"compaction_start\"}",
+            Some("{\"type\":\"mess"),
+        );
+        assert_eq!(
+            kinds(&events),
+            [
+                "not_json",
+                "unknown_type",
+                "missing_field",
+                "compact_boundary",
+                "truncated_line",
+                "missing_terminal_event",
+            ]
+        );
+    }
+
+    #[test]
+    fn tool_end_without_start_and_exit_code_details() {
+        let events = reduce(
+            r#"{"type":"tool_execution_end","toolCallId":"t","toolName":"bash","result":{"content":[{"type":"text","text":"ok"}],"details":{"exit_code":0}},"isError":false}"#,
+        );
+        assert!(
+            matches!(&events[0], Event::ToolCallStarted { call_id, name, .. } if call_id == "t" && name == "bash")
+        );
+        assert_eq!(
+            events[1],
+            Event::ToolCallFinished {
+                call_id: "t".into(),
+                status: ToolStatus::Ok,
+                output_excerpt: "ok".into(),
+                exit_code: Some(0),
+            }
+        );
+    }
+}
