@@ -73,6 +73,7 @@ impl Harness for ClaudeCode {
             prompt: PromptDelivery::ArgvAt(2),
             native_limits,
             unsupported_limits: Vec::new(),
+            caveats: Vec::new(),
         })
     }
 

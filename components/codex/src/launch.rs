@@ -13,7 +13,7 @@
 //! base URL, a `mock` provider on the Responses wire API (0.171 refuses `wire_api = "chat"`).
 
 use harness_kit::{
-    AgentSettings, Harness, LaunchPlan, NeutralAction, PromptDelivery, RunLimits, ToolCall,
+    AgentSettings, Caveat, Harness, LaunchPlan, NeutralAction, PromptDelivery, RunLimits, ToolCall,
 };
 use serde_json::{Value, json};
 
@@ -82,6 +82,11 @@ impl Harness for Codex {
             prompt: PromptDelivery::ArgvAt(prompt_index),
             native_limits: Vec::new(),
             unsupported_limits: Vec::new(),
+            caveats: vec![
+                // Codex runs one reply's tool calls one after another; the stream does not
+                // tell them from calls in separate replies.
+                Caveat::ParallelCallsSerialized,
+            ],
         })
     }
 

@@ -6,8 +6,8 @@
 //! method selected.", exit 41).
 
 use harness_kit::{
-    AgentSettings, ConfigFile, Harness, LaunchPlan, LimitKind, NeutralAction, PromptDelivery,
-    RunLimits, ToolCall,
+    AgentSettings, Caveat, ConfigFile, Harness, LaunchPlan, LimitKind, NeutralAction,
+    PromptDelivery, RunLimits, ToolCall,
 };
 use serde_json::{Map, Value, json};
 
@@ -106,6 +106,11 @@ impl Harness for GeminiCli {
             prompt: PromptDelivery::ArgvAt(2),
             native_limits,
             unsupported_limits: Vec::new(),
+            caveats: vec![
+                // Gemini CLI 0.61 reports a failing shell command that printed output as
+                // `status: "success"`, with no exit code in the stream.
+                Caveat::ShellFailuresUnreported,
+            ],
         })
     }
 

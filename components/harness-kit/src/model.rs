@@ -133,6 +133,18 @@ pub enum LimitKind {
     TurnTimeout,
 }
 
+/// A difference from other harnesses that a CLI imposes (see the WIT `caveat`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Caveat {
+    /// One reply's tool calls run one after another and look like separate replies.
+    ParallelCallsSerialized,
+    /// A failing shell command can be reported as a success.
+    ShellFailuresUnreported,
+    /// Tools appear only once finished; their start comes from the CLI's duration.
+    ToolStartFromCliDuration,
+}
+
 /// How the prompt reaches the CLI.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PromptDelivery {
@@ -158,6 +170,7 @@ pub struct LaunchPlan {
     pub prompt: PromptDelivery,
     pub native_limits: Vec<LimitKind>,
     pub unsupported_limits: Vec<LimitKind>,
+    pub caveats: Vec<Caveat>,
 }
 
 /// A scripted-model action every harness understands.

@@ -60,6 +60,21 @@ impl<H: Harness> launch::Guest for Component<H> {
             },
             native_limits: plan.native_limits.into_iter().map(limit).collect(),
             unsupported_limits: plan.unsupported_limits.into_iter().map(limit).collect(),
+            caveats: plan
+                .caveats
+                .into_iter()
+                .map(|c| match c {
+                    model::Caveat::ParallelCallsSerialized => {
+                        launch::Caveat::ParallelCallsSerialized
+                    }
+                    model::Caveat::ShellFailuresUnreported => {
+                        launch::Caveat::ShellFailuresUnreported
+                    }
+                    model::Caveat::ToolStartFromCliDuration => {
+                        launch::Caveat::ToolStartFromCliDuration
+                    }
+                })
+                .collect(),
         })
     }
 

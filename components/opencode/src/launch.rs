@@ -7,8 +7,8 @@
 //! own OpenCode state leaks in.
 
 use harness_kit::{
-    AgentSettings, ConfigFile, Harness, LaunchPlan, NeutralAction, PromptDelivery, RunLimits,
-    ToolCall,
+    AgentSettings, Caveat, ConfigFile, Harness, LaunchPlan, NeutralAction, PromptDelivery,
+    RunLimits, ToolCall,
 };
 use serde_json::{Map, Value, json};
 
@@ -170,6 +170,10 @@ impl Harness for OpenCode {
             // `steps` only asks the model to stop: the host's backstop is the cap.
             native_limits: Vec::new(),
             unsupported_limits: Vec::new(),
+            caveats: vec![
+                // `opencode run --format json` prints a tool only once it has finished.
+                Caveat::ToolStartFromCliDuration,
+            ],
         })
     }
 

@@ -97,6 +97,7 @@ impl Harness for Pi {
             prompt: PromptDelivery::ArgvAt(prompt_index),
             native_limits: Vec::new(),
             unsupported_limits: Vec::new(),
+            caveats: Vec::new(),
         })
     }
 

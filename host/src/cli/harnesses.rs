@@ -61,12 +61,21 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
                 (limit_name(kind), how)
             })
             .collect();
+        let caveats: Vec<String> = match &plan {
+            Ok(p) => p
+                .caveats
+                .iter()
+                .map(|c| serde_json::to_value(c).unwrap_or_default().as_str().unwrap_or("").to_string())
+                .collect(),
+            Err(_) => Vec::new(),
+        };
         let installed = cli::find_cli(h.program, None).ok();
         rows.push(serde_json::json!({
             "harness": h.name,
             "program": h.program,
             "component": loaded.name.to_string(),
             "installed": installed.as_ref().map(|p| p.display().to_string()),
+            "caveats": caveats,
             "limits": enforcement.iter().map(|(k, v)| (k.to_string(), serde_json::Value::from(*v))).collect::<serde_json::Map<_, _>>(),
         }));
     }
@@ -76,15 +85,16 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
     }
     let mut text = String::new();
     if args.parity {
-        text += "| harness | max_turns | max_tool_calls | turn_timeout |\n|---|---|---|---|\n";
+        text += "| harness | max_turns | max_tool_calls | turn_timeout | differences the CLI imposes |\n|---|---|---|---|---|\n";
         for r in &rows {
             let l = &r["limits"];
             text += &format!(
-                "| {} | {} | {} | {} |\n",
+                "| {} | {} | {} | {} | {} |\n",
                 r["harness"].as_str().unwrap_or(""),
                 l["max_turns"].as_str().unwrap_or(""),
                 l["max_tool_calls"].as_str().unwrap_or(""),
-                l["turn_timeout"].as_str().unwrap_or("")
+                l["turn_timeout"].as_str().unwrap_or(""),
+                caveat_text(&r["caveats"])
             );
         }
     } else {
@@ -99,4 +109,32 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
     }
     print_stdout(&text);
     Ok(0)
+}
+
+/// The caveats of one harness as table text.
+fn caveat_text(caveats: &serde_json::Value) -> String {
+    let list: Vec<&str> = caveats
+        .as_array()
+        .map(|a| a.iter().filter_map(|c| c.as_str()).collect())
+        .unwrap_or_default();
+    let words: Vec<&str> = list
+        .iter()
+        .map(|c| match *c {
+            "parallel_calls_serialized" => {
+                "one reply's tool calls run one after another: each counts as a model call"
+            }
+            "shell_failures_unreported" => {
+                "a failing shell command that printed output is reported as ok"
+            }
+            "tool_start_from_cli_duration" => {
+                "tools appear only when finished: start placed by the CLI's duration"
+            }
+            other => other,
+        })
+        .collect();
+    if words.is_empty() {
+        "none".into()
+    } else {
+        words.join("; ")
+    }
 }

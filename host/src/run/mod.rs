@@ -352,6 +352,7 @@ async fn execute(
         version,
         argv: std::iter::once(plan.argv[0].clone()).chain(spec.args.iter().cloned()).collect(),
         pgid: None,
+        caveats: plan.caveats.clone(),
     };
     let header = Header {
         harness: Some(p.harness.clone()),

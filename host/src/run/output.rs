@@ -108,6 +108,8 @@ pub struct CliInfo {
     pub argv: Vec<String>,
     /// The process group the CLI led (every process of it is gone when the task ends).
     pub pgid: Option<i32>,
+    /// Differences from other harnesses this CLI imposes (its launch plan's caveats).
+    pub caveats: Vec<harness_kit::Caveat>,
 }
 
 /// The task's limits and who enforced them.

@@ -4,7 +4,7 @@
 use super::sandbox::{arm, classify, new_store};
 use super::{Budget, ComponentError, HostState, LoadedComponent};
 use harness_kit::{
-    AgentSettings, ConfigFile, Event, LaunchPlan, LimitKind, NeutralAction, PromptDelivery,
+    AgentSettings, Caveat, ConfigFile, Event, LaunchPlan, LimitKind, NeutralAction, PromptDelivery,
     ReducerConfig, RunLimits, ToolCall, ToolStatus, Usage,
 };
 use std::sync::{Arc, OnceLock};
@@ -119,6 +119,15 @@ impl Launcher {
             },
             native_limits: p.native_limits.into_iter().map(limit_kind).collect(),
             unsupported_limits: p.unsupported_limits.into_iter().map(limit_kind).collect(),
+            caveats: p
+                .caveats
+                .into_iter()
+                .map(|c| match c {
+                    wl::Caveat::ParallelCallsSerialized => Caveat::ParallelCallsSerialized,
+                    wl::Caveat::ShellFailuresUnreported => Caveat::ShellFailuresUnreported,
+                    wl::Caveat::ToolStartFromCliDuration => Caveat::ToolStartFromCliDuration,
+                })
+                .collect(),
         }))
     }
 

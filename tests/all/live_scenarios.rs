@@ -1,0 +1,160 @@
+//! The shared neutral scenarios (tasks/scenarios/*) on every harness's real CLI against
+//! the scripted model, and the parity test: the same script gives the same num_turns, the
+//! same tool calls with the same statuses, the same max_turns_exhausted and the same
+//! final status on every harness. One `coder-eval run` runs the whole matrix.
+
+use crate::live_claude::{
+    assert_buckets_tile, assert_model_saw_every_request, assert_replay_matches, netns_available,
+};
+use crate::support::{bin, root, scratch};
+use coder_eval::record::ToolOutcome;
+use harness_kit::Caveat;
+use coder_eval::run::output::{RunSummary, TaskResult, TaskStatus};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+const HARNESSES: [&str; 5] = ["claude-code", "codex", "pi", "opencode", "gemini-cli"];
+const SCENARIOS: [&str; 5] = ["hello", "parallel", "max_turns", "tool_error", "long_shell"];
+
+/// Runs every scenario on every harness, `jobs` at a time; returns results by
+/// (scenario, harness).
+fn run_matrix(out: &Path, jobs: usize) -> BTreeMap<(String, String), TaskResult> {
+    let mut cmd = Command::new(bin());
+    cmd.arg("run");
+    for s in SCENARIOS {
+        cmd.arg(root().join(format!("tasks/scenarios/{s}/task.yaml")));
+    }
+    for h in HARNESSES {
+        cmd.args(["--harness", h]);
+    }
+    cmd.arg("--out").arg(out).args(["--jobs", &jobs.to_string()]);
+    if netns_available() {
+        cmd.arg("--isolate-network");
+    }
+    let output = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    eprintln!("{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
+    let summary: RunSummary =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(summary.rows.len(), SCENARIOS.len() * HARNESSES.len());
+    let mut results = BTreeMap::new();
+    for row in summary.rows {
+        let r: TaskResult =
+            serde_json::from_str(&std::fs::read_to_string(out.join(&row.result)).unwrap()).unwrap();
+        // Every process group is gone once its task has ended.
+        if let Some(pgid) = r.cli.pgid {
+            assert!(!coder_eval::process::group_alive(pgid), "{} {}: group {pgid} alive", r.task_id, r.harness);
+        }
+        results.insert((row.task_id, row.harness), r);
+    }
+    results
+}
+
+/// What must agree across harnesses for one scenario, with the differences a harness
+/// declares (its launch plan's caveats) taken out: a caveat excuses exactly its own
+/// effect, nothing else.
+fn parity_view(scenario: &str, r: &TaskResult) -> String {
+    let t = r.turn.as_ref().expect("the CLI ran");
+    let mut num_turns = t.num_turns;
+    let mut statuses: Vec<ToolOutcome> = t.tool_calls.iter().map(|c| c.status).collect();
+    let declares = |c: Caveat| r.cli.caveats.contains(&c);
+    if scenario == "parallel" && declares(Caveat::ParallelCallsSerialized) {
+        // One model call per tool of the parallel reply, instead of one for the reply.
+        assert_eq!(num_turns as usize, statuses.len() + 1, "{}", r.harness);
+        num_turns -= statuses.len() as u32 - 1;
+    }
+    if scenario == "tool_error" && declares(Caveat::ShellFailuresUnreported) {
+        assert_eq!(statuses, [ToolOutcome::Ok], "{}", r.harness);
+        statuses = vec![ToolOutcome::Error];
+    }
+    format!(
+        "num_turns={num_turns} tools={statuses:?} max_turns_exhausted={} status={:?}",
+        t.max_turns_exhausted, r.status
+    )
+}
+
+#[test]
+fn scenarios_on_every_harness_and_parity() {
+    let out = scratch("live-scenarios");
+    let results = run_matrix(&out, 2);
+    let mut failures = Vec::new();
+    for s in SCENARIOS {
+        let views: Vec<(String, String)> = HARNESSES
+            .iter()
+            .map(|h| (h.to_string(), parity_view(s, &results[&(s.to_string(), h.to_string())])))
+            .collect();
+        let first = &views[0].1;
+        if views.iter().any(|(_, v)| v != first) {
+            failures.push(format!("{s}:\n{}", views.iter().map(|(h, v)| format!("  {h:<12} {v}")).collect::<Vec<_>>().join("\n")));
+        }
+    }
+    assert!(failures.is_empty(), "parity broken:\n{}", failures.join("\n"));
+
+    for ((scenario, harness), r) in &results {
+        let t = r.turn.as_ref().unwrap();
+        let what = format!("{scenario} on {harness}");
+        assert_buckets_tile(t);
+        assert_model_saw_every_request(r);
+        assert_replay_matches(&out, r);
+        match scenario.as_str() {
+            "hello" => {
+                assert_eq!(r.status, TaskStatus::Success, "{what}: {:?}", r.error);
+                assert_eq!(t.num_turns, 3, "{what}");
+                assert_eq!(t.tool_calls.len(), 2, "{what}");
+            }
+            "parallel" => {
+                assert_eq!(t.tool_calls.len(), 2, "{what}");
+                assert!(t.tool_calls.iter().all(|c| c.status == ToolOutcome::Ok), "{what}");
+                if !r.cli.caveats.contains(&Caveat::ParallelCallsSerialized) {
+                    assert_eq!(t.num_turns, 2, "{what}");
+                }
+            }
+            "max_turns" => {
+                assert_eq!(t.num_turns, 3, "{what}");
+                assert!(t.max_turns_exhausted, "{what}");
+                assert_eq!(t.tool_calls.len(), 2, "{what}: the two allowed calls' tools ran");
+                assert!(t.tool_calls.iter().all(|c| c.status == ToolOutcome::Ok), "{what}");
+            }
+            "tool_error" => {
+                assert_eq!(t.tool_calls.len(), 1, "{what}");
+                if !r.cli.caveats.contains(&Caveat::ShellFailuresUnreported) {
+                    assert_eq!(t.tool_calls[0].status, ToolOutcome::Error, "{what}");
+                    assert_eq!(t.tool_calls[0].exit_code.unwrap_or(2), 2, "{what}");
+                }
+            }
+            "long_shell" => {
+                let c = &t.tool_calls[0];
+                assert!(c.duration_ms >= 3000, "{what}: {} ms", c.duration_ms);
+                assert!(c.finished_ms.unwrap() <= t.timing.turn_duration_ms, "{what}");
+                assert!(t.timing.tool_union_ms.unwrap() >= 3000, "{what}");
+            }
+            _ => unreachable!(),
+        }
+    }
+}
+
+#[test]
+fn five_clis_at_once_leave_no_process_behind() {
+    let out = scratch("live-concurrent");
+    let mut cmd = Command::new(bin());
+    cmd.arg("run").arg(root().join("tasks/scenarios/long_shell/task.yaml"));
+    for h in HARNESSES {
+        cmd.args(["--harness", h]);
+    }
+    cmd.arg("--out").arg(&out).args(["--jobs", "5"]);
+    if netns_available() {
+        cmd.arg("--isolate-network");
+    }
+    let output = cmd.output().unwrap();
+    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stdout));
+    let summary: RunSummary =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(summary.rows.len(), 5);
+    for row in &summary.rows {
+        let r: TaskResult =
+            serde_json::from_str(&std::fs::read_to_string(out.join(&row.result)).unwrap()).unwrap();
+        let pgid = r.cli.pgid.expect("the CLI started");
+        assert!(coder_eval::process::group_members(pgid).is_empty(), "{}: group {pgid} alive", r.harness);
+    }
+}
