@@ -176,3 +176,45 @@ fn turn_timeout_kills_the_whole_group() {
     assert!(left.is_empty(), "survivors: {left:?}");
     assert_replay_matches(&out, &r);
 }
+
+#[test]
+fn ctrl_c_stops_the_cli_and_keeps_what_was_recorded() {
+    use std::os::unix::process::CommandExt;
+    let out = scratch("live-claude-ctrl-c");
+    let mut cmd = Command::new(bin());
+    cmd.arg("run")
+        .arg(root().join("tasks/run_limits/turn_timeout/task.yaml"))
+        .args(["--harness", "claude-code", "--out"])
+        .arg(&out)
+        .arg("--scripted-model")
+        .arg(root().join("tests/fixtures/ctrl_c_script.yaml"))
+        .process_group(0);
+    if netns_available() {
+        cmd.arg("--isolate-network");
+    }
+    let mut child = cmd.spawn().unwrap();
+    // Wait until the agent's long command is running, then press Ctrl-C (SIGINT to the
+    // foreground process group, as a terminal does).
+    let recording = result_dir(&out, "turn_timeout", "claude-code").join("recording.jsonl");
+    let started = std::time::Instant::now();
+    while !std::fs::read_to_string(&recording).is_ok_and(|r| r.contains("tool_use")) {
+        assert!(started.elapsed().as_secs() < 60, "the tool never started");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    unsafe {
+        libc::kill(-(child.id() as i32), libc::SIGINT);
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "a cancelled task is not a pass");
+    let r: TaskResult = serde_json::from_str(
+        &std::fs::read_to_string(result_dir(&out, "turn_timeout", "claude-code").join("task.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(r.stop.as_ref().unwrap().reason.as_str(), "cancelled");
+    assert_eq!(r.status, TaskStatus::Error);
+    let turn = r.turn.as_ref().unwrap();
+    assert_eq!(turn.tool_calls.len(), 1, "the partial turn is kept");
+    assert!(std::fs::read_to_string(&recording).unwrap().contains("\"t\":\"stop\""));
+    assert!(!coder_eval::process::group_alive(r.cli.pgid.unwrap()));
+    assert!(processes_with("27.1828").is_empty());
+}

@@ -153,13 +153,20 @@ fn installed_harnesses() -> Vec<String> {
 fn reexec_isolated() -> Result<i32, Box<dyn std::error::Error>> {
     let exe = std::env::current_exe()?;
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let status = std::process::Command::new("unshare")
+    let mut child = std::process::Command::new("unshare")
         .args(["-n", "--", "sh", "-c", "ip link set lo up && exec \"$@\"", "sh"])
         .arg(exe)
         .args(args)
         .env("CODER_EVAL_NETNS", "1")
-        .status()
+        .spawn()
         .map_err(|e| format!("could not start `unshare -n` for --isolate-network: {e}"))?;
+    // Ctrl-C reaches the inner run too (same terminal process group); this process only
+    // waits for it to stop its CLIs and write what was recorded.
+    // SAFETY: setting a signal disposition to "ignore" has no preconditions.
+    unsafe {
+        libc::signal(libc::SIGINT, libc::SIG_IGN);
+    }
+    let status = child.wait()?;
     Ok(status.code().unwrap_or(exit_codes::FAILED))
 }
 
