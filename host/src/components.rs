@@ -57,6 +57,29 @@ pub const BUILTIN_HARNESSES: &[BuiltinHarness] = &[
     },
 ];
 
+/// The built-in criteria components embedded in this binary, each with the criterion
+/// types it grades and its parameter check (see [`crate::grading`]).
+pub const BUILTIN_CRITERIA: &[crate::grading::BuiltinCriteria] = &[
+    crate::grading::BuiltinCriteria {
+        name: "criteria-files",
+        types: criteria_files::TYPES,
+        validate: criteria_files::validate,
+        wasm: component!("criteria_files.wasm"),
+    },
+    crate::grading::BuiltinCriteria {
+        name: "criteria-json",
+        types: criteria_json::TYPES,
+        validate: criteria_json::validate,
+        wasm: component!("criteria_json.wasm"),
+    },
+    crate::grading::BuiltinCriteria {
+        name: "criteria-trajectory",
+        types: criteria_trajectory::TYPES,
+        validate: criteria_trajectory::validate,
+        wasm: component!("criteria_trajectory.wasm"),
+    },
+];
+
 /// Where replacement components come from.
 #[derive(Debug, Clone, Default)]
 pub struct ComponentSource {

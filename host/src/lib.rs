@@ -9,6 +9,7 @@
 pub mod collect;
 pub mod components;
 pub mod exit_codes;
+pub mod grading;
 pub mod pipeline;
 pub mod process;
 pub mod record;

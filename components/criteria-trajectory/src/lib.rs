@@ -1,0 +1,655 @@
+//! Built-in criteria over the agent's trajectory (its tool calls and final answer).
+//!
+//! **`command_executed`** — did the agent run matching commands?
+//! - `tool_name` (optional): the tool, compared case-insensitively. `Bash` (or `shell`)
+//!   also matches any CLI's shell tool, i.e. any call whose input has a `command` or
+//!   `cmd` (Codex `exec_command`, Gemini `run_shell_command`, ...).
+//! - `command_pattern` (optional regex, `.` matching newlines): searched in the call's
+//!   shell command, raw and with `bash -lc '...'` / `sh -c "..."` wrappers unwrapped
+//!   (either may match); for a call without a shell command, in its input as JSON.
+//! - `exclude_pattern` (optional regex): a call it matches (raw or unwrapped) is skipped.
+//! - `require_success` (default false): count only calls that ended ok (exit code 0 when
+//!   known).
+//! - `min_count` (default 1), `max_count` (optional, ≥ `min_count`).
+//!
+//! Score: without `max_count`, `min(1, matches / min_count)` (1 when `min_count` is 0);
+//! with it, 1 when `min_count ≤ matches ≤ max_count`, else 0 — so `min_count: 0,
+//! max_count: 0` means "must not run".
+//!
+//! **`commands_efficiency`** — `expected_commands` (≥ 1): score
+//! `expected / max(actual, expected)` where `actual` counts every tool call (sub-agents'
+//! included); 1 at or under budget.
+//!
+//! **`skill_triggered`** — `skill_name`, `expected_skill` (default: `skill_name`; `""`
+//! for a row where no skill should fire). The skill counts as engaged when a `Skill`
+//! tool call names it (`skill` input, a `plugin:` prefix stripped) or any string in any
+//! tool input holds `skills/<skill_name>/`. Score 1 when engaged exactly when expected
+//! (`expected_skill == skill_name`).
+//!
+//! **`classification_match`** — the agent's answer as a label.
+//! - `expected_label` (required); `allowed_labels` (optional; the label set, which must
+//!   hold `expected_label`; default: just `expected_label`); `case_sensitive` (default
+//!   false);
+//! - the text judged: the workspace file `path` when given, else the agent's final text
+//!   (`final_text`, which the host fills in from the run; without it, the last final
+//!   result's text, else the last main-thread assistant message).
+//! - The observed label: the allowed label equal to the whole trimmed text; else the one
+//!   allowed label found in the text as a whole word; `(ambiguous)` when several are,
+//!   `(other)` when none is, `(none)` for an empty text. Score 1 when it is the expected
+//!   label.
+
+use criteria_common::{Target, check_path, read_target};
+use grader_kit::{Criterion, GradingInput, ToolUse, Verdict, params_as, unwrap_shell};
+use regex::Regex;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The criterion types this component grades.
+pub const TYPES: &[&str] = &[
+    "command_executed",
+    "commands_efficiency",
+    "skill_triggered",
+    "classification_match",
+];
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CommandExecuted {
+    #[serde(default)]
+    tool_name: Option<String>,
+    #[serde(default)]
+    command_pattern: Option<String>,
+    #[serde(default)]
+    exclude_pattern: Option<String>,
+    #[serde(default = "one")]
+    min_count: u32,
+    #[serde(default)]
+    max_count: Option<u32>,
+    #[serde(default)]
+    require_success: bool,
+}
+
+fn one() -> u32 {
+    1
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CommandsEfficiency {
+    expected_commands: u32,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SkillTriggered {
+    skill_name: String,
+    #[serde(default)]
+    expected_skill: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClassificationMatch {
+    expected_label: String,
+    #[serde(default)]
+    allowed_labels: Option<Vec<String>>,
+    #[serde(default)]
+    case_sensitive: bool,
+    #[serde(default)]
+    path: Option<String>,
+    #[serde(default)]
+    final_text: Option<String>,
+}
+
+fn pattern(what: &str, p: &Option<String>) -> Result<Option<Regex>, String> {
+    p.as_deref()
+        .map(|p| criteria_common::regex(what, p, criteria_common::FLAG_DOTALL))
+        .transpose()
+}
+
+/// Checks `params` (with its `type`) the way grading reads them.
+pub fn validate(params: &Value) -> Result<(), String> {
+    let kind = params.get("type").and_then(Value::as_str).unwrap_or("");
+    match kind {
+        "command_executed" => {
+            let p: CommandExecuted = params_as(params)?;
+            pattern("command_pattern", &p.command_pattern)?;
+            pattern("exclude_pattern", &p.exclude_pattern)?;
+            if let Some(max) = p.max_count
+                && max < p.min_count
+            {
+                return Err(format!(
+                    "max_count ({max}) must be >= min_count ({})",
+                    p.min_count
+                ));
+            }
+            Ok(())
+        }
+        "commands_efficiency" => {
+            let p: CommandsEfficiency = params_as(params)?;
+            if p.expected_commands == 0 {
+                return Err("expected_commands must be at least 1".into());
+            }
+            Ok(())
+        }
+        "skill_triggered" => {
+            let p: SkillTriggered = params_as(params)?;
+            if p.skill_name.trim().is_empty() {
+                return Err("skill_name must not be empty".into());
+            }
+            Ok(())
+        }
+        "classification_match" => {
+            let p: ClassificationMatch = params_as(params)?;
+            if let Some(path) = &p.path {
+                check_path("path", path)?;
+            }
+            if let Some(allowed) = &p.allowed_labels {
+                let norm = |s: &str| normalize(s, p.case_sensitive);
+                if allowed.is_empty() {
+                    return Err("allowed_labels must not be empty".into());
+                }
+                if !allowed.iter().any(|a| norm(a) == norm(&p.expected_label)) {
+                    return Err(format!(
+                        "expected_label `{}` is not one of allowed_labels",
+                        p.expected_label
+                    ));
+                }
+            }
+            Ok(())
+        }
+        other => Err(format!("criteria-trajectory does not grade type `{other}`")),
+    }
+}
+
+/// Grades one trajectory criterion.
+pub fn grade(input: &GradingInput) -> Result<Verdict, String> {
+    validate(&input.params)?;
+    match input.kind() {
+        "command_executed" => command_executed(input, input.params()?),
+        "commands_efficiency" => commands_efficiency(input, input.params()?),
+        "skill_triggered" => skill_triggered(input, input.params()?),
+        "classification_match" => classification_match(input, input.params()?),
+        other => Err(format!("criteria-trajectory does not grade type `{other}`")),
+    }
+}
+
+fn is_shell_alias(name: &str) -> bool {
+    name.eq_ignore_ascii_case("bash") || name.eq_ignore_ascii_case("shell")
+}
+
+/// The texts a call is matched against: the raw and unwrapped shell command, or the input
+/// as JSON.
+fn match_texts(tool: &ToolUse) -> Vec<String> {
+    match tool.shell_command() {
+        Some(raw) => {
+            let inner = unwrap_shell(&raw);
+            if inner == raw {
+                vec![raw]
+            } else {
+                vec![raw, inner]
+            }
+        }
+        None => vec![tool.match_text()],
+    }
+}
+
+fn command_executed(input: &GradingInput, p: CommandExecuted) -> Result<Verdict, String> {
+    let include = pattern("command_pattern", &p.command_pattern)?;
+    let exclude = pattern("exclude_pattern", &p.exclude_pattern)?;
+    let mut matches = Vec::new();
+    for tool in input.tool_uses() {
+        if let Some(want) = &p.tool_name {
+            let same = tool.name.eq_ignore_ascii_case(want)
+                || (is_shell_alias(want) && tool.shell_command().is_some());
+            if !same {
+                continue;
+            }
+        }
+        if p.require_success && !tool.succeeded() {
+            continue;
+        }
+        let texts = match_texts(&tool);
+        if let Some(re) = &include
+            && !texts
+                .iter()
+                .any(|t| criteria_common::search(re, t).is_some())
+        {
+            continue;
+        }
+        if let Some(re) = &exclude
+            && texts
+                .iter()
+                .any(|t| criteria_common::search(re, t).is_some())
+        {
+            continue;
+        }
+        let label = match tool.shell_command() {
+            Some(cmd) => cmd,
+            None => format!(
+                "{}({})",
+                tool.name,
+                grader_kit::truncate(&tool.match_text(), 80)
+            ),
+        };
+        matches.push(label);
+    }
+    let n = matches.len() as u32;
+    let (score, range) = match p.max_count {
+        None if p.min_count == 0 => (1.0, format!("{n} matches (none required)")),
+        None => (
+            (n as f64 / p.min_count as f64).min(1.0),
+            format!("{n}/{} required matches", p.min_count),
+        ),
+        Some(max) => (
+            if (p.min_count..=max).contains(&n) {
+                1.0
+            } else {
+                0.0
+            },
+            format!("{n} matches (allowed {}..={max})", p.min_count),
+        ),
+    };
+    let mut filters = Vec::new();
+    if let Some(t) = &p.tool_name {
+        filters.push(format!("tool_name={t}"));
+    }
+    if let Some(c) = &p.command_pattern {
+        filters.push(format!("pattern=/{c}/"));
+    }
+    if let Some(e) = &p.exclude_pattern {
+        filters.push(format!("exclude=/{e}/"));
+    }
+    if p.require_success {
+        filters.push("require_success".into());
+    }
+    let mut details = format!(
+        "{range}; filters: {}",
+        if filters.is_empty() {
+            "none".into()
+        } else {
+            filters.join(", ")
+        }
+    );
+    if !matches.is_empty() {
+        let examples: Vec<String> = matches
+            .iter()
+            .take(3)
+            .map(|m| format!("{:?}", grader_kit::truncate(m, 120)))
+            .collect();
+        details.push_str(&format!("; e.g. {}", examples.join(", ")));
+    }
+    Ok(Verdict::new(score, details))
+}
+
+fn commands_efficiency(input: &GradingInput, p: CommandsEfficiency) -> Result<Verdict, String> {
+    let actual = input.tool_uses().len() as u32;
+    let expected = p.expected_commands;
+    let score = expected as f64 / actual.max(expected) as f64;
+    Ok(Verdict::new(
+        score,
+        format!("{actual} tool calls, {expected} expected; score {score:.2}"),
+    ))
+}
+
+/// Every skill name a call engages.
+fn engaged_skills(tool: &ToolUse, path_re: &Regex, out: &mut Vec<String>) {
+    if tool.name == "Skill"
+        && let Some(skill) = tool.input.get("skill").and_then(Value::as_str)
+    {
+        out.push(skill.rsplit(':').next().unwrap_or(skill).to_string());
+    }
+    fn strings<'a>(v: &'a Value, acc: &mut Vec<&'a str>) {
+        match v {
+            Value::String(s) => acc.push(s),
+            Value::Array(items) => items.iter().for_each(|i| strings(i, acc)),
+            Value::Object(map) => map.values().for_each(|i| strings(i, acc)),
+            _ => {}
+        }
+    }
+    let mut texts = Vec::new();
+    strings(&tool.input, &mut texts);
+    for text in texts {
+        for cap in path_re.captures_iter(text) {
+            out.push(cap[1].to_string());
+        }
+    }
+}
+
+fn skill_triggered(input: &GradingInput, p: SkillTriggered) -> Result<Verdict, String> {
+    let path_re = Regex::new(r"skills[\\/]+([A-Za-z0-9][A-Za-z0-9_-]*)[\\/]+").expect("valid");
+    let mut engaged = Vec::new();
+    for tool in input.tool_uses() {
+        engaged_skills(&tool, &path_re, &mut engaged);
+    }
+    let triggered = engaged.contains(&p.skill_name);
+    let expected = p.expected_skill.as_deref().unwrap_or(&p.skill_name) == p.skill_name;
+    let yes_no = |b: bool| if b { "yes" } else { "no" };
+    engaged.sort();
+    engaged.dedup();
+    let seen = if engaged.is_empty() {
+        "none".to_string()
+    } else {
+        engaged.join(", ")
+    };
+    Ok(Verdict::binary(
+        triggered == expected,
+        format!(
+            "skill `{}`: observed={}, expected={}; skills engaged: {seen}",
+            p.skill_name,
+            yes_no(triggered),
+            yes_no(expected)
+        ),
+    ))
+}
+
+fn normalize(s: &str, case_sensitive: bool) -> String {
+    if case_sensitive {
+        s.trim().to_string()
+    } else {
+        s.trim().to_lowercase()
+    }
+}
+
+/// Whether `needle` occurs in `hay` with no word character on either side.
+fn has_word(hay: &str, needle: &str) -> bool {
+    if needle.is_empty() {
+        return false;
+    }
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    hay.match_indices(needle).any(|(at, m)| {
+        let before = hay[..at].chars().next_back();
+        let after = hay[at + m.len()..].chars().next();
+        !before.is_some_and(word) && !after.is_some_and(word)
+    })
+}
+
+fn classification_match(input: &GradingInput, p: ClassificationMatch) -> Result<Verdict, String> {
+    let (source, text) = match &p.path {
+        Some(path) => match read_target(input, path)? {
+            Target::One(rel, content) => (format!("`{rel}`"), content),
+            Target::Missing(why) => (why, String::new()),
+        },
+        None => (
+            "the final text".to_string(),
+            p.final_text
+                .clone()
+                .or_else(|| input.final_text())
+                .unwrap_or_default(),
+        ),
+    };
+    let labels = p
+        .allowed_labels
+        .clone()
+        .unwrap_or_else(|| vec![p.expected_label.clone()]);
+    let norm = |s: &str| normalize(s, p.case_sensitive);
+    let said = norm(&text);
+    let observed = if said.is_empty() {
+        "(none)".to_string()
+    } else if let Some(exact) = labels.iter().find(|l| norm(l) == said) {
+        exact.clone()
+    } else {
+        let found: Vec<&String> = labels
+            .iter()
+            .filter(|l| has_word(&said, &norm(l)))
+            .collect();
+        match found.as_slice() {
+            [one] => (*one).clone(),
+            [] => "(other)".to_string(),
+            _ => "(ambiguous)".to_string(),
+        }
+    };
+    let ok = norm(&observed) == norm(&p.expected_label);
+    Ok(Verdict::binary(
+        ok,
+        format!(
+            "observed={observed:?}, expected={:?} (from {source}: {:?})",
+            p.expected_label,
+            grader_kit::truncate(text.trim(), 200)
+        ),
+    ))
+}
+
+/// The component: dispatches on `params["type"]`.
+pub struct Trajectory;
+
+impl Criterion for Trajectory {
+    fn grade(input: &GradingInput) -> Result<Verdict, String> {
+        grade(input)
+    }
+}
+
+grader_kit::export_grader!(Trajectory);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use grader_kit::build::{final_result, message, shell, tool_end, tool_start};
+    use grader_kit::{StampedEvent, ToolStatus};
+    use serde_json::json;
+
+    fn input(params: Value, trajectory: Vec<StampedEvent>) -> GradingInput {
+        let mut input = GradingInput::new(params, "/nonexistent");
+        input.trajectory = trajectory;
+        input
+    }
+
+    fn hello_date() -> Vec<StampedEvent> {
+        let mut t = vec![
+            tool_start(
+                0,
+                "w",
+                "Write",
+                json!({"file_path": "/w/app.py", "content": "print(1)"}),
+            ),
+            tool_end(1, "w", ToolStatus::Ok, None),
+        ];
+        t.extend(shell("a", "Bash", "python3 app.py", true));
+        t.extend(shell(
+            "b",
+            "exec_command",
+            "bash -lc 'python3 app.py --date'",
+            true,
+        ));
+        t.extend(shell("c", "Bash", "rm -rf build", false));
+        t
+    }
+
+    fn score(params: Value, t: Vec<StampedEvent>) -> f64 {
+        grade(&input(params, t)).unwrap().score
+    }
+
+    #[test]
+    fn command_executed_counts_matches() {
+        let t = hello_date();
+        let ce = |extra: Value| {
+            let mut p = json!({"type": "command_executed"});
+            p.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            score(p, t.clone())
+        };
+        assert_eq!(ce(json!({"command_pattern": "^python3 app\\.py"})), 1.0);
+        assert_eq!(
+            ce(json!({"command_pattern": "^python3 app\\.py", "min_count": 2})),
+            1.0,
+            "the wrapped one counts once unwrapped"
+        );
+        assert_eq!(
+            ce(json!({"command_pattern": "^python3 app\\.py", "min_count": 4})),
+            0.5
+        );
+        assert_eq!(
+            ce(json!({"command_pattern": "python3", "exclude_pattern": "--date"})),
+            1.0
+        );
+        assert_eq!(
+            ce(json!({"command_pattern": "python3", "exclude_pattern": "--date", "min_count": 2})),
+            0.5
+        );
+        assert_eq!(
+            ce(json!({"tool_name": "exec_command", "command_pattern": "python3", "min_count": 2})),
+            0.5
+        );
+        assert_eq!(
+            ce(json!({"tool_name": "Bash", "command_pattern": "python3", "min_count": 2})),
+            1.0,
+            "Bash matches every shell tool"
+        );
+        assert_eq!(
+            ce(json!({"tool_name": "Write", "command_pattern": "app\\.py"})),
+            1.0,
+            "non-shell tools match on their JSON input"
+        );
+        assert_eq!(
+            ce(json!({"command_pattern": "rm -rf", "require_success": true})),
+            0.0
+        );
+        assert_eq!(ce(json!({"command_pattern": "rm -rf"})), 1.0);
+        assert_eq!(
+            ce(json!({"command_pattern": "rm -rf", "min_count": 0, "max_count": 0})),
+            0.0,
+            "must not run"
+        );
+        assert_eq!(
+            ce(json!({"command_pattern": "curl", "min_count": 0, "max_count": 0})),
+            1.0
+        );
+        assert_eq!(
+            ce(json!({"command_pattern": "python3", "min_count": 1, "max_count": 1})),
+            0.0,
+            "two is too many"
+        );
+        assert_eq!(ce(json!({"command_pattern": "curl"})), 0.0);
+        assert_eq!(
+            score(
+                json!({"type": "command_executed", "min_count": 0, "max_count": 0}),
+                vec![]
+            ),
+            1.0
+        );
+    }
+
+    #[test]
+    fn command_executed_details_show_examples() {
+        let v = grade(&input(
+            json!({"type": "command_executed", "command_pattern": "python3"}),
+            hello_date(),
+        ))
+        .unwrap();
+        assert!(
+            v.details.starts_with("2/1 required matches"),
+            "{}",
+            v.details
+        );
+        assert!(v.details.contains("\"python3 app.py\""), "{}", v.details);
+    }
+
+    #[test]
+    fn commands_efficiency_scores_against_the_budget() {
+        let p = |n: u32| json!({"type": "commands_efficiency", "expected_commands": n});
+        assert_eq!(score(p(4), hello_date()), 1.0);
+        assert_eq!(score(p(8), hello_date()), 1.0);
+        assert_eq!(score(p(2), hello_date()), 0.5);
+        assert_eq!(score(p(1), vec![]), 1.0);
+    }
+
+    #[test]
+    fn skill_triggered_by_tool_or_by_reading_its_files() {
+        let skill_call = vec![
+            tool_start(0, "s", "Skill", json!({"skill": "plugin:pdf-tools"})),
+            tool_end(1, "s", ToolStatus::Ok, None),
+        ];
+        let p = json!({"type": "skill_triggered", "skill_name": "pdf-tools"});
+        assert_eq!(score(p.clone(), skill_call.clone()), 1.0);
+        let read = shell(
+            "r",
+            "exec_command",
+            "cat ~/.codex/skills/pdf-tools/SKILL.md",
+            true,
+        );
+        assert_eq!(score(p.clone(), read), 1.0);
+        let argv = vec![tool_start(
+            0,
+            "r",
+            "exec_command",
+            json!({"cmd": ["bash", "-lc", "cat skills\\pdf-tools\\x"]}),
+        )];
+        assert_eq!(score(p.clone(), argv), 1.0);
+        assert_eq!(score(p.clone(), hello_date()), 0.0);
+        let negative =
+            json!({"type": "skill_triggered", "skill_name": "pdf-tools", "expected_skill": ""});
+        assert_eq!(score(negative.clone(), hello_date()), 1.0);
+        assert_eq!(score(negative, skill_call), 0.0);
+        let other = shell("r", "Bash", "cat skills/pdf-tools-extra/SKILL.md", true);
+        assert_eq!(
+            score(p, other),
+            0.0,
+            "another skill's folder does not count"
+        );
+    }
+
+    #[test]
+    fn classification_match_reads_the_final_text() {
+        let t = |text: &str| vec![message(0, "m", "thinking"), final_result(1, Some(text))];
+        let p = json!({"type": "classification_match", "expected_label": "positive", "allowed_labels": ["positive", "negative"]});
+        assert_eq!(score(p.clone(), t("Positive")), 1.0);
+        assert_eq!(score(p.clone(), t("The sentiment is positive.")), 1.0);
+        assert_eq!(score(p.clone(), t("negative")), 0.0);
+        let v = grade(&input(p.clone(), t("positive or negative"))).unwrap();
+        assert!(v.details.contains("(ambiguous)"), "{}", v.details);
+        let v = grade(&input(p.clone(), t("neutral"))).unwrap();
+        assert!(v.details.contains("(other)"), "{}", v.details);
+        let v = grade(&input(p.clone(), vec![])).unwrap();
+        assert_eq!(v.score, 0.0);
+        assert!(v.details.contains("(none)"), "{}", v.details);
+        assert_eq!(score(p.clone(), t("nonpositive")), 0.0, "whole words only");
+        let sensitive = json!({"type": "classification_match", "expected_label": "Yes", "case_sensitive": true});
+        assert_eq!(score(sensitive.clone(), t("yes")), 0.0);
+        assert_eq!(score(sensitive, t("Yes")), 1.0);
+        let mut with_host_text = p.clone();
+        with_host_text["final_text"] = json!("negative");
+        assert_eq!(
+            score(with_host_text, t("positive")),
+            0.0,
+            "the host's final text wins"
+        );
+    }
+
+    #[test]
+    fn classification_match_reads_a_file() {
+        let dir = criteria_common::scratch_workspace("classify");
+        std::fs::write(dir.join("label.txt"), "negative\n").unwrap();
+        let mut i = input(
+            json!({"type": "classification_match", "expected_label": "negative", "path": "label.txt"}),
+            vec![],
+        );
+        i.workspace = dir.to_str().unwrap().to_string();
+        assert_eq!(grade(&i).unwrap().score, 1.0);
+        i.params["path"] = json!("missing.txt");
+        let v = grade(&i).unwrap();
+        assert_eq!(v.score, 0.0);
+        assert!(v.details.contains("does not exist"), "{}", v.details);
+    }
+
+    #[test]
+    fn bad_params_are_rejected() {
+        let bad = [
+            json!({"type": "command_executed", "command_pattern": "(unclosed"}),
+            json!({"type": "command_executed", "exclude_pattern": "["}),
+            json!({"type": "command_executed", "min_count": 2, "max_count": 1}),
+            json!({"type": "command_executed", "min_count": -1}),
+            json!({"type": "command_executed", "tool": "Bash"}),
+            json!({"type": "commands_efficiency", "expected_commands": 0}),
+            json!({"type": "commands_efficiency"}),
+            json!({"type": "skill_triggered", "skill_name": " "}),
+            json!({"type": "classification_match", "expected_label": "x", "allowed_labels": ["a", "b"]}),
+            json!({"type": "classification_match", "expected_label": "x", "path": "/etc/x"}),
+            json!({"type": "classification_match"}),
+            json!({"type": "unknown_thing"}),
+        ];
+        for params in bad {
+            assert!(validate(&params).is_err(), "{params} must be rejected");
+        }
+    }
+}
