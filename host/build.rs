@@ -41,15 +41,14 @@ fn main() {
         &product,
         &["--workspace", "--exclude", "test-*"],
     );
-    let test_crates = [
-        "tagger",
-        "looper",
-        "alloc-bomb",
-        "panicker",
-        "wrong-version",
-    ];
+    // Each folder `test-components/NAME` is the package `test-NAME`.
+    let mut names: Vec<String> = std::fs::read_dir(components.join("test-components"))
+        .expect("components/test-components exists")
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
     let mut args = Vec::new();
-    for name in test_crates {
+    for name in names {
         args.push("-p".to_string());
         args.push(format!("test-{name}"));
     }

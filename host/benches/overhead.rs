@@ -5,7 +5,7 @@
 //! `cargo bench --bench overhead` prints the median and the spread. Target: median ≤ 20 ms.
 //! Needs the pinned CLIs (`npm ci --prefix harnesses`).
 
-use coder_eval::run::{prepare, run_all, RunOptions};
+use coder_eval::run::{RunOptions, prepare, run_all};
 use coder_eval::task::Task;
 use std::path::Path;
 
@@ -26,7 +26,8 @@ fn main() {
             .unwrap();
         let r = &results[0];
         assert_eq!(format!("{:?}", r.status), "Success", "{:?}", r.error);
-        let overhead_ms = r.setup_ms as f64 + r.grading_ms as f64 + r.host_turn_work_us as f64 / 1000.0;
+        let overhead_ms =
+            r.setup_ms as f64 + r.grading_ms as f64 + r.host_turn_work_us as f64 / 1000.0;
         rows.push((overhead_ms, r.setup_ms, r.grading_ms, r.host_turn_work_us));
     }
     let _ = std::fs::remove_dir_all(&out);
@@ -42,5 +43,8 @@ fn main() {
         rows[0].0,
         rows[RUNS - 1].0
     );
-    println!("  target: median <= 20 ms -> {}", if median.0 <= 20.0 { "met" } else { "NOT met" });
+    println!(
+        "  target: median <= 20 ms -> {}",
+        if median.0 <= 20.0 { "met" } else { "NOT met" }
+    );
 }

@@ -22,12 +22,19 @@ fn synthetic_stream() -> Vec<Vec<u8>> {
         let mut files: Vec<_> = std::fs::read_dir(corpus.join(dir))
             .unwrap()
             .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "jsonl") && !p.to_string_lossy().contains("requests"))
+            .filter(|p| {
+                p.extension().is_some_and(|e| e == "jsonl")
+                    && !p.to_string_lossy().contains("requests")
+            })
             .collect();
         files.sort();
         for file in files {
             let text = std::fs::read(&file).unwrap();
-            lines.extend(text.split(|&b| b == b'\n').filter(|l| !l.is_empty()).map(<[u8]>::to_vec));
+            lines.extend(
+                text.split(|&b| b == b'\n')
+                    .filter(|l| !l.is_empty())
+                    .map(<[u8]>::to_vec),
+            );
         }
     }
     // Repeat with fresh ids per copy, so the stream is a long run of distinct messages
@@ -84,12 +91,21 @@ fn main() {
         }
         n + r.finish(None).unwrap().len()
     });
-    assert_eq!(native_events, wasm_events, "both reducers must emit the same events");
+    assert_eq!(
+        native_events, wasm_events,
+        "both reducers must emit the same events"
+    );
 
     let native_rate = mb / native.as_secs_f64();
     let wasm_rate = mb / wasm.as_secs_f64();
-    println!("native reducer: {native_rate:8.1} MB/s ({:.0} ms, {native_events} events)", native.as_secs_f64() * 1e3);
-    println!("wasm reducer:   {wasm_rate:8.1} MB/s ({:.0} ms, {wasm_events} events)", wasm.as_secs_f64() * 1e3);
+    println!(
+        "native reducer: {native_rate:8.1} MB/s ({:.0} ms, {native_events} events)",
+        native.as_secs_f64() * 1e3
+    );
+    println!(
+        "wasm reducer:   {wasm_rate:8.1} MB/s ({:.0} ms, {wasm_events} events)",
+        wasm.as_secs_f64() * 1e3
+    );
     println!(
         "ratio wasm/native: {:.2}x (target >= 0.50x)",
         wasm_rate / native_rate

@@ -53,6 +53,8 @@ pub struct Collector {
     tools_started: u32,
     first_output_us: Option<u64>,
     last_output_us: Option<u64>,
+    /// When the latest model call began (a back-dated tool start never goes before it).
+    last_call_us: Option<u64>,
     session: Option<(Option<String>, Option<String>, Option<String>)>,
     model_calls: Vec<(ModelCallRecord, u64)>,
     messages: Vec<MessageRecord>,
@@ -74,6 +76,7 @@ impl Collector {
             tools_started: 0,
             first_output_us: None,
             last_output_us: None,
+            last_call_us: None,
             session: None,
             model_calls: Vec::new(),
             messages: Vec::new(),
@@ -148,6 +151,7 @@ impl Collector {
                 parent_call_id,
             } => {
                 self.output(at);
+                self.last_call_us = Some(at);
                 let main_index = if parent_call_id.is_none() {
                     self.main_calls += 1;
                     if self.caps.max_turns.is_some_and(|n| self.main_calls > n) {
@@ -236,12 +240,21 @@ impl Collector {
                 status,
                 output_excerpt,
                 exit_code,
+                cli_duration_ms,
             } => {
                 // The first end closes a call; a repeated one changes nothing.
                 if let Some(&i) = self.tool_index.get(call_id) {
-                    let (record, _, end) = &mut self.tools[i];
+                    let floor = self.last_call_us.unwrap_or(0);
+                    let (record, start, end) = &mut self.tools[i];
                     if end.is_none() {
                         *end = Some(at);
+                        // A CLI that prints a tool only once finished: start and end came
+                        // on one line. Place the start by the CLI's own duration (a
+                        // duration, anchored to our stamp: no clock bases meet).
+                        if let (true, Some(ms_long)) = (*start == at, cli_duration_ms) {
+                            *start = at.saturating_sub(ms_long * 1000).max(floor.min(at));
+                            record.started_ms = ms(*start);
+                        }
                         record.status = match status {
                             ToolStatus::Ok => ToolOutcome::Ok,
                             ToolStatus::Error => ToolOutcome::Error,
@@ -289,8 +302,13 @@ impl Collector {
         self.last_output_us = Some(self.last_output_us.map_or(at, |l| l.max(at)));
     }
 
-    /// The turn record, given how the turn ended.
-    pub fn finish(self, harness: &str, component: &str, end: TurnEnd) -> TurnRecord {
+    /// The turn record and the trajectory, given how the turn ended.
+    pub fn finish(
+        self,
+        harness: &str,
+        component: &str,
+        end: TurnEnd,
+    ) -> (TurnRecord, Vec<StampedEvent>) {
         let end_us = end.end_us;
         let cli_max = self
             .cli_result
@@ -384,7 +402,7 @@ impl Collector {
             }
         };
         let (session_id, cli_version, model) = self.session.unwrap_or_default();
-        TurnRecord {
+        let record = TurnRecord {
             record_version: TURN_RECORD_VERSION,
             harness: harness.to_string(),
             component: component.to_string(),
@@ -414,7 +432,8 @@ impl Collector {
             reducer_error: end.reducer_error,
             stdout_lines: end.stdout_lines,
             stdout_bytes: end.stdout_bytes,
-        }
+        };
+        (record, self.trajectory)
     }
 }
 
@@ -539,6 +558,7 @@ mod tests {
             status: ToolStatus::Ok,
             output_excerpt: String::new(),
             exit_code: None,
+            cli_duration_ms: None,
         }
     }
 
@@ -555,7 +575,7 @@ mod tests {
         ] {
             c.push(e);
         }
-        let r = c.finish(
+        let (r, _) = c.finish(
             "h",
             "c",
             TurnEnd {
@@ -595,7 +615,7 @@ mod tests {
         assert_eq!(c.push(at(4, call("m2"))), None);
         assert_eq!(c.push(at(5, call("m3"))), Some(Stop::MaxTurns));
         assert_eq!(c.push(at(6, call("m4"))), None);
-        let r = c.finish(
+        let (r, _) = c.finish(
             "h",
             "c",
             TurnEnd {
@@ -617,7 +637,7 @@ mod tests {
         c.push(at(1, call("m1")));
         c.push(at(2, tool("a")));
         assert_eq!(c.push(at(3, tool("b"))), Some(Stop::MaxToolCalls));
-        let r = c.finish(
+        let (r, _) = c.finish(
             "h",
             "c",
             TurnEnd {
@@ -634,8 +654,56 @@ mod tests {
     }
 
     #[test]
+    fn a_tool_printed_only_when_finished_is_placed_by_its_cli_duration() {
+        let mut c = Collector::new(Caps::default());
+        c.push(at(100, call("m1")));
+        // Start and end on one line at 5000 ms; the CLI says it ran 3000 ms.
+        c.push(at(5000, tool("a")));
+        c.push(at(
+            5000,
+            Event::ToolCallFinished {
+                call_id: "a".into(),
+                status: ToolStatus::Ok,
+                output_excerpt: String::new(),
+                exit_code: None,
+                cli_duration_ms: Some(3000),
+            },
+        ));
+        // A duration longer than the call so far is clipped to the call's start.
+        c.push(at(6000, call("m2")));
+        c.push(at(6500, tool("b")));
+        c.push(at(
+            6500,
+            Event::ToolCallFinished {
+                call_id: "b".into(),
+                status: ToolStatus::Ok,
+                output_excerpt: String::new(),
+                exit_code: None,
+                cli_duration_ms: Some(10_000),
+            },
+        ));
+        let (r, _) = c.finish(
+            "h",
+            "c",
+            TurnEnd {
+                end_us: 7_000_000,
+                ..Default::default()
+            },
+        );
+        assert_eq!(
+            (r.tool_calls[0].started_ms, r.tool_calls[0].duration_ms),
+            (2000, 3000)
+        );
+        assert_eq!(
+            (r.tool_calls[1].started_ms, r.tool_calls[1].duration_ms),
+            (6000, 500)
+        );
+        assert_eq!(r.timing.tool_union_ms, Some(3500));
+    }
+
+    #[test]
     fn no_output_is_all_head() {
-        let r = Collector::new(Caps::default()).finish(
+        let (r, _) = Collector::new(Caps::default()).finish(
             "h",
             "c",
             TurnEnd {

@@ -101,7 +101,17 @@ impl Pipeline {
     }
 
     /// End of stream: `truncated` = bytes after the last newline with their stamp.
-    pub fn finish(mut self, truncated: Option<(u64, u64, &[u8])>, mut end: TurnEnd) -> TurnRecord {
+    pub fn finish(self, truncated: Option<(u64, u64, &[u8])>, end: TurnEnd) -> TurnRecord {
+        self.finish_with_trajectory(truncated, end).0
+    }
+
+    /// [`Pipeline::finish`], also returning the trajectory (every event, in order), which
+    /// the graders judge.
+    pub fn finish_with_trajectory(
+        mut self,
+        truncated: Option<(u64, u64, &[u8])>,
+        mut end: TurnEnd,
+    ) -> (TurnRecord, Vec<StampedEvent>) {
         if let Some((line_no, stamp_us, bytes)) = truncated {
             self.bytes += bytes.len() as u64;
             if let Some(reducer) = self.reducer.as_mut() {

@@ -405,7 +405,10 @@ mod tests {
         assert_eq!(r.stderr, "warn\n");
         assert_eq!(r.exit.unwrap().code, Some(1));
         let stop = r.stop.as_ref().unwrap();
-        assert_eq!((stop.stamp_us, stop.reason.as_str(), stop.after_lines), (28, "turn_timeout", 2));
+        assert_eq!(
+            (stop.stamp_us, stop.reason.as_str(), stop.after_lines),
+            (28, "turn_timeout", 2)
+        );
         assert_eq!(r.end_us(), 28);
     }
 

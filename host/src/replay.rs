@@ -5,7 +5,7 @@
 use crate::collect::{Caps, TurnEnd};
 use crate::components::{ComponentSource, ResolveError};
 use crate::pipeline::{DEFAULT_MAX_LINE_BYTES, Pipeline};
-use crate::record::TurnRecord;
+use crate::record::{StampedEvent, TurnRecord};
 use crate::recording::{self, RecordingError};
 use crate::runtime::ComponentError;
 use std::path::Path;
@@ -49,6 +49,14 @@ pub enum ReplayError {
 
 /// Replays `path` (see [`recording`] for the formats).
 pub fn replay(path: &Path, options: &ReplayOptions) -> Result<TurnRecord, ReplayError> {
+    replay_with_trajectory(path, options).map(|(record, _)| record)
+}
+
+/// [`replay`], also returning the trajectory (for re-grading a kept run).
+pub fn replay_with_trajectory(
+    path: &Path,
+    options: &ReplayOptions,
+) -> Result<(TurnRecord, Vec<StampedEvent>), ReplayError> {
     let input = recording::read(path)?;
     let loaded = options.components.harness(&options.harness)?;
     let caps = options.caps.unwrap_or_else(|| {
@@ -85,5 +93,5 @@ pub fn replay(path: &Path, options: &ReplayOptions) -> Result<TurnRecord, Replay
             .is_some_and(|s| s.reason.ends_with("_timeout")),
         ..Default::default()
     };
-    Ok(pipeline.finish(truncated, end))
+    Ok(pipeline.finish_with_trajectory(truncated, end))
 }

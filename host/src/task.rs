@@ -37,9 +37,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// One criterion of `success_criteria`.
-// TODO(grading): becomes `crate::grading::CriterionSpec` when the grading module lands.
-pub type CriterionSpec = serde_json::Value;
+/// One criterion of `success_criteria` (validated as the file is read).
+pub use crate::grading::CriterionSpec;
 
 /// A loaded, validated task.
 #[derive(Debug, Clone)]
@@ -176,7 +175,9 @@ fn parse_duration(text: &str) -> Result<f64, String> {
         .trim()
         .parse::<f64>()
         .map(|n| n * scale)
-        .map_err(|_| format!("`{text}` is not a duration (seconds, or e.g. \"90s\", \"5m\", \"1500ms\")"))
+        .map_err(|_| {
+            format!("`{text}` is not a duration (seconds, or e.g. \"90s\", \"5m\", \"1500ms\")")
+        })
 }
 
 /// Why a task file was rejected.
@@ -265,13 +266,13 @@ impl Task {
             }
             agent.scripted_model = Some(script);
         }
-        if let Some(template) = &file.sandbox.template_dir {
-            if !dir.join(template).is_dir() {
-                return Err(rule(format!(
-                    "sandbox.template_dir: {} is not a folder",
-                    dir.join(template).display()
-                )));
-            }
+        if let Some(template) = &file.sandbox.template_dir
+            && !dir.join(template).is_dir()
+        {
+            return Err(rule(format!(
+                "sandbox.template_dir: {} is not a folder",
+                dir.join(template).display()
+            )));
         }
         for name in file.sandbox.starter_files.keys() {
             if Path::new(name).is_absolute() || name.split('/').any(|c| c == "..") {
@@ -311,11 +312,7 @@ fn with_suggestion(message: &str) -> String {
     let Some((unknown, expected)) = rest.split_once('`') else {
         return message.to_string();
     };
-    let candidates: Vec<&str> = expected
-        .split('`')
-        .skip(1)
-        .step_by(2)
-        .collect();
+    let candidates: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
     match candidates.iter().min_by_key(|c| edit_distance(unknown, c)) {
         Some(best) if edit_distance(unknown, best) <= best.len().max(3) / 2 + 1 => {
             format!("{message} (did you mean `{best}`?)")
@@ -350,14 +347,18 @@ mod tests {
 
     #[test]
     fn minimal_task() {
-        let t = parse("task_id: t\ninitial_prompt: hi\nrun_limits: {max_turns: 3, turn_timeout: 90s}\n").unwrap();
+        let t = parse(
+            "task_id: t\ninitial_prompt: hi\nrun_limits: {max_turns: 3, turn_timeout: 90s}\n",
+        )
+        .unwrap();
         assert_eq!(t.run_limits.max_turns, Some(3));
         assert_eq!(t.run_limits.turn_timeout, Some(Duration::from_secs(90)));
     }
 
     #[test]
     fn unknown_key_names_file_line_and_closest_key() {
-        let err = parse("task_id: t\ninitial_prompt: hi\nrun_limits:\n  max_turn: 3\n").unwrap_err();
+        let err =
+            parse("task_id: t\ninitial_prompt: hi\nrun_limits:\n  max_turn: 3\n").unwrap_err();
         let text = err.to_string();
         assert!(text.starts_with("/tmp/t/task.yaml:4:"), "{text}");
         assert!(text.contains("unknown field `max_turn`"), "{text}");
@@ -366,9 +367,15 @@ mod tests {
 
     #[test]
     fn rules_beyond_the_schema() {
-        assert!(parse("task_id: t\n").unwrap_err().to_string().contains("initial_prompt is required"));
+        assert!(
+            parse("task_id: t\n")
+                .unwrap_err()
+                .to_string()
+                .contains("initial_prompt is required")
+        );
         assert!(parse("task_id: a/b\ninitial_prompt: x\n").is_err());
-        let bad = parse("task_id: t\ninitial_prompt: x\nrun_limits: {turn_timeout: soon}\n").unwrap_err();
+        let bad =
+            parse("task_id: t\ninitial_prompt: x\nrun_limits: {turn_timeout: soon}\n").unwrap_err();
         assert!(bad.to_string().contains("not a duration"), "{bad}");
     }
 

@@ -3,7 +3,7 @@
 //! loaded, the component is compiled again instead.
 
 use crate::support::{corpus, scratch, test_component};
-use coder_eval::runtime::{harness, ComponentCache};
+use coder_eval::runtime::{ComponentCache, harness};
 
 #[test]
 fn artifacts_are_written_reused_and_verified() {
@@ -27,7 +27,9 @@ fn artifacts_are_written_reused_and_verified() {
     let loaded = warm.load_bytes("tagger", &bytes).unwrap();
     let mut reducer = harness::Reducer::new(&loaded, Default::default()).unwrap();
     let line = std::fs::read_to_string(corpus("live/claude/hello.jsonl")).unwrap();
-    let events = reducer.feed(line.lines().nth(2).unwrap().as_bytes(), 0).unwrap();
+    let events = reducer
+        .feed(line.lines().nth(2).unwrap().as_bytes(), 0)
+        .unwrap();
     assert!(format!("{events:?}").contains("tagged:Write"));
 
     // Tampering: the artifact no longer matches its digest, so it is not loaded; the
@@ -40,5 +42,9 @@ fn artifacts_are_written_reused_and_verified() {
     let fresh = ComponentCache::new(Some(dir.clone()));
     let loaded = fresh.load_bytes("tagger", &bytes).unwrap();
     harness::check(&loaded).unwrap();
-    assert_ne!(std::fs::read(artifact).unwrap(), corrupted, "the artifact was rewritten");
+    assert_ne!(
+        std::fs::read(artifact).unwrap(),
+        corrupted,
+        "the artifact was rewritten"
+    );
 }

@@ -3,8 +3,11 @@
 
 mod bad_input;
 mod cache;
+mod grade_cmd;
+mod graders;
 mod hot_swap;
 mod live_claude;
+mod live_scenarios;
 mod replay_codex_pi;
 mod replay_corpus;
 mod replay_opencode_gemini;

@@ -278,6 +278,7 @@ impl ClaudeReducer {
                 },
                 output_excerpt: excerpt(&output, self.config.excerpt_bytes as usize),
                 exit_code,
+                cli_duration_ms: None,
             });
         }
     }
@@ -443,6 +444,7 @@ mod tests {
             status: ToolStatus::Error,
             output_excerpt: "Exit code 2\nls: x".into(),
             exit_code: Some(2),
+            cli_duration_ms: None,
         }));
         let Some(Event::AssistantMessage { usage, text, .. }) = events
             .iter()

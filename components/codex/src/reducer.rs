@@ -441,6 +441,7 @@ impl CodexReducer {
             status,
             output_excerpt: excerpt(&tool_output(kind, item), self.config.excerpt_bytes as usize),
             exit_code,
+            cli_duration_ms: None,
         });
     }
 }

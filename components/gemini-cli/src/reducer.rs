@@ -300,6 +300,7 @@ impl GeminiReducer {
             status,
             output_excerpt: excerpt(text, self.config.excerpt_bytes as usize),
             exit_code,
+            cli_duration_ms: None,
         });
     }
 

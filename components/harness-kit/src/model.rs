@@ -53,6 +53,8 @@ pub enum Event {
         status: ToolStatus,
         output_excerpt: String,
         exit_code: Option<i32>,
+        /// ms by the CLI's clock, when it reports the tool's duration.
+        cli_duration_ms: Option<u64>,
     },
     FinalResult {
         success: bool,
@@ -143,6 +145,8 @@ pub enum Caveat {
     ShellFailuresUnreported,
     /// Tools appear only once finished; their start comes from the CLI's duration.
     ToolStartFromCliDuration,
+    /// A tool's start reaches the stream late: its interval is short by that lag.
+    ToolStartReportedLate,
 }
 
 /// How the prompt reaches the CLI.

@@ -73,6 +73,7 @@ impl<H: Harness> launch::Guest for Component<H> {
                     model::Caveat::ToolStartFromCliDuration => {
                         launch::Caveat::ToolStartFromCliDuration
                     }
+                    model::Caveat::ToolStartReportedLate => launch::Caveat::ToolStartReportedLate,
                 })
                 .collect(),
         })
@@ -183,6 +184,7 @@ fn event(e: model::Event) -> wit::Event {
             status,
             output_excerpt,
             exit_code,
+            cli_duration_ms,
         } => wit::Event::ToolCallFinished(wit::ToolCallFinished {
             call_id,
             status: match status {
@@ -192,6 +194,7 @@ fn event(e: model::Event) -> wit::Event {
             },
             output_excerpt,
             exit_code,
+            cli_duration_ms,
         }),
         E::FinalResult {
             success,

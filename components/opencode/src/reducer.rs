@@ -438,12 +438,20 @@ impl OpenCodeReducer {
                 return;
             }
         };
+        // OpenCode prints a tool only once it finished; its own start/end times (ms since
+        // the epoch, its clock) give the duration the host uses to place the start.
+        let cli_duration_ms = state.get("time").and_then(|t| {
+            let start = t.get("start")?.as_u64()?;
+            let end = t.get("end")?.as_u64()?;
+            end.checked_sub(start)
+        });
         if self.tools_finished.insert(call_id.clone()) {
             out.push(Event::ToolCallFinished {
                 call_id,
                 status,
                 output_excerpt: excerpt(&output, self.config.excerpt_bytes as usize),
                 exit_code,
+                cli_duration_ms,
             });
         }
     }
@@ -618,6 +626,7 @@ mod tests {
             status: ToolStatus::Ok,
             output_excerpt: "Sun\n".into(),
             exit_code: Some(0),
+            cli_duration_ms: None,
         }));
         assert_eq!(
             final_result(&events),
@@ -649,6 +658,7 @@ mod tests {
             status: ToolStatus::Error,
             output_excerpt: "ls: nope\n".into(),
             exit_code: Some(2),
+            cli_duration_ms: None,
         }));
         // `exitCode` (another spelling seen in the wild) works too.
         let events = reduce(&tool(
@@ -685,6 +695,7 @@ mod tests {
             status: ToolStatus::Error,
             output_excerpt: "Tool execution aborted".into(),
             exit_code: None,
+            cli_duration_ms: None,
         }));
         assert_eq!(diagnostics(&events), ["tool_interrupted", "incomplete_run"]);
         assert_eq!(final_result(&events), None);

@@ -382,6 +382,7 @@ impl PiReducer {
             status,
             output_excerpt: excerpt(&output, self.config.excerpt_bytes as usize),
             exit_code,
+            cli_duration_ms: None,
         });
     }
 
@@ -553,6 +554,7 @@ mod tests {
             status: ToolStatus::Error,
             output_excerpt: "ls: x: No such file\n\n\nCommand exited with code 2".into(),
             exit_code: Some(2),
+            cli_duration_ms: None,
         }));
         let Some(Event::FinalResult {
             success,
@@ -756,6 +758,7 @@ mod tests {
                 status: ToolStatus::Ok,
                 output_excerpt: "ok".into(),
                 exit_code: Some(0),
+                cli_duration_ms: None,
             }
         );
     }

@@ -1,7 +1,7 @@
 //! `coder-eval harnesses`.
 
 use super::print_stdout;
-use coder_eval::components::{parse_override, ComponentSource, BUILTIN_HARNESSES};
+use coder_eval::components::{BUILTIN_HARNESSES, ComponentSource, parse_override};
 use coder_eval::run::{cli, limit_name};
 use coder_eval::runtime::harness::Launcher;
 use harness_kit::{AgentSettings, LimitKind, RunLimits};
@@ -27,7 +27,11 @@ pub struct HarnessesArgs {
     component: Vec<(String, PathBuf)>,
 }
 
-const LIMITS: [LimitKind; 3] = [LimitKind::MaxTurns, LimitKind::MaxToolCalls, LimitKind::TurnTimeout];
+const LIMITS: [LimitKind; 3] = [
+    LimitKind::MaxTurns,
+    LimitKind::MaxToolCalls,
+    LimitKind::TurnTimeout,
+];
 
 pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
     let source = ComponentSource {
@@ -65,7 +69,13 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
             Ok(p) => p
                 .caveats
                 .iter()
-                .map(|c| serde_json::to_value(c).unwrap_or_default().as_str().unwrap_or("").to_string())
+                .map(|c| {
+                    serde_json::to_value(c)
+                        .unwrap_or_default()
+                        .as_str()
+                        .unwrap_or("")
+                        .to_string()
+                })
                 .collect(),
             Err(_) => Vec::new(),
         };
@@ -103,7 +113,9 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
                 "{:<12} {:<9} {}\n",
                 r["harness"].as_str().unwrap_or(""),
                 r["program"].as_str().unwrap_or(""),
-                r["installed"].as_str().unwrap_or("not installed (npm ci --prefix harnesses)")
+                r["installed"]
+                    .as_str()
+                    .unwrap_or("not installed (npm ci --prefix harnesses)")
             );
         }
     }
@@ -128,6 +140,9 @@ fn caveat_text(caveats: &serde_json::Value) -> String {
             }
             "tool_start_from_cli_duration" => {
                 "tools appear only when finished: start placed by the CLI's duration"
+            }
+            "tool_start_reported_late" => {
+                "a tool's start reaches the stream late: its interval is short by that lag"
             }
             other => other,
         })

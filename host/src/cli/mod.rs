@@ -1,5 +1,6 @@
 //! Command-line interface: one file per subcommand, doc comments as help.
 
+mod grade;
 mod harnesses;
 mod replay;
 mod run;
@@ -21,6 +22,7 @@ struct Cli {
 enum Command {
     Run(run::RunArgs),
     Replay(replay::ReplayArgs),
+    Grade(grade::GradeArgs),
     ScriptedModel(scripted_model::ScriptedModelArgs),
     Harnesses(harnesses::HarnessesArgs),
 }
@@ -41,6 +43,7 @@ pub fn main() -> i32 {
     let result = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Replay(args) => replay::run(args),
+        Command::Grade(args) => grade::run(args),
         Command::ScriptedModel(args) => scripted_model::run(args),
         Command::Harnesses(args) => harnesses::run(args),
     };

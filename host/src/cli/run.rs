@@ -1,9 +1,9 @@
 //! `coder-eval run`.
 
-use coder_eval::components::{parse_override, ComponentSource, BUILTIN_HARNESSES};
+use coder_eval::components::{BUILTIN_HARNESSES, ComponentSource, parse_override};
 use coder_eval::exit_codes;
 use coder_eval::run::output::{TaskResult, TaskStatus};
-use coder_eval::run::{cli, prepare, run_all, RunOptions};
+use coder_eval::run::{RunOptions, cli, prepare, run_all};
 use coder_eval::task::Task;
 use std::path::PathBuf;
 
@@ -72,7 +72,9 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
     } else {
         args.harness.clone()
     };
-    let out_dir = args.out.unwrap_or_else(|| PathBuf::from("runs").join(timestamp()));
+    let out_dir = args
+        .out
+        .unwrap_or_else(|| PathBuf::from("runs").join(timestamp()));
     let mut options = RunOptions::new(out_dir.clone());
     options.components = ComponentSource {
         dir: args.components,
@@ -95,7 +97,9 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
         }
     };
     if prepared.is_empty() {
-        eprintln!("error: no harness to run on (is any CLI installed? `npm ci --prefix harnesses`)");
+        eprintln!(
+            "error: no harness to run on (is any CLI installed? `npm ci --prefix harnesses`)"
+        );
         return Ok(exit_codes::USAGE);
     }
     let runtime = tokio::runtime::Runtime::new()?;
@@ -112,14 +116,21 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
         });
         run_all(prepared, &options, args.jobs, cancel_rx, print_row).await
     })?;
-    let failed = results.iter().filter(|r| r.status != TaskStatus::Success).count();
+    let failed = results
+        .iter()
+        .filter(|r| r.status != TaskStatus::Success)
+        .count();
     eprintln!(
         "{} passed, {} failed; results in {}",
         results.len() - failed,
         failed,
         out_dir.display()
     );
-    Ok(if failed == 0 { exit_codes::OK } else { exit_codes::FAILED })
+    Ok(if failed == 0 {
+        exit_codes::OK
+    } else {
+        exit_codes::FAILED
+    })
 }
 
 /// The terminal summary line of one task.
@@ -135,7 +146,9 @@ fn print_row(r: &TaskResult) {
         turn.map_or("-".into(), |t| t.num_turns.to_string()),
         turn.map_or("-".into(), |t| t.tool_calls.len().to_string()),
         turn.map_or(0.0, |t| t.timing.turn_duration_ms as f64 / 1000.0),
-        r.error.as_ref().map_or(String::new(), |e| format!("  ({e})")),
+        r.error
+            .as_ref()
+            .map_or(String::new(), |e| format!("  ({e})")),
     );
     println!("{line}");
 }
@@ -154,7 +167,14 @@ fn reexec_isolated() -> Result<i32, Box<dyn std::error::Error>> {
     let exe = std::env::current_exe()?;
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut child = std::process::Command::new("unshare")
-        .args(["-n", "--", "sh", "-c", "ip link set lo up && exec \"$@\"", "sh"])
+        .args([
+            "-n",
+            "--",
+            "sh",
+            "-c",
+            "ip link set lo up && exec \"$@\"",
+            "sh",
+        ])
         .arg(exe)
         .args(args)
         .env("CODER_EVAL_NETNS", "1")

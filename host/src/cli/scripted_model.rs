@@ -1,6 +1,6 @@
 //! `coder-eval scripted-model`.
 
-use coder_eval::components::{parse_override, ComponentSource};
+use coder_eval::components::{ComponentSource, parse_override};
 use coder_eval::run::ComponentTranslator;
 use coder_eval::runtime::harness::Launcher;
 use coder_eval_scripted_model::{Script, ScriptedModel, ServerConfig};

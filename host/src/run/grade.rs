@@ -1,44 +1,66 @@
-//! Grading a finished turn and deciding the task's status.
-// Interim: criteria are graded by the grading module once it lands; until then a task's
-// status follows its turn alone.
+//! Grading a finished turn and deciding the task's status (rules in
+//! [`crate::grading::task_status`]).
 
-use super::live::StopReason;
-use super::output::TaskStatus;
-use crate::record::{TurnRecord, TurnStatus};
+use crate::grading::{self, CriterionResult, GradeContext, TaskStatus};
+use crate::record::{StampedEvent, TurnRecord};
 use crate::task::Task;
 use std::path::Path;
 
-/// The criteria's outcome.
+/// The criteria's outcome for one run.
 pub struct Verdict {
-    pub criteria: Vec<serde_json::Value>,
+    /// Results that decide the status (empty after a timeout or crash).
+    pub criteria: Vec<CriterionResult>,
     pub weighted_score: Option<f64>,
-    pub passed: bool,
-    pub post_failure: Vec<serde_json::Value>,
+    pub status: TaskStatus,
+    /// After a timeout or crash: the read-only criteria, run as evidence only.
+    pub post_failure: Vec<CriterionResult>,
 }
 
-pub async fn grade(_task: &Task, _workspace: &Path, _turn: &TurnRecord) -> Verdict {
-    Verdict {
-        criteria: Vec::new(),
-        weighted_score: None,
-        passed: true,
-        post_failure: Vec::new(),
-    }
-}
-
-/// The task's status: a timeout is TIMEOUT; a cap is a clean stop (SUCCESS if the
-/// criteria pass, else MAX_TURNS_EXHAUSTED); a run that could not be read is ERROR.
-pub fn status(turn: &TurnRecord, stop: Option<StopReason>, verdict: &Verdict) -> TaskStatus {
-    if stop.is_some_and(StopReason::is_timeout) || turn.final_status == TurnStatus::Timeout {
-        return TaskStatus::Timeout;
-    }
-    match turn.final_status {
-        TurnStatus::ReducerFailed => TaskStatus::Error,
-        TurnStatus::MaxTurnsExhausted | TurnStatus::MaxToolCallsExhausted => {
-            if verdict.passed { TaskStatus::Success } else { TaskStatus::MaxTurnsExhausted }
+/// Grades the run in `workspace` whose turn ended as `turn`.
+pub async fn grade(
+    task: &Task,
+    workspace: &Path,
+    turn: &TurnRecord,
+    trajectory: &[StampedEvent],
+) -> Verdict {
+    let final_text = turn
+        .cli_result
+        .as_ref()
+        .and_then(|r| r.text.clone())
+        .or_else(|| {
+            turn.messages
+                .iter()
+                .rfind(|m| m.parent_call_id.is_none())
+                .map(|m| m.text.clone())
+        });
+    let ctx = GradeContext {
+        workspace,
+        task_dir: &task.dir,
+        trajectory,
+        prompt: &task.prompt,
+        final_text: final_text.as_deref(),
+    };
+    if grading::criteria_decide(turn.final_status) {
+        let criteria = grading::grade_all(&task.success_criteria, &ctx).await;
+        let status = grading::task_status(turn.final_status, grading::passed(&criteria));
+        Verdict {
+            weighted_score: grading::weighted_score(&criteria),
+            criteria,
+            status,
+            post_failure: Vec::new(),
         }
-        TurnStatus::Incomplete if stop == Some(StopReason::Cancelled) => TaskStatus::Error,
-        _ => {
-            if verdict.passed { TaskStatus::Success } else { TaskStatus::Failure }
+    } else {
+        let read_only: Vec<_> = task
+            .success_criteria
+            .iter()
+            .filter(|c| c.is_read_only())
+            .cloned()
+            .collect();
+        Verdict {
+            criteria: Vec::new(),
+            weighted_score: None,
+            status: grading::task_status(turn.final_status, false),
+            post_failure: grading::grade_all(&read_only, &ctx).await,
         }
     }
 }

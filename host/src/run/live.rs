@@ -9,7 +9,7 @@
 
 use crate::collect::{Stop, TurnEnd};
 use crate::pipeline::Pipeline;
-use crate::process::{own_group, stop_group, DEFAULT_GRACE};
+use crate::process::{DEFAULT_GRACE, own_group, stop_group};
 use crate::record::TurnRecord;
 use crate::recording::{ExitStatus, RecordingWriter};
 use serde::{Deserialize, Serialize};
@@ -88,6 +88,8 @@ pub struct Deadlines {
 /// A finished live turn.
 pub struct LiveTurn {
     pub record: TurnRecord,
+    /// Every event of the turn, in order (what the graders judge).
+    pub trajectory: Vec<crate::record::StampedEvent>,
     pub stop: Option<StopReason>,
     /// ms from the turn's start, when the host stopped it.
     pub stop_at_ms: Option<u64>,
@@ -123,7 +125,9 @@ pub async fn run_turn(
         .current_dir(&spec.cwd)
         .env_clear()
         .envs(spec.env.iter().map(|(k, v)| (k, v)));
-    own_group(&mut cmd).stdout(Stdio::piped()).stderr(Stdio::piped());
+    own_group(&mut cmd)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     if spec.stdin.is_some() {
         cmd.stdin(Stdio::piped());
     }
@@ -243,13 +247,14 @@ pub async fn run_turn(
     }
     let exit = exit.expect("loop ends after exit");
     recording.exit(exit)?;
-    let truncated = (!partial.is_empty()).then_some((line_no + 1, partial_stamp, partial.as_slice()));
+    let truncated =
+        (!partial.is_empty()).then_some((line_no + 1, partial_stamp, partial.as_slice()));
     if let Some((_, at, bytes)) = truncated {
         recording.stdout_line(at, bytes, true)?;
     }
     let finish = Instant::now();
     let end_us = stop_at_us.map_or(exit.stamp_us, |s| s.min(exit.stamp_us));
-    let record = pipeline.finish(
+    let (record, trajectory) = pipeline.finish_with_trajectory(
         truncated,
         TurnEnd {
             end_us,
@@ -260,6 +265,7 @@ pub async fn run_turn(
     );
     host_work += finish.elapsed();
     Ok(LiveTurn {
+        trajectory,
         host_work_us: host_work.as_micros() as u64,
         record,
         stop,

@@ -6,17 +6,18 @@
 //! honour a limit rejects the task here).
 
 pub mod cli;
+mod grade;
 pub mod live;
 pub mod output;
-mod grade;
+pub mod regrade;
 mod setup;
 
 use crate::collect::Caps;
 use crate::components::{ComponentSource, ResolveError};
 use crate::pipeline::Pipeline;
 use crate::recording::{Header, RecordingWriter};
-use crate::runtime::harness::Launcher;
 use crate::runtime::LoadedComponent;
+use crate::runtime::harness::Launcher;
 use crate::task::Task;
 use coder_eval_scripted_model::{
     ActionTranslator, NeutralAction as ScriptAction, Script, ScriptedModel, ServerConfig,
@@ -82,7 +83,7 @@ pub enum PrepareError {
         task: String,
         harness: String,
         #[source]
-        source: ResolveError,
+        source: Box<ResolveError>,
     },
     #[error("task `{task}`: the `{harness}` harness refuses it: {reason}")]
     Refused {
@@ -116,13 +117,21 @@ pub fn prepare(
     let mut prepared = Vec::new();
     for task in tasks {
         let names: Vec<String> = if harnesses.is_empty() {
-            vec![task.agent.harness.clone().ok_or_else(|| PrepareError::NoHarness {
-                task: task.task_id.clone(),
-            })?]
+            vec![
+                task.agent
+                    .harness
+                    .clone()
+                    .ok_or_else(|| PrepareError::NoHarness {
+                        task: task.task_id.clone(),
+                    })?,
+            ]
         } else {
             harnesses.to_vec()
         };
-        let script_path = options.script_override.clone().or(task.agent.scripted_model.clone());
+        let script_path = options
+            .script_override
+            .clone()
+            .or(task.agent.scripted_model.clone());
         let script = match script_path {
             Some(path) => Some(Script::load(&path).map_err(|source| PrepareError::Script {
                 task: task.task_id.clone(),
@@ -134,7 +143,7 @@ pub fn prepare(
             let fail = |source: ResolveError| PrepareError::Harness {
                 task: task.task_id.clone(),
                 harness: harness.clone(),
-                source,
+                source: Box::new(source),
             };
             let loaded = options.components.harness(&harness).map_err(fail)?;
             // A dry plan with placeholder URL: refusals and unsupported limits surface now.
@@ -265,7 +274,11 @@ pub async fn run_all(
 
 /// Runs one task on one harness and writes its `task.json`. Never fails: a problem
 /// becomes status ERROR with its reason.
-pub async fn run_one(p: Prepared, options: &RunOptions, cancel: watch::Receiver<bool>) -> TaskResult {
+pub async fn run_one(
+    p: Prepared,
+    options: &RunOptions,
+    cancel: watch::Receiver<bool>,
+) -> TaskResult {
     let dir = options.out_dir.join(&p.task.task_id).join(&p.harness);
     let mut result = TaskResult {
         result_version: TASK_RESULT_VERSION,
@@ -327,8 +340,13 @@ async fn execute(
     let model = match &p.script {
         Some(script) => {
             let translator = Arc::new(ComponentTranslator::new(translator_launcher));
-            let config = ServerConfig::new(script.clone(), workspace.clone()).with_translator(translator);
-            Some(ScriptedModel::start(config).await.map_err(|e| format!("scripted model: {e}"))?)
+            let config =
+                ServerConfig::new(script.clone(), workspace.clone()).with_translator(translator);
+            Some(
+                ScriptedModel::start(config)
+                    .await
+                    .map_err(|e| format!("scripted model: {e}"))?,
+            )
         }
         None => None,
     };
@@ -350,7 +368,9 @@ async fn execute(
     result.cli = CliInfo {
         path: Some(spec.program.display().to_string()),
         version,
-        argv: std::iter::once(plan.argv[0].clone()).chain(spec.args.iter().cloned()).collect(),
+        argv: std::iter::once(plan.argv[0].clone())
+            .chain(spec.args.iter().cloned())
+            .collect(),
         pgid: None,
         caveats: plan.caveats.clone(),
     };
@@ -364,14 +384,19 @@ async fn execute(
     };
     let recording = RecordingWriter::create(&dir.join("recording.jsonl"), &header)
         .map_err(|e| format!("recording: {e}"))?;
-    let stderr_log = std::fs::File::create(dir.join("stderr.log")).map_err(|e| format!("stderr.log: {e}"))?;
+    let stderr_log =
+        std::fs::File::create(dir.join("stderr.log")).map_err(|e| format!("stderr.log: {e}"))?;
     let caps = Caps {
         max_turns: p.task.run_limits.max_turns,
         max_tool_calls: p.task.run_limits.max_tool_calls,
     };
     let pipeline = Pipeline::new(&p.harness, &p.loaded, caps).map_err(|e| e.to_string())?;
     let now = Instant::now();
-    let turn_deadline = p.task.run_limits.turn_timeout.map(|d| (now + d, StopReason::TurnTimeout));
+    let turn_deadline = p
+        .task
+        .run_limits
+        .turn_timeout
+        .map(|d| (now + d, StopReason::TurnTimeout));
     let task_deadline = p
         .task
         .run_limits
@@ -381,7 +406,10 @@ async fn execute(
         (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
         (a, b) => a.or(b),
     };
-    result.setup_ms = task_start.elapsed().saturating_sub(version_time).as_millis() as u64;
+    result.setup_ms = task_start
+        .elapsed()
+        .saturating_sub(version_time)
+        .as_millis() as u64;
 
     let turn = live::run_turn(
         spec,
@@ -418,9 +446,9 @@ async fn execute(
     for command in &p.task.post_run {
         setup::run_step(command, &setup.workspace, "post_run").await?;
     }
-    let verdict = grade::grade(&p.task, &setup.workspace, &turn.record).await;
+    let verdict = grade::grade(&p.task, &setup.workspace, &turn.record, &turn.trajectory).await;
     result.grading_ms = grading_start.elapsed().as_millis() as u64;
-    result.status = grade::status(&turn.record, turn.stop, &verdict);
+    result.status = verdict.status;
     result.criteria = verdict.criteria;
     result.weighted_score = verdict.weighted_score;
     result.post_failure_criteria_results = verdict.post_failure;
@@ -441,7 +469,8 @@ fn launch_spec(
     model: Option<&ScriptedModel>,
     options: &RunOptions,
 ) -> Result<LaunchSpec, String> {
-    let program = cli::find_cli(&plan.argv[0], options.cli_override.as_deref()).map_err(|e| e.to_string())?;
+    let program =
+        cli::find_cli(&plan.argv[0], options.cli_override.as_deref()).map_err(|e| e.to_string())?;
     let subst = |s: &str| {
         s.replace("{{home}}", &setup.home.display().to_string())
             .replace("{{workspace}}", &setup.workspace.display().to_string())
@@ -451,7 +480,8 @@ fn launch_spec(
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| format!("{}: {e}", parent.display()))?;
         }
-        std::fs::write(&path, subst(&file.content)).map_err(|e| format!("{}: {e}", path.display()))?;
+        std::fs::write(&path, subst(&file.content))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
     }
     let mut args: Vec<String> = plan.argv[1..].iter().map(|a| subst(a)).collect();
     let stdin = match plan.prompt {

@@ -24,35 +24,7 @@ use std::path::Path;
 /// The version of `task.json`'s shape.
 pub const TASK_RESULT_VERSION: u32 = 1;
 
-/// The final status of a task on one harness.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum TaskStatus {
-    /// The criteria passed (also after a clean cap).
-    Success,
-    /// The run ended normally and the criteria failed.
-    Failure,
-    /// A cap stopped the run and the criteria failed.
-    MaxTurnsExhausted,
-    /// A timeout stopped the run.
-    Timeout,
-    /// The run could not be carried out (setup failed, the CLI could not start, the
-    /// reducer failed, the CLI crashed without a result).
-    Error,
-}
-
-impl TaskStatus {
-    /// The one-character icon of the terminal summary.
-    pub fn icon(self) -> char {
-        match self {
-            TaskStatus::Success => '+',
-            TaskStatus::Failure => '-',
-            TaskStatus::Timeout => 'T',
-            TaskStatus::MaxTurnsExhausted => 'M',
-            TaskStatus::Error => '!',
-        }
-    }
-}
+pub use crate::grading::{CriterionResult, TaskStatus};
 
 /// One task on one harness (`task.json`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -78,12 +50,12 @@ pub struct TaskResult {
     /// The turn (see [`TurnRecord`]); `null` when the CLI never started.
     pub turn: Option<TurnRecord>,
     /// Criterion results (graded after every run that started, capped ones included).
-    pub criteria: Vec<serde_json::Value>,
+    pub criteria: Vec<CriterionResult>,
     /// Weighted mean of the criteria with weight > 0.
     pub weighted_score: Option<f64>,
     /// After a timeout or crash: read-only criteria run as evidence; they do not change
     /// the status.
-    pub post_failure_criteria_results: Vec<serde_json::Value>,
+    pub post_failure_criteria_results: Vec<CriterionResult>,
     /// Workspace setup (copy, starter files, pre_run) plus launch preparation, ms.
     pub setup_ms: u64,
     /// post_run plus grading, ms.

@@ -54,7 +54,11 @@ pub async fn run_step(command: &str, workspace: &Path, what: &str) -> Result<(),
     if out.exit_code != Some(0) {
         return Err(format!(
             "{what} `{command}` failed ({}): {}",
-            if out.timed_out { "timed out".to_string() } else { format!("exit {:?}", out.exit_code) },
+            if out.timed_out {
+                "timed out".to_string()
+            } else {
+                format!("exit {:?}", out.exit_code)
+            },
             out.stderr.trim()
         ));
     }

@@ -126,6 +126,7 @@ impl Launcher {
                     wl::Caveat::ParallelCallsSerialized => Caveat::ParallelCallsSerialized,
                     wl::Caveat::ShellFailuresUnreported => Caveat::ShellFailuresUnreported,
                     wl::Caveat::ToolStartFromCliDuration => Caveat::ToolStartFromCliDuration,
+                    wl::Caveat::ToolStartReportedLate => Caveat::ToolStartReportedLate,
                 })
                 .collect(),
         }))
@@ -335,6 +336,7 @@ fn event(e: wit::Event) -> Event {
             },
             output_excerpt: t.output_excerpt,
             exit_code: t.exit_code,
+            cli_duration_ms: t.cli_duration_ms,
         },
         wit::Event::FinalResult(r) => Event::FinalResult {
             success: r.success,

@@ -1,0 +1,74 @@
+//! `coder-eval grade`: re-grading a kept run gives the live run's verdicts, and changing
+//! one criterion's threshold changes only that verdict.
+
+use crate::live_claude::{result_dir, run_task};
+use crate::support::{bin, root, scratch};
+use coder_eval::run::output::{CriterionResult, TaskResult, TaskStatus};
+use std::process::Command;
+
+fn grade(dir: &std::path::Path, task: Option<&std::path::Path>) -> TaskResult {
+    let mut cmd = Command::new(bin());
+    cmd.arg("grade").arg(dir).arg("--json");
+    if let Some(task) = task {
+        cmd.arg("--task").arg(task);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        !out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// A verdict without its timing.
+fn verdict(c: &CriterionResult) -> (String, f64, bool, String) {
+    (c.description.clone(), c.score, c.passed, c.details.clone())
+}
+
+#[test]
+fn regrade_matches_live_and_thresholds_are_local() {
+    let out = scratch("grade-cmd");
+    let live = run_task("tasks/hello_date/task.yaml", "claude-code", &out, &[]);
+    assert_eq!(live.status, TaskStatus::Success);
+    let dir = result_dir(&out, "hello_date", "claude-code");
+
+    let again = grade(&dir, None);
+    assert_eq!(
+        again.criteria.iter().map(verdict).collect::<Vec<_>>(),
+        live.criteria.iter().map(verdict).collect::<Vec<_>>()
+    );
+    assert_eq!(again.status, live.status);
+
+    // The same task with one more criterion that scores 2/3: failing at the default
+    // threshold (0.9), passing at 0.5. Nothing else changes.
+    let task_dir = scratch("grade-cmd-task");
+    std::fs::copy(
+        root().join("tasks/hello_date/script.yaml"),
+        task_dir.join("script.yaml"),
+    )
+    .unwrap();
+    let base = std::fs::read_to_string(root().join("tasks/hello_date/task.yaml")).unwrap();
+    let extra = |threshold: &str| {
+        format!(
+            "{base}  - type: file_contains\n    description: mentions a zebra\n    path: app.py\n    includes: [print, date, zebra]\n{threshold}"
+        )
+    };
+    let strict = task_dir.join("strict.yaml");
+    std::fs::write(&strict, extra("")).unwrap();
+    let lenient = task_dir.join("lenient.yaml");
+    std::fs::write(&lenient, extra("    pass_threshold: 0.5\n")).unwrap();
+
+    let strict = grade(&dir, Some(&strict));
+    let lenient = grade(&dir, Some(&lenient));
+    let zebra = |r: &TaskResult| r.criteria.last().cloned().unwrap();
+    assert!((zebra(&strict).score - 2.0 / 3.0).abs() < 1e-9);
+    assert!(!zebra(&strict).passed);
+    assert!(zebra(&lenient).passed);
+    assert_eq!(zebra(&strict).score, zebra(&lenient).score);
+    assert_eq!(strict.status, TaskStatus::Failure);
+    assert_eq!(lenient.status, TaskStatus::Success);
+    let first_three = |r: &TaskResult| r.criteria[..3].iter().map(verdict).collect::<Vec<_>>();
+    assert_eq!(first_three(&strict), first_three(&live));
+    assert_eq!(first_three(&lenient), first_three(&live));
+}
