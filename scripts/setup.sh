@@ -5,5 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rustup target add wasm32-wasip2
-npm ci --prefix harnesses --no-audit --no-fund --loglevel=error
+# The pinned CLIs, exactly as harnesses/package-lock.json locks them (versions and
+# integrity). Not `npm ci`: it refuses any lockfile that does not list opencode-ai's
+# binaries for other platforms, and the registry reachable here does not serve those;
+# `npm install --no-save` installs the locked tree and leaves the lockfile as it is.
+npm install --prefix harnesses --no-save --no-audit --no-fund --loglevel=error
 python3 -m pip install --quiet --disable-pip-version-check componentize-py==0.25.1

@@ -115,7 +115,7 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
                 r["program"].as_str().unwrap_or(""),
                 r["installed"]
                     .as_str()
-                    .unwrap_or("not installed (npm ci --prefix harnesses)")
+                    .unwrap_or("not installed (scripts/setup.sh installs the pinned CLIs)")
             );
         }
     }

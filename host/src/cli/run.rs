@@ -98,7 +98,7 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
     };
     if prepared.is_empty() {
         eprintln!(
-            "error: no harness to run on (is any CLI installed? `npm ci --prefix harnesses`)"
+            "error: no harness to run on (is any CLI installed? `scripts/setup.sh` installs them)"
         );
         return Ok(exit_codes::USAGE);
     }

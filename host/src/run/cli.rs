@@ -1,5 +1,5 @@
 //! Finding an agent CLI: `--cli PATH`, else the project's pinned install
-//! (`harnesses/node_modules/.bin`, from `npm ci` in `harnesses/`), else `PATH`.
+//! (`harnesses/node_modules/.bin`, installed by `scripts/setup.sh`), else `PATH`.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -18,7 +18,8 @@ pub fn harnesses_dir() -> PathBuf {
 #[derive(Debug, thiserror::Error)]
 #[error(
     "the `{program}` CLI was not found (looked in {pinned} and on PATH); install the pinned \
-     CLIs with `npm ci --prefix {dir}`, or pass --cli PATH"
+     CLIs with `npm install --no-save --prefix {dir}` (what scripts/setup.sh does), or pass \
+     --cli PATH"
 )]
 pub struct CliMissing {
     pub program: String,
