@@ -13,7 +13,7 @@
 
 use harness_kit::{
     Event, ParsedLine, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, parse_json_line,
-    str_field, u64_field,
+    str_field, truncated_line, u64_field,
 };
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
@@ -99,17 +99,7 @@ impl Reducer for ClaudeReducer {
     }
 
     fn finish(&mut self, truncated: Option<&[u8]>) -> Vec<Event> {
-        match truncated {
-            Some(rest) if !rest.trim_ascii().is_empty() => vec![Event::diagnostic(
-                "truncated_line",
-                format!(
-                    "the stream ended inside a line ({} bytes after the last newline)",
-                    rest.len()
-                ),
-                rest,
-            )],
-            _ => Vec::new(),
-        }
+        truncated_line(truncated).into_iter().collect()
     }
 }
 
@@ -416,13 +406,7 @@ mod tests {
     use super::*;
 
     fn reduce(text: &str) -> Vec<Event> {
-        let mut r = ClaudeReducer::new(ReducerConfig::default());
-        let mut events = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            events.extend(r.feed(line.as_bytes(), i as u64 * 1000));
-        }
-        events.extend(r.finish(None));
-        events
+        harness_kit::testing::reduce_text::<ClaudeReducer>(text, None)
     }
 
     #[test]

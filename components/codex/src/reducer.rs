@@ -41,7 +41,7 @@
 
 use harness_kit::{
     Event, ParsedLine, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, parse_json_line,
-    str_field, u64_field,
+    str_field, truncated_line, u64_field,
 };
 use serde_json::{Map, Value, json};
 use std::collections::HashSet;
@@ -218,16 +218,7 @@ impl Reducer for CodexReducer {
 
     fn finish(&mut self, truncated: Option<&[u8]>) -> Vec<Event> {
         let mut out = Vec::new();
-        if let Some(rest) = truncated.filter(|r| !r.trim_ascii().is_empty()) {
-            out.push(Event::diagnostic(
-                "truncated_line",
-                format!(
-                    "the stream ended inside a line ({} bytes after the last newline)",
-                    rest.len()
-                ),
-                rest,
-            ));
-        }
+        out.extend(truncated_line(truncated));
         if self.turn_open {
             out.push(Event::diagnostic(
                 "missing_terminal_event",
@@ -637,13 +628,7 @@ mod tests {
     }
 
     fn reduce_with(text: &str, truncated: Option<&str>) -> Vec<Event> {
-        let mut r = CodexReducer::new(ReducerConfig::default());
-        let mut events = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            events.extend(r.feed(line.as_bytes(), i as u64 * 1000));
-        }
-        events.extend(r.finish(truncated.map(str::as_bytes)));
-        events
+        harness_kit::testing::reduce_text::<CodexReducer>(text, truncated)
     }
 
     fn calls(events: &[Event]) -> usize {
@@ -654,13 +639,7 @@ mod tests {
     }
 
     fn kinds(events: &[Event]) -> Vec<&str> {
-        events
-            .iter()
-            .filter_map(|e| match e {
-                Event::Diagnostic { kind, .. } => Some(kind.as_str()),
-                _ => None,
-            })
-            .collect()
+        harness_kit::testing::diagnostic_kinds(events)
     }
 
     fn final_result(events: &[Event]) -> Option<&Event> {

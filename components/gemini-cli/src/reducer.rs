@@ -26,7 +26,7 @@
 
 use harness_kit::{
     Event, ParsedLine, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, parse_json_line,
-    str_field, u64_field,
+    str_field, truncated_line, u64_field,
 };
 use serde_json::{Map, Value};
 use std::collections::HashSet;
@@ -129,19 +129,10 @@ impl Reducer for GeminiReducer {
 
     fn finish(&mut self, truncated: Option<&[u8]>) -> Vec<Event> {
         let mut out = Vec::new();
-        if let Some(rest) = truncated {
+        if truncated.is_some() {
             self.saw_line = true;
-            if !rest.trim_ascii().is_empty() {
-                out.push(Event::diagnostic(
-                    "truncated_line",
-                    format!(
-                        "the stream ended inside a line ({} bytes after the last newline)",
-                        rest.len()
-                    ),
-                    rest,
-                ));
-            }
         }
+        out.extend(truncated_line(truncated));
         if !self.saw_line {
             out.push(Event::FinalResult {
                 success: false,
@@ -386,13 +377,7 @@ mod tests {
     use super::*;
 
     fn reduce(text: &str) -> Vec<Event> {
-        let mut r = GeminiReducer::new(ReducerConfig::default());
-        let mut events = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            events.extend(r.feed(line.as_bytes(), i as u64 * 1000));
-        }
-        events.extend(r.finish(None));
-        events
+        harness_kit::testing::reduce_text::<GeminiReducer>(text, None)
     }
 
     fn final_result(events: &[Event]) -> Option<&Event> {
@@ -402,13 +387,7 @@ mod tests {
     }
 
     fn diagnostics(events: &[Event]) -> Vec<&str> {
-        events
-            .iter()
-            .filter_map(|e| match e {
-                Event::Diagnostic { kind, .. } => Some(kind.as_str()),
-                _ => None,
-            })
-            .collect()
+        harness_kit::testing::diagnostic_kinds(events)
     }
 
     /// A compact picture of the events: C = call started, M = message, S = tool started,

@@ -45,6 +45,20 @@ pub fn parse_json_line(line: &[u8]) -> ParsedLine {
     }
 }
 
+/// The diagnostic for the bytes after the last newline at end of stream (a truncated
+/// last line), unless there are none or they are blank.
+pub fn truncated_line(rest: Option<&[u8]>) -> Option<Event> {
+    let rest = rest.filter(|r| !r.trim_ascii().is_empty())?;
+    Some(Event::diagnostic(
+        "truncated_line",
+        format!(
+            "the stream ended inside a line ({} bytes after the last newline)",
+            rest.len()
+        ),
+        rest,
+    ))
+}
+
 /// `value[key]` as a string, if it is one.
 pub fn str_field<'a>(value: &'a Value, key: &str) -> Option<&'a str> {
     value.get(key).and_then(Value::as_str)

@@ -28,7 +28,7 @@
 
 use harness_kit::{
     Event, ParsedLine, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, parse_json_line,
-    str_field, u64_field,
+    str_field, truncated_line, u64_field,
 };
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
@@ -187,19 +187,10 @@ impl Reducer for OpenCodeReducer {
 
     fn finish(&mut self, truncated: Option<&[u8]>) -> Vec<Event> {
         let mut out = Vec::new();
-        if let Some(rest) = truncated {
+        if truncated.is_some() {
             self.saw_line = true;
-            if !rest.trim_ascii().is_empty() {
-                out.push(Event::diagnostic(
-                    "truncated_line",
-                    format!(
-                        "the stream ended inside a line ({} bytes after the last newline)",
-                        rest.len()
-                    ),
-                    rest,
-                ));
-            }
         }
+        out.extend(truncated_line(truncated));
         if !self.saw_line {
             out.push(failure(
                 "no_output",
@@ -509,13 +500,7 @@ mod tests {
     use super::*;
 
     fn reduce(text: &str) -> Vec<Event> {
-        let mut r = OpenCodeReducer::new(ReducerConfig::default());
-        let mut events = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            events.extend(r.feed(line.as_bytes(), i as u64 * 1000));
-        }
-        events.extend(r.finish(None));
-        events
+        harness_kit::testing::reduce_text::<OpenCodeReducer>(text, None)
     }
 
     fn step_start(session: &str, part_session: &str, msg: &str) -> String {
@@ -549,13 +534,7 @@ mod tests {
     }
 
     fn diagnostics(events: &[Event]) -> Vec<&str> {
-        events
-            .iter()
-            .filter_map(|e| match e {
-                Event::Diagnostic { kind, .. } => Some(kind.as_str()),
-                _ => None,
-            })
-            .collect()
+        harness_kit::testing::diagnostic_kinds(events)
     }
 
     #[test]
