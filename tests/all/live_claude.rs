@@ -291,3 +291,23 @@ fn ctrl_c_stops_the_cli_and_keeps_what_was_recorded() {
     assert!(!coder_eval::process::group_alive(r.cli.pgid.unwrap()));
     assert!(processes_with("27.1828").is_empty());
 }
+
+#[test]
+fn a_cli_that_prints_nothing_is_an_error_explained_by_exit_code_and_stderr() {
+    let out = scratch("silent-cli");
+    let cli = root().join("tests/fixtures/silent-cli.sh");
+    let r = run_task(
+        "tasks/scenarios/hello/task.yaml",
+        "gemini-cli",
+        &out,
+        &["--cli", cli.to_str().unwrap()],
+    );
+    assert_eq!(r.status, TaskStatus::Error);
+    let error = r.error.unwrap();
+    assert!(error.contains("printed nothing on stdout"), "{error}");
+    assert!(error.contains("code 52"), "{error}");
+    assert!(error.contains("invalid API key"), "{error}");
+    let turn = r.turn.unwrap();
+    assert_eq!(turn.exit.unwrap().code, Some(52));
+    assert_eq!(turn.stdout_lines, 0);
+}

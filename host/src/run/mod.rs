@@ -453,10 +453,48 @@ async fn execute(
     result.weighted_score = verdict.weighted_score;
     result.post_failure_criteria_results = verdict.post_failure;
     if result.status == TaskStatus::Error && result.error.is_none() {
-        result.error = Some(format!("turn ended as {:?}", turn.record.final_status));
+        result.error = Some(error_reason(&turn.record, &result.stderr_tail));
     }
     result.turn = Some(turn.record);
     Ok(())
+}
+
+/// Why a turn is an ERROR, in one sentence. A CLI that printed nothing on stdout (Gemini
+/// CLI's auth failures, B33) is explained by its exit code and the end of its stderr.
+fn error_reason(turn: &crate::record::TurnRecord, stderr_tail: &str) -> String {
+    let exit = turn.exit.as_ref();
+    let last_stderr = stderr_tail
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    if turn.stdout_lines == 0 {
+        return format!(
+            "the CLI printed nothing on stdout and exited with {}{}",
+            exit.map_or("no status".into(), |e| match (e.code, e.signal) {
+                (Some(code), _) => format!("code {code}"),
+                (None, Some(signal)) => format!("signal {signal}"),
+                _ => "no status".into(),
+            }),
+            if last_stderr.is_empty() {
+                String::new()
+            } else {
+                format!(": {last_stderr}")
+            }
+        );
+    }
+    match &turn.cli_result {
+        Some(r) => format!(
+            "the CLI reported {}: {}",
+            r.error_kind.as_deref().unwrap_or("a failure"),
+            r.error_message.as_deref().unwrap_or("no message")
+        ),
+        None => format!(
+            "turn ended as {:?} (no final result from the CLI)",
+            turn.final_status
+        ),
+    }
 }
 
 /// argv, environment and stdin for the CLI. The environment is built from nothing:
