@@ -336,9 +336,10 @@ async fn execute(
 
     // The scripted model, when the task plays one, with this harness's translator.
     let mut launcher = Launcher::new(&p.loaded).map_err(|e| e.to_string())?;
-    let translator_launcher = Launcher::new(&p.loaded).map_err(|e| e.to_string())?;
     let model = match &p.script {
         Some(script) => {
+            // The server translates from its own threads: it gets its own instance.
+            let translator_launcher = Launcher::new(&p.loaded).map_err(|e| e.to_string())?;
             let translator = Arc::new(ComponentTranslator::new(translator_launcher));
             let config =
                 ServerConfig::new(script.clone(), workspace.clone()).with_translator(translator);

@@ -49,7 +49,8 @@ pub struct TaskResult {
     pub stop: Option<StopRecord>,
     /// The turn (see [`TurnRecord`]); `null` when the CLI never started.
     pub turn: Option<TurnRecord>,
-    /// Criterion results (graded after every run that started, capped ones included).
+    /// Criterion results, in task-file order: graded after every run whose turn the
+    /// criteria decide (a completed or capped one); empty after a timeout or crash.
     pub criteria: Vec<CriterionResult>,
     /// Weighted mean of the criteria with weight > 0.
     pub weighted_score: Option<f64>,
