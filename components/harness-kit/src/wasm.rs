@@ -16,6 +16,9 @@ wit_bindgen::generate!({
 use coder_eval::events::types as wit;
 use exports::coder_eval::harness::{launch, reducer};
 
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
+
 /// The component type a harness is exported as.
 pub struct Component<H>(PhantomData<H>);
 

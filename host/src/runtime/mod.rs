@@ -35,6 +35,10 @@ pub fn engine() -> &'static Engine {
         config.consume_fuel(true);
         config.epoch_interruption(true);
         config.cranelift_opt_level(wasmtime::OptLevel::Speed);
+        // `CODER_EVAL_PROFILE=perfmap` names compiled guest functions for `perf`.
+        if std::env::var("CODER_EVAL_PROFILE").as_deref() == Ok("perfmap") {
+            config.profiler(wasmtime::ProfilingStrategy::PerfMap);
+        }
         let engine = Engine::new(&config).expect("the engine configuration is valid");
         let ticker = engine.weak();
         std::thread::Builder::new()
