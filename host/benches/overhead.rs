@@ -40,7 +40,13 @@ fn main() {
         let grading_ms = r.grading_ms.saturating_sub(command_ms);
         let overhead_ms =
             r.setup_ms as f64 + grading_ms as f64 + r.host_turn_work_us as f64 / 1000.0;
-        rows.push((overhead_ms, r.setup_ms, grading_ms, r.host_turn_work_us, command_ms));
+        rows.push((
+            overhead_ms,
+            r.setup_ms,
+            grading_ms,
+            r.host_turn_work_us,
+            command_ms,
+        ));
     }
     let _ = std::fs::remove_dir_all(&out);
     rows.sort_by(|a, b| a.0.total_cmp(&b.0));
