@@ -59,3 +59,51 @@ fn components_dir_replaces_the_builtin_reducer() {
 fn same_binary_same_bytes() {
     assert_eq!(replay_json(&[]), replay_json(&[]));
 }
+
+#[test]
+fn a_component_replaced_during_a_suite_is_picked_up_by_the_next_task() {
+    use coder_eval::run::{RunOptions, prepare, run_one};
+    use coder_eval::task::Task;
+    let dir = scratch("hot-swap-suite");
+    let components = dir.join("components");
+    std::fs::create_dir_all(&components).unwrap();
+    let tagger = test_component("test_tagger.wasm");
+    let panicker = test_component("test_panicker.wasm");
+    std::fs::copy(&tagger, components.join("claude-code.wasm")).unwrap();
+    // A task whose CLI is a stand-in printing a recorded Claude Code stream.
+    let cli = dir.join("fake-claude.sh");
+    std::fs::write(
+        &cli,
+        format!(
+            "#!/bin/sh\ncat {}\n",
+            corpus("live/claude/hello.jsonl").display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&cli, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::write(dir.join("task.yaml"), "task_id: swap\ninitial_prompt: hi\n").unwrap();
+    let task = Task::load(&dir.join("task.yaml")).unwrap();
+    let mut options = RunOptions::new(dir.join("out"));
+    options.components.dir = Some(components.clone());
+    options.cli_override = Some(cli);
+    let harness = ["claude-code".to_string()];
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let (_tx, rx) = tokio::sync::watch::channel(false);
+
+    // Both tasks are prepared (checked) up front, as in a suite.
+    let mut prepared = prepare(vec![task.clone(), task], &harness, &options).unwrap();
+    let second = prepared.pop().unwrap();
+    let first = prepared.pop().unwrap();
+    let r1 = runtime.block_on(run_one(first, &options, rx.clone()));
+    assert!(r1.turn.unwrap().tool_calls[0].name.starts_with("tagged:"));
+    // Between the tasks, the file is replaced by another build.
+    std::fs::copy(&panicker, components.join("claude-code.wasm")).unwrap();
+    let r2 = runtime.block_on(run_one(second, &options, rx));
+    let turn = r2.turn.unwrap();
+    assert!(
+        turn.reducer_error
+            .unwrap()
+            .message
+            .contains("reducer panicked on purpose")
+    );
+}

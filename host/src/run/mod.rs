@@ -335,11 +335,20 @@ async fn execute(
     let workspace = setup.workspace.display().to_string();
 
     // The scripted model, when the task plays one, with this harness's translator.
-    let mut launcher = Launcher::new(&p.loaded).map_err(|e| e.to_string())?;
+    // Resolved again for each task: a component file replaced during a long suite is
+    // picked up by the next task (an unchanged one costs a hash and a cache hit).
+    let loaded = match options.components.file_for(&p.harness) {
+        Some(_) => options
+            .components
+            .harness(&p.harness)
+            .map_err(|e| format!("harness component: {e}"))?,
+        None => p.loaded.clone(),
+    };
+    let mut launcher = Launcher::new(&loaded).map_err(|e| e.to_string())?;
     let model = match &p.script {
         Some(script) => {
             // The server translates from its own threads: it gets its own instance.
-            let translator_launcher = Launcher::new(&p.loaded).map_err(|e| e.to_string())?;
+            let translator_launcher = Launcher::new(&loaded).map_err(|e| e.to_string())?;
             let translator = Arc::new(ComponentTranslator::new(translator_launcher));
             let config =
                 ServerConfig::new(script.clone(), workspace.clone()).with_translator(translator);
@@ -391,7 +400,7 @@ async fn execute(
         max_turns: p.task.run_limits.max_turns,
         max_tool_calls: p.task.run_limits.max_tool_calls,
     };
-    let pipeline = Pipeline::new(&p.harness, &p.loaded, caps).map_err(|e| e.to_string())?;
+    let pipeline = Pipeline::new(&p.harness, &loaded, caps).map_err(|e| e.to_string())?;
     let now = Instant::now();
     let turn_deadline = p
         .task

@@ -58,7 +58,7 @@ pub struct Launcher {
 impl Launcher {
     /// Instantiates the component (after [`check`]).
     pub fn new(loaded: &LoadedComponent) -> Result<Launcher, ComponentError> {
-        let (store, bindings) = instantiate(loaded)?;
+        let (store, bindings) = super::off_runtime(|| instantiate(loaded))?;
         Ok(Launcher {
             name: loaded.name.clone(),
             store,
@@ -88,20 +88,22 @@ impl Launcher {
             turn_timeout_ms: limits.turn_timeout_ms,
         };
         let fuel = arm(&mut self.store, Budget::REDUCER, 0);
-        let plan = self
-            .bindings
-            .coder_eval_harness_launch()
-            .call_plan(&mut self.store, &wsettings, wlimits)
-            .map_err(|e| {
-                classify(
-                    &mut self.store,
-                    e,
-                    &self.name,
-                    "plan",
-                    Budget::REDUCER,
-                    fuel,
-                )
-            })?;
+        let (bindings, store) = (&self.bindings, &mut self.store);
+        let plan = super::off_runtime(|| {
+            bindings
+                .coder_eval_harness_launch()
+                .call_plan(&mut *store, &wsettings, wlimits)
+        })
+        .map_err(|e| {
+            classify(
+                &mut self.store,
+                e,
+                &self.name,
+                "plan",
+                Budget::REDUCER,
+                fuel,
+            )
+        })?;
         Ok(plan.map(|p| LaunchPlan {
             argv: p.argv,
             env: p.env,
@@ -146,20 +148,24 @@ impl Launcher {
             NeutralAction::ReadFile { path } => wl::NeutralAction::ReadFile(path),
         };
         let fuel = arm(&mut self.store, Budget::REDUCER, 0);
-        let call = self
-            .bindings
-            .coder_eval_harness_launch()
-            .call_translate_action(&mut self.store, &waction, workspace)
-            .map_err(|e| {
-                classify(
-                    &mut self.store,
-                    e,
-                    &self.name,
-                    "translate-action",
-                    Budget::REDUCER,
-                    fuel,
-                )
-            })?;
+        let (bindings, store) = (&self.bindings, &mut self.store);
+        let call = super::off_runtime(|| {
+            bindings.coder_eval_harness_launch().call_translate_action(
+                &mut *store,
+                &waction,
+                workspace,
+            )
+        })
+        .map_err(|e| {
+            classify(
+                &mut self.store,
+                e,
+                &self.name,
+                "translate-action",
+                Budget::REDUCER,
+                fuel,
+            )
+        })?;
         Ok(ToolCall {
             name: call.name,
             arguments_json: call.arguments_json,
@@ -205,27 +211,29 @@ pub struct Reducer {
 impl Reducer {
     /// Instantiates the component and constructs its reducer.
     pub fn new(loaded: &LoadedComponent, config: ReducerConfig) -> Result<Reducer, ComponentError> {
-        let (mut store, bindings) = instantiate(loaded)?;
+        let (mut store, bindings) = super::off_runtime(|| instantiate(loaded))?;
         let fuel = arm(&mut store, Budget::REDUCER, 0);
-        let resource = bindings
-            .coder_eval_harness_reducer()
-            .stream_reducer()
-            .call_constructor(
-                &mut store,
-                wr::ReducerConfig {
-                    excerpt_bytes: config.excerpt_bytes,
-                },
-            )
-            .map_err(|e| {
-                classify(
+        let resource = super::off_runtime(|| {
+            bindings
+                .coder_eval_harness_reducer()
+                .stream_reducer()
+                .call_constructor(
                     &mut store,
-                    e,
-                    &loaded.name,
-                    "stream-reducer.constructor",
-                    Budget::REDUCER,
-                    fuel,
+                    wr::ReducerConfig {
+                        excerpt_bytes: config.excerpt_bytes,
+                    },
                 )
-            })?;
+        })
+        .map_err(|e| {
+            classify(
+                &mut store,
+                e,
+                &loaded.name,
+                "stream-reducer.constructor",
+                Budget::REDUCER,
+                fuel,
+            )
+        })?;
         Ok(Reducer {
             name: loaded.name.clone(),
             store,
@@ -267,7 +275,8 @@ impl Reducer {
             &bindings::Harness,
             &mut Store<HostState>,
             ResourceAny,
-        ) -> wasmtime::Result<Vec<wit::Event>>,
+        ) -> wasmtime::Result<Vec<wit::Event>>
+        + Send,
     ) -> Result<Vec<Event>, ComponentError> {
         if self.poisoned {
             return Err(ComponentError::Poisoned {
@@ -275,7 +284,8 @@ impl Reducer {
             });
         }
         let fuel = arm(&mut self.store, Budget::REDUCER, input_bytes);
-        match f(&self.bindings, &mut self.store, self.resource) {
+        let (bindings, store, resource) = (&self.bindings, &mut self.store, self.resource);
+        match super::off_runtime(|| f(bindings, store, resource)) {
             Ok(events) => Ok(events.into_iter().map(event).collect()),
             Err(err) => {
                 self.poisoned = true;

@@ -55,6 +55,20 @@ pub fn engine() -> &'static Engine {
     })
 }
 
+/// Runs a component call `f` where wasmtime-wasi's synchronous host functions can work.
+/// They block on tokio internally (`Handle::block_on`), which panics on a tokio worker
+/// thread: so on a multi-thread runtime the call leaves the worker (`block_in_place`), on
+/// a current-thread runtime it runs on a scoped thread, and outside tokio it runs as is.
+/// Every component call of the host goes through here, so callers need not care.
+pub fn off_runtime<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => tokio::task::block_in_place(f),
+        Ok(_) => std::thread::scope(|s| s.spawn(f).join().expect("component call thread")),
+        Err(_) => f(),
+    }
+}
+
 /// A loaded component and the name errors use for it.
 #[derive(Clone)]
 pub struct LoadedComponent {
