@@ -9,7 +9,7 @@
 
 use crate::collect::{Stop, TurnEnd};
 use crate::pipeline::Pipeline;
-use crate::process::{DEFAULT_GRACE, own_group, stop_group};
+use crate::process::{own_group, stop_group};
 use crate::record::TurnRecord;
 use crate::recording::{ExitStatus, RecordingWriter};
 use serde::{Deserialize, Serialize};
@@ -321,12 +321,4 @@ fn spawn_reader<R: AsyncRead + Unpin + Send + 'static>(
             }
         }
     });
-}
-
-/// The default kill grace for live turns.
-pub fn default_deadlines() -> Deadlines {
-    Deadlines {
-        deadline: None,
-        kill_grace: DEFAULT_GRACE,
-    }
 }
