@@ -22,25 +22,69 @@ pub fn own_group(cmd: &mut tokio::process::Command) -> &mut tokio::process::Comm
         .kill_on_drop(false)
 }
 
-/// The live (not zombie) processes of group `pgid`, read from `/proc`.
-pub fn group_members(pgid: i32) -> Vec<i32> {
+/// One live (not zombie) process as `/proc/<pid>/stat` shows it.
+struct ProcEntry {
+    pid: i32,
+    ppid: i32,
+    pgrp: i32,
+}
+
+/// Every live (not zombie) process, read from `/proc`.
+fn process_table() -> Vec<ProcEntry> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
     };
     entries
         .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
-        .filter(|pid| {
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
-                return false;
-            };
+        .filter_map(|pid| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
             // "pid (comm) state ppid pgrp ...": comm may hold spaces, so split after ')'.
-            let Some((_, rest)) = stat.rsplit_once(')') else {
-                return false;
-            };
+            let (_, rest) = stat.rsplit_once(')')?;
             let fields: Vec<&str> = rest.split_whitespace().collect();
-            fields.first() != Some(&"Z") && fields.get(2).and_then(|g| g.parse().ok()) == Some(pgid)
+            if fields.first() == Some(&"Z") {
+                return None;
+            }
+            Some(ProcEntry {
+                pid,
+                ppid: fields.get(1)?.parse().ok()?,
+                pgrp: fields.get(2)?.parse().ok()?,
+            })
         })
         .collect()
+}
+
+/// The live (not zombie) processes of group `pgid`, read from `/proc`.
+pub fn group_members(pgid: i32) -> Vec<i32> {
+    process_table()
+        .into_iter()
+        .filter(|p| p.pgrp == pgid)
+        .map(|p| p.pid)
+        .collect()
+}
+
+/// The live members of group `pgid` and every live descendant of process `pgid` (its
+/// leader), wherever they went: a CLI may start tool commands in process groups or
+/// sessions of their own, which a signal to the group alone would miss.
+pub fn group_and_descendants(pgid: i32) -> Vec<i32> {
+    let table = process_table();
+    let mut found: Vec<i32> = table
+        .iter()
+        .filter(|p| p.pgrp == pgid)
+        .map(|p| p.pid)
+        .collect();
+    let mut frontier = vec![pgid];
+    while let Some(parent) = frontier.pop() {
+        for p in table.iter().filter(|p| p.ppid == parent) {
+            if !found.contains(&p.pid) {
+                found.push(p.pid);
+            }
+            if p.pid != parent {
+                frontier.push(p.pid);
+            }
+        }
+    }
+    found.retain(|&pid| table.iter().any(|p| p.pid == pid));
+    found
 }
 
 /// Whether any live process of group `pgid` is left (zombies do not count).
@@ -56,25 +100,51 @@ pub fn signal_group(pgid: i32, signal: i32) {
     }
 }
 
-/// Stops group `pgid`: SIGTERM, up to `grace` for it to go, then SIGKILL. Returns once no
-/// live process of the group is left (or after a further 5 s). The caller still waits
-/// for its own direct child, which stays a zombie until then.
+/// Stops group `pgid` and every descendant of its leader (taken from `/proc` now, while
+/// the leader still lives, so processes that left the group are found too): SIGTERM, up
+/// to `grace` for them to go, then SIGKILL. Returns once none is left (or after a further
+/// 5 s). The caller still waits for its own direct child, which stays a zombie until then.
 pub async fn stop_group(pgid: i32, grace: Duration) {
-    if !group_alive(pgid) {
+    let mut targets = group_and_descendants(pgid);
+    if targets.is_empty() {
         return;
     }
-    signal_group(pgid, libc::SIGTERM);
+    signal_all(pgid, &targets, libc::SIGTERM);
     let deadline = Instant::now() + grace;
-    while group_alive(pgid) && Instant::now() < deadline {
+    while any_alive(pgid, &targets) && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    if group_alive(pgid) {
-        signal_group(pgid, libc::SIGKILL);
+    if any_alive(pgid, &targets) {
+        // Anything started meanwhile by a survivor goes too.
+        for pid in group_and_descendants(pgid) {
+            if !targets.contains(&pid) {
+                targets.push(pid);
+            }
+        }
+        signal_all(pgid, &targets, libc::SIGKILL);
     }
     let deadline = Instant::now() + Duration::from_secs(5);
-    while group_alive(pgid) && Instant::now() < deadline {
+    while any_alive(pgid, &targets) && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+fn signal_all(pgid: i32, pids: &[i32], signal: i32) {
+    signal_group(pgid, signal);
+    for &pid in pids {
+        // SAFETY: plain syscall; a pid that is gone is reported as ESRCH.
+        unsafe {
+            libc::kill(pid, signal);
+        }
+    }
+}
+
+/// Whether any of `pids` (not zombie) or any member of group `pgid` is alive.
+fn any_alive(pgid: i32, pids: &[i32]) -> bool {
+    let table = process_table();
+    table
+        .iter()
+        .any(|p| p.pgrp == pgid || pids.contains(&p.pid))
 }
 
 /// The outcome of [`run_shell`].
@@ -184,6 +254,29 @@ mod tests {
         assert_eq!(out.stdout, "hi\n");
         assert_eq!(out.stderr, "err\n");
         assert!(!out.timed_out);
+    }
+
+    #[tokio::test]
+    async fn a_descendant_in_its_own_session_is_stopped_too() {
+        let marker = format!("ce-setsid-marker-{}", std::process::id());
+        // `setsid` puts the sleep in a new session and group: out of reach of the group.
+        let cmd = format!("setsid bash -c 'exec -a {marker} sleep 30' & sleep 30");
+        let out = run_shell(
+            &cmd,
+            Path::new("/tmp"),
+            &[],
+            Duration::from_millis(300),
+            1024,
+        )
+        .await
+        .unwrap();
+        assert!(out.timed_out);
+        let ps = std::process::Command::new("ps")
+            .args(["-eo", "args"])
+            .output()
+            .unwrap();
+        let table = String::from_utf8_lossy(&ps.stdout);
+        assert!(!table.contains(&marker), "a descendant survived:\n{table}");
     }
 
     #[tokio::test]
