@@ -203,6 +203,23 @@ impl ReadRecording {
     }
 }
 
+/// The header of a recording (reading its first line only); `None` for a plain capture.
+pub fn read_header(path: &Path) -> Result<Option<Header>, RecordingError> {
+    use std::io::BufRead;
+    let io = |source| RecordingError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = std::fs::File::open(path).map_err(io)?;
+    let mut first = Vec::new();
+    std::io::BufReader::new(file)
+        .read_until(b'\n', &mut first)
+        .map_err(io)?;
+    Ok(serde_json::from_slice::<Header>(first.trim_ascii())
+        .ok()
+        .filter(|h| h.format == FORMAT))
+}
+
 /// Reads a recording, or a plain stdout capture (see the module docs).
 pub fn read(path: &Path) -> Result<ReadRecording, RecordingError> {
     let bytes = std::fs::read(path).map_err(|source| RecordingError::Io {

@@ -30,7 +30,10 @@
 //! ```
 //!
 //! Unknown keys are errors naming the file, the line and the closest valid key. A task
-//! file is fully validated (criteria included) before any agent starts.
+//! file is fully validated (criteria included) before any agent starts. The parameters
+//! of each built-in criterion are documented in `components/criteria-*/src/lib.rs` and
+//! `host/src/grading/run_command.rs`; common keys (`weight`, `pass_threshold`,
+//! `description`) in [`crate::grading::CriterionSpec`].
 
 use serde::{Deserialize, Deserializer};
 use std::collections::BTreeMap;
@@ -281,8 +284,11 @@ impl Task {
                 )));
             }
         }
+        // Kept absolute, so a run's task.json names a file that can be found from anywhere.
+        let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+        let dir = std::path::absolute(&dir).unwrap_or(dir);
         Ok(Task {
-            path: path.to_path_buf(),
+            path: absolute,
             dir,
             task_id: file.task_id,
             description: file.description,

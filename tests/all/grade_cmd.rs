@@ -71,4 +71,40 @@ fn regrade_matches_live_and_thresholds_are_local() {
     let first_three = |r: &TaskResult| r.criteria[..3].iter().map(verdict).collect::<Vec<_>>();
     assert_eq!(first_three(&strict), first_three(&live));
     assert_eq!(first_three(&lenient), first_three(&live));
+
+    // --write keeps task.json and the suite's run.json in step, and records which task
+    // file graded it (absolute, so it is found from anywhere).
+    let strict_file = task_dir.join("strict.yaml");
+    let out_write = Command::new(bin())
+        .arg("grade")
+        .arg(&dir)
+        .arg("--task")
+        .arg(&strict_file)
+        .arg("--write")
+        .output()
+        .unwrap();
+    assert_eq!(
+        out_write.status.code(),
+        Some(1),
+        "a failing verdict exits 1"
+    );
+    let written: TaskResult =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("task.json")).unwrap()).unwrap();
+    assert_eq!(written.status, TaskStatus::Failure);
+    assert_eq!(written.task_file, strict_file.display().to_string());
+    let summary: coder_eval::run::output::RunSummary =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(summary.rows[0].status, TaskStatus::Failure);
+    assert!(std::path::Path::new(&live.task_file).is_absolute());
+}
+
+#[test]
+fn the_same_task_twice_on_one_harness_is_rejected_before_running() {
+    use coder_eval::run::{PrepareError, RunOptions, prepare};
+    let task = coder_eval::task::Task::load(&root().join("tasks/hello_date/task.yaml")).unwrap();
+    let options = RunOptions::new(scratch("dup").join("out"));
+    let err = prepare(vec![task.clone(), task], &["pi".to_string()], &options)
+        .err()
+        .unwrap();
+    assert!(matches!(err, PrepareError::Duplicate { .. }), "{err}");
 }

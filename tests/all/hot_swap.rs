@@ -56,6 +56,44 @@ fn components_dir_replaces_the_builtin_reducer() {
 }
 
 #[test]
+fn replay_takes_the_harness_from_the_header_and_refuses_a_mismatch() {
+    let dir = scratch("replay-harness");
+    let recording = dir.join("r.jsonl");
+    let capture = std::fs::read_to_string(corpus("live/claude/hello.jsonl")).unwrap();
+    let mut text = String::from(
+        "{\"format\":\"coder-eval-recording\",\"version\":1,\"harness\":\"claude-code\"}\n",
+    );
+    for (i, line) in capture.lines().enumerate() {
+        text += &serde_json::json!({"t": "out", "us": i * 1000, "text": line}).to_string();
+        text.push('\n');
+    }
+    std::fs::write(&recording, text).unwrap();
+    let run = |args: &[&str]| {
+        Command::new(bin())
+            .arg("replay")
+            .arg(&recording)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let ok = run(&["--json"]);
+    assert!(ok.status.success());
+    assert!(String::from_utf8_lossy(&ok.stdout).contains("\"harness\": \"claude-code\""));
+    let wrong = run(&["--harness", "codex"]);
+    assert_eq!(wrong.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&wrong.stderr).contains("recorded with the `claude-code` harness")
+    );
+    // A plain capture has no header: the harness must be named.
+    let plain = Command::new(bin())
+        .arg("replay")
+        .arg(corpus("live/claude/hello.jsonl"))
+        .output()
+        .unwrap();
+    assert_eq!(plain.status.code(), Some(2));
+}
+
+#[test]
 fn same_binary_same_bytes() {
     assert_eq!(replay_json(&[]), replay_json(&[]));
 }
@@ -81,8 +119,10 @@ fn a_component_replaced_during_a_suite_is_picked_up_by_the_next_task() {
     )
     .unwrap();
     std::fs::set_permissions(&cli, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    std::fs::write(dir.join("task.yaml"), "task_id: swap\ninitial_prompt: hi\n").unwrap();
-    let task = Task::load(&dir.join("task.yaml")).unwrap();
+    std::fs::write(dir.join("one.yaml"), "task_id: one\ninitial_prompt: hi\n").unwrap();
+    std::fs::write(dir.join("two.yaml"), "task_id: two\ninitial_prompt: hi\n").unwrap();
+    let one = Task::load(&dir.join("one.yaml")).unwrap();
+    let two = Task::load(&dir.join("two.yaml")).unwrap();
     let mut options = RunOptions::new(dir.join("out"));
     options.components.dir = Some(components.clone());
     options.cli_override = Some(cli);
@@ -91,7 +131,7 @@ fn a_component_replaced_during_a_suite_is_picked_up_by_the_next_task() {
     let (_tx, rx) = tokio::sync::watch::channel(false);
 
     // Both tasks are prepared (checked) up front, as in a suite.
-    let mut prepared = prepare(vec![task.clone(), task], &harness, &options).unwrap();
+    let mut prepared = prepare(vec![one, two], &harness, &options).unwrap();
     let second = prepared.pop().unwrap();
     let first = prepared.pop().unwrap();
     let r1 = runtime.block_on(run_one(first, &options, rx.clone()));

@@ -9,7 +9,9 @@ use coder_eval::replay::{ReplayOptions, replay};
 use std::path::PathBuf;
 
 /// Replays a recording (or a plain stdout JSONL capture) through a harness's reducer and
-/// prints the turn record. The same input gives byte-identical output on every run.
+/// prints the turn record. The same input gives byte-identical output on every run. Exit
+/// code: 0 replayed, 1 the reducer failed (the partial record is printed), 2 bad
+/// invocation or unreadable input.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
   coder-eval replay runs/x/hello_date/claude-code/recording.jsonl --harness claude-code --json
@@ -18,9 +20,10 @@ use std::path::PathBuf;
 pub struct ReplayArgs {
     /// The recording or plain capture.
     file: PathBuf,
-    /// The harness whose reducer reads the stream.
+    /// The harness whose reducer reads the stream (default: the recording header's;
+    /// required for a plain capture).
     #[arg(long)]
-    harness: String,
+    harness: Option<String>,
     /// A folder of replacement components (`<harness>.wasm`).
     #[arg(long, value_name = "DIR")]
     components: Option<PathBuf>,
@@ -36,7 +39,26 @@ pub struct ReplayArgs {
 }
 
 pub fn run(args: ReplayArgs) -> Result<i32, Box<dyn std::error::Error>> {
-    let mut options = ReplayOptions::new(&args.harness);
+    let recorded = coder_eval::recording::read_header(&args.file)?.and_then(|h| h.harness);
+    let harness = match (args.harness, recorded) {
+        (Some(given), Some(recorded)) if given != recorded => {
+            eprintln!(
+                "error: {} was recorded with the `{recorded}` harness, not `{given}`",
+                args.file.display()
+            );
+            return Ok(exit_codes::USAGE);
+        }
+        (Some(given), _) => given,
+        (None, Some(recorded)) => recorded,
+        (None, None) => {
+            eprintln!(
+                "error: {} is a plain capture: say which harness produced it with --harness",
+                args.file.display()
+            );
+            return Ok(exit_codes::USAGE);
+        }
+    };
+    let mut options = ReplayOptions::new(&harness);
     options.components = ComponentSource {
         dir: args.components,
         overrides: args.component.into_iter().collect(),

@@ -105,6 +105,12 @@ pub enum PrepareError {
     },
     #[error("task `{task}`: no harness given (set agent.type or pass --harness)")]
     NoHarness { task: String },
+    /// Two runs would share one result folder.
+    #[error(
+        "task `{task}` on `{harness}` is given twice (task ids must differ: results go to \
+         <out>/<task_id>/<harness>/)"
+    )]
+    Duplicate { task: String, harness: String },
 }
 
 /// Checks every task on every harness before anything runs. `harnesses` empty = each
@@ -166,6 +172,15 @@ pub fn prepare(
                     task: task.task_id.clone(),
                     harness,
                     limit: limit_name(*limit).into(),
+                });
+            }
+            if prepared
+                .iter()
+                .any(|p: &Prepared| p.task.task_id == task.task_id && p.harness == harness)
+            {
+                return Err(PrepareError::Duplicate {
+                    task: task.task_id.clone(),
+                    harness,
                 });
             }
             prepared.push(Prepared {
@@ -501,8 +516,13 @@ fn error_reason(turn: &crate::record::TurnRecord, stderr_tail: &str) -> String {
             r.error_message.as_deref().unwrap_or("no message")
         ),
         None => format!(
-            "turn ended as {:?} (no final result from the CLI)",
-            turn.final_status
+            "turn ended as {:?} (no final result from the CLI){}",
+            turn.final_status,
+            if last_stderr.is_empty() {
+                String::new()
+            } else {
+                format!("; its stderr ends: {last_stderr}")
+            }
         ),
     }
 }

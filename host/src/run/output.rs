@@ -37,7 +37,7 @@ pub struct TaskResult {
     /// Why the status is ERROR, when it is.
     pub error: Option<String>,
     pub description: Option<String>,
-    /// The task file, as given.
+    /// The task file (absolute path).
     pub task_file: String,
     /// The prompt sent (the stream of some CLIs does not echo it).
     pub prompt: String,

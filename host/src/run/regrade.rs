@@ -2,7 +2,7 @@
 //! agent: users iterate on criteria this way.
 
 use super::grade;
-use super::output::{TaskResult, write_json_atomically};
+use super::output::{RunSummary, TaskResult, write_json_atomically};
 use crate::components::ComponentSource;
 use crate::replay::{ReplayOptions, replay_with_trajectory};
 use crate::task::Task;
@@ -26,7 +26,7 @@ pub enum RegradeError {
     #[error(transparent)]
     Task(#[from] crate::task::TaskError),
     #[error(transparent)]
-    Replay(#[from] crate::replay::ReplayError),
+    Replay(Box<crate::replay::ReplayError>),
     #[error("{path}: could not write")]
     Write {
         path: PathBuf,
@@ -36,8 +36,9 @@ pub enum RegradeError {
 }
 
 /// Re-grades the run in `result_dir` (`<out>/<task_id>/<harness>`) with the task file
-/// `task` (default: the one the run used). Returns the result as it was and as it is now;
-/// with `write`, the new one replaces `task.json`.
+/// `task` (default: the one the run used). Returns the result as it was and as it is now
+/// (whose `task_file` names the task file that graded it); with `write`, the new one
+/// replaces `task.json` and its row in the suite's `run.json`.
 pub async fn regrade(
     result_dir: &Path,
     task: Option<&Path>,
@@ -57,10 +58,12 @@ pub async fn regrade(
     let mut options = ReplayOptions::new(&before.harness);
     options.components = components.clone();
     let (record, trajectory) =
-        replay_with_trajectory(&result_dir.join(&before.paths.recording), &options)?;
+        replay_with_trajectory(&result_dir.join(&before.paths.recording), &options)
+            .map_err(|e| RegradeError::Replay(Box::new(e)))?;
     let workspace = result_dir.join(&before.paths.workspace);
     let verdict = grade::grade(&task, &workspace, &record, &trajectory).await;
     let mut after = before.clone();
+    after.task_file = task.path.display().to_string();
     after.status = verdict.status;
     after.criteria = verdict.criteria;
     after.weighted_score = verdict.weighted_score;
@@ -70,6 +73,39 @@ pub async fn regrade(
             path: path.clone(),
             source,
         })?;
+        update_run_summary(result_dir, &after)?;
     }
     Ok((before, after))
+}
+
+/// Keeps the suite's `run.json` (two folders up, when there is one) in step with a
+/// rewritten `task.json`.
+fn update_run_summary(result_dir: &Path, after: &TaskResult) -> Result<(), RegradeError> {
+    let Some(run_json) = result_dir
+        .parent()
+        .and_then(Path::parent)
+        .map(|d| d.join("run.json"))
+        .filter(|p| p.exists())
+    else {
+        return Ok(());
+    };
+    let text = std::fs::read_to_string(&run_json).map_err(|source| RegradeError::Read {
+        path: run_json.clone(),
+        source,
+    })?;
+    let mut summary: RunSummary =
+        serde_json::from_str(&text).map_err(|source| RegradeError::Parse {
+            path: run_json.clone(),
+            source,
+        })?;
+    for row in &mut summary.rows {
+        if row.task_id == after.task_id && row.harness == after.harness {
+            row.status = after.status;
+            row.weighted_score = after.weighted_score;
+        }
+    }
+    write_json_atomically(&run_json, &summary).map_err(|source| RegradeError::Write {
+        path: run_json,
+        source,
+    })
 }
