@@ -81,29 +81,21 @@ impl Harness for ClaudeCode {
         let (name, args) = match action {
             NeutralAction::WriteFile { path, content } => (
                 "Write",
-                json!({"file_path": absolute(path, workspace), "content": content}),
+                json!({"file_path": harness_kit::workspace_path(path, workspace), "content": content}),
             ),
             NeutralAction::Shell { command } => (
                 "Bash",
                 json!({"command": command, "description": format!("Run {command}")}),
             ),
-            NeutralAction::ReadFile { path } => {
-                ("Read", json!({"file_path": absolute(path, workspace)}))
-            }
+            NeutralAction::ReadFile { path } => (
+                "Read",
+                json!({"file_path": harness_kit::workspace_path(path, workspace)}),
+            ),
         };
         ToolCall {
             name: name.to_string(),
             arguments_json: args.to_string(),
         }
-    }
-}
-
-/// Claude Code's file tools want absolute paths.
-fn absolute(path: &str, workspace: &str) -> String {
-    if path.starts_with('/') {
-        path.to_string()
-    } else {
-        format!("{}/{}", workspace.trim_end_matches('/'), path)
     }
 }
 

@@ -11,7 +11,9 @@
 mod line;
 mod model;
 
-pub use line::{ParsedLine, excerpt, parse_json_line, str_field, truncated_line, u64_field};
+pub use line::{
+    ParsedLine, excerpt, parse_json_line, str_field, truncated_line, u64_field, workspace_path,
+};
 
 pub mod testing;
 pub use model::*;

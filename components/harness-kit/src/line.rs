@@ -69,6 +69,16 @@ pub fn u64_field(value: &Value, key: &str) -> Option<u64> {
     value.get(key).and_then(Value::as_u64)
 }
 
+/// `path` made absolute against `workspace` (for CLIs whose file tools want absolute
+/// paths); an absolute `path` is kept as it is.
+pub fn workspace_path(path: &str, workspace: &str) -> String {
+    if path.starts_with('/') {
+        path.to_string()
+    } else {
+        format!("{}/{}", workspace.trim_end_matches('/'), path)
+    }
+}
+
 /// The first `max_bytes` of `text`, cut at a character boundary.
 pub fn excerpt(text: &str, max_bytes: usize) -> String {
     if text.len() <= max_bytes {

@@ -181,29 +181,21 @@ impl Harness for OpenCode {
         let (name, args) = match action {
             NeutralAction::WriteFile { path, content } => (
                 "write",
-                json!({"filePath": absolute(path, workspace), "content": content}),
+                json!({"filePath": harness_kit::workspace_path(path, workspace), "content": content}),
             ),
             NeutralAction::Shell { command } => (
                 "bash",
                 json!({"command": command, "description": format!("Run {command}")}),
             ),
-            NeutralAction::ReadFile { path } => {
-                ("read", json!({"filePath": absolute(path, workspace)}))
-            }
+            NeutralAction::ReadFile { path } => (
+                "read",
+                json!({"filePath": harness_kit::workspace_path(path, workspace)}),
+            ),
         };
         ToolCall {
             name: name.to_string(),
             arguments_json: args.to_string(),
         }
-    }
-}
-
-/// OpenCode's file tools want absolute paths.
-fn absolute(path: &str, workspace: &str) -> String {
-    if path.starts_with('/') {
-        path.to_string()
-    } else {
-        format!("{}/{}", workspace.trim_end_matches('/'), path)
     }
 }
 
