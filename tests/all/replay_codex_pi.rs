@@ -2,7 +2,7 @@
 //! without a reducer error, its turn record is pinned by an insta snapshot, and the shared
 //! scenarios give the counts the scripts imply.
 
-use crate::support::{captures, corpus};
+use crate::support::{captures, corpus, diagnostic_kinds, main_calls, tools};
 use coder_eval::Usage;
 use coder_eval::collect::Caps;
 use coder_eval::record::{ToolOutcome, TurnRecord, TurnStatus};
@@ -24,24 +24,6 @@ fn codex(rel: &str) -> TurnRecord {
 
 fn pi(rel: &str) -> TurnRecord {
     replay_with("pi", rel, None)
-}
-
-fn main_calls(r: &TurnRecord) -> usize {
-    r.model_calls
-        .iter()
-        .filter(|c| c.main_index.is_some())
-        .count()
-}
-
-fn tools(r: &TurnRecord) -> Vec<(&str, ToolOutcome)> {
-    r.tool_calls
-        .iter()
-        .map(|t| (t.name.as_str(), t.status))
-        .collect()
-}
-
-fn diagnostic_kinds(r: &TurnRecord) -> Vec<&str> {
-    r.diagnostics.iter().map(|d| d.kind.as_str()).collect()
 }
 
 /// The JSON lines of a capture that parse (the CLI's own numbers, read independently).

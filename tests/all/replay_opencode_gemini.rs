@@ -2,7 +2,7 @@
 //! replays without a reducer error, its turn record is pinned by an insta snapshot, and
 //! the scenarios the five harnesses share give the same counts.
 
-use crate::support::{captures, corpus};
+use crate::support::{captures, corpus, diagnostic_kinds, main_calls, tools};
 use coder_eval::collect::Caps;
 use coder_eval::record::{ToolOutcome, TurnRecord, TurnStatus};
 use coder_eval::replay::{ReplayOptions, replay};
@@ -22,24 +22,6 @@ fn opencode(rel: &str) -> TurnRecord {
 
 fn gemini(rel: &str) -> TurnRecord {
     replay_with("gemini-cli", &format!("live/gemini/{rel}"), None)
-}
-
-fn main_calls(r: &TurnRecord) -> usize {
-    r.model_calls
-        .iter()
-        .filter(|c| c.main_index.is_some())
-        .count()
-}
-
-fn tools(r: &TurnRecord) -> Vec<(&str, ToolOutcome)> {
-    r.tool_calls
-        .iter()
-        .map(|t| (t.name.as_str(), t.status))
-        .collect()
-}
-
-fn diagnostic_kinds(r: &TurnRecord) -> Vec<&str> {
-    r.diagnostics.iter().map(|d| d.kind.as_str()).collect()
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! Helpers shared by the test modules.
 
+use coder_eval::record::{ToolOutcome, TurnRecord};
 use std::path::{Path, PathBuf};
 
 /// The repository root.
@@ -45,4 +46,25 @@ pub fn scratch(name: &str) -> PathBuf {
 /// The `coder-eval` binary under test.
 pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_coder-eval"))
+}
+
+/// Main-thread model calls of a turn.
+pub fn main_calls(r: &TurnRecord) -> usize {
+    r.model_calls
+        .iter()
+        .filter(|c| c.main_index.is_some())
+        .count()
+}
+
+/// (name, outcome) of each tool call of a turn.
+pub fn tools(r: &TurnRecord) -> Vec<(&str, ToolOutcome)> {
+    r.tool_calls
+        .iter()
+        .map(|t| (t.name.as_str(), t.status))
+        .collect()
+}
+
+/// The kinds of a turn's diagnostics, in order.
+pub fn diagnostic_kinds(r: &TurnRecord) -> Vec<&str> {
+    r.diagnostics.iter().map(|d| d.kind.as_str()).collect()
 }

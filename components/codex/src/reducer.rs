@@ -632,10 +632,7 @@ mod tests {
     }
 
     fn calls(events: &[Event]) -> usize {
-        events
-            .iter()
-            .filter(|e| matches!(e, Event::ModelCallStarted { .. }))
-            .count()
+        harness_kit::testing::model_calls(events)
     }
 
     fn kinds(events: &[Event]) -> Vec<&str> {
@@ -643,9 +640,7 @@ mod tests {
     }
 
     fn final_result(events: &[Event]) -> Option<&Event> {
-        events
-            .iter()
-            .find(|e| matches!(e, Event::FinalResult { .. }))
+        harness_kit::testing::final_result(events)
     }
 
     fn cmd(id: &str, phase: &str, command: &str, status: &str, code: &str) -> String {

@@ -381,9 +381,7 @@ mod tests {
     }
 
     fn final_result(events: &[Event]) -> Option<&Event> {
-        events
-            .iter()
-            .find(|e| matches!(e, Event::FinalResult { .. }))
+        harness_kit::testing::final_result(events)
     }
 
     fn diagnostics(events: &[Event]) -> Vec<&str> {

@@ -24,3 +24,18 @@ pub fn diagnostic_kinds(events: &[Event]) -> Vec<&str> {
         })
         .collect()
 }
+
+/// How many model calls (main thread and sub-agents) `events` start.
+pub fn model_calls(events: &[Event]) -> usize {
+    events
+        .iter()
+        .filter(|e| matches!(e, Event::ModelCallStarted { .. }))
+        .count()
+}
+
+/// The first final result among `events`.
+pub fn final_result(events: &[Event]) -> Option<&Event> {
+    events
+        .iter()
+        .find(|e| matches!(e, Event::FinalResult { .. }))
+}

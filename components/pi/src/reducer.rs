@@ -454,10 +454,7 @@ mod tests {
     }
 
     fn calls(events: &[Event]) -> usize {
-        events
-            .iter()
-            .filter(|e| matches!(e, Event::ModelCallStarted { .. }))
-            .count()
+        harness_kit::testing::model_calls(events)
     }
 
     fn kinds(events: &[Event]) -> Vec<&str> {
@@ -465,9 +462,7 @@ mod tests {
     }
 
     fn final_result(events: &[Event]) -> Option<&Event> {
-        events
-            .iter()
-            .find(|e| matches!(e, Event::FinalResult { .. }))
+        harness_kit::testing::final_result(events)
     }
 
     fn assistant_end(text: &str, response: &str, stop: &str, input: u64) -> String {
