@@ -3,7 +3,8 @@
 //! into this benchmark, over one large synthetic stream built from the real recordings.
 //!
 //! `cargo bench --bench replay` prints MB/s for both and the ratio. Target: WASM ≥ 0.5×
-//! native.
+//! native. `REPLAY_BENCH_COMPONENT=PATH` measures another build of the component (an
+//! unstripped one for `perf`, with `CODER_EVAL_PROFILE=perfmap`) instead of the embedded one.
 
 use claude_code_harness::ClaudeReducer;
 use coder_eval::components::ComponentSource;
@@ -82,7 +83,11 @@ fn main() {
         n + r.finish(None).len()
     });
 
-    let loaded = ComponentSource::default().harness("claude-code").unwrap();
+    let mut source = ComponentSource::default();
+    if let Some(path) = std::env::var_os("REPLAY_BENCH_COMPONENT") {
+        source.overrides.insert("claude-code".into(), path.into());
+    }
+    let loaded = source.harness("claude-code").unwrap();
     let (wasm, wasm_events) = best_of(3, || {
         let mut r = WasmReducer::new(&loaded, ReducerConfig::default()).unwrap();
         let mut n = 0;
@@ -109,5 +114,21 @@ fn main() {
     println!(
         "ratio wasm/native: {:.2}x (target >= 0.50x)",
         wasm_rate / native_rate
+    );
+
+    // The fixed cost of one `feed` across the component boundary, apart from parsing:
+    // the same number of calls, each with a blank line (which the reducer skips).
+    let (calls, _) = best_of(3, || {
+        let mut r = WasmReducer::new(&loaded, ReducerConfig::default()).unwrap();
+        for i in 0..lines.len() {
+            r.feed(b"", i as u64 * 1000).unwrap();
+        }
+        0
+    });
+    println!(
+        "of which the call boundary: {:.2} us per line, {:.0} ms in all ({:.0}% of the wasm time)",
+        calls.as_secs_f64() * 1e6 / lines.len() as f64,
+        calls.as_secs_f64() * 1e3,
+        calls.as_secs_f64() / wasm.as_secs_f64() * 100.0
     );
 }
