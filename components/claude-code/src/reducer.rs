@@ -10,13 +10,176 @@
 //!   `message_delta`'s usage updates the message's output tokens.
 //! - `rate_limit_event`, `system/compact_boundary`, unknown types and broken lines become
 //!   diagnostics.
+//!
+//! Lines are read through the typed, lenient view in [`wire`]: only the fields below are
+//! read, and a field of an unexpected JSON type reads as absent.
 
 use harness_kit::{
-    Event, ParsedLine, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, parse_json_line,
-    str_field, truncated_line, u64_field,
+    Event, Parsed, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, parse_line, truncated_line,
 };
-use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
+use wire::{Block, Line, ResultContent};
+
+/// The fields of a stream-json line the reducer reads (Claude Code 2.1.x); all others are
+/// skipped unread.
+mod wire {
+    use harness_kit::lenient::{self, Object, TextOrList};
+    use serde::Deserialize;
+    use serde_json::value::RawValue;
+    use std::borrow::Cow;
+
+    /// One line, of any `type`: each type uses some of these fields.
+    #[derive(Deserialize, Default)]
+    #[serde(default)]
+    pub struct Line<'a> {
+        /// `system`, `assistant`, `user`, `stream_event`, `result`, `rate_limit_event`, ...
+        #[serde(rename = "type", borrow, deserialize_with = "lenient::field")]
+        pub kind: Option<Cow<'a, str>>,
+        #[serde(borrow, deserialize_with = "lenient::field")]
+        pub subtype: Option<Cow<'a, str>>,
+        /// The sub-agent's Task call, for a sub-agent's line.
+        #[serde(borrow, deserialize_with = "lenient::field")]
+        pub parent_tool_use_id: Option<Cow<'a, str>>,
+        // system/init
+        #[serde(borrow, deserialize_with = "lenient::field")]
+        pub session_id: Option<Cow<'a, str>>,
+        #[serde(borrow, deserialize_with = "lenient::field")]
+        pub claude_code_version: Option<Cow<'a, str>>,
+        #[serde(borrow, deserialize_with = "lenient::field")]
+        pub model: Option<Cow<'a, str>>,
+        #[serde(borrow, deserialize_with = "lenient::list")]
+        pub tools: Vec<Cow<'a, str>>,
+        // system/compact_boundary
+        #[serde(borrow, deserialize_with = "lenient::field")]
+        pub compact_metadata: Option<CompactMetadata<'a>>,
+        // rate_limit_event
+        #[serde(borrow, deserialize_with = "lenient::field")]
+        pub rate_limit_info: Option<RateLimitInfo<'a>>,
+        // assistant and user
+        #[serde(borrow, deserialize_with = "lenient::field")]
+        pub message: Option<Message<'a>>,
+        // stream_event
+        #[serde(borrow, deserialize_with = "lenient::field")]
+        pub event: Option<StreamEvent<'a>>,
+        // result
+        #[serde(deserialize_with = "lenient::field")]
+        pub is_error: Option<bool>,
+        #[serde(borrow, deserialize_with = "lenient::field")]
+        pub result: Option<Cow<'a, str>>,
+        #[serde(borrow, deserialize_with = "lenient::field")]
+        pub error: Option<Cow<'a, str>>,
+        #[serde(borrow, deserialize_with = "lenient::list")]
+        pub errors: Vec<Cow<'a, str>>,
+        #[serde(deserialize_with = "lenient::field")]
+        pub num_turns: Option<u64>,
+        #[serde(deserialize_with = "lenient::field")]
+        pub total_cost_usd: Option<f64>,
+        #[serde(deserialize_with = "lenient::field")]
+        pub duration_ms: Option<u64>,
+        #[serde(deserialize_with = "lenient::field")]
+        pub usage: Option<UsageFields>,
+    }
+
+    #[derive(Deserialize, Default)]
+    #[serde(default)]
+    pub struct CompactMetadata<'a> {
+        #[serde(borrow, deserialize_with = "lenient::field")]
+        pub trigger: Option<Cow<'a, str>>,
+        #[serde(deserialize_with = "lenient::field")]
+        pub pre_tokens: Option<u64>,
+    }
+
+    #[derive(Deserialize, Default)]
+    #[serde(default)]
+    pub struct RateLimitInfo<'a> {
+        #[serde(borrow, deserialize_with = "lenient::field")]
+        pub status: Option<Cow<'a, str>>,
+    }
+
+    /// An Anthropic Messages API message (assistant), or a user message's content.
+    #[derive(Deserialize, Default)]
+    #[serde(default)]
+    pub struct Message<'a> {
+        #[serde(borrow, deserialize_with = "lenient::field")]
+        pub id: Option<Cow<'a, str>>,
+        #[serde(borrow, deserialize_with = "lenient::list")]
+        pub content: Vec<Block<'a>>,
+        #[serde(deserialize_with = "lenient::field")]
+        pub usage: Option<UsageFields>,
+    }
+
+    /// A content block: `text`, `tool_use` or `tool_result` (others are ignored).
+    #[derive(Deserialize, Default)]
+    #[serde(default)]
+    pub struct Block<'a> {
+        #[serde(rename = "type", borrow, deserialize_with = "lenient::field")]
+        pub kind: Option<Cow<'a, str>>,
+        #[serde(borrow, deserialize_with = "lenient::field")]
+        pub text: Option<Cow<'a, str>>,
+        // tool_use
+        #[serde(borrow, deserialize_with = "lenient::field")]
+        pub id: Option<Cow<'a, str>>,
+        #[serde(borrow, deserialize_with = "lenient::field")]
+        pub name: Option<Cow<'a, str>>,
+        /// The tool's input, kept as the CLI wrote it.
+        #[serde(borrow)]
+        pub input: Option<&'a RawValue>,
+        // tool_result
+        #[serde(borrow, deserialize_with = "lenient::field")]
+        pub tool_use_id: Option<Cow<'a, str>>,
+        #[serde(borrow, deserialize_with = "lenient::field")]
+        pub content: Option<ResultContent<'a>>,
+        #[serde(deserialize_with = "lenient::field")]
+        pub is_error: Option<bool>,
+    }
+
+    /// A tool_result's content: a string, or content blocks (their `text` is read).
+    pub type ResultContent<'a> = TextOrList<'a, TextBlock<'a>>;
+
+    #[derive(Deserialize, Default)]
+    #[serde(default)]
+    pub struct TextBlock<'a> {
+        #[serde(borrow, deserialize_with = "lenient::field")]
+        pub text: Option<Cow<'a, str>>,
+    }
+
+    /// A partial-message event (`--include-partial-messages`).
+    #[derive(Deserialize, Default)]
+    #[serde(default)]
+    pub struct StreamEvent<'a> {
+        #[serde(rename = "type", borrow, deserialize_with = "lenient::field")]
+        pub kind: Option<Cow<'a, str>>,
+        /// `message_start`'s message.
+        #[serde(borrow, deserialize_with = "lenient::field")]
+        pub message: Option<Message<'a>>,
+        /// `message_delta`'s usage.
+        #[serde(deserialize_with = "lenient::field")]
+        pub usage: Option<UsageFields>,
+    }
+
+    /// Anthropic usage: `input_tokens` excludes cache reads and writes already.
+    #[derive(Deserialize, Default, Clone, Copy)]
+    #[serde(default)]
+    pub struct UsageFields {
+        #[serde(deserialize_with = "lenient::field")]
+        pub input_tokens: Option<u64>,
+        #[serde(deserialize_with = "lenient::field")]
+        pub output_tokens: Option<u64>,
+        #[serde(deserialize_with = "lenient::field")]
+        pub cache_read_input_tokens: Option<u64>,
+        #[serde(deserialize_with = "lenient::field")]
+        pub cache_creation_input_tokens: Option<u64>,
+    }
+
+    impl<'de: 'a, 'a> Object<'de> for Line<'a> {}
+    impl<'de: 'a, 'a> Object<'de> for CompactMetadata<'a> {}
+    impl<'de: 'a, 'a> Object<'de> for RateLimitInfo<'a> {}
+    impl<'de: 'a, 'a> Object<'de> for Message<'a> {}
+    impl<'de: 'a, 'a> Object<'de> for Block<'a> {}
+    impl<'de: 'a, 'a> Object<'de> for TextBlock<'a> {}
+    impl<'de: 'a, 'a> Object<'de> for StreamEvent<'a> {}
+    impl Object<'_> for UsageFields {}
+}
 
 /// The Claude Code reducer's state for one stream.
 pub struct ClaudeReducer {
@@ -55,27 +218,24 @@ impl Reducer for ClaudeReducer {
     }
 
     fn feed(&mut self, line: &[u8], _stamp_us: u64) -> Vec<Event> {
-        let obj = match parse_json_line(line) {
-            ParsedLine::Object(obj) => obj,
-            ParsedLine::Blank => return Vec::new(),
-            ParsedLine::Bad(diagnostic) => return vec![diagnostic],
+        let parsed = match parse_line::<Line>(line) {
+            Parsed::Line(parsed) => parsed,
+            Parsed::Blank => return Vec::new(),
+            Parsed::Bad(diagnostic) => return vec![diagnostic],
         };
         let mut out = Vec::new();
-        let kind = obj.get("type").and_then(Value::as_str).unwrap_or("");
-        let parent = obj
-            .get("parent_tool_use_id")
-            .and_then(Value::as_str)
-            .map(String::from);
-        match kind {
-            "system" => self.system(&obj, line, &mut out),
-            "assistant" => self.assistant(&obj, parent, line, &mut out),
-            "user" => self.user(&obj, &mut out),
-            "stream_event" => self.stream_event(&obj, parent, &mut out),
-            "result" => self.result(&obj, &mut out),
+        let parent = parsed.parent_tool_use_id.as_deref().map(String::from);
+        match parsed.kind.as_deref().unwrap_or("") {
+            "system" => self.system(&parsed, line, &mut out),
+            "assistant" => self.assistant(&parsed, parent, line, &mut out),
+            "user" => self.user(&parsed, &mut out),
+            "stream_event" => self.stream_event(&parsed, parent, &mut out),
+            "result" => self.result(&parsed, &mut out),
             "rate_limit_event" => {
-                let status = obj
-                    .get("rate_limit_info")
-                    .and_then(|i| str_field(i, "status"))
+                let status = parsed
+                    .rate_limit_info
+                    .as_ref()
+                    .and_then(|i| i.status.as_deref())
                     .unwrap_or("unknown");
                 let message = if status == "rejected" {
                     "warning: the CLI reports its rate limit was hit (status rejected)".to_string()
@@ -104,36 +264,20 @@ impl Reducer for ClaudeReducer {
 }
 
 impl ClaudeReducer {
-    fn system(&mut self, obj: &Map<String, Value>, line: &[u8], out: &mut Vec<Event>) {
-        match obj.get("subtype").and_then(Value::as_str).unwrap_or("") {
+    fn system(&mut self, parsed: &Line, line: &[u8], out: &mut Vec<Event>) {
+        match parsed.subtype.as_deref().unwrap_or("") {
             "init" => out.push(Event::SessionStarted {
-                session_id: obj
-                    .get("session_id")
-                    .and_then(Value::as_str)
-                    .map(String::from),
-                cli_version: obj
-                    .get("claude_code_version")
-                    .and_then(Value::as_str)
-                    .map(String::from),
-                model: obj.get("model").and_then(Value::as_str).map(String::from),
-                tools: obj
-                    .get("tools")
-                    .and_then(Value::as_array)
-                    .map(|tools| {
-                        tools
-                            .iter()
-                            .filter_map(Value::as_str)
-                            .map(String::from)
-                            .collect()
-                    })
-                    .unwrap_or_default(),
+                session_id: parsed.session_id.as_deref().map(String::from),
+                cli_version: parsed.claude_code_version.as_deref().map(String::from),
+                model: parsed.model.as_deref().map(String::from),
+                tools: parsed.tools.iter().map(|t| t.to_string()).collect(),
             }),
             // "requesting" before each model request: no fact beyond what follows.
             "status" => {}
             "compact_boundary" => {
-                let meta = obj.get("compact_metadata");
-                let trigger = meta.and_then(|m| str_field(m, "trigger")).unwrap_or("?");
-                let pre = meta.and_then(|m| u64_field(m, "pre_tokens"));
+                let meta = parsed.compact_metadata.as_ref();
+                let trigger = meta.and_then(|m| m.trigger.as_deref()).unwrap_or("?");
+                let pre = meta.and_then(|m| m.pre_tokens);
                 out.push(Event::diagnostic(
                     "compact_boundary",
                     format!(
@@ -153,12 +297,12 @@ impl ClaudeReducer {
 
     fn assistant(
         &mut self,
-        obj: &Map<String, Value>,
+        parsed: &Line,
         parent: Option<String>,
         line: &[u8],
         out: &mut Vec<Event>,
     ) {
-        let Some(message) = obj.get("message") else {
+        let Some(message) = &parsed.message else {
             out.push(Event::diagnostic(
                 "missing_field",
                 "assistant line has no `message`",
@@ -166,7 +310,7 @@ impl ClaudeReducer {
             ));
             return;
         };
-        let id = match str_field(message, "id") {
+        let id = match message.id.as_deref() {
             Some(id) => id.to_string(),
             None => {
                 self.anonymous += 1;
@@ -174,25 +318,20 @@ impl ClaudeReducer {
             }
         };
         self.open_message(&id, &parent, out);
-        let usage = message.get("usage").map(usage_of);
-        let blocks = message
-            .get("content")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
+        let usage = message.usage.map(usage_of);
         let msg = self.messages.get_mut(&id).expect("opened above");
-        for block in blocks {
-            match str_field(block, "type") {
-                Some("text") => msg.text.push_str(str_field(block, "text").unwrap_or("")),
+        for block in &message.content {
+            match block.kind.as_deref() {
+                Some("text") => msg.text.push_str(block.text.as_deref().unwrap_or("")),
                 Some("tool_use") => {
-                    let Some(call_id) = str_field(block, "id") else {
+                    let Some(call_id) = block.id.as_deref() else {
                         continue;
                     };
                     if self.tools_started.insert(call_id.to_string()) {
                         out.push(Event::ToolCallStarted {
                             call_id: call_id.to_string(),
-                            name: str_field(block, "name").unwrap_or("").to_string(),
-                            input_json: block.get("input").unwrap_or(&Value::Null).to_string(),
+                            name: block.name.as_deref().unwrap_or("").to_string(),
+                            input_json: block.input.map_or("null", |i| i.get()).to_string(),
                             parent_call_id: parent.clone(),
                         });
                     }
@@ -211,7 +350,7 @@ impl ClaudeReducer {
             });
         }
         if parent.is_none() {
-            self.last_main_text = msg.text.clone();
+            self.last_main_text.clone_from(&msg.text);
         }
         out.push(message_event(&id, msg));
     }
@@ -235,25 +374,20 @@ impl ClaudeReducer {
         });
     }
 
-    fn user(&mut self, obj: &Map<String, Value>, out: &mut Vec<Event>) {
-        let blocks = obj
-            .get("message")
-            .and_then(|m| m.get("content"))
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
+    fn user(&mut self, parsed: &Line, out: &mut Vec<Event>) {
+        let blocks: &[Block] = parsed.message.as_ref().map_or(&[], |m| &m.content);
         for block in blocks {
-            if str_field(block, "type") != Some("tool_result") {
+            if block.kind.as_deref() != Some("tool_result") {
                 continue;
             }
-            let Some(call_id) = str_field(block, "tool_use_id") else {
+            let Some(call_id) = block.tool_use_id.as_deref() else {
                 continue;
             };
             if !self.tools_finished.insert(call_id.to_string()) {
                 continue;
             }
-            let is_error = block.get("is_error").and_then(Value::as_bool) == Some(true);
-            let output = result_text(block.get("content"));
+            let is_error = block.is_error == Some(true);
+            let output = result_text(block.content.as_ref());
             let exit_code = if is_error {
                 exit_code_of(&output)
             } else {
@@ -273,21 +407,13 @@ impl ClaudeReducer {
         }
     }
 
-    fn stream_event(
-        &mut self,
-        obj: &Map<String, Value>,
-        parent: Option<String>,
-        out: &mut Vec<Event>,
-    ) {
-        let Some(event) = obj.get("event") else {
+    fn stream_event(&mut self, parsed: &Line, parent: Option<String>, out: &mut Vec<Event>) {
+        let Some(event) = &parsed.event else {
             return;
         };
-        match str_field(event, "type") {
+        match event.kind.as_deref() {
             Some("message_start") => {
-                let Some(message) = event.get("message") else {
-                    return;
-                };
-                let Some(id) = str_field(message, "id") else {
+                let Some(id) = event.message.as_ref().and_then(|m| m.id.as_deref()) else {
                     return;
                 };
                 self.open_message(id, &parent, out);
@@ -297,8 +423,7 @@ impl ClaudeReducer {
                 let Some(id) = self.streaming.get(&parent) else {
                     return;
                 };
-                let (Some(msg), Some(delta_usage)) =
-                    (self.messages.get_mut(id), event.get("usage"))
+                let (Some(msg), Some(delta_usage)) = (self.messages.get_mut(id), event.usage)
                 else {
                     return;
                 };
@@ -311,14 +436,11 @@ impl ClaudeReducer {
         }
     }
 
-    fn result(&mut self, obj: &Map<String, Value>, out: &mut Vec<Event>) {
-        let subtype = obj.get("subtype").and_then(Value::as_str).unwrap_or("");
-        let is_error = obj
-            .get("is_error")
-            .and_then(Value::as_bool)
-            .unwrap_or(false);
+    fn result(&mut self, parsed: &Line, out: &mut Vec<Event>) {
+        let subtype = parsed.subtype.as_deref().unwrap_or("");
+        let is_error = parsed.is_error.unwrap_or(false);
         let success = subtype == "success" && !is_error;
-        let mut text = obj.get("result").and_then(Value::as_str).map(String::from);
+        let mut text = parsed.result.as_deref().map(String::from);
         if text.as_deref().is_none_or(str::is_empty) && !self.last_main_text.is_empty() {
             out.push(Event::diagnostic(
                 "result_text_reconstructed",
@@ -327,33 +449,22 @@ impl ClaudeReducer {
             ));
             text = Some(self.last_main_text.clone());
         }
-        let error_message = obj
-            .get("error")
-            .and_then(Value::as_str)
+        let error_message = parsed
+            .error
+            .as_deref()
             .map(String::from)
-            .or_else(|| {
-                let errors: Vec<&str> = obj
-                    .get("errors")?
-                    .as_array()?
-                    .iter()
-                    .filter_map(Value::as_str)
-                    .collect();
-                (!errors.is_empty()).then(|| errors.join("; "))
-            })
+            .or_else(|| (!parsed.errors.is_empty()).then(|| parsed.errors.join("; ")))
             .or_else(|| (!success).then(|| format!("the CLI ended with `{subtype}`")));
         out.push(Event::FinalResult {
             success,
             error_kind: (!success).then(|| subtype.to_string()),
             error_message: if success { None } else { error_message },
             max_turns_reached: subtype == "error_max_turns",
-            num_turns: obj
-                .get("num_turns")
-                .and_then(Value::as_u64)
-                .map(|n| n as u32),
-            cost_usd: obj.get("total_cost_usd").and_then(Value::as_f64),
-            duration_ms: obj.get("duration_ms").and_then(Value::as_u64),
+            num_turns: parsed.num_turns.map(|n| n as u32),
+            cost_usd: parsed.total_cost_usd,
+            duration_ms: parsed.duration_ms,
             text,
-            usage: obj.get("usage").map(usage_of),
+            usage: parsed.usage.map(usage_of),
         });
     }
 }
@@ -369,25 +480,25 @@ fn message_event(id: &str, msg: &Message) -> Event {
 }
 
 /// Anthropic usage: `input_tokens` excludes cache reads and writes already.
-fn usage_of(v: &Value) -> Usage {
+fn usage_of(u: wire::UsageFields) -> Usage {
     Usage {
-        input_tokens: u64_field(v, "input_tokens").unwrap_or(0),
-        output_tokens: u64_field(v, "output_tokens").unwrap_or(0),
-        cache_read_tokens: u64_field(v, "cache_read_input_tokens").unwrap_or(0),
-        cache_write_tokens: u64_field(v, "cache_creation_input_tokens").unwrap_or(0),
+        input_tokens: u.input_tokens.unwrap_or(0),
+        output_tokens: u.output_tokens.unwrap_or(0),
+        cache_read_tokens: u.cache_read_input_tokens.unwrap_or(0),
+        cache_write_tokens: u.cache_creation_input_tokens.unwrap_or(0),
     }
 }
 
-/// A tool_result's content: a string, or text blocks.
-fn result_text(content: Option<&Value>) -> String {
+/// A tool_result's content: a string, or the text of its text blocks, one per line.
+fn result_text(content: Option<&ResultContent>) -> String {
     match content {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(blocks)) => blocks
+        Some(ResultContent::Text(s)) => s.to_string(),
+        Some(ResultContent::List(blocks)) => blocks
             .iter()
-            .filter_map(|b| str_field(b, "text"))
+            .filter_map(|b| b.text.as_deref())
             .collect::<Vec<_>>()
             .join("\n"),
-        _ => String::new(),
+        None => String::new(),
     }
 }
 
@@ -479,5 +590,49 @@ mod tests {
             })
             .collect();
         assert_eq!(kinds, ["unknown_type", "not_json", "unknown_subtype"]);
+    }
+
+    #[test]
+    fn odd_field_types_read_as_absent_and_keep_the_rest_of_the_line() {
+        let events = reduce(concat!(
+            // A user prompt as a plain string: no tool results, no error.
+            r#"{"type":"user","message":{"role":"user","content":"do it"}}"#,
+            "\n",
+            // A tool_use without input, and one whose id is not a string (skipped).
+            r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Bash"},{"type":"tool_use","id":5,"name":"Read","input":{}}],"usage":"lots"}}"#,
+            "\n",
+            r#"{"type":"result","subtype":"success","is_error":"no","num_turns":"3","total_cost_usd":1,"usage":[1],"result":"done"}"#,
+        ));
+        let started: Vec<_> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::ToolCallStarted {
+                    call_id,
+                    input_json,
+                    ..
+                } => Some((call_id.as_str(), input_json.as_str())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(started, [("t1", "null")]);
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, Event::AssistantMessage { usage: None, .. }))
+        );
+        assert!(events.iter().any(|e| matches!(e,
+            Event::FinalResult { success: true, num_turns: None, usage: None,
+                cost_usd: Some(c), text: Some(t), .. } if *c == 1.0 && t == "done")));
+        assert!(!events.iter().any(|e| matches!(e, Event::Diagnostic { .. })));
+    }
+
+    #[test]
+    fn tool_input_is_kept_as_the_cli_wrote_it() {
+        let events = reduce(
+            r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Write","input":{"file_path":"caf\u00e9.txt","content":"a\nb"}}]}}"#,
+        );
+        assert!(events.iter().any(|e| matches!(e,
+            Event::ToolCallStarted { input_json, .. }
+                if input_json == r#"{"file_path":"caf\u00e9.txt","content":"a\nb"}"#)));
     }
 }

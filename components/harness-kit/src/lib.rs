@@ -8,11 +8,13 @@
 //! harness's logic compiles and tests natively, and [`export_harness!`] binds a
 //! [`Harness`] to the WIT world when built for `wasm32-wasip2`.
 
+pub mod lenient;
 mod line;
 mod model;
 
 pub use line::{
-    ParsedLine, excerpt, parse_json_line, str_field, truncated_line, u64_field, workspace_path,
+    Parsed, ParsedLine, excerpt, parse_json_line, parse_line, str_field, truncated_line, u64_field,
+    workspace_path,
 };
 
 pub mod testing;

@@ -1,6 +1,7 @@
 //! Helpers every reducer needs: decoding one line, reading fields, cutting excerpts.
 
 use crate::Event;
+use crate::lenient::{Lenient, Object};
 use serde_json::Value;
 
 /// The outcome of decoding one stdout line.
@@ -38,6 +39,59 @@ pub fn parse_json_line(line: &[u8]) -> ParsedLine {
             line,
         )),
         Err(err) => ParsedLine::Bad(Event::diagnostic(
+            "not_json",
+            format!("line is not JSON ({err})"),
+            line,
+        )),
+    }
+}
+
+/// The outcome of decoding one stdout line into a reducer's typed view `T`.
+pub enum Parsed<T> {
+    /// A JSON object, read as `T`.
+    Line(T),
+    /// A blank line (skipped, no diagnostic).
+    Blank,
+    /// Not a JSON object: the diagnostic to emit instead.
+    Bad(Event),
+}
+
+/// Decodes one line into `T`, a typed and lenient view of the fields a reducer reads (see
+/// [`lenient`](crate::lenient)). The same outcomes as [`parse_json_line`] — blank lines
+/// skipped; invalid UTF-8 (`invalid_utf8`), text that is not JSON (`not_json`) and JSON
+/// that is not an object (`not_object`) each a diagnostic that keeps the line — but the
+/// parts of the line `T` does not read are skipped, not built. An object that cannot be
+/// read even leniently (a key given twice) is an `unreadable_line` diagnostic.
+pub fn parse_line<'a, T: Object<'a>>(line: &'a [u8]) -> Parsed<T> {
+    let trimmed = line.trim_ascii();
+    if trimmed.is_empty() {
+        return Parsed::Blank;
+    }
+    let text = match std::str::from_utf8(trimmed) {
+        Ok(text) => text,
+        Err(err) => {
+            return Parsed::Bad(Event::diagnostic(
+                "invalid_utf8",
+                format!("line is not valid UTF-8 ({err})"),
+                line,
+            ));
+        }
+    };
+    let mut de = serde_json::Deserializer::from_str(text);
+    let read = T::lenient(&mut de).and_then(|value| de.end().map(|()| value));
+    match read {
+        Ok(Some(value)) => Parsed::Line(value),
+        Ok(None) => Parsed::Bad(Event::diagnostic(
+            "not_object",
+            "line is JSON but not an object",
+            line,
+        )),
+        Err(err) if err.is_data() => Parsed::Bad(Event::diagnostic(
+            "unreadable_line",
+            format!("line is a JSON object but could not be read ({err})"),
+            line,
+        )),
+        Err(err) => Parsed::Bad(Event::diagnostic(
             "not_json",
             format!("line is not JSON ({err})"),
             line,
