@@ -92,9 +92,14 @@ pub struct ComponentSource {
 /// Errors resolving a harness.
 #[derive(Debug, thiserror::Error)]
 pub enum ResolveError {
-    /// No such harness is built in and no file provides it.
-    #[error("unknown harness `{name}` (known: {known})")]
-    UnknownHarness { name: String, known: String },
+    /// No such harness is built in and no file provides it. `hint` is empty or
+    /// " (did you mean `x`?)" for the closest known name.
+    #[error("unknown harness `{name}`{hint} (known: {known})")]
+    UnknownHarness {
+        name: String,
+        hint: String,
+        known: String,
+    },
     /// The component failed to load or does not fit the contract.
     #[error(transparent)]
     Component(#[from] ComponentError),
@@ -119,13 +124,15 @@ impl ComponentSource {
                 let builtin = BUILTIN_HARNESSES
                     .iter()
                     .find(|h| h.name == name)
-                    .ok_or_else(|| ResolveError::UnknownHarness {
-                        name: name.to_string(),
-                        known: BUILTIN_HARNESSES
-                            .iter()
-                            .map(|h| h.name)
-                            .collect::<Vec<_>>()
-                            .join(", "),
+                    .ok_or_else(|| {
+                        let known = BUILTIN_HARNESSES.iter().map(|h| h.name);
+                        ResolveError::UnknownHarness {
+                            name: name.to_string(),
+                            hint: crate::task::closest(name, known.clone())
+                                .map(|best| format!(" (did you mean `{best}`?)"))
+                                .unwrap_or_default(),
+                            known: known.collect::<Vec<_>>().join(", "),
+                        }
                     })?;
                 cache.load_bytes(&format!("builtin:{name}"), builtin.wasm)?
             }
@@ -144,4 +151,30 @@ pub fn parse_override(text: &str) -> Result<(String, PathBuf), String> {
         return Err(format!("expected NAME=PATH, got `{text}`"));
     }
     Ok((name.to_string(), Path::new(path).to_path_buf()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unknown_harness_names_the_closest_one() {
+        let err = ComponentSource::default()
+            .harness("claud-code")
+            .err()
+            .expect("no such harness")
+            .to_string();
+        assert!(
+            err.starts_with(
+                "unknown harness `claud-code` (did you mean `claude-code`?) (known: claude-code, "
+            ),
+            "{err}"
+        );
+        let err = ComponentSource::default()
+            .harness("zzz")
+            .err()
+            .expect("no such harness")
+            .to_string();
+        assert!(err.starts_with("unknown harness `zzz` (known: "), "{err}");
+    }
 }

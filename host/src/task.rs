@@ -318,13 +318,24 @@ fn with_suggestion(message: &str) -> String {
     let Some((unknown, expected)) = rest.split_once('`') else {
         return message.to_string();
     };
-    let candidates: Vec<&str> = expected.split('`').skip(1).step_by(2).collect();
-    match candidates.iter().min_by_key(|c| edit_distance(unknown, c)) {
-        Some(best) if edit_distance(unknown, best) <= best.len().max(3) / 2 + 1 => {
-            format!("{message} (did you mean `{best}`?)")
-        }
-        _ => message.to_string(),
+    match closest(unknown, expected.split('`').skip(1).step_by(2)) {
+        Some(best) => format!("{message} (did you mean `{best}`?)"),
+        None => message.to_string(),
     }
+}
+
+/// The candidate closest to `unknown` by edit distance, if it is close enough to be the
+/// likely intent (at most about half its length away).
+pub(crate) fn closest<'a>(
+    unknown: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    candidates
+        .into_iter()
+        .map(|c| (edit_distance(unknown, c), c))
+        .min()
+        .filter(|(distance, best)| *distance <= best.len().max(3) / 2 + 1)
+        .map(|(_, best)| best)
 }
 
 /// Levenshtein distance.

@@ -84,10 +84,17 @@ impl CriterionSpec {
             "run_command" => run_command::validate(&self.params).map_err(at),
             kind => match builtin::for_type(kind) {
                 Some(family) => (family.validate)(&self.guest_params()).map_err(at),
-                None => Err(format!(
-                    "unknown criterion type `{kind}` (known: {}, run_command, component)",
-                    builtin::all_types().join(", ")
-                )),
+                None => {
+                    let mut known = builtin::all_types();
+                    known.extend(["run_command", "component"]);
+                    let hint = crate::task::closest(kind, known.iter().copied())
+                        .map(|best| format!(" (did you mean `{best}`?)"))
+                        .unwrap_or_default();
+                    Err(format!(
+                        "unknown criterion type `{kind}`{hint}; known: {}",
+                        known.join(", ")
+                    ))
+                }
             },
         }
     }
@@ -409,7 +416,7 @@ mod tests {
         let cases = [
             (
                 "  - type: file_exsts\n    path: a\n",
-                "unknown criterion type `file_exsts`",
+                "unknown criterion type `file_exsts` (did you mean `file_exists`?)",
             ),
             (
                 "  - type: file_exists\n    paht: a\n",
@@ -441,6 +448,15 @@ mod tests {
                 "missing field `command`",
             ),
             ("  - path: a\n", "missing field `type`"),
+            (
+                "  - type: run_comand\n    command: x\n",
+                "unknown criterion type `run_comand` (did you mean `run_command`?)",
+            ),
+            // Nothing close: no guess, the known types only.
+            (
+                "  - type: zzz\n",
+                "unknown criterion type `zzz`; known: file_exists",
+            ),
         ];
         for (entry, want) in cases {
             let yaml = format!(
