@@ -12,7 +12,11 @@
 //!   diagnostics.
 //!
 //! Lines are read through the typed, lenient view in [`wire`]: only the fields below are
-//! read, and a field of an unexpected JSON type reads as absent.
+//! read, and a field of an unexpected JSON type reads as absent. So a `usage` that is not
+//! an object (`null` included) is "not reported", never a usage of zero tokens, and an
+//! assistant line whose `message` is not an object is a `missing_field` diagnostic.
+//! (Checked against the earlier `Value`-based reducer by replaying the corpus with random
+//! type changes: these two are the only differences.)
 
 use harness_kit::{
     Event, Parsed, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, parse_line, truncated_line,
@@ -305,7 +309,7 @@ impl ClaudeReducer {
         let Some(message) = &parsed.message else {
             out.push(Event::diagnostic(
                 "missing_field",
-                "assistant line has no `message`",
+                "assistant line has no `message` object",
                 line,
             ));
             return;
