@@ -5,9 +5,16 @@
 //! started by the agent's shell that still holds stdout). The stop policy is SIGTERM to
 //! the group, a grace period, then SIGKILL; the group is then checked in the process
 //! table, not trusted to be gone.
+//!
+//! An agent CLI's turn also carries a *mark*: the environment variable [`MARK_VAR`] with a
+//! value unique to the turn, which every process it starts inherits. A process the agent
+//! detached (`setsid cmd &`, `nohup`) leaves the group, and once its parent exits it has no
+//! parent link to the CLI either; its environment still names the turn, so the stop at
+//! the end of the turn finds it in `/proc/<pid>/environ` (see [`stop_tree`]).
 
 use std::path::Path;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
 
@@ -20,6 +27,36 @@ pub fn own_group(cmd: &mut tokio::process::Command) -> &mut tokio::process::Comm
     cmd.process_group(0)
         .stdin(Stdio::null())
         .kill_on_drop(false)
+}
+
+/// The environment variable that marks the processes of one agent turn.
+pub const MARK_VAR: &str = "CODER_EVAL_TURN_MARK";
+
+/// A mark no other turn of any host process uses: `<host pid>-<turn number>`.
+pub fn new_mark() -> String {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// The live processes whose environment holds `MARK_VAR=mark` (read from
+/// `/proc/<pid>/environ`, which is the environment a process was started with; readable
+/// for the host's own user's processes).
+pub fn marked(mark: &str) -> Vec<i32> {
+    let needle = format!("{MARK_VAR}={mark}");
+    process_table()
+        .into_iter()
+        .filter(|p| {
+            std::fs::read(format!("/proc/{}/environ", p.pid)).is_ok_and(|env| {
+                env.split(|&b| b == 0)
+                    .any(|entry| entry == needle.as_bytes())
+            })
+        })
+        .map(|p| p.pid)
+        .collect()
 }
 
 /// One live (not zombie) process as `/proc/<pid>/stat` shows it.
@@ -105,28 +142,52 @@ pub fn signal_group(pgid: i32, signal: i32) {
 /// to `grace` for them to go, then SIGKILL. Returns once none is left (or after a further
 /// 5 s). The caller still waits for its own direct child, which stays a zombie until then.
 pub async fn stop_group(pgid: i32, grace: Duration) {
-    let mut targets = group_and_descendants(pgid);
-    if targets.is_empty() {
-        return;
+    stop(pgid, None, grace).await;
+}
+
+/// [`stop_group`], and every process that carries the turn's `mark` (see [`MARK_VAR`])
+/// wherever it went, even after the CLI itself exited. Returns the processes it found to
+/// stop (none once the CLI exited cleanly and left nothing behind).
+pub async fn stop_tree(pgid: i32, mark: &str, grace: Duration) -> Vec<i32> {
+    stop(pgid, Some(mark), grace).await
+}
+
+/// The live members of group `pgid`, the descendants of its leader, and the processes
+/// marked `mark`.
+fn targets(pgid: i32, mark: Option<&str>) -> Vec<i32> {
+    let mut found = group_and_descendants(pgid);
+    for pid in mark.map(marked).unwrap_or_default() {
+        if !found.contains(&pid) {
+            found.push(pid);
+        }
     }
-    signal_all(pgid, &targets, libc::SIGTERM);
+    found
+}
+
+async fn stop(pgid: i32, mark: Option<&str>, grace: Duration) -> Vec<i32> {
+    let mut found = targets(pgid, mark);
+    if found.is_empty() {
+        return found;
+    }
+    signal_all(pgid, &found, libc::SIGTERM);
     let deadline = Instant::now() + grace;
-    while any_alive(pgid, &targets) && Instant::now() < deadline {
+    while any_alive(pgid, &found) && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    if any_alive(pgid, &targets) {
+    if any_alive(pgid, &found) {
         // Anything started meanwhile by a survivor goes too.
-        for pid in group_and_descendants(pgid) {
-            if !targets.contains(&pid) {
-                targets.push(pid);
+        for pid in targets(pgid, mark) {
+            if !found.contains(&pid) {
+                found.push(pid);
             }
         }
-        signal_all(pgid, &targets, libc::SIGKILL);
+        signal_all(pgid, &found, libc::SIGKILL);
     }
     let deadline = Instant::now() + Duration::from_secs(5);
-    while any_alive(pgid, &targets) && Instant::now() < deadline {
+    while any_alive(pgid, &found) && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    found
 }
 
 fn signal_all(pgid: i32, pids: &[i32], signal: i32) {
@@ -277,6 +338,51 @@ mod tests {
             .unwrap();
         let table = String::from_utf8_lossy(&ps.stdout);
         assert!(!table.contains(&marker), "a descendant survived:\n{table}");
+    }
+
+    /// Live processes whose command line contains `marker`.
+    fn processes_with(marker: &str) -> Vec<i32> {
+        process_table()
+            .into_iter()
+            .filter(|p| {
+                std::fs::read(format!("/proc/{}/cmdline", p.pid))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(marker))
+            })
+            .map(|p| p.pid)
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn a_process_detached_before_a_clean_exit_is_found_by_its_mark() {
+        let marker = format!("ce-detached-marker-{}", std::process::id());
+        let mark = new_mark();
+        // The shell detaches a sleep into a session of its own and exits at once: the
+        // sleep has left the group and, once reparented, has no parent link to it either.
+        let mut cmd = tokio::process::Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!(
+                "setsid bash -c 'exec -a {marker} sleep 30' >/dev/null 2>&1 & exit 0"
+            ))
+            .env(MARK_VAR, &mark);
+        let mut child = own_group(&mut cmd).spawn().unwrap();
+        let pgid = child.id().unwrap() as i32;
+        assert!(child.wait().await.unwrap().success());
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while processes_with(&marker).is_empty() && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        let detached = processes_with(&marker);
+        assert_eq!(detached.len(), 1, "the detached sleep started");
+        assert!(
+            !group_and_descendants(pgid).contains(&detached[0]),
+            "neither group nor parent links reach it"
+        );
+        assert_eq!(marked(&mark), detached);
+
+        let found = stop_tree(pgid, &mark, Duration::from_millis(500)).await;
+        assert_eq!(found, detached);
+        assert!(processes_with(&marker).is_empty(), "it was stopped");
+        assert!(marked(&mark).is_empty());
     }
 
     #[tokio::test]

@@ -164,6 +164,22 @@ fn hello_date_succeeds() {
     assert_replay_matches(&out, &r);
 }
 
+#[test]
+fn a_process_the_agent_detached_does_not_outlive_the_task() {
+    let out = scratch("live-claude-detached");
+    let r = run_task("tasks/cleanup/detached/task.yaml", "claude-code", &out, &[]);
+    // The CLI exited on its own, successfully: no stop of the host's was involved.
+    assert_eq!(r.status, TaskStatus::Success, "{:?}", r.error);
+    assert!(r.stop.is_none());
+    // The agent's `setsid ... &` left the group and lost its parent; the host found it
+    // by the turn's mark and stopped it.
+    assert_eq!(r.cli.leftover_processes, 1);
+    assert!(r.cli.mark.is_some());
+    let left = processes_with("ce-detached-2.71828");
+    assert!(left.is_empty(), "survivors: {left:?}");
+    assert_replay_matches(&out, &r);
+}
+
 /// The fields that must agree between the native cap and the host's backstop.
 fn cap_view(r: &TaskResult) -> serde_json::Value {
     let t = r.turn.as_ref().unwrap();

@@ -136,8 +136,13 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
 /// The terminal summary line of one task.
 fn print_row(r: &TaskResult) {
     let turn = r.turn.as_ref();
+    let leftovers = match r.cli.leftover_processes {
+        0 => String::new(),
+        1 => "  [1 process the agent left running was stopped]".to_string(),
+        n => format!("  [{n} processes the agent left running were stopped]"),
+    };
     let line = format!(
-        "{} {:<28} {:<12} {:<20} score {:<5} turns {:<3} tools {:<3} {:>7.1} s{}",
+        "{} {:<28} {:<12} {:<20} score {:<5} turns {:<3} tools {:<3} {:>7.1} s{}{leftovers}",
         r.status.icon(),
         r.task_id,
         r.harness,

@@ -9,7 +9,7 @@
 
 use crate::collect::{Stop, TurnEnd};
 use crate::pipeline::Pipeline;
-use crate::process::{own_group, stop_group};
+use crate::process::{MARK_VAR, new_mark, own_group, stop_tree};
 use crate::record::TurnRecord;
 use crate::recording::{ExitStatus, RecordingWriter};
 use serde::{Deserialize, Serialize};
@@ -97,6 +97,11 @@ pub struct LiveTurn {
     pub stderr_tail: String,
     /// The CLI's process group id (for checking that it is gone).
     pub pgid: Option<i32>,
+    /// The turn's process mark (the value of [`MARK_VAR`] every process of it inherited).
+    pub mark: String,
+    /// Processes of the turn still alive after the CLI exited on its own (the agent
+    /// detached them), which the host then stopped.
+    pub leftover_processes: u32,
     /// Time the host spent on the stream (recording, reducing, collecting), µs.
     pub host_work_us: u64,
 }
@@ -120,11 +125,13 @@ pub async fn run_turn(
     mut cancel: watch::Receiver<bool>,
 ) -> std::io::Result<LiveTurn> {
     use std::io::Write;
+    let mark = new_mark();
     let mut cmd = tokio::process::Command::new(&spec.program);
     cmd.args(&spec.args)
         .current_dir(&spec.cwd)
         .env_clear()
-        .envs(spec.env.iter().map(|(k, v)| (k, v)));
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .env(MARK_VAR, &mark);
     own_group(&mut cmd)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -237,13 +244,19 @@ pub async fn run_turn(
                 } else {
                     deadlines.kill_grace
                 };
-                tokio::spawn(stop_group(pgid, grace));
+                let mark = mark.clone();
+                tokio::spawn(async move { stop_tree(pgid, &mark, grace).await });
             }
         }
     }
-    // Whatever ended the turn, no process of the group outlives it.
+    // Whatever ended the turn, no process of it outlives it: not the group, not a
+    // descendant, not a process the agent detached (found by its mark).
+    let mut leftover_processes = 0;
     if let Some(pgid) = pgid {
-        stop_group(pgid, Duration::from_millis(200)).await;
+        let found = stop_tree(pgid, &mark, Duration::from_millis(200)).await;
+        if stop.is_none() {
+            leftover_processes = found.len() as u32;
+        }
     }
     let exit = exit.expect("loop ends after exit");
     recording.exit(exit)?;
@@ -272,6 +285,8 @@ pub async fn run_turn(
         stop_at_ms: stop_at_us.map(|us| us / 1000),
         stderr_tail: String::from_utf8_lossy(&stderr_tail).into_owned(),
         pgid,
+        mark,
+        leftover_processes,
     })
 }
 

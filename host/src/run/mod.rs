@@ -396,8 +396,8 @@ async fn execute(
         argv: std::iter::once(plan.argv[0].clone())
             .chain(spec.args.iter().cloned())
             .collect(),
-        pgid: None,
         caveats: plan.caveats.clone(),
+        ..CliInfo::default()
     };
     let header = Header {
         harness: Some(p.harness.clone()),
@@ -465,6 +465,8 @@ async fn execute(
     });
     result.stderr_tail = turn.stderr_tail;
     result.cli.pgid = turn.pgid;
+    result.cli.mark = Some(turn.mark);
+    result.cli.leftover_processes = turn.leftover_processes;
     result.host_turn_work_us = turn.host_work_us;
 
     let grading_start = Instant::now();

@@ -81,6 +81,15 @@ pub struct CliInfo {
     pub argv: Vec<String>,
     /// The process group the CLI led (every process of it is gone when the task ends).
     pub pgid: Option<i32>,
+    /// The value of `CODER_EVAL_TURN_MARK` in the environment of every process of the turn:
+    /// how the host finds the processes that left the group.
+    #[serde(default)]
+    pub mark: Option<String>,
+    /// Processes of the turn still alive after the CLI exited on its own (detached by the
+    /// agent: `setsid`, `nohup`, a daemon), which the host then stopped. 0 when the host
+    /// stopped the CLI itself (a cap, a timeout), whose stop takes everything anyway.
+    #[serde(default)]
+    pub leftover_processes: u32,
     /// Differences from other harnesses this CLI imposes (its launch plan's caveats).
     pub caveats: Vec<harness_kit::Caveat>,
 }
