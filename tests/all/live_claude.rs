@@ -321,8 +321,13 @@ fn a_cli_that_prints_nothing_is_an_error_explained_by_exit_code_and_stderr() {
     assert_eq!(r.status, TaskStatus::Error);
     let error = r.error.unwrap();
     assert!(error.contains("printed nothing on stdout"), "{error}");
-    assert!(error.contains("code 52"), "{error}");
+    // Gemini CLI's launch plan documents its exit codes: 52 is a configuration error.
+    assert!(error.contains("code 52 (config_error: "), "{error}");
     assert!(error.contains("invalid API key"), "{error}");
+    assert_eq!(
+        r.cli.exit_code_meaning.as_ref().map(|m| m.kind.as_str()),
+        Some("config_error")
+    );
     let turn = r.turn.unwrap();
     assert_eq!(turn.exit.unwrap().code, Some(52));
     assert_eq!(turn.stdout_lines, 0);

@@ -74,6 +74,8 @@ impl Harness for ClaudeCode {
             native_limits,
             unsupported_limits: Vec::new(),
             caveats: Vec::new(),
+            // No documented exit codes beyond 0 and 1.
+            exit_codes: Vec::new(),
         })
     }
 

@@ -90,6 +90,8 @@ impl Harness for Codex {
                 // (measured with codex 0.171.0), and items carry no duration.
                 Caveat::ToolStartReportedLate,
             ],
+            // No documented exit codes beyond 0 and 1.
+            exit_codes: Vec::new(),
         })
     }
 

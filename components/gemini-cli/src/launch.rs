@@ -6,7 +6,7 @@
 //! method selected.", exit 41).
 
 use harness_kit::{
-    AgentSettings, Caveat, ConfigFile, Harness, LaunchPlan, LimitKind, NeutralAction,
+    AgentSettings, Caveat, ConfigFile, ExitCode, Harness, LaunchPlan, LimitKind, NeutralAction,
     PromptDelivery, RunLimits, ToolCall,
 };
 use serde_json::{Map, Value, json};
@@ -23,6 +23,27 @@ pub const SETTINGS_PATH: &str = ".gemini/settings.json";
 /// The global context file, relative to HOME: Gemini CLI adds it to its system instruction,
 /// so the task's `system_prompt` goes there.
 pub const CONTEXT_PATH: &str = ".gemini/GEMINI.md";
+
+/// Gemini CLI 0.61's fatal exit codes (its `Fatal*Error` classes): headless mode often
+/// prints nothing on stdout for these, only the exit code and a line on stderr (B33).
+const EXIT_CODES: [(i32, &str, &str); 8] = [
+    (41, "auth_error", "authentication failed"),
+    (42, "input_error", "the prompt or arguments were invalid"),
+    (44, "sandbox_error", "the sandbox could not be set up"),
+    (
+        52,
+        "config_error",
+        "the configuration (settings.json) is invalid",
+    ),
+    (53, "turn_limit", "the session's turn limit was reached"),
+    (54, "tool_error", "a tool failed fatally"),
+    (
+        55,
+        "untrusted_workspace",
+        "the workspace folder is not trusted",
+    ),
+    (130, "cancelled", "cancelled (SIGINT)"),
+];
 
 /// Gemini CLI's `--approval-mode` values.
 const APPROVAL_MODES: [&str; 4] = ["default", "auto_edit", "yolo", "plan"];
@@ -111,6 +132,14 @@ impl Harness for GeminiCli {
                 // `status: "success"`, with no exit code in the stream.
                 Caveat::ShellFailuresUnreported,
             ],
+            exit_codes: EXIT_CODES
+                .iter()
+                .map(|&(code, kind, meaning)| ExitCode {
+                    code,
+                    kind: kind.into(),
+                    meaning: meaning.into(),
+                })
+                .collect(),
         })
     }
 

@@ -165,6 +165,17 @@ pub struct ConfigFile {
     pub content: String,
 }
 
+/// What one exit code of the CLI means, as the CLI documents it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExitCode {
+    /// The process exit code.
+    pub code: i32,
+    /// A short snake_case name for the failure: `auth_error`, `config_error`, ...
+    pub kind: String,
+    /// One line for people.
+    pub meaning: String,
+}
+
 /// Everything the host needs to start the CLI for one turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LaunchPlan {
@@ -175,6 +186,8 @@ pub struct LaunchPlan {
     pub native_limits: Vec<LimitKind>,
     pub unsupported_limits: Vec<LimitKind>,
     pub caveats: Vec<Caveat>,
+    /// The CLI's documented exit codes (empty when it documents none).
+    pub exit_codes: Vec<ExitCode>,
 }
 
 /// A scripted-model action every harness understands.

@@ -79,6 +79,15 @@ impl<H: Harness> launch::Guest for Component<H> {
                     model::Caveat::ToolStartReportedLate => launch::Caveat::ToolStartReportedLate,
                 })
                 .collect(),
+            exit_codes: plan
+                .exit_codes
+                .into_iter()
+                .map(|e| launch::ExitCode {
+                    code: e.code,
+                    kind: e.kind,
+                    meaning: e.meaning,
+                })
+                .collect(),
         })
     }
 

@@ -174,6 +174,8 @@ impl Harness for OpenCode {
                 // `opencode run --format json` prints a tool only once it has finished.
                 Caveat::ToolStartFromCliDuration,
             ],
+            // No documented exit codes beyond 0 and 1.
+            exit_codes: Vec::new(),
         })
     }
 

@@ -98,6 +98,8 @@ impl Harness for Pi {
             native_limits: Vec::new(),
             unsupported_limits: Vec::new(),
             caveats: Vec::new(),
+            // No documented exit codes beyond 0 and 1.
+            exit_codes: Vec::new(),
         })
     }
 

@@ -79,6 +79,10 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
                 .collect(),
             Err(_) => Vec::new(),
         };
+        let exit_codes = plan
+            .as_ref()
+            .map(|p| p.exit_codes.clone())
+            .unwrap_or_default();
         let installed = cli::find_cli(h.program, None).ok();
         rows.push(serde_json::json!({
             "harness": h.name,
@@ -86,6 +90,7 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
             "component": loaded.name.to_string(),
             "installed": installed.as_ref().map(|p| p.display().to_string()),
             "caveats": caveats,
+            "exit_codes": exit_codes,
             "limits": enforcement.iter().map(|(k, v)| (k.to_string(), serde_json::Value::from(*v))).collect::<serde_json::Map<_, _>>(),
         }));
     }

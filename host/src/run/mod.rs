@@ -479,16 +479,32 @@ async fn execute(
     result.criteria = verdict.criteria;
     result.weighted_score = verdict.weighted_score;
     result.post_failure_criteria_results = verdict.post_failure;
+    // A documented exit code of the CLI's (its launch plan lists them) says what failed.
+    let code = turn.record.exit.as_ref().and_then(|e| e.code);
+    result.cli.exit_code_meaning = plan
+        .exit_codes
+        .iter()
+        .find(|e| code == Some(e.code) && code != Some(0))
+        .cloned();
     if result.status == TaskStatus::Error && result.error.is_none() {
-        result.error = Some(error_reason(&turn.record, &result.stderr_tail));
+        result.error = Some(error_reason(
+            &turn.record,
+            &result.stderr_tail,
+            result.cli.exit_code_meaning.as_ref(),
+        ));
     }
     result.turn = Some(turn.record);
     Ok(())
 }
 
 /// Why a turn is an ERROR, in one sentence. A CLI that printed nothing on stdout (Gemini
-/// CLI's auth failures, B33) is explained by its exit code and the end of its stderr.
-fn error_reason(turn: &crate::record::TurnRecord, stderr_tail: &str) -> String {
+/// CLI's auth failures, B33) is explained by its exit code (with what the CLI documents it
+/// to mean, `meaning`) and the end of its stderr.
+fn error_reason(
+    turn: &crate::record::TurnRecord,
+    stderr_tail: &str,
+    meaning: Option<&harness_kit::ExitCode>,
+) -> String {
     let exit = turn.exit.as_ref();
     let last_stderr = stderr_tail
         .lines()
@@ -500,7 +516,10 @@ fn error_reason(turn: &crate::record::TurnRecord, stderr_tail: &str) -> String {
         return format!(
             "the CLI printed nothing on stdout and exited with {}{}",
             exit.map_or("no status".into(), |e| match (e.code, e.signal) {
-                (Some(code), _) => format!("code {code}"),
+                (Some(code), _) => match meaning {
+                    Some(m) => format!("code {code} ({}: {})", m.kind, m.meaning),
+                    None => format!("code {code}"),
+                },
                 (None, Some(signal)) => format!("signal {signal}"),
                 _ => "no status".into(),
             }),
@@ -518,8 +537,12 @@ fn error_reason(turn: &crate::record::TurnRecord, stderr_tail: &str) -> String {
             r.error_message.as_deref().unwrap_or("no message")
         ),
         None => format!(
-            "turn ended as {:?} (no final result from the CLI){}",
+            "turn ended as {:?} (no final result from the CLI{}){}",
             turn.final_status,
+            meaning.map_or(String::new(), |m| format!(
+                "; its exit code {} means {}: {}",
+                m.code, m.kind, m.meaning
+            )),
             if last_stderr.is_empty() {
                 String::new()
             } else {

@@ -90,6 +90,10 @@ pub struct CliInfo {
     /// stopped the CLI itself (a cap, a timeout), whose stop takes everything anyway.
     #[serde(default)]
     pub leftover_processes: u32,
+    /// What the CLI's non-zero exit code means, when its harness documents that code
+    /// (Gemini CLI: 41 `auth_error`, 52 `config_error`, ...).
+    #[serde(default)]
+    pub exit_code_meaning: Option<harness_kit::ExitCode>,
     /// Differences from other harnesses this CLI imposes (its launch plan's caveats).
     pub caveats: Vec<harness_kit::Caveat>,
 }

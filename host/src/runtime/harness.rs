@@ -4,8 +4,8 @@
 use super::sandbox::{arm, classify, new_store};
 use super::{Budget, ComponentError, HostState, LoadedComponent};
 use harness_kit::{
-    AgentSettings, Caveat, ConfigFile, Event, LaunchPlan, LimitKind, NeutralAction, PromptDelivery,
-    ReducerConfig, RunLimits, ToolCall, ToolStatus, Usage,
+    AgentSettings, Caveat, ConfigFile, Event, ExitCode, LaunchPlan, LimitKind, NeutralAction,
+    PromptDelivery, ReducerConfig, RunLimits, ToolCall, ToolStatus, Usage,
 };
 use std::sync::{Arc, OnceLock};
 use wasmtime::Store;
@@ -129,6 +129,15 @@ impl Launcher {
                     wl::Caveat::ShellFailuresUnreported => Caveat::ShellFailuresUnreported,
                     wl::Caveat::ToolStartFromCliDuration => Caveat::ToolStartFromCliDuration,
                     wl::Caveat::ToolStartReportedLate => Caveat::ToolStartReportedLate,
+                })
+                .collect(),
+            exit_codes: p
+                .exit_codes
+                .into_iter()
+                .map(|e| ExitCode {
+                    code: e.code,
+                    kind: e.kind,
+                    meaning: e.meaning,
                 })
                 .collect(),
         }))
