@@ -32,6 +32,18 @@ fn regrade_matches_live_and_thresholds_are_local() {
     let live = run_task("tasks/hello_date/task.yaml", "claude-code", &out, &[]);
     assert_eq!(live.status, TaskStatus::Success);
     let dir = result_dir(&out, "hello_date", "claude-code");
+    // The suite's junit.xml: one suite per harness, the task a passing test case.
+    let case = junit_case(&out);
+    assert!(
+        matches!(case.status, quick_junit::TestCaseStatus::Success { .. }),
+        "{:?}",
+        case.status
+    );
+    assert_eq!(
+        case.classname.as_ref().map(|c| c.as_str()),
+        Some("coder-eval.claude-code")
+    );
+    assert!(case.time.is_some_and(|t| !t.is_zero()));
 
     let again = grade(&dir, None);
     assert_eq!(
@@ -96,6 +108,41 @@ fn regrade_matches_live_and_thresholds_are_local() {
         serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
     assert_eq!(summary.rows[0].status, TaskStatus::Failure);
     assert!(std::path::Path::new(&live.task_file).is_absolute());
+    // ... and junit.xml: now a failure naming the criterion that failed.
+    let case = junit_case(&out);
+    let quick_junit::TestCaseStatus::NonSuccess {
+        kind,
+        message,
+        ty,
+        description,
+        ..
+    } = &case.status
+    else {
+        panic!("expected a failure: {:?}", case.status)
+    };
+    assert_eq!(*kind, quick_junit::NonSuccessKind::Failure);
+    assert_eq!(ty.as_ref().map(|t| t.as_str()), Some("FAILURE"));
+    let message = message.as_ref().map(|m| m.as_str()).unwrap_or("");
+    assert_eq!(message, "FAILURE: mentions a zebra failed");
+    let description = description.as_ref().map(|d| d.as_str()).unwrap_or("");
+    assert!(
+        description.starts_with("mentions a zebra (file_contains): score 0.67 < 0.90"),
+        "{description}"
+    );
+}
+
+/// The one test case of the suite's junit.xml in `out`, checked to be `hello_date` in a
+/// `claude-code` suite.
+fn junit_case(out: &std::path::Path) -> quick_junit::TestCase {
+    let xml = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    let report = quick_junit::Report::deserialize_from_str(&xml).unwrap();
+    assert_eq!(report.test_suites.len(), 1, "{xml}");
+    let suite = &report.test_suites[0];
+    assert_eq!(suite.name.as_str(), "claude-code");
+    assert_eq!(suite.test_cases.len(), 1, "{xml}");
+    let case = suite.test_cases[0].clone();
+    assert_eq!(case.name.as_str(), "hello_date");
+    case
 }
 
 #[test]

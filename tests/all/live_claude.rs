@@ -259,6 +259,21 @@ fn turn_timeout_kills_the_whole_group() {
     let left = processes_with("31.4159");
     assert!(left.is_empty(), "survivors: {left:?}");
     assert_replay_matches(&out, &r);
+    // In junit.xml a timeout is an error (not a test failure), typed by the status.
+    let xml = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    let report = quick_junit::Report::deserialize_from_str(&xml).unwrap();
+    let case = &report.test_suites[0].test_cases[0];
+    match &case.status {
+        quick_junit::TestCaseStatus::NonSuccess {
+            kind, ty, message, ..
+        } => {
+            assert_eq!(*kind, quick_junit::NonSuccessKind::Error);
+            assert_eq!(ty.as_ref().map(|t| t.as_str()), Some("TIMEOUT"));
+            let message = message.as_ref().map(|m| m.as_str()).unwrap_or("");
+            assert!(message.contains("turn_timeout"), "{message}");
+        }
+        other => panic!("expected an error: {other:?}"),
+    }
 }
 
 #[test]

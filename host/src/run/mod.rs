@@ -7,6 +7,7 @@
 
 pub mod cli;
 mod grade;
+pub mod junit;
 pub mod live;
 pub mod output;
 pub mod regrade;
@@ -239,7 +240,7 @@ fn run_limits(task: &Task, native: bool) -> RunLimits {
 }
 
 /// Runs the prepared pairs, `jobs` at a time; Ctrl-C (`cancel`) stops every running CLI
-/// and still writes what was recorded. Writes `run.json` at the end.
+/// and still writes what was recorded. Writes `run.json` and `junit.xml` at the end.
 pub async fn run_all(
     prepared: Vec<Prepared>,
     options: &RunOptions,
@@ -284,6 +285,7 @@ pub async fn run_all(
             .collect(),
     };
     write_json_atomically(&options.out_dir.join("run.json"), &summary)?;
+    junit::write(&options.out_dir.join("junit.xml"), &results)?;
     Ok(results)
 }
 

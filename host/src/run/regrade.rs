@@ -78,8 +78,8 @@ pub async fn regrade(
     Ok((before, after))
 }
 
-/// Keeps the suite's `run.json` (two folders up, when there is one) in step with a
-/// rewritten `task.json`.
+/// Keeps the suite's `run.json` (two folders up, when there is one) and its `junit.xml` in
+/// step with a rewritten `task.json`.
 fn update_run_summary(result_dir: &Path, after: &TaskResult) -> Result<(), RegradeError> {
     let Some(run_json) = result_dir
         .parent()
@@ -105,7 +105,26 @@ fn update_run_summary(result_dir: &Path, after: &TaskResult) -> Result<(), Regra
         }
     }
     write_json_atomically(&run_json, &summary).map_err(|source| RegradeError::Write {
-        path: run_json,
+        path: run_json.clone(),
+        source,
+    })?;
+    // junit.xml is rebuilt from every task.json of the suite (the regraded one included).
+    let suite_dir = run_json.parent().unwrap_or(Path::new("."));
+    let mut results = Vec::new();
+    for row in &summary.rows {
+        let path = suite_dir.join(&row.result);
+        let text = std::fs::read_to_string(&path).map_err(|source| RegradeError::Read {
+            path: path.clone(),
+            source,
+        })?;
+        results.push(
+            serde_json::from_str::<TaskResult>(&text)
+                .map_err(|source| RegradeError::Parse { path, source })?,
+        );
+    }
+    let junit = suite_dir.join("junit.xml");
+    crate::run::junit::write(&junit, &results).map_err(|source| RegradeError::Write {
+        path: junit,
         source,
     })
 }

@@ -1,0 +1,123 @@
+//! `junit.xml`: a suite's results as JUnit XML, for CI test reporters (GitHub Actions,
+//! GitLab, Jenkins), written next to `run.json` by every `coder-eval run`.
+//!
+//! Shape: one `<testsuite>` per harness (in the order harnesses first appear), one
+//! `<testcase name="<task_id>" classname="coder-eval.<harness>">` per task on it, `time` =
+//! the turn's duration in seconds. Status mapping:
+//!
+//! | status                            | JUnit                                      |
+//! |-----------------------------------|--------------------------------------------|
+//! | SUCCESS                           | passed                                     |
+//! | FAILURE, MAX_TURNS_EXHAUSTED      | `<failure type="<status>">` + failed criteria |
+//! | TIMEOUT, ERROR                    | `<error type="<status>">` + the reason     |
+//!
+//! Each test case's `system-out` holds the score, turns, tool calls and the path of its
+//! `task.json` (relative to the suite folder).
+
+use crate::run::output::{CriterionResult, TaskResult, TaskStatus};
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+use std::path::Path;
+use std::time::Duration;
+
+/// The JUnit report of these results (see the module docs for the mapping).
+pub fn report(results: &[TaskResult]) -> Report {
+    let mut report = Report::new("coder-eval");
+    let mut harnesses: Vec<&str> = Vec::new();
+    for r in results {
+        if !harnesses.contains(&r.harness.as_str()) {
+            harnesses.push(&r.harness);
+        }
+    }
+    let mut total = Duration::ZERO;
+    for harness in harnesses {
+        let mut suite = TestSuite::new(harness);
+        let mut suite_time = Duration::ZERO;
+        for r in results.iter().filter(|r| r.harness == harness) {
+            let case = test_case(r);
+            suite_time += case.time.unwrap_or_default();
+            suite.add_test_case(case);
+        }
+        suite.set_time(suite_time);
+        total += suite_time;
+        report.add_test_suite(suite);
+    }
+    report.set_time(total);
+    report
+}
+
+fn test_case(r: &TaskResult) -> TestCase {
+    let status_name = serde_json::to_value(r.status)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default();
+    let status = match r.status {
+        TaskStatus::Success => TestCaseStatus::success(),
+        TaskStatus::Failure | TaskStatus::MaxTurnsExhausted => {
+            let failed: Vec<&CriterionResult> = r
+                .criteria
+                .iter()
+                .filter(|c| !c.passed && c.weight > 0.0)
+                .collect();
+            let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            s.set_type(status_name.as_str());
+            s.set_message(match failed.as_slice() {
+                [] => format!("{status_name}: no criterion passed"),
+                [one] => format!("{status_name}: {} failed", one.description),
+                many => format!("{status_name}: {} criteria failed", many.len()),
+            });
+            s.set_description(
+                failed
+                    .iter()
+                    .map(|c| criterion_line(c))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            );
+            s
+        }
+        TaskStatus::Timeout | TaskStatus::Error => {
+            let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
+            s.set_type(status_name.as_str());
+            let reason = r.error.clone().unwrap_or_else(|| match &r.stop {
+                Some(stop) => format!("stopped by the host: {}", stop.reason.as_str()),
+                None => status_name.clone(),
+            });
+            s.set_message(format!("{status_name}: {reason}"));
+            s
+        }
+    };
+    let mut case = TestCase::new(r.task_id.as_str(), status);
+    case.set_classname(format!("coder-eval.{}", r.harness));
+    let turn = r.turn.as_ref();
+    if let Some(t) = turn {
+        case.set_time(Duration::from_millis(t.timing.turn_duration_ms));
+    }
+    case.set_system_out(format!(
+        "status {status_name}, score {}, turns {}, tool calls {}\nresult: {}/{}/task.json\n",
+        r.weighted_score.map_or("-".into(), |s| format!("{s:.2}")),
+        turn.map_or("-".into(), |t| t.num_turns.to_string()),
+        turn.map_or("-".into(), |t| t.tool_calls.len().to_string()),
+        r.task_id,
+        r.harness,
+    ));
+    case
+}
+
+/// One failed criterion, for a failure's description.
+fn criterion_line(c: &CriterionResult) -> String {
+    let why = match &c.error {
+        Some(e) => format!("could not judge: {}", e.message),
+        None => c.details.lines().next().unwrap_or("").to_string(),
+    };
+    format!(
+        "{} ({}): score {:.2} < {:.2}: {why}",
+        c.description, c.kind, c.score, c.pass_threshold
+    )
+}
+
+/// Writes [`report`] to `path` atomically (temporary file, then rename).
+pub fn write(path: &Path, results: &[TaskResult]) -> std::io::Result<()> {
+    let text = report(results).to_string().map_err(std::io::Error::other)?;
+    let tmp = path.with_extension("xml.tmp");
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}
