@@ -44,6 +44,11 @@ fn regrade_matches_live_and_thresholds_are_local() {
         Some("coder-eval.claude-code")
     );
     assert!(case.time.is_some_and(|t| !t.is_zero()));
+    let html = report_html(&out);
+    assert!(
+        html.contains(r##"<td class="SUCCESS"><a href="#run-hello_date-claude-code">SUCCESS</a>"##),
+        "{html}"
+    );
 
     let again = grade(&dir, None);
     assert_eq!(
@@ -63,7 +68,7 @@ fn regrade_matches_live_and_thresholds_are_local() {
     let base = std::fs::read_to_string(root().join("tasks/hello_date/task.yaml")).unwrap();
     let extra = |threshold: &str| {
         format!(
-            "{base}  - type: file_contains\n    description: mentions a zebra\n    path: app.py\n    includes: [print, date, zebra]\n{threshold}"
+            "{base}  - type: file_contains\n    description: \"mentions a <zebra> & co\"\n    path: app.py\n    includes: [print, date, zebra]\n{threshold}"
         )
     };
     let strict = task_dir.join("strict.yaml");
@@ -123,12 +128,32 @@ fn regrade_matches_live_and_thresholds_are_local() {
     assert_eq!(*kind, quick_junit::NonSuccessKind::Failure);
     assert_eq!(ty.as_ref().map(|t| t.as_str()), Some("FAILURE"));
     let message = message.as_ref().map(|m| m.as_str()).unwrap_or("");
-    assert_eq!(message, "FAILURE: mentions a zebra failed");
+    // (Markup in a description is kept as text, in the XML and in the HTML.)
+    assert_eq!(message, "FAILURE: mentions a <zebra> & co failed");
     let description = description.as_ref().map(|d| d.as_str()).unwrap_or("");
     assert!(
-        description.starts_with("mentions a zebra (file_contains): score 0.67 < 0.90"),
+        description.starts_with("mentions a <zebra> & co (file_contains): score 0.67 < 0.90"),
         "{description}"
     );
+    // ... and report.html: the same failure, the task's text escaped.
+    let html = report_html(&out);
+    assert!(
+        html.contains(r##"<td class="FAILURE"><a href="#run-hello_date-claude-code">FAILURE</a>"##),
+        "{html}"
+    );
+    assert!(
+        html.contains("<td>mentions a &lt;zebra&gt; &amp; co</td>"),
+        "{html}"
+    );
+}
+
+/// The suite's report.html, checked to name the run and to escape what the task says.
+fn report_html(out: &std::path::Path) -> String {
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"), "{html}");
+    assert!(html.contains(r#"href="hello_date/claude-code/task.json""#));
+    assert!(!html.contains("<zebra>"), "unescaped task text in:\n{html}");
+    html
 }
 
 /// The one test case of the suite's junit.xml in `out`, checked to be `hello_date` in a

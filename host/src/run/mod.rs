@@ -11,6 +11,7 @@ pub mod junit;
 pub mod live;
 pub mod output;
 pub mod regrade;
+pub mod report;
 mod setup;
 
 use crate::collect::Caps;
@@ -240,7 +241,8 @@ fn run_limits(task: &Task, native: bool) -> RunLimits {
 }
 
 /// Runs the prepared pairs, `jobs` at a time; Ctrl-C (`cancel`) stops every running CLI
-/// and still writes what was recorded. Writes `run.json` and `junit.xml` at the end.
+/// and still writes what was recorded. Writes `run.json`, `junit.xml` and `report.html`
+/// at the end.
 pub async fn run_all(
     prepared: Vec<Prepared>,
     options: &RunOptions,
@@ -285,8 +287,14 @@ pub async fn run_all(
             .collect(),
     };
     write_json_atomically(&options.out_dir.join("run.json"), &summary)?;
-    junit::write(&options.out_dir.join("junit.xml"), &results)?;
+    write_suite_reports(&options.out_dir, &results)?;
     Ok(results)
+}
+
+/// Writes a suite's `junit.xml` and `report.html` into `dir` (beside its `run.json`).
+pub fn write_suite_reports(dir: &std::path::Path, results: &[TaskResult]) -> std::io::Result<()> {
+    junit::write(&dir.join("junit.xml"), results)?;
+    report::write(&dir.join("report.html"), results)
 }
 
 /// Runs one task on one harness and writes its `task.json`. Never fails: a problem

@@ -5,6 +5,7 @@
 //! ```text
 //! DIR/run.json                              the suite: one row per task × harness
 //! DIR/junit.xml                             the suite as JUnit XML (see `junit`)
+//! DIR/report.html                           the suite as one HTML page (see `report`)
 //! DIR/<task_id>/<harness>/task.json         one task's result (this module)
 //! DIR/<task_id>/<harness>/recording.jsonl   the raw stream (see `recording`)
 //! DIR/<task_id>/<harness>/stderr.log        the CLI's stderr, whole

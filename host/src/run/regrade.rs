@@ -78,8 +78,8 @@ pub async fn regrade(
     Ok((before, after))
 }
 
-/// Keeps the suite's `run.json` (two folders up, when there is one) and its `junit.xml` in
-/// step with a rewritten `task.json`.
+/// Keeps the suite's `run.json` (two folders up, when there is one), its `junit.xml` and
+/// its `report.html` in step with a rewritten `task.json`.
 fn update_run_summary(result_dir: &Path, after: &TaskResult) -> Result<(), RegradeError> {
     let Some(run_json) = result_dir
         .parent()
@@ -108,7 +108,7 @@ fn update_run_summary(result_dir: &Path, after: &TaskResult) -> Result<(), Regra
         path: run_json.clone(),
         source,
     })?;
-    // junit.xml is rebuilt from every task.json of the suite (the regraded one included).
+    // junit.xml and report.html are rebuilt from every task.json of the suite.
     let suite_dir = run_json.parent().unwrap_or(Path::new("."));
     let mut results = Vec::new();
     for row in &summary.rows {
@@ -122,9 +122,8 @@ fn update_run_summary(result_dir: &Path, after: &TaskResult) -> Result<(), Regra
                 .map_err(|source| RegradeError::Parse { path, source })?,
         );
     }
-    let junit = suite_dir.join("junit.xml");
-    crate::run::junit::write(&junit, &results).map_err(|source| RegradeError::Write {
-        path: junit,
+    crate::run::write_suite_reports(suite_dir, &results).map_err(|source| RegradeError::Write {
+        path: suite_dir.to_path_buf(),
         source,
     })
 }

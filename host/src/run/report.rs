@@ -1,0 +1,300 @@
+//! `report.html`: a suite's results as one self-contained HTML page (no scripts, no
+//! external files), written beside `run.json` by every `coder-eval run` and kept in step
+//! by `grade --write`. Every value from a run is escaped (maud templates).
+//!
+//! The page holds:
+//! - per harness: tasks that passed, mean weighted score, median turn duration, tokens
+//!   (input, output, cache read, cache write) and cost in USD (summed over the tasks that
+//!   report one, with how many did);
+//! - a matrix, one row per task and one column per harness: status, score, turns, tool
+//!   calls and turn duration, linking to the task's `task.json`;
+//! - per task × harness: where the turn's time went (head, generation, tools, tail, as a
+//!   bar and in ms), the criteria with score and details, the error or stop when there is
+//!   one, and what the agent left running.
+
+use crate::run::output::{CriterionResult, TaskResult, TaskStatus};
+use maud::{DOCTYPE, Markup, html};
+use std::path::Path;
+
+/// The page for these results (see the module docs for its content).
+pub fn render(results: &[TaskResult]) -> String {
+    let mut harnesses: Vec<&str> = Vec::new();
+    let mut tasks: Vec<&str> = Vec::new();
+    for r in results {
+        if !harnesses.contains(&r.harness.as_str()) {
+            harnesses.push(&r.harness);
+        }
+        if !tasks.contains(&r.task_id.as_str()) {
+            tasks.push(&r.task_id);
+        }
+    }
+    let find = |task: &str, harness: &str| {
+        results
+            .iter()
+            .find(|r| r.task_id == task && r.harness == harness)
+    };
+    let page = html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                title { "coder-eval report" }
+                style { (STYLE) }
+            }
+            body {
+                h1 { "coder-eval report" }
+                p.muted {
+                    (results.len()) " runs: " (tasks.len()) " tasks on "
+                    (harnesses.len()) " harnesses. Statuses and fields as in task.json."
+                }
+                h2 { "Harnesses" }
+                table {
+                    tr {
+                        th { "harness" } th { "passed" } th { "mean score" }
+                        th { "median turn" } th { "tokens in / out" }
+                        th { "cache read / write" } th { "cost (USD)" }
+                    }
+                    @for harness in &harnesses {
+                        (harness_row(harness, results))
+                    }
+                }
+                h2 { "Tasks" }
+                table {
+                    tr {
+                        th { "task" }
+                        @for harness in &harnesses { th { (harness) } }
+                    }
+                    @for task in &tasks {
+                        tr {
+                            td { a href={ "#" (anchor(task, "")) } { (task) } }
+                            @for harness in &harnesses {
+                                @match find(task, harness) {
+                                    Some(r) => (matrix_cell(r)),
+                                    None => td.muted { "not run" },
+                                }
+                            }
+                        }
+                    }
+                }
+                h2 { "Runs" }
+                @for task in &tasks {
+                    h3 id=(anchor(task, "")) { (task) }
+                    @for harness in &harnesses {
+                        @if let Some(r) = find(task, harness) { (run_detail(r)) }
+                    }
+                }
+            }
+        }
+    };
+    page.into_string()
+}
+
+/// Writes [`render`] to `path` atomically (temporary file, then rename).
+pub fn write(path: &Path, results: &[TaskResult]) -> std::io::Result<()> {
+    let tmp = path.with_extension("html.tmp");
+    std::fs::write(&tmp, render(results))?;
+    std::fs::rename(&tmp, path)
+}
+
+const STYLE: &str = "
+body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
+table { border-collapse: collapse; margin-bottom: 1.5em; }
+th, td { border: 1px solid #ccc; padding: 4px 8px; text-align: left; vertical-align: top; }
+th { background: #f4f4f4; }
+.muted { color: #777; }
+.SUCCESS { background: #e3f6e3; }
+.FAILURE { background: #fbe3e3; }
+.MAX_TURNS_EXHAUSTED { background: #fdf0d5; }
+.TIMEOUT { background: #fde2c8; }
+.ERROR { background: #f6d0e4; }
+.run { border: 1px solid #ccc; padding: 0.5em 1em; margin: 0 0 1em 0; }
+.bar { display: flex; width: 40em; height: 1em; border: 1px solid #999; }
+.bar span { display: block; height: 100%; }
+.head { background: #9bb7d4; } .gen { background: #7fc97f; }
+.tools { background: #fdc086; } .tail { background: #beaed4; }
+pre { white-space: pre-wrap; margin: 0; max-height: 12em; overflow: auto; }
+";
+
+/// The status as task.json spells it (`SUCCESS`, `MAX_TURNS_EXHAUSTED`, ...).
+fn status_name(status: TaskStatus) -> String {
+    serde_json::to_value(status)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default()
+}
+
+/// A fragment id for a task, or for a task on one harness.
+fn anchor(task: &str, harness: &str) -> String {
+    let raw = if harness.is_empty() {
+        format!("task-{task}")
+    } else {
+        format!("run-{task}-{harness}")
+    };
+    raw.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+fn seconds(ms: u64) -> String {
+    format!("{:.1} s", ms as f64 / 1000.0)
+}
+
+fn harness_row(harness: &str, results: &[TaskResult]) -> Markup {
+    let runs: Vec<&TaskResult> = results.iter().filter(|r| r.harness == harness).collect();
+    let passed = runs
+        .iter()
+        .filter(|r| r.status == TaskStatus::Success)
+        .count();
+    let scores: Vec<f64> = runs.iter().filter_map(|r| r.weighted_score).collect();
+    let mut durations: Vec<u64> = runs
+        .iter()
+        .filter_map(|r| r.turn.as_ref().map(|t| t.timing.turn_duration_ms))
+        .collect();
+    durations.sort_unstable();
+    let turns = runs.iter().filter_map(|r| r.turn.as_ref());
+    let (mut input, mut output, mut read, mut write) = (0, 0, 0, 0);
+    for t in turns.clone() {
+        input += t.usage.input_tokens;
+        output += t.usage.output_tokens;
+        read += t.usage.cache_read_tokens;
+        write += t.usage.cache_write_tokens;
+    }
+    let costs: Vec<f64> = turns.filter_map(|t| t.cost_usd).collect();
+    html! {
+        tr {
+            td { (harness) }
+            td { (passed) " / " (runs.len()) }
+            td {
+                @if scores.is_empty() { "-" }
+                @else { (format!("{:.2}", scores.iter().sum::<f64>() / scores.len() as f64)) }
+            }
+            td {
+                @match durations.get((durations.len().max(1) - 1) / 2) {
+                    Some(ms) => (seconds(*ms)),
+                    None => "-",
+                }
+            }
+            td { (input) " / " (output) }
+            td { (read) " / " (write) }
+            td {
+                @if costs.is_empty() { span.muted { "not reported" } }
+                @else {
+                    (format!("{:.4}", costs.iter().sum::<f64>()))
+                    @if costs.len() < runs.len() {
+                        span.muted { " (" (costs.len()) " of " (runs.len()) " runs report one)" }
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn matrix_cell(r: &TaskResult) -> Markup {
+    let status = status_name(r.status);
+    let turn = r.turn.as_ref();
+    html! {
+        td class=(status) {
+            a href={ "#" (anchor(&r.task_id, &r.harness)) } { (status) }
+            br;
+            "score " (r.weighted_score.map_or("-".into(), |s| format!("{s:.2}")))
+            br;
+            span.muted {
+                "turns " (turn.map_or("-".into(), |t| t.num_turns.to_string()))
+                ", tools " (turn.map_or("-".into(), |t| t.tool_calls.len().to_string()))
+                ", " (turn.map_or("-".into(), |t| seconds(t.timing.turn_duration_ms)))
+            }
+        }
+    }
+}
+
+fn run_detail(r: &TaskResult) -> Markup {
+    let status = status_name(r.status);
+    let folder = format!("{}/{}", r.task_id, r.harness);
+    html! {
+        div.run id=(anchor(&r.task_id, &r.harness)) {
+            h4 {
+                span class=(status) { (status) } " " (r.harness)
+                " · score " (r.weighted_score.map_or("-".into(), |s| format!("{s:.2}")))
+                " · " a href={ (folder) "/task.json" } { "task.json" }
+                " · " a href={ (folder) "/recording.jsonl" } { "recording" }
+                " · " a href={ (folder) "/workspace/" } { "workspace" }
+            }
+            @if let Some(error) = &r.error { p { b { "Error: " } (error) } }
+            @if let Some(stop) = &r.stop {
+                p {
+                    b { "Stopped by the host: " } (stop.reason.as_str())
+                    @if let Some(at) = stop.at_ms { " at " (seconds(at)) }
+                }
+            }
+            @if r.cli.leftover_processes > 0 {
+                p { (r.cli.leftover_processes) " process(es) the agent left running were stopped." }
+            }
+            @if let Some(t) = &r.turn {
+                p.muted {
+                    (t.cli_version.as_deref().or(r.cli.version.as_deref()).unwrap_or("unknown version"))
+                    " · model " (t.model.as_deref().unwrap_or("not reported"))
+                    " · " (t.num_turns) " turns · " (t.tool_calls.len()) " tool calls · "
+                    (t.usage.input_tokens) " in / " (t.usage.output_tokens) " out tokens"
+                    @if let Some(c) = t.cost_usd { " · " (format!("{c:.4}")) " USD" }
+                }
+                (timing(&t.timing))
+            }
+            @if !r.criteria.is_empty() { (criteria("Criteria", &r.criteria)) }
+            @if !r.post_failure_criteria_results.is_empty() {
+                (criteria("Criteria as evidence (after a timeout or crash)", &r.post_failure_criteria_results))
+            }
+        }
+    }
+}
+
+fn timing(t: &crate::record::Timing) -> Markup {
+    let total = t.turn_duration_ms.max(1) as f64;
+    let parts = [
+        ("head", "head (start to first output)", t.harness_startup_ms),
+        ("gen", "generation", t.generation_duration_ms),
+        ("tools", "tools (union)", t.tool_union_ms),
+        ("tail", "tail (last activity to end)", t.harness_teardown_ms),
+    ];
+    html! {
+        div.bar title="head, generation, tools, tail" {
+            @for (class, label, ms) in parts {
+                @if let Some(ms) = ms {
+                    span class=(class) title={ (label) ": " (ms) " ms" }
+                        style={ "width:" (format!("{:.2}", ms as f64 * 100.0 / total)) "%" } {}
+                }
+            }
+        }
+        p.muted {
+            "turn " (t.turn_duration_ms) " ms"
+            @for (_, label, ms) in parts {
+                " · " (label) " " (ms.map_or("not measured".into(), |ms| format!("{ms} ms")))
+            }
+        }
+    }
+}
+
+fn criteria(title: &str, criteria: &[CriterionResult]) -> Markup {
+    html! {
+        table {
+            tr { th { (title) } th { "type" } th { "weight" } th { "score" } th { "details" } }
+            @for c in criteria {
+                tr class=(if c.passed { "SUCCESS" } else { "FAILURE" }) {
+                    td { (c.description) }
+                    td { (c.kind) }
+                    td { (c.weight) }
+                    td { (format!("{:.2}", c.score)) " / " (format!("{:.2}", c.pass_threshold)) }
+                    td {
+                        @if let Some(e) = &c.error { b { (e.kind) ": " } (e.message) }
+                        @else { pre { (c.details) } }
+                    }
+                }
+            }
+        }
+    }
+}
