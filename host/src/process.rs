@@ -6,8 +6,9 @@
 //! the group, a grace period, then SIGKILL; the group is then checked in the process
 //! table, not trusted to be gone.
 //!
-//! An agent CLI's turn also carries a *mark*: the environment variable [`MARK_VAR`] with a
-//! value unique to the turn, which every process it starts inherits. A process the agent
+//! An agent CLI's turn, and each shell step ([`run_shell`]), also carries a *mark*: the
+//! environment variable [`MARK_VAR`] with a value unique to it, which every process it
+//! starts inherits. A process the agent
 //! detached (`setsid cmd &`, `nohup`) leaves the group, and once its parent exits it has no
 //! parent link to the CLI either; its environment still names the turn, so the stop at
 //! the end of the turn finds it in `/proc/<pid>/environ` (see [`stop_tree`]).
@@ -29,10 +30,10 @@ pub fn own_group(cmd: &mut tokio::process::Command) -> &mut tokio::process::Comm
         .kill_on_drop(false)
 }
 
-/// The environment variable that marks the processes of one agent turn.
-pub const MARK_VAR: &str = "CODER_EVAL_TURN_MARK";
+/// The environment variable that marks the processes of one agent turn or shell step.
+pub const MARK_VAR: &str = "CODER_EVAL_PROCESS_MARK";
 
-/// A mark no other turn of any host process uses: `<host pid>-<turn number>`.
+/// A mark no other turn or step of any host process uses: `<host pid>-<number>`.
 pub fn new_mark() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     format!(
@@ -165,26 +166,47 @@ fn targets(pgid: i32, mark: Option<&str>) -> Vec<i32> {
 }
 
 async fn stop(pgid: i32, mark: Option<&str>, grace: Duration) -> Vec<i32> {
-    let mut found = targets(pgid, mark);
+    // The group and the leader's descendants first, at once: they are what runs the turn
+    // (a CLI must not get to send more requests), and the mark's scan of every process's
+    // environment takes longer.
+    let mut found = group_and_descendants(pgid);
+    signal_all(pgid, &found, libc::SIGTERM);
+    for pid in mark.map(marked).unwrap_or_default() {
+        if !found.contains(&pid) {
+            // SAFETY: plain syscall; a pid that is gone is reported as ESRCH.
+            unsafe {
+                libc::kill(pid, libc::SIGTERM);
+            }
+            found.push(pid);
+        }
+    }
     if found.is_empty() {
         return found;
     }
-    signal_all(pgid, &found, libc::SIGTERM);
     let deadline = Instant::now() + grace;
     while any_alive(pgid, &found) && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    if any_alive(pgid, &found) {
-        // Anything started meanwhile by a survivor goes too.
-        for pid in targets(pgid, mark) {
+    // Then SIGKILL, scanning again until a scan finds nothing alive: a survivor that
+    // ignores SIGTERM may have forked since the last scan (or, past 5 s, give up).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let table: Vec<i32> = process_table().into_iter().map(|p| p.pid).collect();
+        let mut alive = targets(pgid, mark);
+        for &pid in &found {
+            if table.contains(&pid) && !alive.contains(&pid) {
+                alive.push(pid);
+            }
+        }
+        if alive.is_empty() || Instant::now() >= deadline {
+            break;
+        }
+        for &pid in &alive {
             if !found.contains(&pid) {
                 found.push(pid);
             }
         }
-        signal_all(pgid, &found, libc::SIGKILL);
-    }
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while any_alive(pgid, &found) && Instant::now() < deadline {
+        signal_all(pgid, &alive, libc::SIGKILL);
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     found
@@ -223,10 +245,12 @@ pub struct ShellOutcome {
     pub duration_ms: u64,
 }
 
-/// Runs `sh -c COMMAND` in `cwd` in its own process group, with `env` added to the
-/// host's environment, reading stdout and stderr concurrently with waiting. On timeout
-/// the whole group is stopped (SIGTERM, grace, SIGKILL). Output past `max_output` bytes
-/// per stream is read and dropped. Errors: the shell could not be started.
+/// Runs `sh -c COMMAND` in `cwd` in its own process group, with `env` and a fresh
+/// [`MARK_VAR`] added to the host's environment, reading stdout and stderr concurrently
+/// with waiting. On timeout the whole group is stopped (SIGTERM, grace, SIGKILL); when the
+/// shell ends, whatever it left running (in its group, or detached but marked) is stopped
+/// too. Output past `max_output` bytes per stream is read and dropped. Errors: the shell
+/// could not be started.
 pub async fn run_shell(
     command: &str,
     cwd: &Path,
@@ -235,8 +259,12 @@ pub async fn run_shell(
     max_output: usize,
 ) -> std::io::Result<ShellOutcome> {
     let started = Instant::now();
+    let mark = new_mark();
     let mut cmd = tokio::process::Command::new("sh");
-    cmd.arg("-c").arg(command).current_dir(cwd);
+    cmd.arg("-c")
+        .arg(command)
+        .current_dir(cwd)
+        .env(MARK_VAR, &mark);
     own_group(&mut cmd)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -263,9 +291,9 @@ pub async fn run_shell(
             (None, true)
         }
     };
-    // The shell is gone; descendants that still hold the pipes are stopped too.
+    // The shell is gone; what it left running (holding the pipes or detached) goes too.
     if let Some(pgid) = pgid {
-        stop_group(pgid, Duration::from_millis(200)).await;
+        stop_tree(pgid, &mark, Duration::from_millis(200)).await;
     }
     let join = |h: Option<tokio::task::JoinHandle<Vec<u8>>>| async move {
         match h {
@@ -382,6 +410,32 @@ mod tests {
         let found = stop_tree(pgid, &mark, Duration::from_millis(500)).await;
         assert_eq!(found, detached);
         assert!(processes_with(&marker).is_empty(), "it was stopped");
+        assert!(marked(&mark).is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_detached_forker_that_ignores_sigterm_leaves_no_child() {
+        let marker = format!("ce-forker-marker-{}", std::process::id());
+        let mark = new_mark();
+        // Detached, deaf to SIGTERM, and forking as fast as it can: children forked
+        // after any one scan must be found by the next.
+        let mut cmd = tokio::process::Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!(
+                "setsid bash -c 'trap \"\" TERM; for i in $(seq 3000); do (exec -a {marker} sleep 30) & done; wait' >/dev/null 2>&1 & exit 0"
+            ))
+            .env(MARK_VAR, &mark);
+        let mut child = own_group(&mut cmd).spawn().unwrap();
+        let pgid = child.id().unwrap() as i32;
+        assert!(child.wait().await.unwrap().success());
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while processes_with(&marker).len() < 20 && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let found = stop_tree(pgid, &mark, Duration::from_millis(100)).await;
+        assert!(found.len() >= 20, "the forker and its children were found");
+        let left = processes_with(&marker);
+        assert!(left.is_empty(), "{} children survived", left.len());
         assert!(marked(&mark).is_empty());
     }
 

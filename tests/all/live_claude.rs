@@ -99,6 +99,11 @@ pub fn assert_model_saw_every_request(result: &TaskResult) {
         // One request may answer with several tool calls that the stream shows as
         // separate calls.
         assert!(main as u32 <= expected, "{requests:#?}");
+    } else if result.stop.is_some() {
+        // The host stopped the CLI (its cap, a timeout): between the stop and the signal
+        // taking effect the CLI may send a request or two more, which the frozen turn
+        // rightly does not count.
+        assert!(main as u32 >= expected, "{requests:#?}");
     } else {
         assert_eq!(main as u32, expected, "{requests:#?}");
     }

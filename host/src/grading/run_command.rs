@@ -13,11 +13,13 @@
 //! - `env`: extra environment variables.
 //!
 //! The command sees a minimal environment (`PATH`, `HOME`, `LANG`, `TERM` from the host,
-//! plus `env`): the host's secrets (API keys) do not reach code the agent wrote.
+//! plus `env`, plus the host's process mark `CODER_EVAL_PROCESS_MARK`): the host's secrets
+//! (API keys) do not reach code the agent wrote. Nothing it starts outlives it, detached
+//! or not.
 //! Without `score_from_stdout` the score is 1 when the exit code and every stdout
 //! expectation hold, else 0.
 
-use crate::process::run_shell;
+use crate::process::{MARK_VAR, run_shell};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -130,6 +132,9 @@ pub async fn grade(params: &Map<String, Value>, workspace: &Path) -> Outcome {
     for (key, value) in &p.env {
         wrapped.push_str(&format!(" {}={}", quote(key), quote(value)));
     }
+    // The process mark `run_shell` set survives the cleared environment, so whatever the
+    // check leaves running is found and stopped when it ends.
+    wrapped.push_str(&format!(" {MARK_VAR}=\"${MARK_VAR}\""));
     wrapped.push_str(&format!(" sh -c {}", quote(&p.command)));
     let timeout = Duration::from_secs_f64(p.timeout);
     let out = match run_shell(&wrapped, workspace, &[], timeout, MAX_OUTPUT).await {
@@ -357,6 +362,25 @@ mod tests {
         assert!(o.details.contains("[][x y]"), "{}", o.details);
         let o = run(json!({"command": "pwd", "expected_stdout": std::env::temp_dir().canonicalize().unwrap().to_str().unwrap()})).await;
         assert_eq!(o.score, 1.0, "{}", o.details);
+    }
+
+    #[tokio::test]
+    async fn nothing_the_check_detaches_outlives_it() {
+        let marker = format!("ce-run-command-detached-{}", std::process::id());
+        let o = run(json!({
+            "command": format!("setsid bash -c 'exec -a {marker} sleep 30' >/dev/null 2>&1 &")
+        }))
+        .await;
+        assert_eq!(o.score, 1.0, "{}", o.details);
+        let ps = std::process::Command::new("ps")
+            .args(["-eo", "args"])
+            .output()
+            .unwrap();
+        let table = String::from_utf8_lossy(&ps.stdout);
+        assert!(
+            !table.contains(&marker),
+            "a detached process survived:\n{table}"
+        );
     }
 
     #[test]

@@ -83,7 +83,7 @@ pub struct CliInfo {
     pub argv: Vec<String>,
     /// The process group the CLI led (every process of it is gone when the task ends).
     pub pgid: Option<i32>,
-    /// The value of `CODER_EVAL_TURN_MARK` in the environment of every process of the turn:
+    /// The value of `CODER_EVAL_PROCESS_MARK` in the environment of every process of the turn:
     /// how the host finds the processes that left the group.
     #[serde(default)]
     pub mark: Option<String>,
