@@ -249,13 +249,15 @@ impl Task {
             }
             (None, None) => return Err(rule("initial_prompt is required".into())),
         };
+        // It names a folder and appears in reports: no path tricks, no control characters.
         if file.task_id.trim().is_empty()
             || file.task_id.contains(['/', '\\'])
             || file.task_id.starts_with('.')
+            || file.task_id.chars().any(char::is_control)
         {
             return Err(rule(format!(
-                "task_id `{}` must be a non-empty name without slashes",
-                file.task_id
+                "task_id `{}` must be a non-empty name without slashes or control characters",
+                file.task_id.escape_debug()
             )));
         }
         let mut agent = file.agent;
@@ -394,6 +396,27 @@ mod tests {
         let bad =
             parse("task_id: t\ninitial_prompt: x\nrun_limits: {turn_timeout: soon}\n").unwrap_err();
         assert!(bad.to_string().contains("not a duration"), "{bad}");
+    }
+
+    #[test]
+    fn a_task_id_names_a_folder() {
+        for bad in [
+            r#""nul\0id""#,
+            r#""new\nline""#,
+            r#""ctl\u0001id""#,
+            "a/b",
+            ".hidden",
+            "' '",
+        ] {
+            let err = parse(&format!("task_id: {bad}\ninitial_prompt: hi\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains("must be a non-empty name without slashes or control characters"),
+                "{bad}: {err}"
+            );
+        }
+        assert!(parse("task_id: café-1\ninitial_prompt: hi\n").is_ok());
     }
 
     #[test]

@@ -153,9 +153,23 @@ fn print_row(r: &TaskResult) {
         turn.map_or(0.0, |t| t.timing.turn_duration_ms as f64 / 1000.0),
         r.error
             .as_ref()
-            .map_or(String::new(), |e| format!("  ({e})")),
+            .map_or(String::new(), |e| format!("  ({})", printable(e))),
     );
     println!("{line}");
+}
+
+/// `text` for a terminal: control characters (escape sequences from a CLI's stderr, say)
+/// shown escaped instead of acted on.
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// Built-in harnesses whose CLI can be found.
@@ -217,4 +231,16 @@ fn timestamp() -> String {
         rem % 3600 / 60,
         rem % 60
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn control_characters_are_shown_not_acted_on() {
+        assert_eq!(
+            super::printable("red \u{1b}[31mX\u{7}\nend"),
+            "red \\u{1b}[31mX\\u{7}\\nend"
+        );
+        assert_eq!(super::printable("café ✓"), "café ✓");
+    }
 }
