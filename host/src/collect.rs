@@ -10,7 +10,7 @@
 //! other stop the host decides ([`Collector::freeze`]).
 
 use crate::record::*;
-use harness_kit::{Event, ToolStatus, Usage};
+use harness_kit::{Event, ToolStatus, Usage, excerpt, replace_lone_surrogates};
 use std::collections::HashMap;
 
 /// The run limits the collector enforces.
@@ -214,8 +214,23 @@ impl Collector {
                     fired = Some(Stop::MaxToolCalls);
                 } else {
                     self.tools_started += 1;
-                    let input = serde_json::from_str(input_json)
-                        .unwrap_or_else(|_| serde_json::Value::String(input_json.clone()));
+                    let input = match tool_input(input_json) {
+                        Ok(input) => input,
+                        Err(err) => {
+                            // Kept as the string it came as, and said so.
+                            self.diagnostics.push(DiagnosticRecord {
+                                line: stamped.line,
+                                at_ms: ms(at),
+                                kind: "tool_input_not_json".into(),
+                                message: format!(
+                                    "the input of tool call `{call_id}` is not JSON the host \
+                                     can read ({err}); kept as a string"
+                                ),
+                                raw: excerpt(input_json, 64 * 1024),
+                            });
+                            serde_json::Value::String(input_json.clone())
+                        }
+                    };
                     self.tool_index.insert(call_id.clone(), self.tools.len());
                     self.tools.push((
                         ToolCallRecord {
@@ -439,6 +454,17 @@ impl Collector {
 
 /// µs to whole ms (floor). Every bucket is computed from floored stamps, so the buckets
 /// add up exactly.
+/// A tool call's input as JSON. Lone UTF-16 surrogate escapes (half an emoji, which
+/// JavaScript CLIs write and serde_json refuses) read as U+FFFD; other input that is not
+/// JSON (a number out of range, nesting past 128) is the error.
+fn tool_input(input_json: &str) -> Result<serde_json::Value, serde_json::Error> {
+    serde_json::from_str(input_json).or_else(|err| {
+        replace_lone_surrogates(input_json)
+            .and_then(|fixed| serde_json::from_str(&fixed).ok())
+            .ok_or(err)
+    })
+}
+
 fn ms(us: u64) -> u64 {
     us / 1000
 }
@@ -601,6 +627,35 @@ mod tests {
         assert_eq!(sum, t.turn_duration_ms);
         assert_eq!(r.model_calls[0].generation_ms, Some(60));
         assert_eq!(r.commands, ["sleep 1", "sleep 1"]);
+    }
+
+    #[test]
+    fn odd_tool_inputs_keep_their_command_or_say_why_not() {
+        let mut c = Collector::new(Caps::default());
+        let input = |id: &str, json: &str| Event::ToolCallStarted {
+            call_id: id.into(),
+            name: "Bash".into(),
+            input_json: json.into(),
+            parent_call_id: None,
+        };
+        c.push(at(100, call("m1")));
+        // Half an emoji (JavaScript writes lone surrogates; serde_json refuses them).
+        c.push(at(110, input("a", r#"{"command":"echo \ud83d"}"#)));
+        // A number serde_json cannot hold.
+        c.push(at(120, input("b", r#"{"command":"echo hi","n":1e400}"#)));
+        let (r, _) = c.finish(
+            "h",
+            "c",
+            TurnEnd {
+                end_us: 500_000,
+                ..Default::default()
+            },
+        );
+        assert_eq!(r.commands, ["echo \u{fffd}"]);
+        assert!(r.tool_calls[1].input.is_string());
+        let kinds: Vec<&str> = r.diagnostics.iter().map(|d| d.kind.as_str()).collect();
+        assert_eq!(kinds, ["tool_input_not_json"]);
+        assert!(r.diagnostics[0].message.contains("`b`"));
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //! - `stream_event` partial messages: `message_start` starts a model call, and a
 //!   `message_delta`'s usage updates the message's output tokens.
 //! - `rate_limit_event`, `system/compact_boundary`, unknown types and broken lines become
-//!   diagnostics.
+//!   diagnostics; a line with lone UTF-16 surrogate escapes or a repeated key is read
+//!   after a repair, with a `repaired_line` diagnostic (see `harness_kit::parse_line`).
 //!
 //! Lines are read through the typed, lenient view in [`wire`]: only the fields below are
 //! read, and a field of an unexpected JSON type reads as absent. So a `usage` that is not
@@ -222,12 +223,17 @@ impl Reducer for ClaudeReducer {
     }
 
     fn feed(&mut self, line: &[u8], _stamp_us: u64) -> Vec<Event> {
-        let parsed = match parse_line::<Line>(line) {
+        let mut scratch = String::new();
+        let mut out = Vec::new();
+        let parsed = match parse_line::<Line>(line, &mut scratch) {
             Parsed::Line(parsed) => parsed,
+            Parsed::Repaired(parsed, note) => {
+                out.push(note);
+                parsed
+            }
             Parsed::Blank => return Vec::new(),
             Parsed::Bad(diagnostic) => return vec![diagnostic],
         };
-        let mut out = Vec::new();
         let parent = parsed.parent_tool_use_id.as_deref().map(String::from);
         match parsed.kind.as_deref().unwrap_or("") {
             "system" => self.system(&parsed, line, &mut out),

@@ -75,12 +75,16 @@ impl Reducer for GeminiReducer {
 
     fn feed(&mut self, line: &[u8], _stamp_us: u64) -> Vec<Event> {
         self.saw_line = true;
+        let mut out = Vec::new();
         let obj = match parse_json_line(line) {
             ParsedLine::Object(obj) => obj,
+            ParsedLine::Repaired(obj, note) => {
+                out.push(note);
+                obj
+            }
             ParsedLine::Blank => return Vec::new(),
             ParsedLine::Bad(diagnostic) => return vec![diagnostic],
         };
-        let mut out = Vec::new();
         match obj.get("type").and_then(Value::as_str).unwrap_or("") {
             "init" => out.push(Event::SessionStarted {
                 session_id: string(&obj, "session_id"),

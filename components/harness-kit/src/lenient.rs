@@ -333,16 +333,32 @@ mod tests {
     impl<'de: 'a, 'a> Object<'de> for Line<'a> {}
     impl<'de: 'a, 'a> Object<'de> for Inner<'a> {}
 
+    /// A scratch buffer that lives as long as the test needs (leaked: tests only).
+    fn scratch() -> &'static mut String {
+        Box::leak(Box::default())
+    }
+
     fn read(text: &str) -> Line<'_> {
-        match parse_line::<Line>(text.as_bytes()) {
+        match parse_line::<Line>(text.as_bytes(), scratch()) {
             Parsed::Line(line) => line,
+            Parsed::Repaired(_, note) => panic!("repaired: {note:?}"),
             Parsed::Blank => panic!("blank"),
             Parsed::Bad(e) => panic!("bad: {e:?}"),
         }
     }
 
+    fn repaired(text: &str) -> (Line<'_>, String) {
+        match parse_line::<Line>(text.as_bytes(), scratch()) {
+            Parsed::Repaired(line, Event::Diagnostic { kind, message, .. }) => {
+                assert_eq!(kind, "repaired_line");
+                (line, message)
+            }
+            _ => panic!("expected a repair for {text}"),
+        }
+    }
+
     fn diagnostic_kind(text: &str) -> String {
-        match parse_line::<Line>(text.as_bytes()) {
+        match parse_line::<Line>(text.as_bytes(), scratch()) {
             Parsed::Bad(Event::Diagnostic { kind, .. }) => kind,
             _ => panic!("expected a diagnostic for {text}"),
         }
@@ -407,19 +423,76 @@ mod tests {
 
     #[test]
     fn bad_lines_become_the_same_diagnostics_as_with_a_value() {
-        assert!(matches!(parse_line::<Line>(b"  \t"), Parsed::Blank));
+        assert!(matches!(
+            parse_line::<Line>(b"  \t", scratch()),
+            Parsed::Blank
+        ));
         assert_eq!(diagnostic_kind("[1,2]"), "not_object");
         assert_eq!(diagnostic_kind("\"text\""), "not_object");
         assert_eq!(diagnostic_kind("not json"), "not_json");
         assert_eq!(diagnostic_kind(r#"{"type":"x"} trailing"#), "not_json");
         assert_eq!(diagnostic_kind(r#"{"type":"x""#), "not_json");
-        assert_eq!(
-            diagnostic_kind(r#"{"type":"a","type":"b"}"#),
-            "unreadable_line"
-        );
-        match parse_line::<Line>(b"{\"type\":\"\xff\"}") {
+        // A broken surrogate in a line that is not JSON anyway is not repaired.
+        assert_eq!(diagnostic_kind(r#"{"type":"\ud83d""#), "not_json");
+        match parse_line::<Line>(b"{\"type\":\"\xff\"}", scratch()) {
             Parsed::Bad(Event::Diagnostic { kind, .. }) => assert_eq!(kind, "invalid_utf8"),
             _ => panic!("expected invalid_utf8"),
+        }
+    }
+
+    #[test]
+    fn a_repeated_key_keeps_its_last_value() {
+        let (line, message) =
+            repaired(r#"{"type":"a","count":1,"type":"b","inner":{"text":"x","text":"y"}}"#);
+        assert_eq!(line.kind.as_deref(), Some("b"));
+        assert_eq!(line.count, Some(1));
+        assert_eq!(line.inner.unwrap().text.as_deref(), Some("y"));
+        assert!(
+            message.contains("a key given twice keeps its last value"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn a_lone_surrogate_reads_as_a_replacement_character() {
+        // Half an emoji, as a CLI that cuts output writes it; the rest of the line stays.
+        let (line, message) = repaired(r#"{"type":"x","inner":{"text":"cut \ud83d"},"count":2}"#);
+        assert_eq!(line.inner.unwrap().text.as_deref(), Some("cut \u{fffd}"));
+        assert_eq!(line.count, Some(2));
+        assert!(message.contains("lone UTF-16 surrogate"), "{message}");
+        // A whole pair is no repair at all.
+        let line = read(r#"{"inner":{"text":"\ud83d\ude00"}}"#);
+        assert_eq!(line.inner.unwrap().text.as_deref(), Some("😀"));
+    }
+
+    #[test]
+    fn replace_lone_surrogates_leaves_pairs_and_escaped_backslashes() {
+        use crate::replace_lone_surrogates as fix;
+        assert_eq!(fix(r#""\ud83d\ude00""#), None);
+        assert_eq!(
+            fix(r#""a\\ud83d""#),
+            None,
+            "an escaped backslash, then text"
+        );
+        assert_eq!(fix(r#""\u0041\n""#), None);
+        assert_eq!(fix(r#""x\ud83d""#).as_deref(), Some(r#""x\ufffd""#));
+        assert_eq!(fix(r#""\ude00x""#).as_deref(), Some(r#""\ufffdx""#));
+        assert_eq!(
+            fix(r#""\ud83d\ud83d\ude00""#).as_deref(),
+            Some(r#""\ufffd\ud83d\ude00""#),
+            "a high surrogate followed by a full pair"
+        );
+        assert_eq!(fix(r#""\\\ud83d""#).as_deref(), Some(r#""\\\ufffd""#));
+    }
+
+    #[test]
+    fn the_value_reader_repairs_lone_surrogates_too() {
+        match crate::parse_json_line(br#"{"type":"tool","output":"cut \ud83d"}"#) {
+            crate::ParsedLine::Repaired(map, Event::Diagnostic { kind, .. }) => {
+                assert_eq!(kind, "repaired_line");
+                assert_eq!(map["output"], "cut \u{fffd}");
+            }
+            _ => panic!("expected a repair"),
         }
     }
 }

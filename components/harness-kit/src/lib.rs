@@ -13,8 +13,8 @@ mod line;
 mod model;
 
 pub use line::{
-    Parsed, ParsedLine, excerpt, parse_json_line, parse_line, str_field, truncated_line, u64_field,
-    workspace_path,
+    Parsed, ParsedLine, excerpt, parse_json_line, parse_line, replace_lone_surrogates, str_field,
+    truncated_line, u64_field, workspace_path,
 };
 
 pub mod testing;

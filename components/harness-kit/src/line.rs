@@ -8,6 +8,9 @@ use serde_json::Value;
 pub enum ParsedLine {
     /// A JSON object.
     Object(serde_json::Map<String, Value>),
+    /// A JSON object after its lone UTF-16 surrogate escapes were read as U+FFFD (see
+    /// [`replace_lone_surrogates`]); the diagnostic (`repaired_line`) says so.
+    Repaired(serde_json::Map<String, Value>, Event),
     /// A blank line (skipped, no diagnostic).
     Blank,
     /// Not a JSON object: the diagnostic to emit instead.
@@ -15,7 +18,8 @@ pub enum ParsedLine {
 }
 
 /// Decodes one line as a JSON object. Invalid UTF-8, text that is not JSON, and JSON that
-/// is not an object each become a diagnostic that keeps the line.
+/// is not an object each become a diagnostic that keeps the line; lone UTF-16 surrogate
+/// escapes are repaired ([`ParsedLine::Repaired`]).
 pub fn parse_json_line(line: &[u8]) -> ParsedLine {
     let trimmed = line.trim_ascii();
     if trimmed.is_empty() {
@@ -31,7 +35,21 @@ pub fn parse_json_line(line: &[u8]) -> ParsedLine {
             ));
         }
     };
-    match serde_json::from_str::<Value>(text) {
+    let parsed = serde_json::from_str::<Value>(text);
+    if let Err(err) = &parsed
+        && let Some(fixed) = replace_lone_surrogates(text)
+        && let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&fixed)
+    {
+        return ParsedLine::Repaired(
+            map,
+            Event::diagnostic(
+                "repaired_line",
+                format!("line repaired (lone UTF-16 surrogate escapes read as U+FFFD): {err}"),
+                line,
+            ),
+        );
+    }
+    match parsed {
         Ok(Value::Object(map)) => ParsedLine::Object(map),
         Ok(_) => ParsedLine::Bad(Event::diagnostic(
             "not_object",
@@ -50,6 +68,8 @@ pub fn parse_json_line(line: &[u8]) -> ParsedLine {
 pub enum Parsed<T> {
     /// A JSON object, read as `T`.
     Line(T),
+    /// A JSON object read as `T` after a repair; the diagnostic says what was repaired.
+    Repaired(T, Event),
     /// A blank line (skipped, no diagnostic).
     Blank,
     /// Not a JSON object: the diagnostic to emit instead.
@@ -60,9 +80,14 @@ pub enum Parsed<T> {
 /// [`lenient`](crate::lenient)). The same outcomes as [`parse_json_line`] — blank lines
 /// skipped; invalid UTF-8 (`invalid_utf8`), text that is not JSON (`not_json`) and JSON
 /// that is not an object (`not_object`) each a diagnostic that keeps the line — but the
-/// parts of the line `T` does not read are skipped, not built. An object that cannot be
-/// read even leniently (a key given twice) is an `unreadable_line` diagnostic.
-pub fn parse_line<'a, T: Object<'a>>(line: &'a [u8]) -> Parsed<T> {
+/// parts of the line `T` does not read are skipped, not built.
+///
+/// Two flaws real streams have are repaired rather than cost the line ([`Parsed::Repaired`],
+/// with a `repaired_line` diagnostic): lone UTF-16 surrogate escapes (`"\ud83d"`, half an
+/// emoji cut off by a CLI that truncates output) read as U+FFFD, and a key given twice
+/// keeps its last value (as a `serde_json::Value` would). The repaired text lives in
+/// `scratch`, which `T` may borrow from.
+pub fn parse_line<'a, T: Object<'a>>(line: &'a [u8], scratch: &'a mut String) -> Parsed<T> {
     let trimmed = line.trim_ascii();
     if trimmed.is_empty() {
         return Parsed::Blank;
@@ -77,26 +102,103 @@ pub fn parse_line<'a, T: Object<'a>>(line: &'a [u8]) -> Parsed<T> {
             ));
         }
     };
-    let mut de = serde_json::Deserializer::from_str(text);
-    let read = T::lenient(&mut de).and_then(|value| de.end().map(|()| value));
-    match read {
-        Ok(Some(value)) => Parsed::Line(value),
-        Ok(None) => Parsed::Bad(Event::diagnostic(
+    let not_object = || {
+        Parsed::Bad(Event::diagnostic(
             "not_object",
             "line is JSON but not an object",
             line,
-        )),
-        Err(err) if err.is_data() => Parsed::Bad(Event::diagnostic(
+        ))
+    };
+    let err = match read::<T>(text) {
+        Ok(Some(value)) => return Parsed::Line(value),
+        Ok(None) => return not_object(),
+        Err(err) => err,
+    };
+    // The repair path (rare): surrogates replaced, then a `Value` round trip, which keeps
+    // the last of repeated keys.
+    let surrogates = replace_lone_surrogates(text);
+    let repaired = serde_json::from_str::<Value>(surrogates.as_deref().unwrap_or(text))
+        .ok()
+        .map(|value| value.to_string());
+    let Some(repaired) = repaired else {
+        return Parsed::Bad(Event::diagnostic(
+            "not_json",
+            format!("line is not JSON ({err})"),
+            line,
+        ));
+    };
+    *scratch = repaired;
+    let scratch: &'a String = scratch;
+    let mut what = Vec::new();
+    if surrogates.is_some() {
+        what.push("lone UTF-16 surrogate escapes read as U+FFFD");
+    }
+    if err.is_data() {
+        what.push("a key given twice keeps its last value");
+    }
+    let note = Event::diagnostic(
+        "repaired_line",
+        format!("line repaired ({}): {err}", what.join("; ")),
+        line,
+    );
+    match read::<T>(scratch) {
+        Ok(Some(value)) => Parsed::Repaired(value, note),
+        Ok(None) => not_object(),
+        Err(err) => Parsed::Bad(Event::diagnostic(
             "unreadable_line",
             format!("line is a JSON object but could not be read ({err})"),
             line,
         )),
-        Err(err) => Parsed::Bad(Event::diagnostic(
-            "not_json",
-            format!("line is not JSON ({err})"),
-            line,
-        )),
     }
+}
+
+/// Reads `text` as `T`: `Ok(None)` for JSON that is not an object.
+fn read<'a, T: Object<'a>>(text: &'a str) -> Result<Option<T>, serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    T::lenient(&mut de).and_then(|value| de.end().map(|()| value))
+}
+
+/// `text` with every `\uXXXX` escape of a lone UTF-16 surrogate (a high one not followed by
+/// a low one, or a low one on its own) replaced by `\ufffd`; `None` when it has none.
+/// Escaped backslashes (`\\ud83d` is text, not an escape) are left alone. JSON parsers
+/// (serde_json) refuse lone surrogates, which JavaScript's `JSON.stringify` writes.
+pub fn replace_lone_surrogates(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let surrogate_at = |i: usize| -> Option<u16> {
+        let hex = bytes.get(i..i + 6)?;
+        if hex[0] != b'\\' || (hex[1] != b'u') {
+            return None;
+        }
+        let value = u16::from_str_radix(std::str::from_utf8(&hex[2..]).ok()?, 16).ok()?;
+        (0xD800..=0xDFFF).contains(&value).then_some(value)
+    };
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            i += 1;
+            continue;
+        }
+        match surrogate_at(i) {
+            Some(0xD800..=0xDBFF)
+                if surrogate_at(i + 6).is_some_and(|low| (0xDC00..=0xDFFF).contains(&low)) =>
+            {
+                i += 12; // a valid pair
+            }
+            Some(_) => {
+                let out = out.get_or_insert_with(|| String::with_capacity(text.len()));
+                out.push_str(&text[copied..i]);
+                out.push_str("\\ufffd");
+                i += 6;
+                copied = i;
+            }
+            None => i += 2, // any other escape, `\\` included
+        }
+    }
+    let mut out = out?;
+    out.push_str(&text[copied..]);
+    Some(out)
 }
 
 /// The diagnostic for the bytes after the last newline at end of stream (a truncated

@@ -101,12 +101,16 @@ impl Reducer for PiReducer {
     }
 
     fn feed(&mut self, line: &[u8], _stamp_us: u64) -> Vec<Event> {
+        let mut out = Vec::new();
         let obj = match parse_json_line(line) {
             ParsedLine::Object(obj) => obj,
+            ParsedLine::Repaired(obj, note) => {
+                out.push(note);
+                obj
+            }
             ParsedLine::Blank => return Vec::new(),
             ParsedLine::Bad(diagnostic) => return vec![diagnostic],
         };
-        let mut out = Vec::new();
         let role = obj
             .get("message")
             .and_then(|m| str_field(m, "role"))
