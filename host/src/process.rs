@@ -8,10 +8,10 @@
 //!
 //! An agent CLI's turn, and each shell step ([`run_shell`]), also carries a *mark*: the
 //! environment variable [`MARK_VAR`] with a value unique to it, which every process it
-//! starts inherits. A process the agent
-//! detached (`setsid cmd &`, `nohup`) leaves the group, and once its parent exits it has no
-//! parent link to the CLI either; its environment still names the turn, so the stop at
-//! the end of the turn finds it in `/proc/<pid>/environ` (see [`stop_tree`]).
+//! starts inherits. A process the agent detached (`setsid cmd &`, `nohup`) leaves the
+//! group, and once its parent exits it has no parent link to the CLI either; its
+//! environment still names the turn, so the stop at the end of the turn finds it in
+//! `/proc/<pid>/environ` (see [`stop_tree`]).
 
 use std::path::Path;
 use std::process::Stdio;
@@ -65,6 +65,9 @@ struct ProcEntry {
     pid: i32,
     ppid: i32,
     pgrp: i32,
+    /// Start time (clock ticks since boot): with the pid, names one process even after
+    /// the pid is reused.
+    start: u64,
 }
 
 /// Every live (not zombie) process, read from `/proc`.
@@ -86,6 +89,8 @@ fn process_table() -> Vec<ProcEntry> {
                 pid,
                 ppid: fields.get(1)?.parse().ok()?,
                 pgrp: fields.get(2)?.parse().ok()?,
+                // Field 22 of stat; `fields` starts at field 3 (state).
+                start: fields.get(19)?.parse().ok()?,
             })
         })
         .collect()
@@ -146,8 +151,8 @@ pub async fn stop_group(pgid: i32, grace: Duration) {
     stop(pgid, None, grace).await;
 }
 
-/// [`stop_group`], and every process that carries the turn's `mark` (see [`MARK_VAR`])
-/// wherever it went, even after the CLI itself exited. Returns the processes it found to
+/// [`stop_group`], and every process that carries the `mark` of the turn or step (see
+/// [`MARK_VAR`]) wherever it went, even after the leader itself exited. Returns the processes it found to
 /// stop (none once the CLI exited cleanly and left nothing behind).
 pub async fn stop_tree(pgid: i32, mark: &str, grace: Duration) -> Vec<i32> {
     stop(pgid, Some(mark), grace).await
@@ -183,6 +188,16 @@ async fn stop(pgid: i32, mark: Option<&str>, grace: Duration) -> Vec<i32> {
     if found.is_empty() {
         return found;
     }
+    // Each process found so far, by pid and start time: a pid reused meanwhile by another
+    // process is not that process.
+    let started = |pids: &[i32]| -> Vec<(i32, u64)> {
+        process_table()
+            .into_iter()
+            .filter(|p| pids.contains(&p.pid))
+            .map(|p| (p.pid, p.start))
+            .collect()
+    };
+    let mut identities = started(&found);
     let deadline = Instant::now() + grace;
     while any_alive(pgid, &found) && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -191,10 +206,11 @@ async fn stop(pgid: i32, mark: Option<&str>, grace: Duration) -> Vec<i32> {
     // ignores SIGTERM may have forked since the last scan (or, past 5 s, give up).
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
-        let table: Vec<i32> = process_table().into_iter().map(|p| p.pid).collect();
+        let table = process_table();
         let mut alive = targets(pgid, mark);
-        for &pid in &found {
-            if table.contains(&pid) && !alive.contains(&pid) {
+        for &(pid, start) in &identities {
+            let same = table.iter().any(|p| p.pid == pid && p.start == start);
+            if same && !alive.contains(&pid) {
                 alive.push(pid);
             }
         }
@@ -204,6 +220,11 @@ async fn stop(pgid: i32, mark: Option<&str>, grace: Duration) -> Vec<i32> {
         for &pid in &alive {
             if !found.contains(&pid) {
                 found.push(pid);
+            }
+        }
+        for identity in started(&alive) {
+            if !identities.contains(&identity) {
+                identities.push(identity);
             }
         }
         signal_all(pgid, &alive, libc::SIGKILL);
