@@ -332,11 +332,22 @@ pub(crate) fn closest<'a>(
     unknown: &str,
     candidates: impl IntoIterator<Item = &'a str>,
 ) -> Option<&'a str> {
+    let candidates: Vec<&str> = candidates.into_iter().collect();
+    // A name the unknown one begins (`claude` for `claude-code`), when only one does.
+    let lower = unknown.to_lowercase();
+    let prefixed: Vec<&str> = candidates
+        .iter()
+        .copied()
+        .filter(|c| !lower.is_empty() && c.to_lowercase().starts_with(&lower))
+        .collect();
+    if let [only] = prefixed.as_slice() {
+        return Some(only);
+    }
     candidates
         .into_iter()
-        .map(|c| (edit_distance(unknown, c), c))
+        .map(|c| (edit_distance(&lower, &c.to_lowercase()), c))
+        .filter(|(distance, c)| *distance <= c.len().max(3) / 2 + 1)
         .min()
-        .filter(|(distance, best)| *distance <= best.len().max(3) / 2 + 1)
         .map(|(_, best)| best)
 }
 
@@ -417,6 +428,21 @@ mod tests {
             );
         }
         assert!(parse("task_id: café-1\ninitial_prompt: hi\n").is_ok());
+    }
+
+    #[test]
+    fn closest_prefers_the_one_name_that_begins_so() {
+        let known = ["claude-code", "codex", "pi", "opencode", "gemini-cli"];
+        assert_eq!(closest("claude", known), Some("claude-code"));
+        assert_eq!(closest("gemini", known), Some("gemini-cli"));
+        assert_eq!(closest("Claude-Code", known), Some("claude-code"));
+        assert_eq!(closest("codx", known), Some("codex"));
+        // Two names begin so: the nearer one by edit distance, if near enough.
+        assert_eq!(
+            closest("gemini", ["gemini-cli", "gemini-pro"]),
+            Some("gemini-cli")
+        );
+        assert_eq!(closest("zzzzzz", known), None);
     }
 
     #[test]

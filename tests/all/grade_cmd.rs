@@ -46,7 +46,9 @@ fn regrade_matches_live_and_thresholds_are_local() {
     assert!(case.time.is_some_and(|t| !t.is_zero()));
     let html = report_html(&out);
     assert!(
-        html.contains(r##"<td class="SUCCESS"><a href="#run-hello_date-claude-code">SUCCESS</a>"##),
+        html.contains(
+            r##"<td class="SUCCESS"><a href="#run-hello_5fdate-claude-code">SUCCESS</a>"##
+        ),
         "{html}"
     );
 
@@ -135,10 +137,27 @@ fn regrade_matches_live_and_thresholds_are_local() {
         description.starts_with("mentions a <zebra> & co (file_contains): score 0.67 < 0.90"),
         "{description}"
     );
+    // Another task's file is refused, before anything is written.
+    let other = Command::new(bin())
+        .arg("grade")
+        .arg(&dir)
+        .arg("--task")
+        .arg(root().join("tasks/scenarios/hello/task.yaml"))
+        .arg("--write")
+        .output()
+        .unwrap();
+    assert_eq!(other.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&other.stderr);
+    assert!(
+        stderr.contains("this task file is for task `hello`, but the run in"),
+        "{stderr}"
+    );
     // ... and report.html: the same failure, the task's text escaped.
     let html = report_html(&out);
     assert!(
-        html.contains(r##"<td class="FAILURE"><a href="#run-hello_date-claude-code">FAILURE</a>"##),
+        html.contains(
+            r##"<td class="FAILURE"><a href="#run-hello_5fdate-claude-code">FAILURE</a>"##
+        ),
         "{html}"
     );
     assert!(

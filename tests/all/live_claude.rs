@@ -237,6 +237,19 @@ fn max_turns_cap_native_and_backstop_agree() {
     assert!(native.cli.argv.contains(&"--max-turns".to_string()));
     assert!(!backstop.cli.argv.contains(&"--max-turns".to_string()));
     assert_eq!(backstop.stop.as_ref().unwrap().reason.as_str(), "max_turns");
+    // Who capped the run is said wherever the run is shown.
+    assert_eq!(
+        native.cap_note().as_deref(),
+        Some("stopped by max_turns 2 (the CLI's own cap)")
+    );
+    assert_eq!(
+        backstop.cap_note().as_deref(),
+        Some("stopped by max_turns 2 (the host's backstop)")
+    );
+    let summary: coder_eval::run::output::RunSummary =
+        serde_json::from_str(&std::fs::read_to_string(out.join("backstop/run.json")).unwrap())
+            .unwrap();
+    assert_eq!(summary.rows[0].capped, backstop.cap_note());
     assert_eq!(cap_view(&native), cap_view(&backstop));
     assert_replay_matches(&out.join("native"), &native);
     assert_replay_matches(&out.join("backstop"), &backstop);

@@ -76,7 +76,7 @@ pub fn run(args: GradeArgs) -> Result<i32, Box<dyn std::error::Error>> {
                 }
             );
         }
-        text += &format!("status {:?} -> {:?}\n", before.status, after.status);
+        text += &format!("status {} -> {}\n", before.status, after.status);
         print_stdout(&text);
     }
     Ok(if after.status == TaskStatus::Success {

@@ -136,17 +136,20 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
 /// The terminal summary line of one task.
 fn print_row(r: &TaskResult) {
     let turn = r.turn.as_ref();
+    let capped = r
+        .cap_note()
+        .map_or(String::new(), |note| format!("  [{note}]"));
     let leftovers = match r.cli.leftover_processes {
         0 => String::new(),
         1 => "  [1 process the agent left running was stopped]".to_string(),
         n => format!("  [{n} processes the agent left running were stopped]"),
     };
     let line = format!(
-        "{} {:<28} {:<12} {:<20} score {:<5} turns {:<3} tools {:<3} {:>7.1} s{}{leftovers}",
+        "{} {:<28} {:<12} {:<20} score {:<5} turns {:<3} tools {:<3} {:>7.1} s{}{capped}{leftovers}",
         r.status.icon(),
         r.task_id,
         r.harness,
-        format!("{:?}", r.status).to_uppercase(),
+        r.status.as_str(),
         r.weighted_score.map_or("-".into(), |s| format!("{s:.2}")),
         turn.map_or("-".into(), |t| t.num_turns.to_string()),
         turn.map_or("-".into(), |t| t.tool_calls.len().to_string()),

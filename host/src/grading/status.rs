@@ -21,6 +21,18 @@ pub enum TaskStatus {
 }
 
 impl TaskStatus {
+    /// The status as `task.json` spells it: `SUCCESS`, `FAILURE`, `MAX_TURNS_EXHAUSTED`,
+    /// `TIMEOUT`, `ERROR` (every human-readable output uses the same spelling).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaskStatus::Success => "SUCCESS",
+            TaskStatus::Failure => "FAILURE",
+            TaskStatus::MaxTurnsExhausted => "MAX_TURNS_EXHAUSTED",
+            TaskStatus::Timeout => "TIMEOUT",
+            TaskStatus::Error => "ERROR",
+        }
+    }
+
     /// The one-character icon of the terminal summary: `+` SUCCESS, `-` FAILURE,
     /// `T` TIMEOUT, `M` MAX_TURNS_EXHAUSTED, `!` ERROR.
     pub fn icon(self) -> char {
@@ -31,6 +43,12 @@ impl TaskStatus {
             TaskStatus::MaxTurnsExhausted => 'M',
             TaskStatus::Error => '!',
         }
+    }
+}
+
+impl std::fmt::Display for TaskStatus {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -68,6 +86,21 @@ pub fn criteria_decide(turn: TurnStatus) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_readable_spelling_is_the_json_one() {
+        use TaskStatus as T;
+        for s in [
+            T::Success,
+            T::Failure,
+            T::MaxTurnsExhausted,
+            T::Timeout,
+            T::Error,
+        ] {
+            assert_eq!(serde_json::to_value(s).unwrap(), s.as_str());
+            assert_eq!(s.to_string(), s.as_str());
+        }
+    }
 
     #[test]
     fn the_rules() {

@@ -11,8 +11,8 @@
 //! | FAILURE, MAX_TURNS_EXHAUSTED      | `<failure type="<status>">` + failed criteria |
 //! | TIMEOUT, ERROR                    | `<error type="<status>">` + the reason     |
 //!
-//! Each test case's `system-out` holds the score, turns, tool calls and the path of its
-//! `task.json` (relative to the suite folder).
+//! Each test case's `system-out` holds the score, turns, tool calls, the cap that stopped
+//! the turn if one did, and the path of its `task.json` (relative to the suite folder).
 
 use crate::run::output::{CriterionResult, TaskResult, TaskStatus};
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
@@ -46,10 +46,7 @@ pub fn report(results: &[TaskResult]) -> Report {
 }
 
 fn test_case(r: &TaskResult) -> TestCase {
-    let status_name = serde_json::to_value(r.status)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_default();
+    let status_name = r.status.as_str();
     let status = match r.status {
         TaskStatus::Success => TestCaseStatus::success(),
         TaskStatus::Failure | TaskStatus::MaxTurnsExhausted => {
@@ -59,7 +56,7 @@ fn test_case(r: &TaskResult) -> TestCase {
                 .filter(|c| !c.passed && c.weight > 0.0)
                 .collect();
             let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-            s.set_type(status_name.as_str());
+            s.set_type(status_name);
             s.set_message(match failed.as_slice() {
                 [] => format!("{status_name}: no criterion passed"),
                 [one] => format!("{status_name}: {} failed", one.description),
@@ -76,10 +73,10 @@ fn test_case(r: &TaskResult) -> TestCase {
         }
         TaskStatus::Timeout | TaskStatus::Error => {
             let mut s = TestCaseStatus::non_success(NonSuccessKind::Error);
-            s.set_type(status_name.as_str());
+            s.set_type(status_name);
             let reason = r.error.clone().unwrap_or_else(|| match &r.stop {
                 Some(stop) => format!("stopped by the host: {}", stop.reason.as_str()),
-                None => status_name.clone(),
+                None => status_name.to_string(),
             });
             s.set_message(format!("{status_name}: {reason}"));
             s
@@ -92,10 +89,12 @@ fn test_case(r: &TaskResult) -> TestCase {
         case.set_time(Duration::from_millis(t.timing.turn_duration_ms));
     }
     case.set_system_out(format!(
-        "status {status_name}, score {}, turns {}, tool calls {}\nresult: {}/{}/task.json\n",
+        "status {status_name}, score {}, turns {}, tool calls {}{}\nresult: {}/{}/task.json\n",
         r.weighted_score.map_or("-".into(), |s| format!("{s:.2}")),
         turn.map_or("-".into(), |t| t.num_turns.to_string()),
         turn.map_or("-".into(), |t| t.tool_calls.len().to_string()),
+        r.cap_note()
+            .map_or(String::new(), |note| format!("; {note}")),
         r.task_id,
         r.harness,
     ));

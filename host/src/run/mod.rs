@@ -80,10 +80,12 @@ pub struct Prepared {
 pub enum PrepareError {
     #[error(transparent)]
     Task(#[from] crate::task::TaskError),
-    #[error("task `{task}`: harness `{harness}`")]
+    #[error("task `{task}`: harness `{harness}` (from {from})")]
     Harness {
         task: String,
         harness: String,
+        /// Where the name came from: `--harness`, or the task file's `agent.type`.
+        from: String,
         #[source]
         source: Box<ResolveError>,
     },
@@ -151,6 +153,11 @@ pub fn prepare(
             let fail = |source: ResolveError| PrepareError::Harness {
                 task: task.task_id.clone(),
                 harness: harness.clone(),
+                from: if harnesses.is_empty() {
+                    format!("{}: agent.type", task.path.display())
+                } else {
+                    "--harness".into()
+                },
                 source: Box::new(source),
             };
             let loaded = options.components.harness(&harness).map_err(fail)?;
@@ -282,6 +289,7 @@ pub async fn run_all(
                 num_turns: r.turn.as_ref().map(|t| t.num_turns),
                 tool_calls: r.turn.as_ref().map(|t| t.tool_calls.len()),
                 duration_ms: r.turn.as_ref().map(|t| t.timing.turn_duration_ms),
+                capped: r.cap_note(),
                 result: format!("{}/{}/task.json", r.task_id, r.harness),
             })
             .collect(),

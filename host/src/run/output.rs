@@ -73,6 +73,31 @@ pub struct TaskResult {
     pub paths: Paths,
 }
 
+impl TaskResult {
+    /// When a cap stopped the turn, which one and who enforced it, for people:
+    /// "stopped by max_turns 2 (the CLI's own cap)", "stopped by max_tool_calls 5 (the
+    /// host's backstop)". `None` when no cap fired.
+    pub fn cap_note(&self) -> Option<String> {
+        let turn = self.turn.as_ref()?;
+        let (name, limit) = if turn.max_turns_exhausted {
+            ("max_turns", self.run_limits.max_turns)
+        } else if turn.max_tool_calls_exhausted {
+            ("max_tool_calls", self.run_limits.max_tool_calls)
+        } else {
+            return None;
+        };
+        let by = if self.stop.is_some() {
+            "the host's backstop"
+        } else {
+            "the CLI's own cap"
+        };
+        Some(format!(
+            "stopped by {name} {} ({by})",
+            limit.map_or("?".into(), |n| n.to_string())
+        ))
+    }
+}
+
 /// The CLI that ran.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct CliInfo {
@@ -147,6 +172,10 @@ pub struct RunRow {
     pub num_turns: Option<u32>,
     pub tool_calls: Option<usize>,
     pub duration_ms: Option<u64>,
+    /// When a cap stopped the turn: which, and who enforced it (see
+    /// [`TaskResult::cap_note`]); a capped run can still be a SUCCESS.
+    #[serde(default)]
+    pub capped: Option<String>,
     /// `<task_id>/<harness>/task.json`, relative to `run.json`.
     pub result: String,
 }

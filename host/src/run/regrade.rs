@@ -27,6 +27,18 @@ pub enum RegradeError {
     Task(#[from] crate::task::TaskError),
     #[error(transparent)]
     Replay(Box<crate::replay::ReplayError>),
+    /// The task file names another task than the run's.
+    #[error(
+        "{task_file}: this task file is for task `{file_task}`, but the run in {run_dir} is \
+         task `{run_task}`; grade it with its own task file (or an edited copy that keeps \
+         its task_id)"
+    )]
+    TaskMismatch {
+        task_file: PathBuf,
+        file_task: String,
+        run_task: String,
+        run_dir: PathBuf,
+    },
     #[error("{path}: could not write")]
     Write {
         path: PathBuf,
@@ -55,6 +67,14 @@ pub async fn regrade(
         source,
     })?;
     let task = Task::load(task.unwrap_or(Path::new(&before.task_file)))?;
+    if task.task_id != before.task_id {
+        return Err(RegradeError::TaskMismatch {
+            task_file: task.path.clone(),
+            file_task: task.task_id.clone(),
+            run_task: before.task_id.clone(),
+            run_dir: result_dir.to_path_buf(),
+        });
+    }
     let mut options = ReplayOptions::new(&before.harness);
     options.components = components.clone();
     let (record, trajectory) =

@@ -44,14 +44,18 @@ pub fn render(results: &[TaskResult]) -> String {
             body {
                 h1 { "coder-eval report" }
                 p.muted {
-                    (results.len()) " runs: " (tasks.len()) " tasks on "
-                    (harnesses.len()) " harnesses. Statuses and fields as in task.json."
+                    (plural(results.len(), "run")) ": " (plural(tasks.len(), "task")) " on "
+                    (plural(harnesses.len(), "harness")) ". coder-eval "
+                    (env!("CARGO_PKG_VERSION")) ". Statuses and fields as in task.json; "
+                    "\"turns\" are main-thread model calls. Costs are what each CLI reports "
+                    "(against the scripted model they mean nothing: Pi and OpenCode are "
+                    "configured at 0, Codex and Gemini CLI report none)."
                 }
                 h2 { "Harnesses" }
                 table {
                     tr {
-                        th { "harness" } th { "passed" } th { "mean score" }
-                        th { "median turn" } th { "tokens in / out" }
+                        th { "harness" } th { "passed" } th { "mean score (graded runs)" }
+                        th { "median turn time" } th { "tokens in / out" }
                         th { "cache read / write" } th { "cost (USD)" }
                     }
                     @for harness in &harnesses {
@@ -115,27 +119,44 @@ th { background: #f4f4f4; }
 pre { white-space: pre-wrap; margin: 0; max-height: 12em; overflow: auto; }
 ";
 
-/// The status as task.json spells it (`SUCCESS`, `MAX_TURNS_EXHAUSTED`, ...).
-fn status_name(status: TaskStatus) -> String {
-    serde_json::to_value(status)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_default()
+/// A fragment id for a task, or for a task on one harness: letters, digits and `-` kept,
+/// any other byte written `_XX` (hex), so two names never share an id.
+fn anchor(task: &str, harness: &str) -> String {
+    let escape = |text: &str| -> String {
+        text.bytes()
+            .map(|b| {
+                if b.is_ascii_alphanumeric() || b == b'-' {
+                    (b as char).to_string()
+                } else {
+                    format!("_{b:02x}")
+                }
+            })
+            .collect()
+    };
+    if harness.is_empty() {
+        format!("task-{}", escape(task))
+    } else {
+        format!("run-{}-{}", escape(task), escape(harness))
+    }
 }
 
-/// A fragment id for a task, or for a task on one harness.
-fn anchor(task: &str, harness: &str) -> String {
-    let raw = if harness.is_empty() {
-        format!("task-{task}")
-    } else {
-        format!("run-{task}-{harness}")
-    };
-    raw.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
+/// `n` and the noun, plural when `n` is not 1 ("1 run", "2 runs", "2 harnesses").
+fn plural(n: usize, noun: &str) -> String {
+    match (n, noun.ends_with('s')) {
+        (1, _) => format!("1 {noun}"),
+        (_, true) => format!("{n} {noun}es"),
+        (_, false) => format!("{n} {noun}s"),
+    }
+}
+
+/// `text` as one path segment of a link: bytes other than unreserved ones percent-encoded.
+fn url_segment(text: &str) -> String {
+    text.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                (b as char).to_string()
             } else {
-                '_'
+                format!("%{b:02X}")
             }
         })
         .collect()
@@ -165,14 +186,20 @@ fn harness_row(harness: &str, results: &[TaskResult]) -> Markup {
         read += t.usage.cache_read_tokens;
         write += t.usage.cache_write_tokens;
     }
-    let costs: Vec<f64> = turns.filter_map(|t| t.cost_usd).collect();
+    let costs: Vec<f64> = turns.clone().filter_map(|t| t.cost_usd).collect();
+    let usage_reported = turns.filter(|t| t.usage_source != "none").count();
     html! {
         tr {
             td { (harness) }
             td { (passed) " / " (runs.len()) }
             td {
                 @if scores.is_empty() { "-" }
-                @else { (format!("{:.2}", scores.iter().sum::<f64>() / scores.len() as f64)) }
+                @else {
+                    (format!("{:.2}", scores.iter().sum::<f64>() / scores.len() as f64))
+                    @if scores.len() < runs.len() {
+                        span.muted { " (" (scores.len()) " of " (runs.len()) " graded)" }
+                    }
+                }
             }
             td {
                 @match durations.get((durations.len().max(1) - 1) / 2) {
@@ -180,7 +207,12 @@ fn harness_row(harness: &str, results: &[TaskResult]) -> Markup {
                     None => "-",
                 }
             }
-            td { (input) " / " (output) }
+            td {
+                (input) " / " (output)
+                @if usage_reported < runs.len() {
+                    span.muted { " (" (usage_reported) " of " (runs.len()) " runs report usage)" }
+                }
+            }
             td { (read) " / " (write) }
             td {
                 @if costs.is_empty() { span.muted { "not reported" } }
@@ -196,7 +228,7 @@ fn harness_row(harness: &str, results: &[TaskResult]) -> Markup {
 }
 
 fn matrix_cell(r: &TaskResult) -> Markup {
-    let status = status_name(r.status);
+    let status = r.status.as_str();
     let turn = r.turn.as_ref();
     html! {
         td class=(status) {
@@ -209,13 +241,14 @@ fn matrix_cell(r: &TaskResult) -> Markup {
                 ", tools " (turn.map_or("-".into(), |t| t.tool_calls.len().to_string()))
                 ", " (turn.map_or("-".into(), |t| seconds(t.timing.turn_duration_ms)))
             }
+            @if let Some(note) = r.cap_note() { br; i { (note) } }
         }
     }
 }
 
 fn run_detail(r: &TaskResult) -> Markup {
-    let status = status_name(r.status);
-    let folder = format!("{}/{}", r.task_id, r.harness);
+    let status = r.status.as_str();
+    let folder = format!("{}/{}", url_segment(&r.task_id), url_segment(&r.harness));
     html! {
         div.run id=(anchor(&r.task_id, &r.harness)) {
             h4 {
@@ -226,6 +259,9 @@ fn run_detail(r: &TaskResult) -> Markup {
                 " · " a href={ (folder) "/workspace/" } { "workspace" }
             }
             @if let Some(error) = &r.error { p { b { "Error: " } (error) } }
+            @if let Some(note) = r.cap_note() {
+                p { b { "Capped: " } (note) ", a clean stop: the criteria decide the status." }
+            }
             @if let Some(stop) = &r.stop {
                 p {
                     b { "Stopped by the host: " } (stop.reason.as_str())
@@ -239,11 +275,13 @@ fn run_detail(r: &TaskResult) -> Markup {
                 p.muted {
                     (t.cli_version.as_deref().or(r.cli.version.as_deref()).unwrap_or("unknown version"))
                     " · model " (t.model.as_deref().unwrap_or("not reported"))
-                    " · " (t.num_turns) " turns · " (t.tool_calls.len()) " tool calls · "
+                    " · " (plural(t.num_turns as usize, "turn")) " · "
+                    (plural(t.tool_calls.len(), "tool call")) " · "
                     (t.usage.input_tokens) " in / " (t.usage.output_tokens) " out tokens"
                     @if let Some(c) = t.cost_usd { " · " (format!("{c:.4}")) " USD" }
                 }
                 (timing(&t.timing))
+                @if !t.tool_calls.is_empty() { (tool_calls(&t.tool_calls)) }
             }
             @if !r.criteria.is_empty() { (criteria("Criteria", &r.criteria)) }
             @if !r.post_failure_criteria_results.is_empty() {
@@ -279,15 +317,46 @@ fn timing(t: &crate::record::Timing) -> Markup {
     }
 }
 
+fn tool_calls(calls: &[crate::record::ToolCallRecord]) -> Markup {
+    html! {
+        table {
+            tr {
+                th { "tool call" } th { "status" } th { "exit code" } th { "ms" }
+                th { "input" } th { "output (excerpt)" }
+            }
+            @for c in calls {
+                tr {
+                    td { (c.name) }
+                    td {
+                        (serde_json::to_value(c.status).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default())
+                    }
+                    td { (c.exit_code.map_or("-".into(), |e| e.to_string())) }
+                    td { (c.duration_ms) }
+                    td { pre { (c.input.get("command").and_then(|v| v.as_str()).map_or_else(|| c.input.to_string(), String::from)) } }
+                    td { pre { (c.output_excerpt) } }
+                }
+            }
+        }
+    }
+}
+
 fn criteria(title: &str, criteria: &[CriterionResult]) -> Markup {
     html! {
         table {
-            tr { th { (title) } th { "type" } th { "weight" } th { "score" } th { "details" } }
+            tr {
+                th { (title) } th { "type" } th { "weight" } th { "verdict" }
+                th { "score / pass threshold" } th { "details" }
+            }
             @for c in criteria {
-                tr class=(if c.passed { "SUCCESS" } else { "FAILURE" }) {
+                @let informational = c.weight == 0.0;
+                tr class=(if informational { "" } else if c.passed { "SUCCESS" } else { "FAILURE" }) {
                     td { (c.description) }
                     td { (c.kind) }
                     td { (c.weight) }
+                    td {
+                        (if c.passed { "passed" } else { "failed" })
+                        @if informational { span.muted { " (informational)" } }
+                    }
                     td { (format!("{:.2}", c.score)) " / " (format!("{:.2}", c.pass_threshold)) }
                     td {
                         @if let Some(e) = &c.error { b { (e.kind) ": " } (e.message) }
