@@ -312,6 +312,27 @@ impl Collector {
         fired
     }
 
+    /// A main-thread model call the stream does not show began: the scripted model holds
+    /// its request, which it does only past `max_turns`. It counts as a call (in the
+    /// trajectory without a message id), and the `max_turns` cap fires on it even if the
+    /// stream is behind in showing the calls before it: no answer will come.
+    pub fn held_call(&mut self, stamp_us: u64) -> Option<Stop> {
+        let counting = self.stop.is_none() && !self.frozen;
+        let fired = self.push(StampedEvent {
+            line: 0,
+            stamp_us,
+            event: Event::ModelCallStarted {
+                message_id: None,
+                parent_call_id: None,
+            },
+        });
+        if fired.is_none() && counting {
+            self.stop = Some(Stop::MaxTurns);
+            return self.stop;
+        }
+        fired
+    }
+
     fn output(&mut self, at: u64) {
         self.first_output_us.get_or_insert(at);
         self.last_output_us = Some(self.last_output_us.map_or(at, |l| l.max(at)));
@@ -656,6 +677,43 @@ mod tests {
         let kinds: Vec<&str> = r.diagnostics.iter().map(|d| d.kind.as_str()).collect();
         assert_eq!(kinds, ["tool_input_not_json"]);
         assert!(r.diagnostics[0].message.contains("`b`"));
+    }
+
+    #[test]
+    fn a_held_call_counts_and_fires_the_cap_even_if_the_stream_is_behind() {
+        let caps = Caps {
+            max_turns: Some(2),
+            max_tool_calls: None,
+        };
+        // The stream showed both allowed calls: the held one is call 3.
+        let mut c = Collector::new(caps);
+        c.push(at(1, call("m1")));
+        c.push(at(2, call("m2")));
+        assert_eq!(c.held_call(3_000), Some(Stop::MaxTurns));
+        let (r, _) = c.finish(
+            "h",
+            "c",
+            TurnEnd {
+                end_us: 4_000,
+                ..Default::default()
+            },
+        );
+        assert_eq!(r.num_turns, 3);
+        assert!(r.max_turns_exhausted);
+        assert_eq!(r.model_calls[2].message_id, None);
+        // The stream is one call behind: the cap still fires (no answer will come).
+        let mut c = Collector::new(caps);
+        c.push(at(1, call("m1")));
+        assert_eq!(c.held_call(3_000), Some(Stop::MaxTurns));
+        let (r, _) = c.finish(
+            "h",
+            "c",
+            TurnEnd {
+                end_us: 4_000,
+                ..Default::default()
+            },
+        );
+        assert!(r.max_turns_exhausted);
     }
 
     #[test]

@@ -56,6 +56,13 @@ impl Pipeline {
         self.collector.stopped()
     }
 
+    /// A main-thread model call began that the stream does not show: the scripted model
+    /// received its request and holds it (past `max_turns`); see
+    /// [`Collector::held_call`]. Returns the cap that fires on it.
+    pub fn held_call(&mut self, stamp_us: u64) -> Option<Stop> {
+        self.collector.held_call(stamp_us)
+    }
+
     /// The host decided to end the turn: later events are kept but not counted.
     pub fn freeze(&mut self) {
         self.collector.freeze();

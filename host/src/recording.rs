@@ -10,6 +10,7 @@
 //! {"t":"out","us":1525,"b64":"/+7/…"}                      a stdout line that is not UTF-8
 //! {"t":"out","us":1530,"text":"{\"type\":","eof":true}     bytes after the last newline
 //! {"t":"err","us":1400,"text":"warning: …\n"}              a stderr chunk, as read
+//! {"t":"call","us":2040,"turn":2}                          the scripted model held call 3
 //! {"t":"stop","us":2050,"reason":"max_turns"}              the host decided to end the turn
 //! {"t":"exit","us":2100,"code":0}                          the CLI ended (`code` or `signal`)
 //! ```
@@ -20,6 +21,10 @@
 //! - `stop` is written the moment the host decides to end the turn (a cap, a timeout,
 //!   Ctrl-C, ...; reasons as in `task.json`): stdout lines after it arrived while the CLI
 //!   was being stopped, and replay keeps them without counting them, as the live run did.
+//! - `call` is written when the scripted model receives a main request past `max_turns`
+//!   (`turn` = its completed assistant turns, so it asks for call `turn + 1`) and holds it
+//!   unanswered: that call began although the stream never shows it, and the cap fires on
+//!   it. Replay counts it at the same place among the stdout lines.
 //! - Header fields other than `format` and `version` are optional; readers ignore fields
 //!   they do not know.
 //!
@@ -76,6 +81,10 @@ enum Record {
         us: u64,
         #[serde(flatten)]
         data: Data,
+    },
+    Call {
+        us: u64,
+        turn: u32,
     },
     Stop {
         us: u64,
@@ -147,6 +156,17 @@ pub struct RecordedStop {
     pub after_lines: usize,
 }
 
+/// A model call the scripted model held (it never reached the stream), as recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HeldCall {
+    /// µs since the turn started.
+    pub stamp_us: u64,
+    /// Completed assistant turns in the request: it asked for call `turn + 1`.
+    pub turn: u32,
+    /// How many complete stdout lines were recorded before it.
+    pub after_lines: usize,
+}
+
 /// A recording or plain capture, read back.
 #[derive(Debug, Clone, Default)]
 pub struct ReadRecording {
@@ -162,6 +182,8 @@ pub struct ReadRecording {
     pub exit: Option<ExitStatus>,
     /// The host's stop decision, if it made one.
     pub stop: Option<RecordedStop>,
+    /// Model calls the scripted model held, in order.
+    pub held_calls: Vec<HeldCall>,
     /// Problems met while reading: (1-based line, message). Reading never stops at one
     /// except a broken recording line, after which the rest is unreadable.
     pub problems: Vec<(u64, String)>,
@@ -302,6 +324,11 @@ fn read_records(header: Header, bytes: &[u8]) -> ReadRecording {
                 Ok(bytes) => out.stderr.push_str(&String::from_utf8_lossy(&bytes)),
                 Err(err) => out.problems.push((line_no, err)),
             },
+            Record::Call { us, turn } => out.held_calls.push(HeldCall {
+                stamp_us: us,
+                turn,
+                after_lines: out.lines.len(),
+            }),
             Record::Stop { us, reason } => {
                 out.stop = Some(RecordedStop {
                     stamp_us: us,
@@ -357,6 +384,11 @@ impl RecordingWriter {
         })
     }
 
+    /// A main request the scripted model held (`turn` completed assistant turns in it).
+    pub fn held_call(&mut self, stamp_us: u64, turn: u32) -> std::io::Result<()> {
+        self.write_json(&Record::Call { us: stamp_us, turn })
+    }
+
     /// The host's stop decision (`reason` as in `task.json`).
     pub fn stop(&mut self, stamp_us: u64, reason: &str) -> std::io::Result<()> {
         self.write_json(&Record::Stop {
@@ -402,6 +434,7 @@ mod tests {
         w.stdout_line(10, b"{\"a\":1}", false).unwrap();
         w.stdout_line(20, b"\xff\xfe bad", false).unwrap();
         w.stderr_chunk(25, b"warn\n").unwrap();
+        w.held_call(27, 2).unwrap();
         w.stop(28, "turn_timeout").unwrap();
         w.stdout_line(30, b"{\"tru", true).unwrap();
         w.exit(ExitStatus {
@@ -427,6 +460,14 @@ mod tests {
             (28, "turn_timeout", 2)
         );
         assert_eq!(r.end_us(), 28);
+        assert_eq!(
+            r.held_calls,
+            [HeldCall {
+                stamp_us: 27,
+                turn: 2,
+                after_lines: 2
+            }]
+        );
     }
 
     #[test]

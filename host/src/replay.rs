@@ -71,15 +71,20 @@ pub fn replay_with_trajectory(
         pipeline.host_diagnostic(*line, 0, "recording_unreadable", problem.clone());
     }
     let stop_after = input.stop.as_ref().map(|s| s.after_lines);
-    for (i, line) in input.lines.iter().enumerate() {
+    // Held calls and the stop, at the place among the lines where the live run met them.
+    let at = |pipeline: &mut Pipeline, i: usize| {
+        for held in input.held_calls.iter().filter(|h| h.after_lines == i) {
+            pipeline.held_call(held.stamp_us);
+        }
         if stop_after == Some(i) {
             pipeline.freeze();
         }
+    };
+    for (i, line) in input.lines.iter().enumerate() {
+        at(&mut pipeline, i);
         pipeline.feed(line.source_line, line.stamp_us, &line.bytes);
     }
-    if stop_after == Some(input.lines.len()) {
-        pipeline.freeze();
-    }
+    at(&mut pipeline, input.lines.len());
     let truncated = input
         .truncated
         .as_ref()

@@ -139,6 +139,15 @@ fn scenarios_on_every_harness_and_parity() {
             "max_turns" => {
                 assert_eq!(t.num_turns, 3, "{what}");
                 assert!(t.max_turns_exhausted, "{what}");
+                // Call 3's command never ran, whether the CLI or the host capped the run
+                // (the scripted model holds call 3 where it begins).
+                let steps = std::fs::read_to_string(
+                    out.join("max_turns")
+                        .join(harness)
+                        .join("workspace/steps.txt"),
+                )
+                .unwrap_or_default();
+                assert_eq!(steps, "step 1\nstep 2\n", "{what}");
                 assert_eq!(
                     t.tool_calls.len(),
                     2,

@@ -51,6 +51,9 @@ pub(crate) enum Answer {
     Json(u16, Value),
     /// A 200 `text/event-stream` body.
     Sse(Vec<SseEvent>),
+    /// Not answered while the server runs: a main request at or past
+    /// [`crate::ServerConfig::hold_from_turn`] (its turn index).
+    Held(usize),
 }
 
 /// One tool call resolved for sending: id and name fixed, neutral actions translated,

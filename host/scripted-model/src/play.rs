@@ -23,6 +23,12 @@ pub(crate) struct Shared {
     responses_turns: Mutex<HashMap<String, usize>>,
     /// `http_error` with `times`: requests seen per turn index.
     error_counts: Mutex<HashMap<usize, u32>>,
+    /// Main requests at this turn index or later are held (see `ServerConfig`).
+    pub hold_from_turn: Option<usize>,
+    /// The turn index of the first held request, once there is one.
+    pub held: tokio::sync::watch::Sender<Option<usize>>,
+    /// Set when the server shuts down: held requests are then answered (503).
+    pub closing: tokio::sync::watch::Sender<bool>,
 }
 
 impl Shared {
@@ -39,6 +45,9 @@ impl Shared {
             log,
             responses_turns: Mutex::new(HashMap::new()),
             error_counts: Mutex::new(HashMap::new()),
+            hold_from_turn: None,
+            held: tokio::sync::watch::Sender::new(None),
+            closing: tokio::sync::watch::Sender::new(false),
         }
     }
 
@@ -114,6 +123,15 @@ pub(crate) fn model_call(
         in_tokens: approx_tokens(req),
     };
     let mut delay = std::time::Duration::ZERO;
+    if !side && shared.hold_from_turn.is_some_and(|n| info.turn >= n) {
+        record.status = 503;
+        record.error = Some(format!(
+            "held: call {} is past the run's max_turns; not answered",
+            info.turn + 1
+        ));
+        shared.log.push(record);
+        return (Answer::Held(info.turn), delay);
+    }
     if side {
         let side_text = &shared.script.side_text;
         planned.text = side_json(req, side_text).unwrap_or_else(|| side_text.clone());

@@ -70,6 +70,12 @@ pub struct ServerConfig {
     pub port: u16,
     /// Append one JSON line per request ([`crate::RequestRecord`]) to this file.
     pub log_file: Option<PathBuf>,
+    /// Hold main requests at this turn index or later (a request holding `n` completed
+    /// assistant turns asks for call `n + 1`): they are not answered while the server runs
+    /// (503 once it shuts down) and [`ScriptedModel::held`] reports the first. With
+    /// `max_turns: N`, `Some(N)` stops call N+1 where it begins, before the CLI can act on
+    /// a reply. `None` (default): every request is answered.
+    pub hold_from_turn: Option<u32>,
 }
 
 impl ServerConfig {
@@ -81,6 +87,7 @@ impl ServerConfig {
             translator: None,
             port: 0,
             log_file: None,
+            hold_from_turn: None,
         }
     }
 
@@ -127,12 +134,9 @@ impl ScriptedModel {
             .await
             .map_err(bind_err)?;
         let port = listener.local_addr().map_err(bind_err)?.port();
-        let shared = Arc::new(Shared::new(
-            config.script,
-            config.workspace,
-            config.translator,
-            log,
-        ));
+        let mut shared = Shared::new(config.script, config.workspace, config.translator, log);
+        shared.hold_from_turn = config.hold_from_turn.map(|n| n as usize);
+        let shared = Arc::new(shared);
         let app = Router::new().fallback(handle).with_state(shared.clone());
         let listener = listener.tap_io(|tcp| {
             let _ = tcp.set_nodelay(true);
@@ -163,13 +167,21 @@ impl ScriptedModel {
         format!("http://127.0.0.1:{}", self.port)
     }
 
+    /// The turn index of the first held main request (see
+    /// [`ServerConfig::hold_from_turn`]): `None` until one arrives.
+    pub fn held(&self) -> tokio::sync::watch::Receiver<Option<usize>> {
+        self.shared.held.subscribe()
+    }
+
     /// Every request logged so far, in arrival (`seq`) order.
     pub fn requests(&self) -> Vec<RequestRecord> {
         self.shared.log.snapshot()
     }
 
-    /// Stops accepting, lets open answers finish (at most 5 s), then returns.
+    /// Stops accepting, lets open answers finish (at most 5 s; held requests get 503),
+    /// then returns.
     pub async fn shutdown(mut self) {
+        self.shared.closing.send_replace(true);
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -193,6 +205,7 @@ impl std::fmt::Debug for ScriptedModel {
 
 impl Drop for ScriptedModel {
     fn drop(&mut self) {
+        self.shared.closing.send_replace(true);
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -270,6 +283,23 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
         return unknown(&shared, record, &path);
     };
     let (answer, delay) = model_call(&shared, seq, api, method.as_str(), &target, &path, &body);
+    if let Answer::Held(turn) = answer {
+        shared.held.send_if_modified(|held| {
+            let first = held.is_none();
+            held.get_or_insert(turn);
+            first
+        });
+        let _ = shared
+            .closing
+            .subscribe()
+            .wait_for(|closing| *closing)
+            .await;
+        let message = format!(
+            "scripted-model: call {} was held (past max_turns)",
+            turn + 1
+        );
+        return json_response(503, &crate::play::error_body(api, 503, &message, None));
+    }
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
@@ -367,6 +397,7 @@ fn json_response(status: u16, body: &Value) -> Response {
 fn answer_response(answer: Answer, chunk_delay: Duration) -> Response {
     match answer {
         Answer::Json(status, body) => json_response(status, &body),
+        Answer::Held(_) => json_response(503, &json!({"error": "held"})),
         Answer::Sse(events) => {
             let stream = futures_util::stream::iter(events.into_iter().enumerate()).then(
                 move |(i, e)| async move {

@@ -112,11 +112,12 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
                 caveat_text(&r["caveats"])
             );
         }
-        text += "\nhost-enforced: the host stops the CLI when the stream shows call N+1 (or \
-                 tool call N+1) beginning. A CLI that gets a whole reply at once (as from \
-                 the scripted model) may start that reply's first tool in the same \
-                 milliseconds: its effects can reach the workspace although the turn does \
-                 not count it. Native caps stop before the request is sent.\n";
+        text += "\nhost-enforced: the host stops the CLI when call N+1 (or tool call N+1) \
+                 begins. Against the scripted model, call N+1 is held where it is requested, \
+                 so no harness acts on its reply. Against a real model the host sees the \
+                 call in the stream: a CLI that gets a reply at once may start its first \
+                 tool within those milliseconds (its effects can reach the workspace though \
+                 the turn does not count it). Native caps stop before the request is sent.\n";
     } else {
         text += &format!("{:<12} {:<9} {}\n", "harness", "program", "installed CLI");
         for r in &rows {

@@ -23,6 +23,10 @@ use tokio::sync::{mpsc, watch};
 pub const RESULT_GRACE: Duration = Duration::from_secs(5);
 /// After the CLI exits, how long descendants may hold its pipes before they are stopped.
 pub const LEAK_GRACE: Duration = Duration::from_secs(1);
+/// After the scripted model holds a call past `max_turns`, how long the stream may still
+/// bring the calls before it (in flight in the pipe) before the cap fires. The CLI cannot
+/// do anything new meanwhile: it waits for an answer that will not come.
+pub const HELD_SETTLE: Duration = Duration::from_millis(200);
 /// Bytes of stderr kept in memory for the result (the full stream goes to `stderr.log`).
 pub const STDERR_TAIL_BYTES: usize = 8 * 1024;
 
@@ -114,8 +118,9 @@ enum Chunk {
 }
 
 /// Runs one turn. `recording` must already hold its header; `stderr_log` receives the
-/// raw stderr. Errors: the CLI could not be started, or the recording could not be
-/// written (nothing is lost silently).
+/// raw stderr; `held_calls` reports the scripted model's first held call past `max_turns`
+/// (its turn index), when a scripted model plays the turn. Errors: the CLI could not be
+/// started, or the recording could not be written (nothing is lost silently).
 pub async fn run_turn(
     spec: LaunchSpec,
     mut pipeline: Pipeline,
@@ -123,6 +128,7 @@ pub async fn run_turn(
     mut stderr_log: std::fs::File,
     deadlines: Deadlines,
     mut cancel: watch::Receiver<bool>,
+    mut held_calls: Option<watch::Receiver<Option<usize>>>,
 ) -> std::io::Result<LiveTurn> {
     use std::io::Write;
     let mark = new_mark();
@@ -162,6 +168,8 @@ pub async fn run_turn(
     let mut exited_at: Option<Instant> = None;
     let (mut out_open, mut err_open) = (true, true);
     let mut host_work = Duration::ZERO;
+    // The scripted model's held call: when it was reported, and its turn index.
+    let mut held: Option<(Instant, u32)> = None;
 
     while out_open || err_open || exit.is_none() {
         // The next moment something must happen without the CLI's help.
@@ -173,6 +181,9 @@ pub async fn run_turn(
             }
             if let Some(at) = exited_at {
                 wake = earliest(wake, (at + LEAK_GRACE, StopReason::LeakedPipes));
+            }
+            if let Some((at, _)) = held {
+                wake = earliest(wake, (at + HELD_SETTLE, StopReason::MaxTurns));
             }
         }
         let sleep_until = wake.map_or(t0 + Duration::from_secs(86_400 * 365), |(at, _)| at);
@@ -225,6 +236,22 @@ pub async fn run_turn(
             },
             _ = tokio::time::sleep_until(sleep_until.into()), if wake.is_some() => {
                 fire = wake.map(|(_, reason)| reason);
+                if let (Some(StopReason::MaxTurns), Some((_, turn))) = (fire, held) {
+                    // The held call begins now for the record, after the stream settled.
+                    let at = stamp();
+                    recording.held_call(at, turn)?;
+                    pipeline.held_call(at);
+                }
+            },
+            turn = async {
+                match held_calls.as_mut() {
+                    Some(rx) => rx.changed().await.map(|()| *rx.borrow_and_update()),
+                    None => std::future::pending().await,
+                }
+            }, if held_calls.is_some() && held.is_none() && stop.is_none() => match turn {
+                Ok(Some(turn)) => held = Some((Instant::now(), turn as u32)),
+                Ok(None) => {}
+                Err(_) => held_calls = None,
             },
             changed = cancel.changed(), if stop.is_none() => {
                 if changed.is_err() || *cancel.borrow() {

@@ -383,8 +383,11 @@ async fn execute(
             // The server translates from its own threads: it gets its own instance.
             let translator_launcher = Launcher::new(&loaded).map_err(|e| e.to_string())?;
             let translator = Arc::new(ComponentTranslator::new(translator_launcher));
-            let config =
+            let mut config =
                 ServerConfig::new(script.clone(), workspace.clone()).with_translator(translator);
+            // Call N+1 is held where it begins, so the CLI cannot act on its reply: the cap
+            // means the same whether the CLI or the host enforces it.
+            config.hold_from_turn = p.task.run_limits.max_turns;
             Some(
                 ScriptedModel::start(config)
                     .await
@@ -464,6 +467,7 @@ async fn execute(
             kill_grace: options.kill_grace,
         },
         cancel,
+        model.as_ref().map(ScriptedModel::held),
     )
     .await
     .map_err(|e| format!("running the CLI: {e}"))?;

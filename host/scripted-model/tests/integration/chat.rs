@@ -168,3 +168,38 @@ async fn corpus_opencode_script_substitutes_workdir() {
     assert_eq!(calls[1]["function"]["name"], "bash");
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn requests_past_hold_from_turn_are_held_until_shutdown() {
+    let script = Script::from_str(
+        "replies:\n  - text: one\n  - text: two\n  - text: three\n",
+        "hold.yaml",
+        true,
+    )
+    .unwrap();
+    let mut config = ServerConfig::new(script, WS);
+    config.hold_from_turn = Some(1);
+    let server = ScriptedModel::start(config).await.unwrap();
+    let port = server.port();
+    let mut held = server.held();
+    assert_eq!(*held.borrow(), None);
+    // Call 1 (no completed turns) is answered.
+    assert_eq!(post(port, PATH, &request(0, false)).await.status, 200);
+    // Call 2 is held: no answer while the server runs, and `held` names its turn index.
+    let pending = tokio::spawn(async move { post(port, PATH, &request(1, false)).await });
+    held.changed().await.unwrap();
+    assert_eq!(*held.borrow(), Some(1));
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    assert!(!pending.is_finished(), "a held request is not answered");
+    // Side requests are never held.
+    let mut side = request(1, false);
+    side.as_object_mut().unwrap().remove("tools");
+    assert_eq!(post(port, PATH, &side).await.status, 200);
+    let log = server.requests();
+    let held_record = log.iter().find(|r| r.status == 503).unwrap();
+    assert_eq!(held_record.kind, RequestKind::Main);
+    assert_eq!(held_record.turn, Some(1));
+    // Shutting down answers it: 503.
+    server.shutdown().await;
+    assert_eq!(pending.await.unwrap().status, 503);
+}
