@@ -50,12 +50,7 @@ pub fn main() -> i32 {
     match result {
         Ok(code) => code,
         Err(err) => {
-            eprintln!("error: {err}");
-            let mut source = err.source();
-            while let Some(cause) = source {
-                eprintln!("  caused by: {cause}");
-                source = cause.source();
-            }
+            print_error(err.as_ref());
             exit_codes::USAGE
         }
     }
@@ -71,5 +66,21 @@ pub fn print_stdout(text: &str) {
         .is_err()
     {
         std::process::exit(exit_codes::OK);
+    }
+}
+
+/// Prints `err` and its causes on stderr, one per line; a cause whose text the line above
+/// already holds (a wrapper that quotes its source) is not repeated.
+pub fn print_error(err: &dyn std::error::Error) {
+    let mut shown = err.to_string();
+    eprintln!("error: {shown}");
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !shown.contains(&text) {
+            eprintln!("  caused by: {text}");
+        }
+        shown = text;
+        source = cause.source();
     }
 }

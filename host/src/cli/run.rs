@@ -62,7 +62,7 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
         match Task::load(path) {
             Ok(task) => tasks.push(task),
             Err(err) => {
-                eprintln!("error: {err}");
+                super::print_error(&err);
                 return Ok(exit_codes::USAGE);
             }
         }
@@ -75,6 +75,13 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
     let out_dir = args
         .out
         .unwrap_or_else(|| PathBuf::from("runs").join(timestamp()));
+    if out_dir.join("run.json").exists() {
+        eprintln!(
+            "note: {} already holds a run; run.json, junit.xml and report.html will list this \
+             run's tasks only (the folders of earlier tasks stay, a task run again is replaced)",
+            out_dir.display()
+        );
+    }
     let mut options = RunOptions::new(out_dir.clone());
     options.components = ComponentSource {
         dir: args.components,
@@ -87,12 +94,7 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
     let prepared = match prepare(tasks, &harnesses, &options) {
         Ok(p) => p,
         Err(err) => {
-            eprintln!("error: {err}");
-            let mut source = std::error::Error::source(&err);
-            while let Some(cause) = source {
-                eprintln!("  caused by: {cause}");
-                source = cause.source();
-            }
+            super::print_error(&err);
             return Ok(exit_codes::USAGE);
         }
     };
