@@ -346,10 +346,30 @@ impl Collector {
         end: TurnEnd,
     ) -> (TurnRecord, Vec<StampedEvent>) {
         let end_us = end.end_us;
-        let cli_max = self
-            .cli_result
-            .as_ref()
-            .is_some_and(|r| r.max_turns_reached);
+        // No final result, but the CLI exited with its documented turn-limit code (the
+        // stream was cut as it exited): its own cap stopped it all the same.
+        let exit_turn_limit = self.cli_result.is_none()
+            && self.stop.is_none()
+            && end.exit.is_some_and(|e| e.turn_limit);
+        let mut diagnostics = self.diagnostics;
+        if exit_turn_limit {
+            diagnostics.push(DiagnosticRecord {
+                line: 0,
+                at_ms: ms(end_us),
+                kind: "cap_from_exit_code".into(),
+                message: format!(
+                    "no final result, but exit code {} is the CLI's own turn limit: its \
+                     max_turns cap stopped it",
+                    end.exit.and_then(|e| e.code).unwrap_or_default()
+                ),
+                raw: String::new(),
+            });
+        }
+        let cli_max = exit_turn_limit
+            || self
+                .cli_result
+                .as_ref()
+                .is_some_and(|r| r.max_turns_reached);
         let max_turns_exhausted = self.stop == Some(Stop::MaxTurns) || cli_max;
         let cli_num_turns = self.cli_result.as_ref().and_then(|r| r.num_turns);
         let num_turns = if cli_max && self.stop.is_none() {
@@ -464,7 +484,7 @@ impl Collector {
                 code: e.code,
                 signal: e.signal,
             }),
-            diagnostics: self.diagnostics,
+            diagnostics,
             reducer_error: end.reducer_error,
             stdout_lines: end.stdout_lines,
             stdout_bytes: end.stdout_bytes,
@@ -714,6 +734,40 @@ mod tests {
             },
         );
         assert!(r.max_turns_exhausted);
+    }
+
+    #[test]
+    fn an_exit_code_documented_as_the_turn_limit_is_the_clis_own_cap() {
+        let caps = Caps {
+            max_turns: Some(2),
+            max_tool_calls: None,
+        };
+        let end = |turn_limit| TurnEnd {
+            end_us: 4_000,
+            exit: Some(crate::recording::ExitStatus {
+                stamp_us: 4_000,
+                code: Some(53),
+                signal: None,
+                turn_limit,
+            }),
+            ..Default::default()
+        };
+        for turn_limit in [true, false] {
+            let mut c = Collector::new(caps);
+            c.push(at(1, call("m1")));
+            c.push(at(2, call("m2")));
+            let (r, _) = c.finish("h", "c", end(turn_limit));
+            assert_eq!(r.max_turns_exhausted, turn_limit);
+            assert_eq!(r.num_turns, if turn_limit { 3 } else { 2 });
+            assert_eq!(
+                r.final_status,
+                if turn_limit {
+                    TurnStatus::MaxTurnsExhausted
+                } else {
+                    TurnStatus::Incomplete
+                }
+            );
+        }
     }
 
     #[test]

@@ -12,7 +12,9 @@
 //! {"t":"err","us":1400,"text":"warning: …\n"}              a stderr chunk, as read
 //! {"t":"call","us":2040,"turn":2}                          the scripted model held call 3
 //! {"t":"stop","us":2050,"reason":"max_turns"}              the host decided to end the turn
-//! {"t":"exit","us":2100,"code":0}                          the CLI ended (`code` or `signal`)
+//! {"t":"exit","us":2100,"code":0}                          the CLI ended (`code` or `signal`;
+//!                                                          `"turn_limit":true` when the code
+//!                                                          is the CLI's documented turn limit)
 //! ```
 //!
 //! - `us`: µs since the turn started, from the host's one monotonic clock.
@@ -96,6 +98,8 @@ enum Record {
         code: Option<i32>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         signal: Option<i32>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        turn_limit: bool,
     },
 }
 
@@ -143,6 +147,10 @@ pub struct ExitStatus {
     pub code: Option<i32>,
     /// The signal that ended it, when one did.
     pub signal: Option<i32>,
+    /// The CLI documents this exit code as its own turn limit (its launch plan's exit
+    /// codes, kind `turn_limit`: Gemini CLI's 53). A CLI that exits so without its final
+    /// result (the stream cut as it exited) was still stopped by its own `max_turns` cap.
+    pub turn_limit: bool,
 }
 
 /// The host's stop decision, as recorded.
@@ -336,11 +344,17 @@ fn read_records(header: Header, bytes: &[u8]) -> ReadRecording {
                     after_lines: out.lines.len(),
                 })
             }
-            Record::Exit { us, code, signal } => {
+            Record::Exit {
+                us,
+                code,
+                signal,
+                turn_limit,
+            } => {
                 out.exit = Some(ExitStatus {
                     stamp_us: us,
                     code,
                     signal,
+                    turn_limit,
                 })
             }
         }
@@ -403,6 +417,7 @@ impl RecordingWriter {
             us: status.stamp_us,
             code: status.code,
             signal: status.signal,
+            turn_limit: status.turn_limit,
         })
     }
 
@@ -441,6 +456,7 @@ mod tests {
             stamp_us: 40,
             code: Some(1),
             signal: None,
+            turn_limit: false,
         })
         .unwrap();
         drop(w);

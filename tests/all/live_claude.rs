@@ -185,6 +185,30 @@ fn a_process_the_agent_detached_does_not_outlive_the_task() {
     assert_replay_matches(&out, &r);
 }
 
+#[test]
+fn gemini_capped_while_its_stream_is_cut_is_still_a_cap() {
+    let out = scratch("live-gemini-cap-large-output");
+    let r = run_task(
+        "tasks/run_limits/cap_with_large_output/task.yaml",
+        "gemini-cli",
+        &out,
+        &[],
+    );
+    let t = r.turn.as_ref().unwrap();
+    // Gemini CLI exits (53) before its last lines reach the pipe: no final result, yet its
+    // documented exit code says its own cap stopped it.
+    assert!(t.cli_result.is_none(), "the stream was expected to be cut");
+    assert_eq!(r.status, TaskStatus::Success, "{:?}", r.error);
+    assert!(t.max_turns_exhausted);
+    assert_eq!(t.num_turns, 3);
+    assert!(t.diagnostics.iter().any(|d| d.kind == "cap_from_exit_code"));
+    assert_eq!(
+        r.cap_note().as_deref(),
+        Some("stopped by max_turns 2 (the CLI's own cap)")
+    );
+    assert_replay_matches(&out, &r);
+}
+
 /// The fields that must agree between the native cap and the host's backstop.
 fn cap_view(r: &TaskResult) -> serde_json::Value {
     let t = r.turn.as_ref().unwrap();

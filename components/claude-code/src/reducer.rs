@@ -459,15 +459,31 @@ impl ClaudeReducer {
             ));
             text = Some(self.last_main_text.clone());
         }
+        // An API error ends as `subtype: success` with `is_error: true`, its message in
+        // `result` (e.g. "API Error: 400 …").
+        let api_error = subtype == "success" && is_error;
         let error_message = parsed
             .error
             .as_deref()
             .map(String::from)
             .or_else(|| (!parsed.errors.is_empty()).then(|| parsed.errors.join("; ")))
+            .or_else(|| {
+                parsed
+                    .result
+                    .as_deref()
+                    .filter(|r| api_error && !r.is_empty())
+                    .map(String::from)
+            })
             .or_else(|| (!success).then(|| format!("the CLI ended with `{subtype}`")));
         out.push(Event::FinalResult {
             success,
-            error_kind: (!success).then(|| subtype.to_string()),
+            error_kind: (!success).then(|| {
+                if api_error {
+                    "is_error".to_string()
+                } else {
+                    subtype.to_string()
+                }
+            }),
             error_message: if success { None } else { error_message },
             max_turns_reached: subtype == "error_max_turns",
             num_turns: parsed.num_turns.map(|n| n as u32),
@@ -644,5 +660,15 @@ mod tests {
         assert!(events.iter().any(|e| matches!(e,
             Event::ToolCallStarted { input_json, .. }
                 if input_json == r#"{"file_path":"caf\u00e9.txt","content":"a\nb"}"#)));
+    }
+
+    #[test]
+    fn an_api_error_reported_as_success_keeps_its_message() {
+        let events = reduce(
+            r#"{"type":"result","subtype":"success","is_error":true,"result":"API Error: 400 bad request","num_turns":2}"#,
+        );
+        assert!(events.iter().any(|e| matches!(e,
+            Event::FinalResult { success: false, error_kind: Some(k), error_message: Some(m), .. }
+                if k == "is_error" && m == "API Error: 400 bad request")));
     }
 }

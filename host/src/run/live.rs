@@ -78,6 +78,9 @@ pub struct LaunchSpec {
     pub cwd: PathBuf,
     /// Written to stdin, then stdin is closed; `None` = stdin closed at once.
     pub stdin: Option<String>,
+    /// The exit codes the CLI documents as its own turn limit (launch-plan exit codes of
+    /// kind `turn_limit`).
+    pub turn_limit_codes: Vec<i32>,
 }
 
 /// The turn's stop rules.
@@ -231,7 +234,7 @@ pub async fn run_turn(
             },
             status = child.wait(), if exit.is_none() => {
                 let status = status?;
-                exit = Some(exit_status(status, stamp()));
+                exit = Some(exit_status(status, stamp(), &spec.turn_limit_codes));
                 exited_at = Some(Instant::now());
             },
             _ = tokio::time::sleep_until(sleep_until.into()), if wake.is_some() => {
@@ -327,12 +330,17 @@ fn earliest(
     }
 }
 
-fn exit_status(status: std::process::ExitStatus, stamp_us: u64) -> ExitStatus {
+fn exit_status(
+    status: std::process::ExitStatus,
+    stamp_us: u64,
+    turn_limit_codes: &[i32],
+) -> ExitStatus {
     use std::os::unix::process::ExitStatusExt;
     ExitStatus {
         stamp_us,
         code: status.code(),
         signal: status.signal(),
+        turn_limit: status.code().is_some_and(|c| turn_limit_codes.contains(&c)),
     }
 }
 

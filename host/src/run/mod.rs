@@ -638,6 +638,12 @@ fn launch_spec(
         env,
         cwd: setup.workspace.clone(),
         stdin,
+        turn_limit_codes: plan
+            .exit_codes
+            .iter()
+            .filter(|e| e.kind == "turn_limit")
+            .map(|e| e.code)
+            .collect(),
     })
 }
 
