@@ -83,8 +83,8 @@ impl Harness for Codex {
             native_limits: Vec::new(),
             unsupported_limits: Vec::new(),
             caveats: vec![
-                // Codex runs one reply's tool calls one after another; the stream does not
-                // tell them from calls in separate replies.
+                // Codex streams one reply's tool calls one after another (it may run them
+                // at once); the stream does not tell them from calls in separate replies.
                 Caveat::ParallelCallsSerialized,
                 // `item.started` of a command arrives ~0.1-0.2 s after the command began
                 // (measured with codex 0.171.0), and items carry no duration.

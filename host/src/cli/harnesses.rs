@@ -145,7 +145,7 @@ fn caveat_text(caveats: &serde_json::Value) -> String {
         .iter()
         .map(|c| match *c {
             "parallel_calls_serialized" => {
-                "one reply's tool calls run one after another: each counts as a model call"
+                "one reply's tool calls stream one after another: each counts as a model call, so a max_turns cap can fire inside a reply whose other calls still run"
             }
             "shell_failures_unreported" => {
                 "a failing shell command that printed output is reported as ok"
