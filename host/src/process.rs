@@ -47,9 +47,14 @@ pub fn new_mark() -> String {
 /// `/proc/<pid>/environ`, which is the environment a process was started with; readable
 /// for the host's own user's processes).
 pub fn marked(mark: &str) -> Vec<i32> {
+    marked_in(&process_table(), mark)
+}
+
+/// [`marked`] among the processes of `table`.
+fn marked_in(table: &[ProcEntry], mark: &str) -> Vec<i32> {
     let needle = format!("{MARK_VAR}={mark}");
-    process_table()
-        .into_iter()
+    table
+        .iter()
         .filter(|p| {
             std::fs::read(format!("/proc/{}/environ", p.pid)).is_ok_and(|env| {
                 env.split(|&b| b == 0)
@@ -109,7 +114,11 @@ pub fn group_members(pgid: i32) -> Vec<i32> {
 /// leader), wherever they went: a CLI may start tool commands in process groups or
 /// sessions of their own, which a signal to the group alone would miss.
 pub fn group_and_descendants(pgid: i32) -> Vec<i32> {
-    let table = process_table();
+    group_and_descendants_in(&process_table(), pgid)
+}
+
+/// [`group_and_descendants`] among the processes of `table`.
+fn group_and_descendants_in(table: &[ProcEntry], pgid: i32) -> Vec<i32> {
     let mut found: Vec<i32> = table
         .iter()
         .filter(|p| p.pgrp == pgid)
@@ -158,11 +167,11 @@ pub async fn stop_tree(pgid: i32, mark: &str, grace: Duration) -> Vec<i32> {
     stop(pgid, Some(mark), grace).await
 }
 
-/// The live members of group `pgid`, the descendants of its leader, and the processes
-/// marked `mark`.
-fn targets(pgid: i32, mark: Option<&str>) -> Vec<i32> {
-    let mut found = group_and_descendants(pgid);
-    for pid in mark.map(marked).unwrap_or_default() {
+/// The members of group `pgid`, the descendants of its leader, and the processes marked
+/// `mark`, among the processes of `table`.
+fn targets_in(table: &[ProcEntry], pgid: i32, mark: Option<&str>) -> Vec<i32> {
+    let mut found = group_and_descendants_in(table, pgid);
+    for pid in mark.map(|m| marked_in(table, m)).unwrap_or_default() {
         if !found.contains(&pid) {
             found.push(pid);
         }
@@ -174,9 +183,10 @@ async fn stop(pgid: i32, mark: Option<&str>, grace: Duration) -> Vec<i32> {
     // The group and the leader's descendants first, at once: they are what runs the turn
     // (a CLI must not get to send more requests), and the mark's scan of every process's
     // environment takes longer.
-    let mut found = group_and_descendants(pgid);
+    let table = process_table();
+    let mut found = group_and_descendants_in(&table, pgid);
     signal_all(pgid, &found, libc::SIGTERM);
-    for pid in mark.map(marked).unwrap_or_default() {
+    for pid in mark.map(|m| marked_in(&table, m)).unwrap_or_default() {
         if !found.contains(&pid) {
             // SAFETY: plain syscall; a pid that is gone is reported as ESRCH.
             unsafe {
@@ -190,14 +200,14 @@ async fn stop(pgid: i32, mark: Option<&str>, grace: Duration) -> Vec<i32> {
     }
     // Each process found so far, by pid and start time: a pid reused meanwhile by another
     // process is not that process.
-    let started = |pids: &[i32]| -> Vec<(i32, u64)> {
-        process_table()
-            .into_iter()
+    let started = |table: &[ProcEntry], pids: &[i32]| -> Vec<(i32, u64)> {
+        table
+            .iter()
             .filter(|p| pids.contains(&p.pid))
             .map(|p| (p.pid, p.start))
             .collect()
     };
-    let mut identities = started(&found);
+    let mut identities = started(&table, &found);
     let deadline = Instant::now() + grace;
     while any_alive(pgid, &found) && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(20)).await;
@@ -207,7 +217,7 @@ async fn stop(pgid: i32, mark: Option<&str>, grace: Duration) -> Vec<i32> {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         let table = process_table();
-        let mut alive = targets(pgid, mark);
+        let mut alive = targets_in(&table, pgid, mark);
         for &(pid, start) in &identities {
             let same = table.iter().any(|p| p.pid == pid && p.start == start);
             if same && !alive.contains(&pid) {
@@ -222,7 +232,7 @@ async fn stop(pgid: i32, mark: Option<&str>, grace: Duration) -> Vec<i32> {
                 found.push(pid);
             }
         }
-        for identity in started(&alive) {
+        for identity in started(&table, &alive) {
             if !identities.contains(&identity) {
                 identities.push(identity);
             }
@@ -401,25 +411,33 @@ mod tests {
             .collect()
     }
 
+    /// Runs `sh` marked `mark`, which starts `bash -c SCRIPT` in a session of its own
+    /// (`setsid`) and exits at once; waits until `count` processes named `marker` run.
+    /// Returns the shell's process group.
+    async fn detach(script: &str, mark: &str, marker: &str, count: usize) -> i32 {
+        let mut cmd = tokio::process::Command::new("sh");
+        cmd.arg("-c")
+            .arg(format!(
+                "setsid bash -c '{script}' >/dev/null 2>&1 & exit 0"
+            ))
+            .env(MARK_VAR, mark);
+        let mut child = own_group(&mut cmd).spawn().unwrap();
+        let pgid = child.id().unwrap() as i32;
+        assert!(child.wait().await.unwrap().success());
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while processes_with(marker).len() < count && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        pgid
+    }
+
     #[tokio::test]
     async fn a_process_detached_before_a_clean_exit_is_found_by_its_mark() {
         let marker = format!("ce-detached-marker-{}", std::process::id());
         let mark = new_mark();
         // The shell detaches a sleep into a session of its own and exits at once: the
         // sleep has left the group and, once reparented, has no parent link to it either.
-        let mut cmd = tokio::process::Command::new("sh");
-        cmd.arg("-c")
-            .arg(format!(
-                "setsid bash -c 'exec -a {marker} sleep 30' >/dev/null 2>&1 & exit 0"
-            ))
-            .env(MARK_VAR, &mark);
-        let mut child = own_group(&mut cmd).spawn().unwrap();
-        let pgid = child.id().unwrap() as i32;
-        assert!(child.wait().await.unwrap().success());
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while processes_with(&marker).is_empty() && Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
+        let pgid = detach(&format!("exec -a {marker} sleep 30"), &mark, &marker, 1).await;
         let detached = processes_with(&marker);
         assert_eq!(detached.len(), 1, "the detached sleep started");
         assert!(
@@ -440,19 +458,15 @@ mod tests {
         let mark = new_mark();
         // Detached, deaf to SIGTERM, and forking as fast as it can: children forked
         // after any one scan must be found by the next.
-        let mut cmd = tokio::process::Command::new("sh");
-        cmd.arg("-c")
-            .arg(format!(
-                "setsid bash -c 'trap \"\" TERM; for i in $(seq 3000); do (exec -a {marker} sleep 30) & done; wait' >/dev/null 2>&1 & exit 0"
-            ))
-            .env(MARK_VAR, &mark);
-        let mut child = own_group(&mut cmd).spawn().unwrap();
-        let pgid = child.id().unwrap() as i32;
-        assert!(child.wait().await.unwrap().success());
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while processes_with(&marker).len() < 20 && Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
+        let pgid = detach(
+            &format!(
+                "trap \"\" TERM; for i in $(seq 3000); do (exec -a {marker} sleep 30) & done; wait"
+            ),
+            &mark,
+            &marker,
+            20,
+        )
+        .await;
         let found = stop_tree(pgid, &mark, Duration::from_millis(100)).await;
         assert!(found.len() >= 20, "the forker and its children were found");
         let left = processes_with(&marker);

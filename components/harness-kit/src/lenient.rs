@@ -44,6 +44,9 @@ pub trait Lenient<'de>: Sized {
 /// should be lenient in turn.
 pub trait Object<'de>: Deserialize<'de> {}
 
+/// A whole JSON object as a `serde_json::Map` (the view of reducers that read `Value`s).
+impl Object<'_> for serde_json::Map<String, serde_json::Value> {}
+
 /// `deserialize_with` for an `Option<T>` field: absent unless the value has T's type.
 /// Pair it with `#[serde(default)]`.
 pub fn field<'de, D: Deserializer<'de>, T: Lenient<'de>>(d: D) -> Result<Option<T>, D::Error> {

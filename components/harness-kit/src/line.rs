@@ -8,8 +8,8 @@ use serde_json::Value;
 pub enum ParsedLine {
     /// A JSON object.
     Object(serde_json::Map<String, Value>),
-    /// A JSON object after its lone UTF-16 surrogate escapes were read as U+FFFD (see
-    /// [`replace_lone_surrogates`]); the diagnostic (`repaired_line`) says so.
+    /// A JSON object after a repair (see [`parse_line`]); the diagnostic (`repaired_line`)
+    /// says what was repaired.
     Repaired(serde_json::Map<String, Value>, Event),
     /// A blank line (skipped, no diagnostic).
     Blank,
@@ -17,50 +17,15 @@ pub enum ParsedLine {
     Bad(Event),
 }
 
-/// Decodes one line as a JSON object. Invalid UTF-8, text that is not JSON, and JSON that
-/// is not an object each become a diagnostic that keeps the line; lone UTF-16 surrogate
-/// escapes are repaired ([`ParsedLine::Repaired`]).
+/// Decodes one line as a JSON object: [`parse_line`] with the whole object as the view
+/// (the same diagnostics, and the same repairs: [`ParsedLine::Repaired`]).
 pub fn parse_json_line(line: &[u8]) -> ParsedLine {
-    let trimmed = line.trim_ascii();
-    if trimmed.is_empty() {
-        return ParsedLine::Blank;
-    }
-    let text = match std::str::from_utf8(trimmed) {
-        Ok(text) => text,
-        Err(err) => {
-            return ParsedLine::Bad(Event::diagnostic(
-                "invalid_utf8",
-                format!("line is not valid UTF-8 ({err})"),
-                line,
-            ));
-        }
-    };
-    let parsed = serde_json::from_str::<Value>(text);
-    if let Err(err) = &parsed
-        && let Some(fixed) = replace_lone_surrogates(text)
-        && let Ok(Value::Object(map)) = serde_json::from_str::<Value>(&fixed)
-    {
-        return ParsedLine::Repaired(
-            map,
-            Event::diagnostic(
-                "repaired_line",
-                format!("line repaired (lone UTF-16 surrogate escapes read as U+FFFD): {err}"),
-                line,
-            ),
-        );
-    }
-    match parsed {
-        Ok(Value::Object(map)) => ParsedLine::Object(map),
-        Ok(_) => ParsedLine::Bad(Event::diagnostic(
-            "not_object",
-            "line is JSON but not an object",
-            line,
-        )),
-        Err(err) => ParsedLine::Bad(Event::diagnostic(
-            "not_json",
-            format!("line is not JSON ({err})"),
-            line,
-        )),
+    let mut scratch = String::new();
+    match parse_line::<serde_json::Map<String, Value>>(line, &mut scratch) {
+        Parsed::Line(map) => ParsedLine::Object(map),
+        Parsed::Repaired(map, note) => ParsedLine::Repaired(map, note),
+        Parsed::Blank => ParsedLine::Blank,
+        Parsed::Bad(diagnostic) => ParsedLine::Bad(diagnostic),
     }
 }
 
