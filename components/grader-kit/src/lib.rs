@@ -23,13 +23,13 @@
 //! grader_kit::export_grader!(ReadmeMentionsFiles);
 //! ```
 
-mod shell;
 mod trajectory;
 
+pub use harness_kit::shell::{shell_command, split_shell, unwrap_shell};
 pub use harness_kit::{Event, ToolStatus, Usage};
-pub use shell::{shell_command, split_shell, unwrap_shell};
 pub use trajectory::{ToolUse, build};
 
+use harness_kit::char_prefix;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::path::{Component, Path, PathBuf};
@@ -204,11 +204,7 @@ pub fn truncate(text: &str, max: usize) -> String {
     if text.len() <= max {
         return text.to_string();
     }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}… [{} bytes in all]", &text[..end], text.len())
+    format!("{}… [{} bytes in all]", char_prefix(text, max), text.len())
 }
 
 /// Exports a [`Criterion`] implementation as the component's `grader` world.

@@ -200,16 +200,17 @@ pub fn workspace_path(path: &str, workspace: &str) -> String {
     }
 }
 
-/// The first `max_bytes` of `text`, cut at a character boundary.
+/// The first `max_bytes` of `text`, cut at a character boundary, as an owned string (see
+/// [`char_prefix`]).
 pub fn excerpt(text: &str, max_bytes: usize) -> String {
-    if text.len() <= max_bytes {
-        return text.to_string();
-    }
-    let mut end = max_bytes;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    text[..end].to_string()
+    char_prefix(text, max_bytes).to_string()
+}
+
+/// The longest prefix of `text` that is at most `max_bytes` long and ends on a character
+/// boundary: the one place text is cut (reducers' excerpts, grader-kit's `truncate`, the
+/// host's verdict texts).
+pub fn char_prefix(text: &str, max_bytes: usize) -> &str {
+    &text[..text.floor_char_boundary(max_bytes)]
 }
 
 #[cfg(test)]
@@ -237,5 +238,8 @@ mod tests {
     fn excerpt_cuts_on_char_boundary() {
         assert_eq!(excerpt("héllo", 2), "h");
         assert_eq!(excerpt("hello", 10), "hello");
+        assert_eq!(char_prefix("ééé", 3), "é");
+        assert_eq!(char_prefix("ééé", 4), "éé");
+        assert_eq!(char_prefix("é", 0), "");
     }
 }

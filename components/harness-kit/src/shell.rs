@@ -1,12 +1,19 @@
 //! Shell commands as agents run them: the command of a tool input, and the script inside
 //! a `bash -lc '...'` / `sh -c "..."` wrapper.
+//!
+//! The one definition of "the shell command of a tool call": the reducers (Codex's
+//! `exec_command` input), the host's turn record (`TurnRecord.commands`) and the graders
+//! (`grader_kit::ToolUse::shell_command`, which re-exports this module) all read it here,
+//! so they cannot disagree.
 
 use serde_json::Value;
 
-/// The shell command of a tool input: its `command` or `cmd` field, as a string (an argv
-/// array is joined with shell quoting, so `["bash", "-lc", "ls -a"]` reads
-/// `bash -lc 'ls -a'`). `None` when the input has neither. Wrappers are kept: see
-/// [`unwrap_shell`].
+/// The shell command of a tool call, from its input (the tool's name does not matter: any
+/// call whose input has a `command` or `cmd` runs a command). That field as a string; an
+/// argv array is joined with shell quoting, so `["bash", "-lc", "ls -a"]` reads
+/// `bash -lc 'ls -a'` and splits back ([`split_shell`]) into the same words. `None` when
+/// the input has neither field, or it is neither a string nor an array of strings.
+/// Wrappers are kept: see [`unwrap_shell`].
 pub fn shell_command(input: &Value) -> Option<String> {
     let value = input.get("command").or_else(|| input.get("cmd"))?;
     match value {

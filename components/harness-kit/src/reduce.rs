@@ -1,0 +1,157 @@
+//! The opening every reducer's [`feed`](crate::Reducer::feed) shares: decoding the line,
+//! the fall-through for a line `type` the reducer does not know, made-up ids, and the
+//! result of a stream with no output at all.
+//!
+//! ```ignore
+//! fn feed(&mut self, line: &[u8], _stamp_us: u64) -> Vec<Event> {
+//!     let (obj, mut out) = match decode_object(line) {
+//!         Ok(read) => read,
+//!         Err(events) => return events,
+//!     };
+//!     match obj.get("type").and_then(Value::as_str).unwrap_or("") {
+//!         "message" => self.message(&obj, &mut out),
+//!         other => out.push(type_diagnostic(other, line)),
+//!     }
+//!     out
+//! }
+//! ```
+
+use crate::lenient::Object;
+use crate::{Event, Parsed, ParsedLine, parse_json_line, parse_line};
+use serde_json::{Map, Value};
+
+/// A decoded line and the events it already produced (the `repaired_line` note when the
+/// line needed a repair, else none); `Err` holds all the line produces (nothing for a
+/// blank line, a diagnostic for a bad one) and the reducer returns it as it is.
+pub type Decoded<T> = Result<(T, Vec<Event>), Vec<Event>>;
+
+/// Decodes one line into a reducer's typed lenient view `T` (see [`parse_line`]; `T` may
+/// borrow from `scratch`).
+pub fn decode<'a, T: Object<'a>>(line: &'a [u8], scratch: &'a mut String) -> Decoded<T> {
+    match parse_line::<T>(line, scratch) {
+        Parsed::Line(view) => Ok((view, Vec::new())),
+        Parsed::Repaired(view, note) => Ok((view, vec![note])),
+        Parsed::Blank => Err(Vec::new()),
+        Parsed::Bad(diagnostic) => Err(vec![diagnostic]),
+    }
+}
+
+/// Decodes one line as a whole JSON object (see [`parse_json_line`]), for reducers that
+/// read `serde_json::Value`s.
+pub fn decode_object(line: &[u8]) -> Decoded<Map<String, Value>> {
+    match parse_json_line(line) {
+        ParsedLine::Object(obj) => Ok((obj, Vec::new())),
+        ParsedLine::Repaired(obj, note) => Ok((obj, vec![note])),
+        ParsedLine::Blank => Err(Vec::new()),
+        ParsedLine::Bad(diagnostic) => Err(vec![diagnostic]),
+    }
+}
+
+/// The diagnostic for a line whose `type` the reducer does not handle: `missing_field`
+/// when `kind` is empty (no `type`, or not a string), else `unknown_type`.
+pub fn type_diagnostic(kind: &str, line: &[u8]) -> Event {
+    if kind.is_empty() {
+        Event::diagnostic("missing_field", "line has no `type` field", line)
+    } else {
+        Event::diagnostic("unknown_type", format!("unknown line type `{kind}`"), line)
+    }
+}
+
+/// Made-up ids for things the stream gives none (`claude-code-msg-1`, `-2`, ...).
+#[derive(Debug, Clone)]
+pub struct IdMaker {
+    prefix: &'static str,
+    n: u32,
+}
+
+impl IdMaker {
+    /// Ids `<prefix>-1`, `<prefix>-2`, ... in order.
+    pub const fn new(prefix: &'static str) -> IdMaker {
+        IdMaker { prefix, n: 0 }
+    }
+
+    /// The next id.
+    pub fn next_id(&mut self) -> String {
+        self.n += 1;
+        format!("{}-{}", self.prefix, self.n)
+    }
+}
+
+/// The failed result of a stream without a single byte of output: `<cli> printed nothing
+/// on stdout`, then ` (<hint>)` when there is one. The exit code and stderr, which a
+/// reducer cannot see, tell the rest.
+pub fn no_output(cli: &str, hint: Option<&str>) -> Event {
+    let mut message = format!("{cli} printed nothing on stdout");
+    if let Some(hint) = hint {
+        message.push_str(&format!(" ({hint})"));
+    }
+    Event::FinalResult {
+        success: false,
+        error_kind: Some("no_output".into()),
+        error_message: Some(message),
+        max_turns_reached: false,
+        num_turns: None,
+        cost_usd: None,
+        duration_ms: None,
+        text: None,
+        usage: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::diagnostic_kinds;
+
+    #[test]
+    fn decode_keeps_the_repair_note_and_returns_what_a_bad_line_gives() {
+        let (obj, out) = decode_object(br#"{"type":"a\ud83d"}"#).unwrap();
+        assert_eq!(obj["type"], "a\u{fffd}");
+        assert_eq!(diagnostic_kinds(&out), ["repaired_line"]);
+        let (obj, out) = decode_object(br#"{"type":"a"}"#).unwrap();
+        assert_eq!(obj["type"], "a");
+        assert!(out.is_empty());
+        assert_eq!(decode_object(b"  ").unwrap_err(), []);
+        assert_eq!(
+            diagnostic_kinds(&decode_object(b"not json").unwrap_err()),
+            ["not_json"]
+        );
+
+        #[derive(serde::Deserialize, Default)]
+        #[serde(default)]
+        struct View<'a> {
+            #[serde(borrow, deserialize_with = "crate::lenient::field")]
+            a: Option<std::borrow::Cow<'a, str>>,
+        }
+        impl<'de: 'a, 'a> Object<'de> for View<'a> {}
+        let mut scratch = String::new();
+        let (view, out) = decode::<View>(br#"{"a":"x","a":"y"}"#, &mut scratch).unwrap();
+        assert_eq!(view.a.as_deref(), Some("y"));
+        assert_eq!(diagnostic_kinds(&out), ["repaired_line"]);
+    }
+
+    #[test]
+    fn an_empty_type_is_missing_and_any_other_unknown() {
+        let kinds = [type_diagnostic("", b"{}"), type_diagnostic("x", b"{}")];
+        assert_eq!(diagnostic_kinds(&kinds), ["missing_field", "unknown_type"]);
+        assert!(matches!(&kinds[1], Event::Diagnostic { message, .. }
+            if message == "unknown line type `x`"));
+    }
+
+    #[test]
+    fn ids_count_from_one() {
+        let mut ids = IdMaker::new("pi-msg");
+        assert_eq!([ids.next_id(), ids.next_id()], ["pi-msg-1", "pi-msg-2"]);
+    }
+
+    #[test]
+    fn no_output_names_the_cli_and_the_hint() {
+        let Event::FinalResult { error_message, .. } = no_output("Pi", Some("see stderr")) else {
+            panic!()
+        };
+        assert_eq!(
+            error_message.as_deref(),
+            Some("Pi printed nothing on stdout (see stderr)")
+        );
+    }
+}
