@@ -19,9 +19,8 @@
 //! (Checked against the earlier `Value`-based reducer by replaying the corpus with random
 //! type changes: these two are the only differences.)
 
-use harness_kit::{
-    Event, Parsed, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, parse_line, truncated_line,
-};
+use harness_kit::reduce::{IdMaker, decode, type_diagnostic};
+use harness_kit::{Event, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, truncated_line};
 use std::collections::{HashMap, HashSet};
 use wire::{Block, Line, ResultContent};
 
@@ -199,8 +198,8 @@ pub struct ClaudeReducer {
     tools_finished: HashSet<String>,
     /// Text of the last main-thread message, to rebuild an empty `result` (B01).
     last_main_text: String,
-    /// Count of messages without an id, for made-up ids.
-    anonymous: u32,
+    /// Ids for messages without one.
+    made_up_ids: IdMaker,
 }
 
 struct Message {
@@ -218,21 +217,15 @@ impl Reducer for ClaudeReducer {
             tools_started: HashSet::new(),
             tools_finished: HashSet::new(),
             last_main_text: String::new(),
-            anonymous: 0,
+            made_up_ids: IdMaker::new("claude-code-msg"),
         }
     }
 
     fn feed(&mut self, line: &[u8], _stamp_us: u64) -> Vec<Event> {
         let mut scratch = String::new();
-        let mut out = Vec::new();
-        let parsed = match parse_line::<Line>(line, &mut scratch) {
-            Parsed::Line(parsed) => parsed,
-            Parsed::Repaired(parsed, note) => {
-                out.push(note);
-                parsed
-            }
-            Parsed::Blank => return Vec::new(),
-            Parsed::Bad(diagnostic) => return vec![diagnostic],
+        let (parsed, mut out) = match decode::<Line>(line, &mut scratch) {
+            Ok(read) => read,
+            Err(events) => return events,
         };
         let parent = parsed.parent_tool_use_id.as_deref().map(String::from);
         match parsed.kind.as_deref().unwrap_or("") {
@@ -254,16 +247,7 @@ impl Reducer for ClaudeReducer {
                 };
                 out.push(Event::diagnostic("rate_limit", message, line));
             }
-            "" => out.push(Event::diagnostic(
-                "missing_field",
-                "line has no `type` field",
-                line,
-            )),
-            other => out.push(Event::diagnostic(
-                "unknown_type",
-                format!("unknown line type `{other}`"),
-                line,
-            )),
+            other => out.push(type_diagnostic(other, line)),
         }
         out
     }
@@ -322,10 +306,7 @@ impl ClaudeReducer {
         };
         let id = match message.id.as_deref() {
             Some(id) => id.to_string(),
-            None => {
-                self.anonymous += 1;
-                format!("claude-code-msg-{}", self.anonymous)
-            }
+            None => self.made_up_ids.next_id(),
         };
         self.open_message(&id, &parent, out);
         let usage = message.usage.map(usage_of);

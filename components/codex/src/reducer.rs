@@ -39,9 +39,9 @@
 //!   `cli_error`), not failures. Unknown event and item types, broken lines and the old
 //!   `{"id","msg"}` / app-server schemas (`unsupported_stream_schema`) are diagnostics.
 
+use harness_kit::reduce::{IdMaker, decode_object, type_diagnostic};
 use harness_kit::{
-    Event, ParsedLine, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, parse_json_line,
-    str_field, truncated_line, u64_field,
+    Event, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, str_field, truncated_line, u64_field,
 };
 use serde_json::{Map, Value, json};
 use std::collections::HashSet;
@@ -77,8 +77,8 @@ pub struct CodexReducer {
     last_error: Option<String>,
     /// The terminal result, emitted at the end of the stream.
     pending_final: Option<Event>,
-    /// Count of items without an id, for made-up ids.
-    anonymous: u32,
+    /// Ids for items without one.
+    made_up_ids: IdMaker,
 }
 
 /// Codex's usage fields as reported (overlapping).
@@ -153,20 +153,14 @@ impl Reducer for CodexReducer {
             final_answer: None,
             last_error: None,
             pending_final: None,
-            anonymous: 0,
+            made_up_ids: IdMaker::new("codex-item"),
         }
     }
 
     fn feed(&mut self, line: &[u8], _stamp_us: u64) -> Vec<Event> {
-        let mut out = Vec::new();
-        let obj = match parse_json_line(line) {
-            ParsedLine::Object(obj) => obj,
-            ParsedLine::Repaired(obj, note) => {
-                out.push(note);
-                obj
-            }
-            ParsedLine::Blank => return Vec::new(),
-            ParsedLine::Bad(diagnostic) => return vec![diagnostic],
+        let (obj, mut out) = match decode_object(line) {
+            Ok(read) => read,
+            Err(events) => return events,
         };
         match obj.get("type").and_then(Value::as_str) {
             Some("thread.started") => out.push(Event::SessionStarted {
@@ -197,11 +191,7 @@ impl Reducer for CodexReducer {
                 ));
                 self.last_error = Some(message);
             }
-            Some(other) => out.push(Event::diagnostic(
-                "unknown_type",
-                format!("unknown line type `{other}`"),
-                line,
-            )),
+            Some(other) => out.push(type_diagnostic(other, line)),
             None if obj.contains_key("msg") || obj.contains_key("method") => {
                 out.push(Event::diagnostic(
                     "unsupported_stream_schema",
@@ -211,11 +201,7 @@ impl Reducer for CodexReducer {
                     line,
                 ));
             }
-            None => out.push(Event::diagnostic(
-                "missing_field",
-                "line has no `type` field",
-                line,
-            )),
+            None => out.push(type_diagnostic("", line)),
         }
         out
     }
@@ -321,10 +307,7 @@ impl CodexReducer {
         };
         let id = match str_field(item, "id") {
             Some(id) => id.to_string(),
-            None => {
-                self.anonymous += 1;
-                format!("codex-item-{}", self.anonymous)
-            }
+            None => self.made_up_ids.next_id(),
         };
         match str_field(item, "type").unwrap_or("") {
             "agent_message" => {
@@ -992,6 +975,12 @@ mod tests {
         );
         // Unknown items are not model output.
         assert_eq!(calls(&events), 0);
+    }
+
+    #[test]
+    fn an_empty_type_is_a_missing_field_as_in_the_other_reducers() {
+        let events = reduce("{\"type\":\"\"}\n{\"type\":3}");
+        assert_eq!(kinds(&events), ["missing_field", "missing_field"]);
     }
 
     #[test]

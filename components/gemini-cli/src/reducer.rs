@@ -24,9 +24,9 @@
 //!   failed `FinalResult`; a stream with no line at all ends in a `no_output` failure (B33:
 //!   the exit code and stderr, which the reducer cannot see, tell the rest).
 
+use harness_kit::reduce::{decode_object, no_output, type_diagnostic};
 use harness_kit::{
-    Event, ParsedLine, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, parse_json_line,
-    str_field, truncated_line, u64_field,
+    Event, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, str_field, truncated_line, u64_field,
 };
 use serde_json::{Map, Value};
 use std::collections::HashSet;
@@ -75,15 +75,9 @@ impl Reducer for GeminiReducer {
 
     fn feed(&mut self, line: &[u8], _stamp_us: u64) -> Vec<Event> {
         self.saw_line = true;
-        let mut out = Vec::new();
-        let obj = match parse_json_line(line) {
-            ParsedLine::Object(obj) => obj,
-            ParsedLine::Repaired(obj, note) => {
-                out.push(note);
-                obj
-            }
-            ParsedLine::Blank => return Vec::new(),
-            ParsedLine::Bad(diagnostic) => return vec![diagnostic],
+        let (obj, mut out) = match decode_object(line) {
+            Ok(read) => read,
+            Err(events) => return events,
         };
         match obj.get("type").and_then(Value::as_str).unwrap_or("") {
             "init" => out.push(Event::SessionStarted {
@@ -117,16 +111,7 @@ impl Reducer for GeminiReducer {
                 }
             }
             "result" => self.result(&obj, &mut out),
-            "" => out.push(Event::diagnostic(
-                "missing_field",
-                "line has no `type` field",
-                line,
-            )),
-            other => out.push(Event::diagnostic(
-                "unknown_type",
-                format!("unknown line type `{other}`"),
-                line,
-            )),
+            other => out.push(type_diagnostic(other, line)),
         }
         out
     }
@@ -138,21 +123,13 @@ impl Reducer for GeminiReducer {
         }
         out.extend(truncated_line(truncated));
         if !self.saw_line {
-            out.push(Event::FinalResult {
-                success: false,
-                error_kind: Some("no_output".into()),
-                error_message: Some(
-                    "Gemini CLI printed nothing on stdout (with stream-json this is how an \
-                     authentication or configuration failure shows; see its exit code and stderr)"
-                        .into(),
+            out.push(no_output(
+                "Gemini CLI",
+                Some(
+                    "with stream-json this is how an authentication or configuration failure \
+                     shows; see its exit code and stderr",
                 ),
-                max_turns_reached: false,
-                num_turns: None,
-                cost_usd: None,
-                duration_ms: None,
-                text: None,
-                usage: None,
-            });
+            ));
         } else if !self.result_seen {
             if self.errors.is_empty() {
                 out.push(Event::diagnostic(

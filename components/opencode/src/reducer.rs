@@ -26,9 +26,9 @@
 //!   in a `no_output` failure. No model id and no user prompt are in the stream (B31): the
 //!   host records both.
 
+use harness_kit::reduce::{IdMaker, decode_object, no_output, type_diagnostic};
 use harness_kit::{
-    Event, ParsedLine, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, parse_json_line,
-    str_field, truncated_line, u64_field,
+    Event, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, str_field, truncated_line, u64_field,
 };
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
@@ -58,8 +58,8 @@ pub struct OpenCodeReducer {
     last_main_step: Option<String>,
     /// `error` lines: (name, message).
     errors: Vec<(String, String)>,
-    /// Count of steps without any id, for made-up ids.
-    anonymous: u32,
+    /// Ids for steps without any id.
+    made_up_ids: IdMaker,
 }
 
 struct Step {
@@ -94,21 +94,15 @@ impl Reducer for OpenCodeReducer {
             main_steps: 0,
             last_main_step: None,
             errors: Vec::new(),
-            anonymous: 0,
+            made_up_ids: IdMaker::new("opencode-msg"),
         }
     }
 
     fn feed(&mut self, line: &[u8], _stamp_us: u64) -> Vec<Event> {
         self.saw_line = true;
-        let mut out = Vec::new();
-        let obj = match parse_json_line(line) {
-            ParsedLine::Object(obj) => obj,
-            ParsedLine::Repaired(obj, note) => {
-                out.push(note);
-                obj
-            }
-            ParsedLine::Blank => return Vec::new(),
-            ParsedLine::Bad(diagnostic) => return vec![diagnostic],
+        let (obj, mut out) = match decode_object(line) {
+            Ok(read) => read,
+            Err(events) => return events,
         };
         self.announce_session(&obj, &mut out);
         let kind = obj.get("type").and_then(Value::as_str).unwrap_or("");
@@ -175,16 +169,7 @@ impl Reducer for OpenCodeReducer {
                     ));
                 }
             }
-            ("", _) => out.push(Event::diagnostic(
-                "missing_field",
-                "line has no `type` field",
-                line,
-            )),
-            (other, _) => out.push(Event::diagnostic(
-                "unknown_type",
-                format!("unknown line type `{other}`"),
-                line,
-            )),
+            (other, _) => out.push(type_diagnostic(other, line)),
         }
         out
     }
@@ -196,11 +181,7 @@ impl Reducer for OpenCodeReducer {
         }
         out.extend(truncated_line(truncated));
         if !self.saw_line {
-            out.push(failure(
-                "no_output",
-                "OpenCode printed nothing on stdout".into(),
-                None,
-            ));
+            out.push(no_output("OpenCode", None));
             return out;
         }
         let last = self.last_main_step.as_ref().and_then(|k| self.steps.get(k));
@@ -319,10 +300,7 @@ impl OpenCodeReducer {
                     .insert(message_id.to_string(), key.clone());
                 key
             }
-            None => {
-                self.anonymous += 1;
-                format!("opencode-msg-{}", self.anonymous)
-            }
+            None => self.made_up_ids.next_id(),
         };
         if owner.parent.is_none() {
             self.main_steps += 1;

@@ -25,9 +25,9 @@
 //!   `incomplete`).
 //! - Retries, compactions, unknown types and broken lines become diagnostics.
 
+use harness_kit::reduce::{IdMaker, decode_object, type_diagnostic};
 use harness_kit::{
-    Event, ParsedLine, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, parse_json_line,
-    str_field, truncated_line, u64_field,
+    Event, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, str_field, truncated_line, u64_field,
 };
 use serde_json::{Map, Value};
 use std::collections::HashSet;
@@ -55,8 +55,8 @@ pub struct PiReducer {
     main_calls: u32,
     /// The result of the last finished agent run, emitted at the end of the stream.
     pending_final: Option<Event>,
-    /// Count of messages without a `responseId`, for made-up ids.
-    anonymous: u32,
+    /// Ids for messages without a `responseId`.
+    made_up_ids: IdMaker,
 }
 
 /// What an assistant message says about how the run went.
@@ -96,20 +96,14 @@ impl Reducer for PiReducer {
             last_assistant: None,
             main_calls: 0,
             pending_final: None,
-            anonymous: 0,
+            made_up_ids: IdMaker::new("pi-msg"),
         }
     }
 
     fn feed(&mut self, line: &[u8], _stamp_us: u64) -> Vec<Event> {
-        let mut out = Vec::new();
-        let obj = match parse_json_line(line) {
-            ParsedLine::Object(obj) => obj,
-            ParsedLine::Repaired(obj, note) => {
-                out.push(note);
-                obj
-            }
-            ParsedLine::Blank => return Vec::new(),
-            ParsedLine::Bad(diagnostic) => return vec![diagnostic],
+        let (obj, mut out) = match decode_object(line) {
+            Ok(read) => read,
+            Err(events) => return events,
         };
         let role = obj
             .get("message")
@@ -203,16 +197,7 @@ impl Reducer for PiReducer {
                 "the CLI compacted the context",
                 line,
             )),
-            "" => out.push(Event::diagnostic(
-                "missing_field",
-                "line has no `type` field",
-                line,
-            )),
-            other => out.push(Event::diagnostic(
-                "unknown_type",
-                format!("unknown line type `{other}`"),
-                line,
-            )),
+            other => out.push(type_diagnostic(other, line)),
         }
         out
     }
@@ -279,7 +264,7 @@ impl PiReducer {
         self.turn_had_message = true;
         let id = match str_field(message, "responseId") {
             Some(id) => id.to_string(),
-            None => self.made_up_id(),
+            None => self.made_up_ids.next_id(),
         };
         let usage = message.get("usage").filter(|u| u.is_object());
         let outcome = Outcome::of(message);
@@ -304,7 +289,7 @@ impl PiReducer {
     /// Reports a message the stream cut before its `message_end`, with its streamed text.
     fn flush_partial(&mut self, out: &mut Vec<Event>) {
         if let Some(text) = self.streaming.take() {
-            let id = self.made_up_id();
+            let id = self.made_up_ids.next_id();
             out.push(Event::AssistantMessage {
                 message_id: id,
                 parent_call_id: None,
@@ -313,11 +298,6 @@ impl PiReducer {
                 cost_usd: None,
             });
         }
-    }
-
-    fn made_up_id(&mut self) -> String {
-        self.anonymous += 1;
-        format!("pi-msg-{}", self.anonymous)
     }
 
     fn tool_start(&mut self, obj: &Map<String, Value>, out: &mut Vec<Event>) {
