@@ -21,8 +21,8 @@
 //! - `agent_message` → [`AssistantMessage`](Event::AssistantMessage), message id = item id;
 //!   no per-message usage (Codex reports only thread totals).
 //! - Tool items → tool start/end, named after the model-facing tool: `command_execution` →
-//!   `exec_command` (input `{"command", "command_line"}`, the `bash -lc` wrapper removed in
-//!   `command`), `file_change` → `apply_patch` (input `{"changes"}`), `mcp_tool_call` →
+//!   `exec_command` (input `{"command", "command_line"}`, the shell wrappers removed in
+//!   `command` by `harness_kit::shell::unwrap_shell`, as graders read them), `file_change` → `apply_patch` (input `{"changes"}`), `mcp_tool_call` →
 //!   `mcp__<server>__<tool>`, `web_search`, `collab_tool_call` → its `tool`. Status
 //!   `completed` is ok (error for a non-zero exit code), `failed` and `declined` are errors,
 //!   no status is unknown. An `item.completed` without `item.started` starts and ends the
@@ -40,6 +40,7 @@
 //!   `{"id","msg"}` / app-server schemas (`unsupported_stream_schema`) are diagnostics.
 
 use harness_kit::reduce::{IdMaker, decode_object, type_diagnostic};
+use harness_kit::shell::unwrap_shell;
 use harness_kit::{
     Event, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, str_field, truncated_line, u64_field,
 };
@@ -520,69 +521,6 @@ fn tool_output(kind: &str, item: &Value) -> String {
     }
 }
 
-/// The command inside Codex's shell wrapper (`/bin/bash -lc 'echo step 1'` → `echo step
-/// 1`); any other command line as is.
-fn unwrap_shell(line: &str) -> String {
-    if let Some(words) = shell_words(line)
-        && let [shell, flag, command] = words.as_slice()
-        && matches!(
-            shell.rsplit('/').next(),
-            Some("bash" | "zsh" | "sh" | "dash")
-        )
-        && matches!(flag.as_str(), "-lc" | "-c")
-    {
-        return command.clone();
-    }
-    line.to_string()
-}
-
-/// Splits a POSIX shell command line into words (quotes and backslashes resolved); `None`
-/// when a quote is left open.
-fn shell_words(line: &str) -> Option<Vec<String>> {
-    let mut words = Vec::new();
-    let mut word: Option<String> = None;
-    let mut chars = line.chars();
-    while let Some(c) = chars.next() {
-        match c {
-            ' ' | '\t' | '\n' => words.extend(word.take()),
-            '\'' => {
-                let w = word.get_or_insert_with(String::new);
-                loop {
-                    match chars.next()? {
-                        '\'' => break,
-                        c => w.push(c),
-                    }
-                }
-            }
-            '"' => {
-                let w = word.get_or_insert_with(String::new);
-                loop {
-                    match chars.next()? {
-                        '"' => break,
-                        '\\' => match chars.next()? {
-                            c @ ('"' | '\\' | '$' | '`') => w.push(c),
-                            '\n' => {}
-                            c => {
-                                w.push('\\');
-                                w.push(c);
-                            }
-                        },
-                        c => w.push(c),
-                    }
-                }
-            }
-            '\\' => match chars.next() {
-                Some('\n') => {}
-                Some(c) => word.get_or_insert_with(String::new).push(c),
-                None => word.get_or_insert_with(String::new).push('\\'),
-            },
-            c => word.get_or_insert_with(String::new).push(c),
-        }
-    }
-    words.extend(word);
-    Some(words)
-}
-
 /// A failure message that is itself a JSON-encoded API error (B24): its inner message
 /// (with the HTTP status when given) and error type.
 fn inner_error(message: &str) -> (String, Option<String>) {
@@ -978,6 +916,20 @@ mod tests {
     }
 
     #[test]
+    fn the_command_is_unwrapped_as_graders_unwrap_it() {
+        let events = reduce(&cmd(
+            "item_0",
+            "completed",
+            r#"/bin/bash -lc \"sh -c 'ls -a'\""#,
+            "completed",
+            "0",
+        ));
+        assert!(events.iter().any(|e| matches!(e,
+            Event::ToolCallStarted { input_json, .. }
+                if input_json.starts_with(r#"{"command":"ls -a","#))));
+    }
+
+    #[test]
     fn an_empty_type_is_a_missing_field_as_in_the_other_reducers() {
         let events = reduce("{\"type\":\"\"}\n{\"type\":3}");
         assert_eq!(kinds(&events), ["missing_field", "missing_field"]);
@@ -1007,19 +959,5 @@ mod tests {
                 .count(),
             1
         );
-    }
-
-    #[test]
-    fn shell_unwrapping() {
-        assert_eq!(unwrap_shell("/bin/bash -lc date"), "date");
-        assert_eq!(unwrap_shell("/bin/zsh -lc 'ls .'"), "ls .");
-        assert_eq!(unwrap_shell(r#"bash -lc 'echo '"'"'hi'"'"''"#), "echo 'hi'");
-        assert_eq!(unwrap_shell(r#"/bin/sh -c "a \"b\" \$c""#), r#"a "b" $c"#);
-        assert_eq!(
-            unwrap_shell("go test ./...\n  -run X"),
-            "go test ./...\n  -run X"
-        );
-        assert_eq!(unwrap_shell("bash -lc 'open"), "bash -lc 'open");
-        assert_eq!(unwrap_shell("python -c 'print(1)'"), "python -c 'print(1)'");
     }
 }

@@ -178,6 +178,16 @@ mod tests {
         assert_eq!(unwrap_shell("python3 app.py"), "python3 app.py");
         assert_eq!(unwrap_shell("bash script.sh"), "bash script.sh");
         assert_eq!(unwrap_shell("bash -lc 'open"), "bash -lc 'open");
+        // Codex's `command_execution` lines.
+        assert_eq!(unwrap_shell("/bin/bash -lc date"), "date");
+        assert_eq!(unwrap_shell("/bin/zsh -lc 'ls .'"), "ls .");
+        assert_eq!(unwrap_shell(r#"bash -lc 'echo '"'"'hi'"'"''"#), "echo 'hi'");
+        assert_eq!(unwrap_shell(r#"/bin/sh -c "a \"b\" \$c""#), r#"a "b" $c"#);
+        assert_eq!(
+            unwrap_shell("go test ./...\n  -run X"),
+            "go test ./...\n  -run X"
+        );
+        assert_eq!(unwrap_shell("python -c 'print(1)'"), "python -c 'print(1)'");
     }
 
     #[test]
