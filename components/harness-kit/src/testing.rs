@@ -69,6 +69,12 @@ impl<R> Reduced<R> {
     }
 }
 
+impl<R> std::fmt::Debug for Reduced<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.events.fmt(f)
+    }
+}
+
 impl<R> Deref for Reduced<R> {
     type Target = [Event];
 
@@ -86,24 +92,4 @@ pub fn diagnostic_kinds(events: &[Event]) -> Vec<&str> {
             _ => None,
         })
         .collect()
-}
-
-/// Feeds `text` line by line through a new `R`, then finishes it.
-pub fn reduce_text<R: Reducer>(text: &str, truncated: Option<&str>) -> Vec<Event> {
-    Reduced::<R>::truncated(text, truncated).into_events()
-}
-
-/// How many model calls `events` start.
-pub fn model_calls(events: &[Event]) -> usize {
-    events
-        .iter()
-        .filter(|e| matches!(e, Event::ModelCallStarted { .. }))
-        .count()
-}
-
-/// The first final result among `events`.
-pub fn final_result(events: &[Event]) -> Option<&Event> {
-    events
-        .iter()
-        .find(|e| matches!(e, Event::FinalResult { .. }))
 }

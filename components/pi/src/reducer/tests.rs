@@ -1,0 +1,276 @@
+use super::*;
+
+type Reduced = harness_kit::testing::Reduced<PiReducer>;
+
+fn assistant_end(text: &str, response: &str, stop: &str, input: u64) -> String {
+    format!(
+        r#"{{"type":"message_end","message":{{"role":"assistant","content":[{{"type":"text","text":"{text}"}}],"usage":{{"input":{input},"output":3,"cacheRead":10,"cacheWrite":2,"totalTokens":0,"cost":{{"total":0.25}}}},"stopReason":"{stop}","responseId":"{response}"}}}}"#
+    )
+}
+
+const TOOL: &str = concat!(
+    r#"{"type":"tool_execution_start","toolCallId":"c1","toolName":"bash","args":{"command":"ls x"}}"#,
+    "\n",
+    r#"{"type":"tool_execution_update","toolCallId":"c1","toolName":"bash","args":{},"partialResult":{"content":[]}}"#,
+    "\n",
+    r#"{"type":"tool_execution_end","toolCallId":"c1","toolName":"bash","result":{"content":[{"type":"text","text":"ls: x: No such file\n\n\nCommand exited with code 2"}],"details":{}},"isError":true}"#,
+);
+
+fn run(last_stop: &str) -> String {
+    [
+        r#"{"type":"session","version":3,"id":"s1","cwd":"/w"}"#.to_string(),
+        r#"{"type":"agent_start"}"#.to_string(),
+        r#"{"type":"turn_start"}"#.to_string(),
+        r#"{"type":"message_start","message":{"role":"user","content":[]}}"#.to_string(),
+        r#"{"type":"message_start","message":{"role":"assistant","content":[]}}"#.to_string(),
+        r#"{"type":"message_update","assistantMessageEvent":{"type":"text_delta","delta":"I'll"}}"#
+            .to_string(),
+        assistant_end("I'll look.", "r1", "toolUse", 100),
+        TOOL.to_string(),
+        r#"{"type":"turn_end","message":{"role":"assistant"},"toolResults":[]}"#.to_string(),
+        r#"{"type":"turn_start"}"#.to_string(),
+        assistant_end("done", "r2", last_stop, 200),
+        r#"{"type":"turn_end","message":{"role":"assistant"},"toolResults":[]}"#.to_string(),
+    ]
+    .join("\n")
+}
+
+#[test]
+fn turns_messages_usage_and_tools() {
+    let events = Reduced::new(&format!(
+        "{}\n{}",
+        run("stop"),
+        r#"{"type":"agent_end","messages":[{"role":"user"},{"role":"assistant","content":[]},{"role":"assistant","content":[{"type":"text","text":"done"}],"stopReason":"stop"}]}"#
+    ));
+    assert_eq!(events.calls(), 2);
+    assert!(events.contains(&Event::SessionStarted {
+        session_id: Some("s1".into()),
+        cli_version: None,
+        model: None,
+        tools: vec![],
+    }));
+    assert!(events.contains(&Event::AssistantMessage {
+        message_id: "r1".into(),
+        parent_call_id: None,
+        text: "I'll look.".into(),
+        usage: Some(Usage {
+            input_tokens: 100,
+            output_tokens: 3,
+            cache_read_tokens: 10,
+            cache_write_tokens: 2,
+        }),
+        cost_usd: Some(0.25),
+    }));
+    assert!(events.contains(&Event::ToolCallFinished {
+        call_id: "c1".into(),
+        status: ToolStatus::Error,
+        output_excerpt: "ls: x: No such file\n\n\nCommand exited with code 2".into(),
+        exit_code: Some(2),
+        cli_duration_ms: None,
+    }));
+    let Some(Event::FinalResult {
+        success,
+        num_turns,
+        text,
+        usage,
+        cost_usd,
+        ..
+    }) = events.final_result()
+    else {
+        panic!("no result")
+    };
+    assert!(success);
+    assert_eq!(*num_turns, Some(2));
+    assert_eq!(text.as_deref(), Some("done"));
+    // Per-message usage and cost: the collector sums the messages.
+    assert_eq!((*usage, *cost_usd), (None, None));
+    assert!(events.kinds().is_empty(), "{events:?}");
+}
+
+#[test]
+fn error_stop_reason_fails_the_run() {
+    let events = Reduced::new(concat!(
+        r#"{"type":"agent_start"}"#,
+        "\n",
+        r#"{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"Upstream error"}}"#,
+        "\n",
+        r#"{"type":"agent_end","messages":[{"role":"assistant","content":[],"stopReason":"error","errorMessage":"Upstream error"}]}"#,
+    ));
+    let Some(Event::FinalResult {
+        success,
+        error_kind,
+        error_message,
+        ..
+    }) = events.final_result()
+    else {
+        panic!("no result")
+    };
+    assert!(!success);
+    assert_eq!(error_kind.as_deref(), Some("error"));
+    assert_eq!(error_message.as_deref(), Some("Upstream error"));
+    // No turn_start: the message itself opened the call.
+    assert_eq!(events.calls(), 1);
+}
+
+#[test]
+fn will_retry_is_not_the_end() {
+    let events = Reduced::new(concat!(
+        r#"{"type":"agent_end","messages":[],"willRetry":true}"#,
+        "\n",
+        r#"{"type":"auto_retry_start"}"#,
+    ));
+    assert!(events.final_result().is_none());
+    assert_eq!(events.kinds(), ["retry", "retry", "missing_terminal_event"]);
+}
+
+#[test]
+fn the_last_agent_run_decides() {
+    let failed = concat!(
+        r#"{"type":"agent_start"}"#,
+        "\n",
+        r#"{"type":"turn_start"}"#,
+        "\n",
+        r#"{"type":"message_end","message":{"role":"assistant","content":[],"stopReason":"error","errorMessage":"Rate limit exceeded"}}"#,
+        "\n",
+        r#"{"type":"turn_end","message":{"role":"assistant"}}"#,
+        "\n",
+        r#"{"type":"agent_end","messages":[{"role":"assistant","stopReason":"error","errorMessage":"Rate limit exceeded"}]}"#,
+        "\n",
+        r#"{"type":"auto_retry_start"}"#,
+        "\n",
+        r#"{"type":"agent_start"}"#,
+        "\n",
+        r#"{"type":"turn_start"}"#,
+    );
+    // The retry is cut: no result, although the first run ended.
+    let events = Reduced::new(failed);
+    assert!(events.final_result().is_none());
+    assert_eq!(events.calls(), 2);
+
+    // The retry succeeds: one result, the retry's.
+    let events = Reduced::new(&format!(
+        "{failed}\n{}\n{}",
+        assistant_end("ok", "r9", "stop", 1),
+        r#"{"type":"agent_end","messages":[{"role":"assistant","content":[{"type":"text","text":"ok"}],"stopReason":"stop"}]}"#
+    ));
+    let results: Vec<&Event> = events
+        .iter()
+        .filter(|e| matches!(e, Event::FinalResult { .. }))
+        .collect();
+    assert!(
+        matches!(results[..], [Event::FinalResult { success: true, num_turns: Some(2), text: Some(t), .. }] if t == "ok")
+    );
+}
+
+#[test]
+fn missing_agent_end_after_a_finished_turn_still_ends() {
+    // B22: the stream stops after the last turn_end.
+    let events = Reduced::new(&run("stop"));
+    assert!(matches!(
+        events.final_result(),
+        Some(Event::FinalResult {
+            success: true,
+            num_turns: Some(2),
+            ..
+        })
+    ));
+    assert_eq!(events.kinds(), ["missing_terminal_event"]);
+
+    // Ending after a turn that asked for tools is a cut stream: no result.
+    let events = Reduced::new(&run("toolUse"));
+    assert!(events.final_result().is_none());
+}
+
+#[test]
+fn a_cut_message_keeps_its_streamed_text() {
+    let events = Reduced::new(concat!(
+        r#"{"type":"turn_start"}"#,
+        "\n",
+        r#"{"type":"message_start","message":{"role":"assistant","content":[]}}"#,
+        "\n",
+        r#"{"type":"message_update","assistantMessageEvent":{"type":"text_delta","delta":"Hal"}}"#,
+        "\n",
+        r#"{"type":"message_update","assistantMessageEvent":{"type":"text_delta","delta":"f"}}"#,
+    ));
+    assert_eq!(events.calls(), 1);
+    assert!(events.contains(&Event::AssistantMessage {
+        message_id: "pi-msg-1".into(),
+        parent_call_id: None,
+        text: "Half".into(),
+        usage: None,
+        cost_usd: None,
+    }));
+    assert!(events.final_result().is_none());
+}
+
+#[test]
+fn snapshot_updates_do_not_add_calls_or_text() {
+    // B21: each update repeats the whole message in `partial`.
+    let events = Reduced::new(concat!(
+        r#"{"type":"turn_start"}"#,
+        "\n",
+        r#"{"type":"message_update","assistantMessageEvent":{"type":"text_start","partial":{"role":"assistant","content":[{"type":"text","text":"ab"}]}}}"#,
+        "\n",
+        r#"{"type":"message_update","assistantMessageEvent":{"type":"text_end","partial":{"role":"assistant","content":[{"type":"text","text":"ab"}]}}}"#,
+        "\n",
+        r#"{"type":"message_end","message":{"role":"assistant","content":[{"type":"thinking","thinking":"hm"},{"type":"text","text":"ab"}],"stopReason":"stop"}}"#,
+        "\n",
+        r#"{"type":"agent_end","messages":[]}"#,
+    ));
+    assert_eq!(events.calls(), 1);
+    let texts: Vec<&str> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::AssistantMessage { text, .. } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(texts, ["ab"]);
+    assert!(matches!(
+        events.final_result(),
+        Some(Event::FinalResult {
+            success: true,
+            num_turns: Some(1),
+            ..
+        })
+    ));
+}
+
+#[test]
+fn unknown_and_broken_lines_are_diagnostics() {
+    let events = Reduced::truncated(
+        "{this is not valid json}\n{\"type\":\"queue_update\"}\n{\"x\":1}\n{\"type\":\"compaction_start\"}",
+        Some("{\"type\":\"mess"),
+    );
+    assert_eq!(
+        events.kinds(),
+        [
+            "not_json",
+            "unknown_type",
+            "missing_field",
+            "compact_boundary",
+            "truncated_line",
+            "missing_terminal_event",
+        ]
+    );
+}
+
+#[test]
+fn tool_end_without_start_and_exit_code_details() {
+    let events = Reduced::new(
+        r#"{"type":"tool_execution_end","toolCallId":"t","toolName":"bash","result":{"content":[{"type":"text","text":"ok"}],"details":{"exit_code":0}},"isError":false}"#,
+    );
+    assert!(
+        matches!(&events[0], Event::ToolCallStarted { call_id, name, .. } if call_id == "t" && name == "bash")
+    );
+    assert_eq!(
+        events[1],
+        Event::ToolCallFinished {
+            call_id: "t".into(),
+            status: ToolStatus::Ok,
+            output_excerpt: "ok".into(),
+            exit_code: Some(0),
+            cli_duration_ms: None,
+        }
+    );
+}
