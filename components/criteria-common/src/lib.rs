@@ -5,6 +5,10 @@
 //! Regexes use the Rust `regex` syntax (no look-around, no back-references); the task
 //! files' `flags` keep Python's numbers so existing task files carry over.
 
+mod params;
+
+pub use params::{ParamKind, ParamKindFn, PathSeg, kinds_in, sibling};
+
 use grader_kit::{GradingInput, check_relative};
 use regex::{Regex, RegexBuilder};
 use std::path::Path;

@@ -12,10 +12,12 @@
 //! use the Rust `regex` syntax; `flags` keep Python's numbers (IGNORECASE 2, MULTILINE 8,
 //! DOTALL 16, VERBOSE 64). Includes and excludes are plain substrings.
 
-use criteria_common::{Target, check_path, is_glob, read_target, regex, resolve};
+use criteria_common::{
+    ParamKind, PathSeg, Target, check_path, is_glob, read_target, regex, resolve,
+};
 use grader_kit::{Criterion, GradingInput, Verdict, params_as};
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// The criterion types this component grades.
 pub const TYPES: &[&str] = &[
@@ -24,6 +26,25 @@ pub const TYPES: &[&str] = &[
     "file_check",
     "file_matches_regex",
 ];
+
+/// Which parameter strings are regexes or workspace paths (see
+/// [`criteria_common::ParamKindFn`]): `file_matches_regex`'s `pattern`, each
+/// `file_check` `patterns[i].pattern`, and every type's `path`.
+pub fn param_kind(
+    criterion_type: &str,
+    path: &[PathSeg<'_>],
+    _siblings: &Map<String, Value>,
+) -> Option<ParamKind> {
+    use PathSeg::Key;
+    match (criterion_type, path) {
+        ("file_matches_regex", [Key("pattern")])
+        | ("file_check", [Key("patterns"), _, Key("pattern")]) => Some(ParamKind::Regex),
+        ("file_exists" | "file_contains" | "file_check" | "file_matches_regex", [Key("path")]) => {
+            Some(ParamKind::WorkspacePath)
+        }
+        _ => None,
+    }
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -1,4 +1,5 @@
 use super::*;
+use criteria_common::kinds_in;
 use criteria_common::scratch_workspace;
 use serde_json::json;
 
@@ -172,4 +173,55 @@ fn bad_params_are_rejected() {
         )
         .is_err()
     );
+}
+
+#[test]
+fn param_kind_names_the_regexes_and_paths() {
+    use ParamKind::{Regex, WorkspacePath};
+    let kinds = |params: Value| kinds_in(param_kind, &params);
+    assert_eq!(
+        kinds(json!({"type": "file_matches_regex", "path": "a.py", "pattern": "x", "flags": 2})),
+        [("path".into(), WorkspacePath), ("pattern".into(), Regex)]
+    );
+    assert_eq!(
+        kinds(
+            json!({"type": "file_check", "path": "a.py", "includes": ["x"],
+            "patterns": [{"pattern": "a"}, {"pattern": "b", "must_match": false}]})
+        ),
+        [
+            ("path".into(), WorkspacePath),
+            ("patterns.0.pattern".into(), Regex),
+            ("patterns.1.pattern".into(), Regex),
+        ]
+    );
+    for kind in ["file_exists", "file_contains"] {
+        assert_eq!(
+            kinds(json!({"type": kind, "path": "a", "includes": ["(", "../x"]})),
+            [("path".into(), WorkspacePath)]
+        );
+    }
+    assert_eq!(kinds(json!({"type": "json_check", "path": "a.json"})), []);
+}
+
+#[test]
+fn validate_rejects_what_param_kind_names() {
+    for params in [
+        json!({"type": "file_matches_regex", "path": "a.py", "pattern": "x"}),
+        json!({"type": "file_check", "path": "a.py", "patterns": [{"pattern": "x"}]}),
+        json!({"type": "file_exists", "path": "a.py"}),
+        json!({"type": "file_contains", "path": "a.py", "includes": ["x"]}),
+    ] {
+        assert_eq!(validate(&params), Ok(()));
+        for (name, kind) in kinds_in(param_kind, &params) {
+            let bad = match kind {
+                ParamKind::Regex => "a(",
+                ParamKind::WorkspacePath => "../x",
+            };
+            let mut broken = params.clone();
+            *broken
+                .pointer_mut(&format!("/{}", name.replace('.', "/")))
+                .unwrap() = bad.into();
+            assert!(validate(&broken).is_err(), "{broken}");
+        }
+    }
 }

@@ -19,13 +19,33 @@
 
 pub mod path;
 
-use criteria_common::{Target, check_path, read_target};
+use criteria_common::{ParamKind, PathSeg, Target, check_path, read_target, sibling};
 use grader_kit::{Criterion, GradingInput, Verdict, params_as};
 use serde::{Deserialize, Deserializer};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// The criterion types this component grades.
 pub const TYPES: &[&str] = &["json_check"];
+
+/// Which parameter strings are regexes or workspace paths (see
+/// [`criteria_common::ParamKindFn`]): an assertion's `expected` when its `operator`
+/// (read before it) is `regex`; `path` and `json_schema`.
+pub fn param_kind(
+    criterion_type: &str,
+    path: &[PathSeg<'_>],
+    siblings: &Map<String, Value>,
+) -> Option<ParamKind> {
+    use PathSeg::Key;
+    match (criterion_type, path) {
+        ("json_check", [Key("assertions"), _, Key("expected")])
+            if sibling(siblings, "operator") == Some("regex") =>
+        {
+            Some(ParamKind::Regex)
+        }
+        ("json_check", [Key("path" | "json_schema")]) => Some(ParamKind::WorkspacePath),
+        _ => None,
+    }
+}
 
 const OPERATORS: &[&str] = &[
     "equals",

@@ -1,4 +1,5 @@
 use super::*;
+use criteria_common::kinds_in;
 use criteria_common::scratch_workspace;
 use serde_json::json;
 
@@ -138,4 +139,47 @@ fn bad_params_are_rejected() {
         assert!(validate(&params).is_err(), "{params} must be rejected");
     }
     assert!(validate(&json!({"type": "json_check", "path": "a.json", "assertions": [{"expression": "a", "operator": "exists"}]})).is_ok());
+}
+
+#[test]
+fn param_kind_names_the_regexes_and_paths() {
+    use ParamKind::{Regex, WorkspacePath};
+    let kinds = |params: Value| kinds_in(param_kind, &params);
+    assert_eq!(
+        kinds(
+            json!({"type": "json_check", "path": "a.json", "json_schema": "s.json",
+            "assertions": [
+                {"expression": "a", "operator": "regex", "expected": "^x"},
+                {"expression": "b", "operator": "equals", "expected": "^x"},
+                // The operator after `expected`: known only to `validate`.
+                {"expression": "c", "expected": "^x", "operator": "regex"},
+            ]})
+        ),
+        [
+            ("path".into(), WorkspacePath),
+            ("json_schema".into(), WorkspacePath),
+            ("assertions.0.expected".into(), Regex),
+        ]
+    );
+    assert_eq!(kinds(json!({"type": "file_exists", "path": "a"})), []);
+}
+
+#[test]
+fn validate_rejects_what_param_kind_names() {
+    let params = json!({"type": "json_check", "path": "a.json", "json_schema": "s.json",
+        "assertions": [{"expression": "a", "operator": "regex", "expected": "x"}]});
+    assert_eq!(validate(&params), Ok(()));
+    let found = kinds_in(param_kind, &params);
+    assert_eq!(found.len(), 3);
+    for (name, kind) in found {
+        let bad = match kind {
+            ParamKind::Regex => "a(",
+            ParamKind::WorkspacePath => "../x",
+        };
+        let mut broken = params.clone();
+        *broken
+            .pointer_mut(&format!("/{}", name.replace('.', "/")))
+            .unwrap() = bad.into();
+        assert!(validate(&broken).is_err(), "{broken}");
+    }
 }

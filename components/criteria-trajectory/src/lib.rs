@@ -38,11 +38,11 @@
 //!   `(other)` when none is, `(none)` for an empty text. Score 1 when it is the expected
 //!   label.
 
-use criteria_common::{Target, check_path, read_target};
+use criteria_common::{ParamKind, PathSeg, Target, check_path, read_target};
 use grader_kit::{Criterion, GradingInput, ToolUse, Verdict, params_as, unwrap_shell};
 use regex::Regex;
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// The criterion types this component grades.
 pub const TYPES: &[&str] = &[
@@ -51,6 +51,24 @@ pub const TYPES: &[&str] = &[
     "skill_triggered",
     "classification_match",
 ];
+
+/// Which parameter strings are regexes or workspace paths (see
+/// [`criteria_common::ParamKindFn`]): `command_executed`'s `command_pattern` and
+/// `exclude_pattern`, `classification_match`'s `path`.
+pub fn param_kind(
+    criterion_type: &str,
+    path: &[PathSeg<'_>],
+    _siblings: &Map<String, Value>,
+) -> Option<ParamKind> {
+    use PathSeg::Key;
+    match (criterion_type, path) {
+        ("command_executed", [Key("command_pattern" | "exclude_pattern")]) => {
+            Some(ParamKind::Regex)
+        }
+        ("classification_match", [Key("path")]) => Some(ParamKind::WorkspacePath),
+        _ => None,
+    }
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

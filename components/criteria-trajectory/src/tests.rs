@@ -1,4 +1,5 @@
 use super::*;
+use criteria_common::kinds_in;
 use grader_kit::build::{final_result, message, shell, tool_end, tool_start};
 use grader_kit::{StampedEvent, ToolStatus};
 use serde_json::json;
@@ -226,5 +227,53 @@ fn bad_params_are_rejected() {
     ];
     for params in bad {
         assert!(validate(&params).is_err(), "{params} must be rejected");
+    }
+}
+
+#[test]
+fn param_kind_names_the_regexes_and_paths() {
+    use ParamKind::{Regex, WorkspacePath};
+    let kinds = |params: Value| kinds_in(param_kind, &params);
+    assert_eq!(
+        kinds(json!({"type": "command_executed", "tool_name": "Bash",
+            "command_pattern": "pytest", "exclude_pattern": "-k"})),
+        [
+            ("command_pattern".into(), Regex),
+            ("exclude_pattern".into(), Regex)
+        ]
+    );
+    assert_eq!(
+        kinds(json!({"type": "classification_match", "path": "label.txt",
+            "expected_label": "a", "allowed_labels": ["a", "b"]})),
+        [("path".into(), WorkspacePath)]
+    );
+    assert_eq!(
+        kinds(json!({"type": "skill_triggered", "skill_name": "(", "expected_skill": "../x"})),
+        []
+    );
+    assert_eq!(
+        kinds(json!({"type": "file_matches_regex", "pattern": "x"})),
+        []
+    );
+}
+
+#[test]
+fn validate_rejects_what_param_kind_names() {
+    for params in [
+        json!({"type": "command_executed", "command_pattern": "x", "exclude_pattern": "y"}),
+        json!({"type": "classification_match", "path": "label.txt", "expected_label": "a"}),
+    ] {
+        assert_eq!(validate(&params), Ok(()));
+        for (name, kind) in kinds_in(param_kind, &params) {
+            let bad = match kind {
+                ParamKind::Regex => "a(",
+                ParamKind::WorkspacePath => "../x",
+            };
+            let mut broken = params.clone();
+            *broken
+                .pointer_mut(&format!("/{}", name.replace('.', "/")))
+                .unwrap() = bad.into();
+            assert!(validate(&broken).is_err(), "{broken}");
+        }
     }
 }
