@@ -1,13 +1,13 @@
 //! Helpers shared by the built-in criteria components (`criteria-files`, `criteria-json`,
-//! `criteria-trajectory`), and by the host, which calls the criteria's `validate` at
-//! load time.
+//! `criteria-trajectory`), and by the host, which calls the criteria's `validate` and
+//! `param_kind` ([`ParamKind`]) at load time.
 //!
 //! Regexes use the Rust `regex` syntax (no look-around, no back-references); the task
 //! files' `flags` keep Python's numbers so existing task files carry over.
 
 mod params;
 
-pub use params::{ParamKind, ParamKindFn, PathSeg, kinds_in, sibling};
+pub use params::{ParamKind, ParamKindFn, PathSeg, kinds_in, sibling, with_each_bad_value};
 
 use grader_kit::{GradingInput, check_relative};
 use regex::{Regex, RegexBuilder};

@@ -112,6 +112,26 @@ pub fn kinds_in(param_kind: ParamKindFn, params: &Value) -> Vec<(String, ParamKi
     out
 }
 
+/// `params` once for each string [`kinds_in`] finds, with that string replaced by a value
+/// its kind refuses (`a(`, `../x`): a criteria crate's tests check that `validate`
+/// rejects each, so `param_kind` never names what `validate` does not check.
+pub fn with_each_bad_value(param_kind: ParamKindFn, params: &Value) -> Vec<(String, Value)> {
+    kinds_in(param_kind, params)
+        .into_iter()
+        .map(|(name, kind)| {
+            let bad = match kind {
+                ParamKind::Regex => "a(",
+                ParamKind::WorkspacePath => "../x",
+            };
+            let mut broken = params.clone();
+            if let Some(value) = broken.pointer_mut(&format!("/{}", name.replace('.', "/"))) {
+                *value = bad.into();
+            }
+            (name, broken)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

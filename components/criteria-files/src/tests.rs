@@ -1,6 +1,6 @@
 use super::*;
-use criteria_common::kinds_in;
 use criteria_common::scratch_workspace;
+use criteria_common::{kinds_in, with_each_bad_value};
 use serde_json::json;
 
 fn workspace(name: &str) -> String {
@@ -212,16 +212,8 @@ fn validate_rejects_what_param_kind_names() {
         json!({"type": "file_contains", "path": "a.py", "includes": ["x"]}),
     ] {
         assert_eq!(validate(&params), Ok(()));
-        for (name, kind) in kinds_in(param_kind, &params) {
-            let bad = match kind {
-                ParamKind::Regex => "a(",
-                ParamKind::WorkspacePath => "../x",
-            };
-            let mut broken = params.clone();
-            *broken
-                .pointer_mut(&format!("/{}", name.replace('.', "/")))
-                .unwrap() = bad.into();
-            assert!(validate(&broken).is_err(), "{broken}");
+        for (name, broken) in with_each_bad_value(param_kind, &params) {
+            assert!(validate(&broken).is_err(), "{name}: {broken}");
         }
     }
 }

@@ -1,6 +1,6 @@
 use super::*;
-use criteria_common::kinds_in;
 use criteria_common::scratch_workspace;
+use criteria_common::{kinds_in, with_each_bad_value};
 use serde_json::json;
 
 fn workspace(name: &str) -> String {
@@ -169,17 +169,9 @@ fn validate_rejects_what_param_kind_names() {
     let params = json!({"type": "json_check", "path": "a.json", "json_schema": "s.json",
         "assertions": [{"expression": "a", "operator": "regex", "expected": "x"}]});
     assert_eq!(validate(&params), Ok(()));
-    let found = kinds_in(param_kind, &params);
-    assert_eq!(found.len(), 3);
-    for (name, kind) in found {
-        let bad = match kind {
-            ParamKind::Regex => "a(",
-            ParamKind::WorkspacePath => "../x",
-        };
-        let mut broken = params.clone();
-        *broken
-            .pointer_mut(&format!("/{}", name.replace('.', "/")))
-            .unwrap() = bad.into();
-        assert!(validate(&broken).is_err(), "{broken}");
+    let broken = with_each_bad_value(param_kind, &params);
+    assert_eq!(broken.len(), 3);
+    for (name, broken) in broken {
+        assert!(validate(&broken).is_err(), "{name}: {broken}");
     }
 }

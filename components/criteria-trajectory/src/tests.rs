@@ -1,5 +1,5 @@
 use super::*;
-use criteria_common::kinds_in;
+use criteria_common::{kinds_in, with_each_bad_value};
 use grader_kit::build::{final_result, message, shell, tool_end, tool_start};
 use grader_kit::{StampedEvent, ToolStatus};
 use serde_json::json;
@@ -264,16 +264,8 @@ fn validate_rejects_what_param_kind_names() {
         json!({"type": "classification_match", "path": "label.txt", "expected_label": "a"}),
     ] {
         assert_eq!(validate(&params), Ok(()));
-        for (name, kind) in kinds_in(param_kind, &params) {
-            let bad = match kind {
-                ParamKind::Regex => "a(",
-                ParamKind::WorkspacePath => "../x",
-            };
-            let mut broken = params.clone();
-            *broken
-                .pointer_mut(&format!("/{}", name.replace('.', "/")))
-                .unwrap() = bad.into();
-            assert!(validate(&broken).is_err(), "{broken}");
+        for (name, broken) in with_each_bad_value(param_kind, &params) {
+            assert!(validate(&broken).is_err(), "{name}: {broken}");
         }
     }
 }
