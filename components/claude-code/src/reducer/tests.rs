@@ -11,10 +11,7 @@ fn groups_by_message_id_and_pairs_tools() {
         "\n",
         r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"Exit code 2\nls: x","is_error":true}]}}"#,
     ));
-    let starts = events
-        .iter()
-        .filter(|e| matches!(e, Event::ModelCallStarted { .. }))
-        .count();
+    let starts = events.calls();
     assert_eq!(starts, 1);
     assert!(events.contains(&Event::ToolCallFinished {
         call_id: "t1".into(),

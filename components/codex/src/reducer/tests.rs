@@ -70,10 +70,7 @@ fn output_while_tools_run_stays_in_the_call() {
         .join("\n"),
     );
     assert_eq!(events.calls(), 2);
-    let finished = events
-        .iter()
-        .filter(|e| matches!(e, Event::ToolCallFinished { .. }))
-        .count();
+    let finished = events.count(|e| matches!(e, Event::ToolCallFinished { .. }));
     assert_eq!(finished, 2);
 }
 
@@ -202,13 +199,7 @@ fn usage_is_disjoint_and_never_summed_over_turns() {
         })
     );
     // Only one result, at the end.
-    assert_eq!(
-        events
-            .iter()
-            .filter(|e| matches!(e, Event::FinalResult { .. }))
-            .count(),
-        1
-    );
+    assert_eq!(events.count(|e| matches!(e, Event::FinalResult { .. })), 1);
 }
 
 #[test]
@@ -387,10 +378,7 @@ fn todo_list_updates_are_model_output_not_tools() {
     );
     assert_eq!(events.calls(), 2);
     assert_eq!(
-        events
-            .iter()
-            .filter(|e| matches!(e, Event::ToolCallStarted { .. }))
-            .count(),
+        events.count(|e| matches!(e, Event::ToolCallStarted { .. })),
         1
     );
 }

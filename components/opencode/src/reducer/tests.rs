@@ -204,14 +204,8 @@ fn running_part_starts_once_and_completion_finishes_once() {
         ]
         .join("\n"),
     );
-    let starts = events
-        .iter()
-        .filter(|e| matches!(e, Event::ToolCallStarted { .. }))
-        .count();
-    let ends = events
-        .iter()
-        .filter(|e| matches!(e, Event::ToolCallFinished { .. }))
-        .count();
+    let starts = events.count(|e| matches!(e, Event::ToolCallStarted { .. }));
+    let ends = events.count(|e| matches!(e, Event::ToolCallFinished { .. }));
     assert_eq!((starts, ends), (1, 1));
     assert!(events.iter().any(|e| matches!(e,
         Event::ToolCallStarted { input_json, .. } if input_json == r#"{"command":"sleep 1"}"#)));
