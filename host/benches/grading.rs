@@ -9,7 +9,7 @@
 //!    as in a new process).
 
 use coder_eval::grading::{CriterionSpec, GradeContext, grade_all_with};
-use coder_eval::record::StampedEvent;
+use coder_eval::results::StampedEvent;
 use coder_eval::runtime::ComponentCache;
 use coder_eval::{Event, ToolStatus};
 use serde_json::json;
@@ -150,15 +150,17 @@ async fn main() {
 
     // 1. The hello_date set.
     let set: Vec<CriterionSpec> = vec![
-        CriterionSpec::new("file_exists", json!({"path": "app.py"})),
+        CriterionSpec::new("file_exists", json!({"path": "app.py"})).unwrap(),
         CriterionSpec::new(
             "file_contains",
             json!({"path": "app.py", "includes": ["print"]}),
-        ),
+        )
+        .unwrap(),
         CriterionSpec::new(
             "command_executed",
             json!({"command_pattern": "python3 app.py"}),
-        ),
+        )
+        .unwrap(),
     ];
     let cache = leak(ComponentCache::new(Some(scratch.join("cache-builtin"))));
     let first = time_grading(&set, &ctx, cache).await;
@@ -193,9 +195,10 @@ async fn main() {
         let criterion = CriterionSpec::new(
             "component",
             json!({"component": path.to_str().unwrap(), "params": {"file": "app.py", "words": ["print"]}}),
-        );
+        )
+        .unwrap();
         let criterion = if label.starts_with("Rust") {
-            CriterionSpec::new("component", json!({"component": path.to_str().unwrap()}))
+            CriterionSpec::new("component", json!({"component": path.to_str().unwrap()})).unwrap()
         } else {
             criterion
         };

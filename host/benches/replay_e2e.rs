@@ -28,7 +28,8 @@ const RUNS: usize = 3;
 
 /// The lines of the real session: (head, repeated body, tail).
 fn session_parts() -> (Vec<String>, Vec<String>, Vec<String>) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/live/claude/hello.jsonl");
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/corpus/live/claude/hello.jsonl");
     let text = std::fs::read_to_string(&path).unwrap();
     let lines: Vec<String> = text.lines().map(str::to_string).collect();
     // 1: system init; 2-6: two model calls, each with a tool call and its result;
@@ -86,7 +87,9 @@ fn write_streams(dir: &Path, target_bytes: usize) -> (PathBuf, PathBuf, usize) {
     (capture, recording, copy * 2)
 }
 
-/// Wall time and peak RSS (bytes) of one child, waited for with `wait4`.
+/// Wall time and peak RSS (bytes) of one child, waited for (and reaped) with `wait4`,
+/// which `Child::wait` cannot give.
+#[allow(clippy::zombie_processes)]
 fn measure(mut cmd: Command) -> (Duration, u64, std::process::ExitStatus) {
     use std::os::unix::process::ExitStatusExt;
     let start = Instant::now();
@@ -121,7 +124,11 @@ fn replay(file: &Path, out: &Path) -> Row {
             .stdout(Stdio::from(std::fs::File::create(out).unwrap()))
             .stderr(Stdio::inherit());
         let (elapsed, rss, status) = measure(cmd);
-        assert!(status.success(), "replay of {} failed: {status}", file.display());
+        assert!(
+            status.success(),
+            "replay of {} failed: {status}",
+            file.display()
+        );
         let row = Row {
             what: String::new(),
             seconds: elapsed.as_secs_f64(),

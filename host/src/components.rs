@@ -8,6 +8,7 @@
 //! Files are read afresh at every resolution, so a long suite picks up a replaced file
 //! between tasks; the precompiled cache makes an unchanged file cost ~1 ms.
 
+use crate::embedded;
 use crate::runtime::{ComponentCache, ComponentError, LoadedComponent, harness};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -18,14 +19,8 @@ pub struct BuiltinHarness {
     pub name: &'static str,
     /// The CLI's program name (argv[0] of its launch plan).
     pub program: &'static str,
-    /// The component's bytes, built by `host/build.rs`.
+    /// The component's bytes (see [`crate::embedded`]).
     pub wasm: &'static [u8],
-}
-
-macro_rules! component {
-    ($file:literal) => {
-        include_bytes!(concat!(env!("CODER_EVAL_COMPONENTS_DIR"), "/", $file))
-    };
 }
 
 /// The harnesses built into this binary.
@@ -33,50 +28,27 @@ pub const BUILTIN_HARNESSES: &[BuiltinHarness] = &[
     BuiltinHarness {
         name: "claude-code",
         program: "claude",
-        wasm: component!("claude_code_harness.wasm"),
+        wasm: embedded::CLAUDE_CODE,
     },
     BuiltinHarness {
         name: "codex",
         program: "codex",
-        wasm: component!("codex_harness.wasm"),
+        wasm: embedded::CODEX,
     },
     BuiltinHarness {
         name: "pi",
         program: "pi",
-        wasm: component!("pi_harness.wasm"),
+        wasm: embedded::PI,
     },
     BuiltinHarness {
         name: "opencode",
         program: "opencode",
-        wasm: component!("opencode_harness.wasm"),
+        wasm: embedded::OPENCODE,
     },
     BuiltinHarness {
         name: "gemini-cli",
         program: "gemini",
-        wasm: component!("gemini_cli_harness.wasm"),
-    },
-];
-
-/// The built-in criteria components embedded in this binary, each with the criterion
-/// types it grades and its parameter check (see [`crate::grading`]).
-pub const BUILTIN_CRITERIA: &[crate::grading::BuiltinCriteria] = &[
-    crate::grading::BuiltinCriteria {
-        name: "criteria-files",
-        types: criteria_files::TYPES,
-        validate: criteria_files::validate,
-        wasm: component!("criteria_files.wasm"),
-    },
-    crate::grading::BuiltinCriteria {
-        name: "criteria-json",
-        types: criteria_json::TYPES,
-        validate: criteria_json::validate,
-        wasm: component!("criteria_json.wasm"),
-    },
-    crate::grading::BuiltinCriteria {
-        name: "criteria-trajectory",
-        types: criteria_trajectory::TYPES,
-        validate: criteria_trajectory::validate,
-        wasm: component!("criteria_trajectory.wasm"),
+        wasm: embedded::GEMINI_CLI,
     },
 ];
 
@@ -128,7 +100,7 @@ impl ComponentSource {
                         let known = BUILTIN_HARNESSES.iter().map(|h| h.name);
                         ResolveError::UnknownHarness {
                             name: name.to_string(),
-                            hint: crate::task::closest(name, known.clone())
+                            hint: crate::suggest::closest(name, known.clone())
                                 .map(|best| format!(" (did you mean `{best}`?)"))
                                 .unwrap_or_default(),
                             known: known.collect::<Vec<_>>().join(", "),

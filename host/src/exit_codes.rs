@@ -6,3 +6,6 @@ pub const OK: i32 = 0;
 pub const FAILED: i32 = 1;
 /// Bad invocation or bad input file: nothing was run.
 pub const USAGE: i32 = 2;
+/// Interrupted by a second Ctrl-C: every running CLI was killed, results were not
+/// written (128 + SIGINT, as a shell reports it).
+pub const INTERRUPTED: i32 = 130;

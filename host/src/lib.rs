@@ -1,22 +1,28 @@
 //! coder-eval: evaluates coding-agent CLIs.
 //!
-//! The data flow, one module per stage: a harness component's launch plan
-//! ([`runtime::harness`]) → spawn and record ([`recording`]) → reduce and collect
-//! ([`pipeline`], [`collect`]) → the turn record ([`record`]). [`replay`] runs a recording
-//! back through the same pipeline. Components are loaded by [`components`] and run in the
-//! sandbox of [`runtime`].
+//! The data flow, one module per stage: a task file ([`task`], its limits in [`limits`])
+//! → a harness component's launch plan ([`runtime::harness`], resolved by [`components`])
+//! → one turn, live or replayed ([`turn`]: spawn and record, reduce, collect, finish) →
+//! grading ([`grading`]) → the documented machine output ([`results`]). [`run`] drives a
+//! suite of tasks through those stages; components run in the sandbox of [`runtime`].
+//!
+//! The public surface is what the `coder-eval` binary, the workspace tests (`tests/all`)
+//! and the benchmarks (`host/benches`) use; everything else is `pub(crate)`, and the
+//! `unreachable_pub` lint keeps it so.
 
-pub mod collect;
+#![warn(unreachable_pub)]
+
 pub mod components;
+mod embedded;
 pub mod exit_codes;
 pub mod grading;
-pub mod pipeline;
+pub mod limits;
 pub mod process;
-pub mod record;
-pub mod recording;
-pub mod replay;
+pub mod results;
 pub mod run;
 pub mod runtime;
+mod suggest;
 pub mod task;
+pub mod turn;
 
 pub use harness_kit::{Event, ToolStatus, Usage};

@@ -13,28 +13,31 @@
 //! environment still names the turn, so the stop at the end of the turn finds it in
 //! `/proc/<pid>/environ` (see [`stop_tree`]).
 
+use crate::limits::StopPolicy;
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
 
-/// How long a group gets between SIGTERM and SIGKILL.
-pub const DEFAULT_GRACE: Duration = Duration::from_secs(2);
+/// How often the SIGTERM grace checks whether everything has gone.
+const TERM_POLL: Duration = Duration::from_millis(20);
+/// How often the SIGKILL rescan looks for survivors (a forker deaf to SIGTERM).
+const KILL_POLL: Duration = Duration::from_millis(10);
 
 /// Makes `cmd` lead a new process group with stdin closed. Do not rely on
 /// `kill_on_drop`: it reaches the direct child only.
-pub fn own_group(cmd: &mut tokio::process::Command) -> &mut tokio::process::Command {
+pub(crate) fn own_group(cmd: &mut tokio::process::Command) -> &mut tokio::process::Command {
     cmd.process_group(0)
         .stdin(Stdio::null())
         .kill_on_drop(false)
 }
 
 /// The environment variable that marks the processes of one agent turn or shell step.
-pub const MARK_VAR: &str = "CODER_EVAL_PROCESS_MARK";
+pub(crate) const MARK_VAR: &str = "CODER_EVAL_PROCESS_MARK";
 
 /// A mark no other turn or step of any host process uses: `<host pid>-<number>`.
-pub fn new_mark() -> String {
+pub(crate) fn new_mark() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     format!(
         "{}-{}",
@@ -46,7 +49,8 @@ pub fn new_mark() -> String {
 /// The live processes whose environment holds `MARK_VAR=mark` (read from
 /// `/proc/<pid>/environ`, which is the environment a process was started with; readable
 /// for the host's own user's processes).
-pub fn marked(mark: &str) -> Vec<i32> {
+#[cfg(test)]
+fn marked(mark: &str) -> Vec<i32> {
     marked_in(&process_table(), mark)
 }
 
@@ -113,7 +117,8 @@ pub fn group_members(pgid: i32) -> Vec<i32> {
 /// The live members of group `pgid` and every live descendant of process `pgid` (its
 /// leader), wherever they went: a CLI may start tool commands in process groups or
 /// sessions of their own, which a signal to the group alone would miss.
-pub fn group_and_descendants(pgid: i32) -> Vec<i32> {
+#[cfg(test)]
+fn group_and_descendants(pgid: i32) -> Vec<i32> {
     group_and_descendants_in(&process_table(), pgid)
 }
 
@@ -145,7 +150,7 @@ pub fn group_alive(pgid: i32) -> bool {
 }
 
 /// Sends `signal` to every process of group `pgid`.
-pub fn signal_group(pgid: i32, signal: i32) {
+pub(crate) fn signal_group(pgid: i32, signal: i32) {
     // SAFETY: plain syscall; a vanished group is reported as ESRCH, which is fine here.
     unsafe {
         libc::kill(-pgid, signal);
@@ -156,14 +161,14 @@ pub fn signal_group(pgid: i32, signal: i32) {
 /// the leader still lives, so processes that left the group are found too): SIGTERM, up
 /// to `grace` for them to go, then SIGKILL. Returns once none is left (or after a further
 /// 5 s). The caller still waits for its own direct child, which stays a zombie until then.
-pub async fn stop_group(pgid: i32, grace: Duration) {
+pub(crate) async fn stop_group(pgid: i32, grace: Duration) {
     stop(pgid, None, grace).await;
 }
 
 /// [`stop_group`], and every process that carries the `mark` of the turn or step (see
 /// [`MARK_VAR`]) wherever it went, even after the leader itself exited. Returns the processes it found to
 /// stop (none once the CLI exited cleanly and left nothing behind).
-pub async fn stop_tree(pgid: i32, mark: &str, grace: Duration) -> Vec<i32> {
+pub(crate) async fn stop_tree(pgid: i32, mark: &str, grace: Duration) -> Vec<i32> {
     stop(pgid, Some(mark), grace).await
 }
 
@@ -210,11 +215,12 @@ async fn stop(pgid: i32, mark: Option<&str>, grace: Duration) -> Vec<i32> {
     let mut identities = started(&table, &found);
     let deadline = Instant::now() + grace;
     while any_alive(pgid, &found) && Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        tokio::time::sleep(TERM_POLL).await;
     }
     // Then SIGKILL, scanning again until a scan finds nothing alive: a survivor that
-    // ignores SIGTERM may have forked since the last scan (or, past 5 s, give up).
-    let deadline = Instant::now() + Duration::from_secs(5);
+    // ignores SIGTERM may have forked since the last scan (or, past the policy's give-up,
+    // give up).
+    let deadline = Instant::now() + StopPolicy::DEFAULT.give_up;
     loop {
         let table = process_table();
         let mut alive = targets_in(&table, pgid, mark);
@@ -238,7 +244,7 @@ async fn stop(pgid: i32, mark: Option<&str>, grace: Duration) -> Vec<i32> {
             }
         }
         signal_all(pgid, &alive, libc::SIGKILL);
-        tokio::time::sleep(Duration::from_millis(10)).await;
+        tokio::time::sleep(KILL_POLL).await;
     }
     found
 }
@@ -263,7 +269,7 @@ fn any_alive(pgid: i32, pids: &[i32]) -> bool {
 
 /// The outcome of [`run_shell`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ShellOutcome {
+pub(crate) struct ShellOutcome {
     /// The exit code; `None` when a signal ended it or it timed out.
     pub exit_code: Option<i32>,
     /// Stdout, lossy UTF-8, at most `max_output` bytes.
@@ -272,8 +278,6 @@ pub struct ShellOutcome {
     pub stderr: String,
     /// The timeout fired and the group was stopped.
     pub timed_out: bool,
-    /// Wall time, ms.
-    pub duration_ms: u64,
 }
 
 /// Runs `sh -c COMMAND` in `cwd` in its own process group, with `env` and a fresh
@@ -282,14 +286,13 @@ pub struct ShellOutcome {
 /// shell ends, whatever it left running (in its group, or detached but marked) is stopped
 /// too. Output past `max_output` bytes per stream is read and dropped. Errors: the shell
 /// could not be started.
-pub async fn run_shell(
+pub(crate) async fn run_shell(
     command: &str,
     cwd: &Path,
     env: &[(String, String)],
     timeout: Duration,
     max_output: usize,
 ) -> std::io::Result<ShellOutcome> {
-    let started = Instant::now();
     let mark = new_mark();
     let mut cmd = tokio::process::Command::new("sh");
     cmd.arg("-c")
@@ -316,7 +319,7 @@ pub async fn run_shell(
         Ok(status) => (status?.code(), false),
         Err(_) => {
             if let Some(pgid) = pgid {
-                stop_group(pgid, DEFAULT_GRACE).await;
+                stop_group(pgid, StopPolicy::DEFAULT.kill_grace).await;
             }
             let _ = child.wait().await;
             (None, true)
@@ -324,7 +327,7 @@ pub async fn run_shell(
     };
     // The shell is gone; what it left running (holding the pipes or detached) goes too.
     if let Some(pgid) = pgid {
-        stop_tree(pgid, &mark, Duration::from_millis(200)).await;
+        stop_tree(pgid, &mark, StopPolicy::DEFAULT.sweep_grace).await;
     }
     let join = |h: Option<tokio::task::JoinHandle<Vec<u8>>>| async move {
         match h {
@@ -337,7 +340,6 @@ pub async fn run_shell(
         stdout: join(stdout).await,
         stderr: join(stderr).await,
         timed_out,
-        duration_ms: started.elapsed().as_millis() as u64,
     })
 }
 
@@ -356,148 +358,4 @@ async fn read_capped<R: tokio::io::AsyncRead + Unpin>(mut reader: R, max: usize)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn runs_and_captures() {
-        let out = run_shell(
-            "echo hi; echo err >&2; exit 3",
-            Path::new("/tmp"),
-            &[],
-            Duration::from_secs(5),
-            1024,
-        )
-        .await
-        .unwrap();
-        assert_eq!(out.exit_code, Some(3));
-        assert_eq!(out.stdout, "hi\n");
-        assert_eq!(out.stderr, "err\n");
-        assert!(!out.timed_out);
-    }
-
-    #[tokio::test]
-    async fn a_descendant_in_its_own_session_is_stopped_too() {
-        let marker = format!("ce-setsid-marker-{}", std::process::id());
-        // `setsid` puts the sleep in a new session and group: out of reach of the group.
-        let cmd = format!("setsid bash -c 'exec -a {marker} sleep 30' & sleep 30");
-        let out = run_shell(
-            &cmd,
-            Path::new("/tmp"),
-            &[],
-            Duration::from_millis(300),
-            1024,
-        )
-        .await
-        .unwrap();
-        assert!(out.timed_out);
-        let ps = std::process::Command::new("ps")
-            .args(["-eo", "args"])
-            .output()
-            .unwrap();
-        let table = String::from_utf8_lossy(&ps.stdout);
-        assert!(!table.contains(&marker), "a descendant survived:\n{table}");
-    }
-
-    /// Live processes whose command line contains `marker`.
-    fn processes_with(marker: &str) -> Vec<i32> {
-        process_table()
-            .into_iter()
-            .filter(|p| {
-                std::fs::read(format!("/proc/{}/cmdline", p.pid))
-                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(marker))
-            })
-            .map(|p| p.pid)
-            .collect()
-    }
-
-    /// Runs `sh` marked `mark`, which starts `bash -c SCRIPT` in a session of its own
-    /// (`setsid`) and exits at once; waits until `count` processes named `marker` run.
-    /// Returns the shell's process group.
-    async fn detach(script: &str, mark: &str, marker: &str, count: usize) -> i32 {
-        let mut cmd = tokio::process::Command::new("sh");
-        cmd.arg("-c")
-            .arg(format!(
-                "setsid bash -c '{script}' >/dev/null 2>&1 & exit 0"
-            ))
-            .env(MARK_VAR, mark);
-        let mut child = own_group(&mut cmd).spawn().unwrap();
-        let pgid = child.id().unwrap() as i32;
-        assert!(child.wait().await.unwrap().success());
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while processes_with(marker).len() < count && Instant::now() < deadline {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-        pgid
-    }
-
-    #[tokio::test]
-    async fn a_process_detached_before_a_clean_exit_is_found_by_its_mark() {
-        let marker = format!("ce-detached-marker-{}", std::process::id());
-        let mark = new_mark();
-        // The shell detaches a sleep into a session of its own and exits at once: the
-        // sleep has left the group and, once reparented, has no parent link to it either.
-        let pgid = detach(&format!("exec -a {marker} sleep 30"), &mark, &marker, 1).await;
-        let detached = processes_with(&marker);
-        assert_eq!(detached.len(), 1, "the detached sleep started");
-        assert!(
-            !group_and_descendants(pgid).contains(&detached[0]),
-            "neither group nor parent links reach it"
-        );
-        assert_eq!(marked(&mark), detached);
-
-        let found = stop_tree(pgid, &mark, Duration::from_millis(500)).await;
-        assert_eq!(found, detached);
-        assert!(processes_with(&marker).is_empty(), "it was stopped");
-        assert!(marked(&mark).is_empty());
-    }
-
-    #[tokio::test]
-    async fn a_detached_forker_that_ignores_sigterm_leaves_no_child() {
-        let marker = format!("ce-forker-marker-{}", std::process::id());
-        let mark = new_mark();
-        // Detached, deaf to SIGTERM, and forking as fast as it can: children forked
-        // after any one scan must be found by the next.
-        let pgid = detach(
-            &format!(
-                "trap \"\" TERM; for i in $(seq 3000); do (exec -a {marker} sleep 30) & done; wait"
-            ),
-            &mark,
-            &marker,
-            20,
-        )
-        .await;
-        let found = stop_tree(pgid, &mark, Duration::from_millis(100)).await;
-        assert!(found.len() >= 20, "the forker and its children were found");
-        let left = processes_with(&marker);
-        assert!(left.is_empty(), "{} children survived", left.len());
-        assert!(marked(&mark).is_empty());
-    }
-
-    #[tokio::test]
-    async fn timeout_kills_the_whole_group_including_a_grandchild_holding_stdout() {
-        let marker = format!("ce-sleep-marker-{}", std::process::id());
-        // The grandchild `sleep` keeps stdout open after the shell is killed.
-        let cmd = format!("bash -c 'exec -a {marker} sleep 30' & sleep 30");
-        let out = run_shell(
-            &cmd,
-            Path::new("/tmp"),
-            &[],
-            Duration::from_millis(300),
-            1024,
-        )
-        .await
-        .unwrap();
-        assert!(out.timed_out);
-        assert_eq!(out.exit_code, None);
-        let ps = std::process::Command::new("ps")
-            .args(["-eo", "args"])
-            .output()
-            .unwrap();
-        let table = String::from_utf8_lossy(&ps.stdout);
-        assert!(
-            !table.contains(&marker),
-            "a process of the group survived:\n{table}"
-        );
-    }
-}
+mod tests;

@@ -35,13 +35,12 @@
 //! `host/src/grading/run_command.rs`; common keys (`weight`, `pass_threshold`,
 //! `description`) in [`crate::grading::CriterionSpec`].
 
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-/// One criterion of `success_criteria` (validated as the file is read).
-pub use crate::grading::CriterionSpec;
+use crate::grading::CriterionSpec;
+use crate::limits::RunLimitsSpec;
 
 /// A loaded, validated task.
 #[derive(Debug, Clone)]
@@ -54,7 +53,6 @@ pub struct Task {
     pub description: Option<String>,
     /// The prompt, read from `initial_prompt_file` when given.
     pub prompt: String,
-    pub tags: Vec<String>,
     pub agent: AgentSpec,
     pub run_limits: RunLimitsSpec,
     pub sandbox: SandboxSpec,
@@ -74,7 +72,9 @@ struct TaskFile {
     initial_prompt: Option<String>,
     #[serde(default)]
     initial_prompt_file: Option<PathBuf>,
+    /// Labels for the reader's own grouping: accepted, not used by the host.
     #[serde(default)]
+    #[allow(dead_code)]
     tags: Vec<String>,
     #[serde(default)]
     agent: AgentSpec,
@@ -112,20 +112,6 @@ pub struct AgentSpec {
     pub scripted_model: Option<PathBuf>,
 }
 
-/// `run_limits:`. Durations in the file are seconds, or strings with a unit.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RunLimitsSpec {
-    #[serde(default)]
-    pub max_turns: Option<u32>,
-    #[serde(default)]
-    pub max_tool_calls: Option<u32>,
-    #[serde(default, deserialize_with = "duration")]
-    pub turn_timeout: Option<Duration>,
-    #[serde(default, deserialize_with = "duration")]
-    pub task_timeout: Option<Duration>,
-}
-
 /// `sandbox:`.
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -136,51 +122,6 @@ pub struct SandboxSpec {
     /// A folder copied into the workspace first (relative to the task file).
     #[serde(default)]
     pub template_dir: Option<PathBuf>,
-}
-
-/// A duration: a number of seconds, or "1500ms", "90s", "5m", "1h".
-fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Raw {
-        Seconds(f64),
-        Text(String),
-    }
-    let Some(raw) = Option::<Raw>::deserialize(d)? else {
-        return Ok(None);
-    };
-    let secs = match raw {
-        Raw::Seconds(s) => s,
-        Raw::Text(text) => parse_duration(&text).map_err(serde::de::Error::custom)?,
-    };
-    if !(secs.is_finite() && secs > 0.0) {
-        return Err(serde::de::Error::custom(format!(
-            "a duration must be positive, got {secs}"
-        )));
-    }
-    Ok(Some(Duration::from_secs_f64(secs)))
-}
-
-fn parse_duration(text: &str) -> Result<f64, String> {
-    let text = text.trim();
-    let (number, scale) = if let Some(n) = text.strip_suffix("ms") {
-        (n, 0.001)
-    } else if let Some(n) = text.strip_suffix('s') {
-        (n, 1.0)
-    } else if let Some(n) = text.strip_suffix('m') {
-        (n, 60.0)
-    } else if let Some(n) = text.strip_suffix('h') {
-        (n, 3600.0)
-    } else {
-        (text, 1.0)
-    };
-    number
-        .trim()
-        .parse::<f64>()
-        .map(|n| n * scale)
-        .map_err(|_| {
-            format!("`{text}` is not a duration (seconds, or e.g. \"90s\", \"5m\", \"1500ms\")")
-        })
 }
 
 /// Why a task file was rejected.
@@ -295,7 +236,6 @@ impl Task {
             task_id: file.task_id,
             description: file.description,
             prompt,
-            tags: file.tags,
             agent,
             run_limits: file.run_limits,
             sandbox: file.sandbox,
@@ -320,56 +260,16 @@ fn with_suggestion(message: &str) -> String {
     let Some((unknown, expected)) = rest.split_once('`') else {
         return message.to_string();
     };
-    match closest(unknown, expected.split('`').skip(1).step_by(2)) {
+    match crate::suggest::closest(unknown, expected.split('`').skip(1).step_by(2)) {
         Some(best) => format!("{message} (did you mean `{best}`?)"),
         None => message.to_string(),
     }
 }
 
-/// The candidate closest to `unknown` by edit distance, if it is close enough to be the
-/// likely intent (at most about half its length away).
-pub(crate) fn closest<'a>(
-    unknown: &str,
-    candidates: impl IntoIterator<Item = &'a str>,
-) -> Option<&'a str> {
-    let candidates: Vec<&str> = candidates.into_iter().collect();
-    // A name the unknown one begins (`claude` for `claude-code`), when only one does.
-    let lower = unknown.to_lowercase();
-    let prefixed: Vec<&str> = candidates
-        .iter()
-        .copied()
-        .filter(|c| !lower.is_empty() && c.to_lowercase().starts_with(&lower))
-        .collect();
-    if let [only] = prefixed.as_slice() {
-        return Some(only);
-    }
-    candidates
-        .into_iter()
-        .map(|c| (edit_distance(&lower, &c.to_lowercase()), c))
-        .filter(|(distance, c)| *distance <= c.len().max(3) / 2 + 1)
-        .min()
-        .map(|(_, best)| best)
-}
-
-/// Levenshtein distance.
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut prev = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let cur = row[j + 1];
-            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
-            prev = cur;
-        }
-    }
-    row[b.len()]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn parse(text: &str) -> Result<Task, TaskError> {
         Task::parse(text, Path::new("/tmp/t/task.yaml"))
@@ -428,26 +328,5 @@ mod tests {
             );
         }
         assert!(parse("task_id: café-1\ninitial_prompt: hi\n").is_ok());
-    }
-
-    #[test]
-    fn closest_prefers_the_one_name_that_begins_so() {
-        let known = ["claude-code", "codex", "pi", "opencode", "gemini-cli"];
-        assert_eq!(closest("claude", known), Some("claude-code"));
-        assert_eq!(closest("gemini", known), Some("gemini-cli"));
-        assert_eq!(closest("Claude-Code", known), Some("claude-code"));
-        assert_eq!(closest("codx", known), Some("codex"));
-        // Two names begin so: the nearer one by edit distance, if near enough.
-        assert_eq!(
-            closest("gemini", ["gemini-cli", "gemini-pro"]),
-            Some("gemini-cli")
-        );
-        assert_eq!(closest("zzzzzz", known), None);
-    }
-
-    #[test]
-    fn distance() {
-        assert_eq!(edit_distance("max_turn", "max_turns"), 1);
-        assert_eq!(edit_distance("", "abc"), 3);
     }
 }

@@ -1,8 +1,8 @@
 //! Bad input never panics the host: each case ends as diagnostics in the record.
 
 use crate::support::scratch;
-use coder_eval::record::{TurnRecord, TurnStatus};
-use coder_eval::replay::{ReplayOptions, replay};
+use coder_eval::results::{TurnRecord, TurnStatus};
+use coder_eval::turn::replay::{ReplayOptions, replay};
 
 fn replay_bytes(name: &str, bytes: &[u8], options: &ReplayOptions) -> TurnRecord {
     let path = scratch(name).join("capture.jsonl");

@@ -3,7 +3,7 @@
 
 use crate::live_claude::{result_dir, run_task};
 use crate::support::{bin, root, scratch};
-use coder_eval::run::output::{CriterionResult, TaskResult, TaskStatus};
+use coder_eval::results::{CriterionResult, TaskResult, TaskStatus};
 use std::process::Command;
 
 fn grade(dir: &std::path::Path, task: Option<&std::path::Path>) -> TaskResult {
@@ -111,7 +111,7 @@ fn regrade_matches_live_and_thresholds_are_local() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("task.json")).unwrap()).unwrap();
     assert_eq!(written.status, TaskStatus::Failure);
     assert_eq!(written.task_file, strict_file.display().to_string());
-    let summary: coder_eval::run::output::RunSummary =
+    let summary: coder_eval::results::RunSummary =
         serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
     assert_eq!(summary.rows[0].status, TaskStatus::Failure);
     assert!(std::path::Path::new(&live.task_file).is_absolute());

@@ -5,30 +5,19 @@
 //! recorded run.
 
 use crate::support::{corpus, root, scratch, test_component};
-use coder_eval::collect::Caps;
-use coder_eval::components::ComponentSource;
 use coder_eval::grading::{
-    CriterionResult, CriterionSpec, GradeContext, TaskStatus, grade_all, passed, task_status,
-    weighted_score,
+    CriterionSpec, GradeContext, grade_all, passed, task_status, weighted_score,
 };
-use coder_eval::pipeline::Pipeline;
-use coder_eval::record::{StampedEvent, TurnRecord};
-use coder_eval::replay::{ReplayOptions, replay};
+use coder_eval::results::{CriterionResult, StampedEvent, TaskStatus, TurnRecord};
+use coder_eval::turn::replay::{ReplayOptions, replay_with_trajectory};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 
 /// The Claude Code `hello` run: its turn record and its trajectory (the events the
-/// reducer produced, through the same pipeline `replay` uses).
+/// reducer produced, through the pipeline `replay` uses).
 fn hello_run() -> (TurnRecord, Vec<StampedEvent>) {
     let path = corpus("live/claude/hello.jsonl");
-    let record = replay(&path, &ReplayOptions::new("claude-code")).unwrap();
-    let input = coder_eval::recording::read(&path).unwrap();
-    let loaded = ComponentSource::default().harness("claude-code").unwrap();
-    let mut pipeline = Pipeline::new("claude-code", &loaded, Caps::default()).unwrap();
-    for line in &input.lines {
-        pipeline.feed(line.source_line, line.stamp_us, &line.bytes);
-    }
-    (record, pipeline.trajectory().to_vec())
+    replay_with_trajectory(&path, &ReplayOptions::new("claude-code")).unwrap()
 }
 
 /// A workspace holding what the hello run wrote, plus files for the file criteria.
@@ -51,6 +40,7 @@ fn component(path: &Path, params: Value) -> CriterionSpec {
         "component",
         json!({"component": path.to_str().unwrap(), "params": params}),
     )
+    .unwrap()
 }
 
 /// A hostile test grader built by host/build.rs from components/test-components/.
@@ -354,10 +344,10 @@ async fn components_that_are_not_graders_are_refused() {
     assert_eq!(r.error.as_ref().unwrap().kind, "wrong_world", "{r:?}");
     let r = between_ordinary(component(Path::new("no/such/grader.wasm"), json!({})), &ws).await;
     assert_eq!(r.error.as_ref().unwrap().kind, "read", "{r:?}");
-    let mut bad = spec("type: file_exists\npath: x");
-    bad.params.insert("path".into(), json!("../outside"));
-    let r = between_ordinary(bad, &ws).await;
-    assert_eq!(r.error.as_ref().unwrap().kind, "invalid_criterion", "{r:?}");
+    // A criterion is checked once, when it is made: one that leaves the workspace never
+    // reaches grading.
+    let bad = CriterionSpec::new("file_exists", json!({"path": "../outside"})).unwrap_err();
+    assert!(bad.contains("leaves the workspace"), "{bad}");
 }
 
 #[tokio::test]

@@ -3,9 +3,9 @@
 //! allows one. Each test runs the `coder-eval` binary as a user would.
 
 use crate::support::{bin, root, scratch};
-use coder_eval::record::{ToolOutcome, TurnRecord, TurnStatus};
-use coder_eval::replay::{ReplayOptions, replay};
-use coder_eval::run::output::{TaskResult, TaskStatus};
+use coder_eval::results::{TaskResult, TaskStatus};
+use coder_eval::results::{ToolOutcome, TurnRecord, TurnStatus};
+use coder_eval::turn::replay::{ReplayOptions, replay};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -270,7 +270,7 @@ fn max_turns_cap_native_and_backstop_agree() {
         backstop.cap_note().as_deref(),
         Some("stopped by max_turns 2 (the host's backstop)")
     );
-    let summary: coder_eval::run::output::RunSummary =
+    let summary: coder_eval::results::RunSummary =
         serde_json::from_str(&std::fs::read_to_string(out.join("backstop/run.json")).unwrap())
             .unwrap();
     assert_eq!(summary.rows[0].capped, backstop.cap_note());

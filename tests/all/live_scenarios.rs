@@ -7,8 +7,8 @@ use crate::live_claude::{
     assert_buckets_tile, assert_model_saw_every_request, assert_replay_matches, netns_available,
 };
 use crate::support::{bin, root, scratch};
-use coder_eval::record::ToolOutcome;
-use coder_eval::run::output::{RunSummary, TaskResult, TaskStatus};
+use coder_eval::results::ToolOutcome;
+use coder_eval::results::{RunSummary, TaskResult, TaskStatus};
 use harness_kit::Caveat;
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -4,9 +4,9 @@
 
 use crate::support::{captures, corpus, diagnostic_kinds, main_calls, tools};
 use coder_eval::Usage;
-use coder_eval::collect::Caps;
-use coder_eval::record::{ToolOutcome, TurnRecord, TurnStatus};
-use coder_eval::replay::{ReplayOptions, replay};
+use coder_eval::limits::Caps;
+use coder_eval::results::{ToolOutcome, TurnRecord, TurnStatus};
+use coder_eval::turn::replay::{ReplayOptions, replay};
 use serde_json::Value;
 
 fn replay_with(harness: &str, rel: &str, caps: Option<Caps>) -> TurnRecord {

@@ -2,8 +2,8 @@
 //! turn record is pinned by an insta snapshot, and replay is byte-identical run to run.
 
 use crate::support::{captures, corpus};
-use coder_eval::record::{ToolOutcome, TurnRecord, TurnStatus};
-use coder_eval::replay::{ReplayOptions, replay};
+use coder_eval::results::{ToolOutcome, TurnRecord, TurnStatus};
+use coder_eval::turn::replay::{ReplayOptions, replay};
 
 fn replay_claude(path: &std::path::Path) -> TurnRecord {
     replay(path, &ReplayOptions::new("claude-code"))

@@ -3,9 +3,9 @@
 //! the scenarios the five harnesses share give the same counts.
 
 use crate::support::{captures, corpus, diagnostic_kinds, main_calls, tools};
-use coder_eval::collect::Caps;
-use coder_eval::record::{ToolOutcome, TurnRecord, TurnStatus};
-use coder_eval::replay::{ReplayOptions, replay};
+use coder_eval::limits::Caps;
+use coder_eval::results::{ToolOutcome, TurnRecord, TurnStatus};
+use coder_eval::turn::replay::{ReplayOptions, replay};
 
 fn replay_with(harness: &str, rel: &str, caps: Option<Caps>) -> TurnRecord {
     let path = corpus(rel);

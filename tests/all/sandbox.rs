@@ -4,9 +4,9 @@
 
 use crate::support::{corpus, test_component};
 use coder_eval::components::{ComponentSource, ResolveError};
-use coder_eval::record::TurnStatus;
-use coder_eval::replay::{ReplayError, ReplayOptions, replay};
+use coder_eval::results::TurnStatus;
 use coder_eval::runtime::ComponentError;
+use coder_eval::turn::replay::{ReplayError, ReplayOptions, replay};
 
 fn with_component(file: &str) -> ReplayOptions {
     let mut options = ReplayOptions::new("claude-code");

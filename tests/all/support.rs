@@ -1,6 +1,6 @@
 //! Helpers shared by the test modules.
 
-use coder_eval::record::{ToolOutcome, TurnRecord};
+use coder_eval::results::{ToolOutcome, TurnRecord};
 use std::path::{Path, PathBuf};
 
 /// The repository root.

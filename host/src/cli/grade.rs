@@ -3,7 +3,7 @@
 use super::print_stdout;
 use coder_eval::components::{ComponentSource, parse_override};
 use coder_eval::exit_codes;
-use coder_eval::run::output::{CriterionResult, TaskStatus};
+use coder_eval::results::{CriterionResult, TaskStatus};
 use coder_eval::run::regrade::regrade;
 use std::path::PathBuf;
 

@@ -2,7 +2,8 @@
 
 use super::print_stdout;
 use coder_eval::components::{BUILTIN_HARNESSES, ComponentSource, parse_override};
-use coder_eval::run::{cli, limit_name};
+use coder_eval::limits::limit_name;
+use coder_eval::run::locate;
 use coder_eval::runtime::harness::Launcher;
 use harness_kit::{AgentSettings, LimitKind, RunLimits};
 use std::path::PathBuf;
@@ -83,7 +84,7 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
             .as_ref()
             .map(|p| p.exit_codes.clone())
             .unwrap_or_default();
-        let installed = cli::find_cli(h.program, None).ok();
+        let installed = locate::find_cli(h.program, None).ok();
         rows.push(serde_json::json!({
             "harness": h.name,
             "program": h.program,

@@ -69,6 +69,20 @@ pub fn print_stdout(text: &str) {
     }
 }
 
+/// Writes `value` as pretty JSON and a newline to stdout, as it is serialized (no copy of
+/// the whole text in memory); a closed pipe (`| head`) ends quietly.
+pub fn print_json<T: serde::Serialize>(value: &T) {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let written = serde_json::to_writer_pretty(&mut out, value)
+        .map_err(std::io::Error::from)
+        .and_then(|()| out.write_all(b"\n"))
+        .and_then(|()| out.flush());
+    if written.is_err() {
+        std::process::exit(exit_codes::OK);
+    }
+}
+
 /// Prints `err` and its causes on stderr, one per line; a cause whose text the line above
 /// already holds (a wrapper that quotes its source) is not repeated.
 pub fn print_error(err: &dyn std::error::Error) {

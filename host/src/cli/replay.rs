@@ -1,11 +1,11 @@
 //! `coder-eval replay`.
 
-use super::print_stdout;
-use coder_eval::collect::Caps;
+use super::{print_json, print_stdout};
 use coder_eval::components::{ComponentSource, parse_override};
 use coder_eval::exit_codes;
-use coder_eval::record::TurnRecord;
-use coder_eval::replay::{ReplayOptions, replay};
+use coder_eval::limits::Caps;
+use coder_eval::results::TurnRecord;
+use coder_eval::turn::replay::{ReplayOptions, replay};
 use std::path::PathBuf;
 
 /// Replays a recording (or a plain stdout JSONL capture) through a harness's reducer and
@@ -39,7 +39,7 @@ pub struct ReplayArgs {
 }
 
 pub fn run(args: ReplayArgs) -> Result<i32, Box<dyn std::error::Error>> {
-    let recorded = coder_eval::recording::read_header(&args.file)?.and_then(|h| h.harness);
+    let recorded = coder_eval::turn::recording::read_header(&args.file)?.and_then(|h| h.harness);
     let harness = match (args.harness, recorded) {
         (Some(given), Some(recorded)) if given != recorded => {
             eprintln!(
@@ -71,7 +71,7 @@ pub fn run(args: ReplayArgs) -> Result<i32, Box<dyn std::error::Error>> {
     }
     let record = replay(&args.file, &options)?;
     if args.json {
-        print_stdout(&(serde_json::to_string_pretty(&record)? + "\n"));
+        print_json(&record);
     } else {
         print_stdout(&summary(&record));
     }

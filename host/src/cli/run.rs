@@ -2,8 +2,8 @@
 
 use coder_eval::components::{BUILTIN_HARNESSES, ComponentSource, parse_override};
 use coder_eval::exit_codes;
-use coder_eval::run::output::{TaskResult, TaskStatus};
-use coder_eval::run::{RunOptions, cli, prepare, run_all};
+use coder_eval::results::{TaskResult, TaskStatus};
+use coder_eval::run::{RunOptions, locate, prepare, run_all};
 use coder_eval::task::Task;
 use std::path::PathBuf;
 
@@ -181,7 +181,7 @@ fn printable(text: &str) -> String {
 fn installed_harnesses() -> Vec<String> {
     BUILTIN_HARNESSES
         .iter()
-        .filter(|h| cli::is_installed(h.program))
+        .filter(|h| locate::is_installed(h.program))
         .map(|h| h.name.to_string())
         .collect()
 }

@@ -1,8 +1,7 @@
 //! `coder-eval scripted-model`.
 
 use coder_eval::components::{ComponentSource, parse_override};
-use coder_eval::run::ComponentTranslator;
-use coder_eval::runtime::harness::Launcher;
+use coder_eval::runtime::translator::ComponentTranslator;
 use coder_eval_scripted_model::{Script, ScriptedModel, ServerConfig};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -42,7 +41,7 @@ pub fn run(args: ScriptedModelArgs) -> Result<i32, Box<dyn std::error::Error>> {
         overrides: args.component.into_iter().collect(),
     };
     let loaded = source.harness(&args.harness)?;
-    let translator = Arc::new(ComponentTranslator::new(Launcher::new(&loaded)?));
+    let translator = Arc::new(ComponentTranslator::new(&loaded)?);
     let workspace = std::path::absolute(&args.workspace)?.display().to_string();
     let mut config = ServerConfig::new(script, workspace).with_translator(translator);
     config.port = args.port;

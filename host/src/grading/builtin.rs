@@ -1,30 +1,67 @@
 //! The built-in criteria components: which one grades which `type`, and loading them.
 
-use crate::components::BUILTIN_CRITERIA;
+use crate::embedded;
 use crate::runtime::{ComponentCache, ComponentError, LoadedComponent, grader};
 use serde_json::Value;
 use std::sync::Mutex;
 
 /// A built-in criteria component, embedded in the binary, and the criterion types it
 /// grades (it dispatches on the `type` the host puts in its params).
-pub struct BuiltinCriteria {
+pub(crate) struct BuiltinCriteria {
     /// The component's name (`criteria-files`); it loads as `builtin:<name>`.
     pub name: &'static str,
     /// The `type`s it grades.
     pub types: &'static [&'static str],
     /// Its parameter check, compiled natively from the same crate, run at task load.
     pub validate: fn(&Value) -> Result<(), String>,
-    /// The component's bytes, built by `host/build.rs`.
+    /// The component's bytes (see [`crate::embedded`]).
     pub wasm: &'static [u8],
 }
 
+impl std::fmt::Debug for BuiltinCriteria {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.debug_struct("BuiltinCriteria")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PartialEq for BuiltinCriteria {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+    }
+}
+
+/// The built-in criteria components embedded in this binary, each with the criterion
+/// types it grades and its parameter check.
+pub(crate) const BUILTIN_CRITERIA: &[BuiltinCriteria] = &[
+    BuiltinCriteria {
+        name: "criteria-files",
+        types: criteria_files::TYPES,
+        validate: criteria_files::validate,
+        wasm: embedded::CRITERIA_FILES,
+    },
+    BuiltinCriteria {
+        name: "criteria-json",
+        types: criteria_json::TYPES,
+        validate: criteria_json::validate,
+        wasm: embedded::CRITERIA_JSON,
+    },
+    BuiltinCriteria {
+        name: "criteria-trajectory",
+        types: criteria_trajectory::TYPES,
+        validate: criteria_trajectory::validate,
+        wasm: embedded::CRITERIA_TRAJECTORY,
+    },
+];
+
 /// The component that grades `kind`, if a built-in one does.
-pub fn for_type(kind: &str) -> Option<&'static BuiltinCriteria> {
+pub(crate) fn for_type(kind: &str) -> Option<&'static BuiltinCriteria> {
     BUILTIN_CRITERIA.iter().find(|c| c.types.contains(&kind))
 }
 
 /// Every built-in WASM criterion type.
-pub fn all_types() -> Vec<&'static str> {
+pub(crate) fn all_types() -> Vec<&'static str> {
     BUILTIN_CRITERIA
         .iter()
         .flat_map(|c| c.types.iter().copied())
@@ -34,7 +71,7 @@ pub fn all_types() -> Vec<&'static str> {
 /// Loads (compiling at most once per machine, see [`ComponentCache`]) and checks a
 /// built-in criteria component, once per process and cache: the embedded bytes never
 /// change, so later calls skip hashing them (~1 ms for a 1–3 MB component).
-pub fn load(
+pub(crate) fn load(
     family: &'static BuiltinCriteria,
     cache: &'static ComponentCache,
 ) -> Result<LoadedComponent, ComponentError> {

@@ -19,20 +19,20 @@
 //! Units: scores and thresholds are 0–1; `duration_ms` is whole milliseconds of wall
 //! time.
 
-mod builtin;
+pub(crate) mod builtin;
 pub mod run_command;
 mod spec;
 mod status;
 
-pub use builtin::{BuiltinCriteria, all_types as builtin_types};
 pub use spec::{CriterionSpec, DEFAULT_PASS_THRESHOLD};
-pub use status::{TaskStatus, criteria_decide, task_status};
+pub use status::{criteria_decide, task_status};
 
-use crate::record::StampedEvent;
+use crate::results::{CriterionError, CriterionResult, StampedEvent};
 use crate::runtime::grader::{self, GradingInput, Trajectory};
 use crate::runtime::{ComponentCache, ComponentError, LoadedComponent};
-use serde::{Deserialize, Serialize};
+use builtin::BuiltinCriteria;
 use serde_json::Value;
+use spec::Criterion;
 use std::path::Path;
 use std::time::Instant;
 
@@ -51,44 +51,6 @@ pub struct GradeContext<'a> {
     pub final_text: Option<&'a str>,
 }
 
-/// The result of one criterion.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CriterionResult {
-    /// The criterion type (`file_exists`, ..., `run_command`, `component`).
-    #[serde(rename = "type")]
-    pub kind: String,
-    /// The task's description of it, else its type (for a component, its path).
-    pub description: String,
-    /// Its weight in the weighted score (0 = informational).
-    pub weight: f64,
-    /// The score at which it passes, 0–1.
-    pub pass_threshold: f64,
-    /// 0–1; 0 when it failed to judge.
-    pub score: f64,
-    /// `score ≥ pass_threshold` and no error.
-    pub passed: bool,
-    /// What the criterion says about the run (at most 64 KiB from a grader).
-    pub details: String,
-    /// Wall time of this criterion, ms (loading a component included).
-    pub duration_ms: u64,
-    /// Set when the criterion could not judge.
-    pub error: Option<CriterionError>,
-}
-
-/// Why a criterion could not judge.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CriterionError {
-    /// A snake_case kind. From the sandbox: `out_of_fuel`, `out_of_memory`, `trap` (a
-    /// panic; the message holds the guest's panic text), `deadline`, `read`, `invalid`,
-    /// `unsupported_version`, `wrong_world`, `forbidden_import`, `instantiate`. From the
-    /// grader itself: `grading_error` (it returned an error value), `invalid_verdict` (a
-    /// score that is not a number). From `run_command`: `spawn`, `timeout`,
-    /// `bad_score_output`. From the host: `invalid_criterion`, `internal`.
-    pub kind: String,
-    /// A sentence naming the criterion's component or command.
-    pub message: String,
-}
-
 /// Grades every criterion in order with the process-wide component cache. Never fails:
 /// each failure is that criterion's [`CriterionError`] with score 0.
 pub async fn grade_all(criteria: &[CriterionSpec], ctx: &GradeContext<'_>) -> Vec<CriterionResult> {
@@ -101,7 +63,7 @@ pub async fn grade_all_with(
     ctx: &GradeContext<'_>,
     cache: &'static ComponentCache,
 ) -> Vec<CriterionResult> {
-    let needs_trajectory = criteria.iter().any(|c| c.kind != "run_command");
+    let needs_trajectory = criteria.iter().any(CriterionSpec::is_read_only);
     let trajectory = needs_trajectory.then(|| Trajectory::new(ctx.trajectory));
     let mut results = Vec::with_capacity(criteria.len());
     for spec in criteria {
@@ -131,35 +93,28 @@ async fn grade_one(
     trajectory: Option<&Trajectory>,
     cache: &'static ComponentCache,
 ) -> Outcome {
-    spec.validate().map_err(|e| fail("invalid_criterion", e))?;
-    if spec.kind == "run_command" {
-        let out = run_command::grade(&spec.params, ctx.workspace).await;
-        return match out.error {
-            None => Ok((out.score, out.details)),
-            Some((kind, message)) => Err((CriterionError { kind, message }, out.details)),
-        };
-    }
-    let (source, params) = if spec.kind == "component" {
-        let path = spec
-            .params
-            .get("component")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let params = match spec.params.get("params") {
-            Some(Value::Object(p)) => Value::Object(p.clone()),
-            _ => Value::Object(Default::default()),
-        };
-        (Source::File(ctx.task_dir.join(path)), params)
-    } else {
-        let family = builtin::for_type(&spec.kind)
-            .ok_or_else(|| fail("invalid_criterion", format!("unknown type `{}`", spec.kind)))?;
-        let mut params = spec.guest_params();
-        if spec.kind == "classification_match"
-            && let Some(text) = ctx.final_text
-        {
-            params["final_text"] = Value::String(text.to_string());
+    let (source, params) = match &spec.criterion {
+        Criterion::RunCommand(params) => {
+            let out = run_command::grade(params, ctx.workspace).await;
+            return match out.error {
+                None => Ok((out.score, out.details)),
+                Some((kind, message)) => Err((CriterionError { kind, message }, out.details)),
+            };
         }
-        (Source::Builtin(family), params)
+        Criterion::Component { path, params } => {
+            (Source::File(ctx.task_dir.join(path)), params.clone())
+        }
+        Criterion::Builtin {
+            family,
+            params,
+            wants_final_text,
+        } => {
+            let mut params = params.clone();
+            if *wants_final_text && let Some(text) = ctx.final_text {
+                params["final_text"] = Value::String(text.to_string());
+            }
+            (Source::Builtin(family), params)
+        }
     };
     let input = GradingInput {
         params_json: params.to_string(),
@@ -227,15 +182,9 @@ fn result(spec: &CriterionSpec, outcome: Outcome, started: Instant) -> Criterion
         Ok((score, details)) => (score, details, None),
         Err((error, details)) => (0.0, details, Some(error)),
     };
-    let description = match (&spec.description, spec.kind.as_str()) {
+    let description = match (&spec.description, &spec.criterion) {
         (Some(d), _) => d.clone(),
-        (None, "component") => format!(
-            "component {}",
-            spec.params
-                .get("component")
-                .and_then(Value::as_str)
-                .unwrap_or("?")
-        ),
+        (None, Criterion::Component { path, .. }) => format!("component {path}"),
         (None, _) => spec.kind.clone(),
     };
     CriterionResult {
@@ -295,19 +244,5 @@ mod tests {
         assert!(!passed(&failing));
         assert_eq!(weighted_score(&[r(0.0, 1.0, 0.9)]), None);
         assert!(passed(&[]));
-    }
-
-    #[test]
-    fn result_round_trips_as_json() {
-        let mut one = r(1.0, 0.25, 0.9);
-        one.error = Some(CriterionError {
-            kind: "out_of_fuel".into(),
-            message: "m".into(),
-        });
-        let json = serde_json::to_value(&one).unwrap();
-        assert_eq!(json["type"], "file_exists");
-        assert_eq!(json["error"]["kind"], "out_of_fuel");
-        let back: CriterionResult = serde_json::from_value(json).unwrap();
-        assert_eq!(back, one);
     }
 }

@@ -19,6 +19,7 @@
 //! Without `score_from_stdout` the score is 1 when the exit code and every stdout
 //! expectation hold, else 0.
 
+use crate::limits::RUN_COMMAND_TIMEOUT_SECS;
 use crate::process::{MARK_VAR, run_shell};
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -31,11 +32,12 @@ const MAX_OUTPUT: usize = 1 << 20;
 /// Characters of each stream shown in the details.
 const SHOWN: usize = 4000;
 
-#[derive(Deserialize)]
+/// A `run_command` criterion's parameters, parsed and checked once ([`parse`]).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Params {
+pub struct Params {
     command: String,
-    #[serde(default = "sixty")]
+    #[serde(default = "default_timeout")]
     timeout: f64,
     #[serde(default)]
     expected_exit_code: i32,
@@ -53,17 +55,14 @@ struct Params {
     env: BTreeMap<String, String>,
 }
 
-fn sixty() -> f64 {
-    60.0
+fn default_timeout() -> f64 {
+    RUN_COMMAND_TIMEOUT_SECS
 }
 
-fn parse(params: &Map<String, Value>) -> Result<Params, String> {
-    serde_json::from_value(Value::Object(params.clone())).map_err(|e| e.to_string())
-}
-
-/// Checks `run_command` params.
-pub fn validate(params: &Map<String, Value>) -> Result<(), String> {
-    let p = parse(params)?;
+/// Parses and checks `run_command` params.
+pub fn parse(params: &Map<String, Value>) -> Result<Params, String> {
+    let p: Params =
+        serde_json::from_value(Value::Object(params.clone())).map_err(|e| e.to_string())?;
     if p.command.trim().is_empty() {
         return Err("`command` is empty".into());
     }
@@ -99,7 +98,7 @@ pub fn validate(params: &Map<String, Value>) -> Result<(), String> {
     if p.score_from_stdout && expects {
         return Err("score_from_stdout and expected_stdout* are exclusive".into());
     }
-    Ok(())
+    Ok(p)
 }
 
 /// What a `run_command` criterion concluded.
@@ -116,12 +115,8 @@ fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 
-/// Runs the criterion in `workspace`. Params must have passed [`validate`].
-pub async fn grade(params: &Map<String, Value>, workspace: &Path) -> Outcome {
-    let p = match parse(params) {
-        Ok(p) => p,
-        Err(e) => return error("invalid_criterion", e, String::new()),
-    };
+/// Runs the criterion in `workspace`.
+pub async fn grade(p: &Params, workspace: &Path) -> Outcome {
     // `run_shell` adds to the host's environment; start over from a minimal one.
     let mut wrapped = String::from("exec env -i");
     for key in ["PATH", "HOME", "LANG", "TERM"] {
@@ -282,8 +277,7 @@ mod tests {
     }
 
     async fn run(v: Value) -> Outcome {
-        let p = params(v);
-        validate(&p).unwrap();
+        let p = parse(&params(v)).unwrap();
         grade(&p, &std::env::temp_dir()).await
     }
 
@@ -395,7 +389,7 @@ mod tests {
             json!({"command": "x", "score_from_stdout": true, "expected_stdout": "1"}),
             json!({"command": "x", "shell": "bash"}),
         ] {
-            assert!(validate(&params(bad.clone())).is_err(), "{bad}");
+            assert!(parse(&params(bad.clone())).is_err(), "{bad}");
         }
     }
 }

@@ -1,11 +1,12 @@
-//! [`CriterionSpec`]: one entry of a task's `success_criteria`, validated as it is read.
+//! [`CriterionSpec`]: one entry of a task's `success_criteria`, parsed once, as it is
+//! read, into a typed [`Criterion`].
 //!
-//! Deserializing a spec validates it, so a task file with a bad criterion is rejected at
-//! load time with its line: a regex or a workspace path that is wrong is reported at its
+//! Deserializing a spec validates and resolves it, so a task file with a bad criterion is
+//! rejected at load time with its line, and grading never looks at a type name again: a regex or a workspace path that is wrong is reported at its
 //! own line and column (the check runs while that scalar is read), anything else (an
 //! unknown type, a missing or ill-typed key) at the line where the criterion starts.
 
-use super::builtin;
+use super::builtin::{self, BuiltinCriteria};
 use super::run_command;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
@@ -42,9 +43,36 @@ pub struct CriterionSpec {
     pub weight: f64,
     /// The score (0–1) at which the criterion passes.
     pub pass_threshold: f64,
-    /// The other keys: the criterion's parameters.
+    /// The other keys: the criterion's parameters, as written.
     #[serde(flatten)]
-    pub params: Map<String, Value>,
+    pub(crate) params: Map<String, Value>,
+    /// What the spec resolved to at load: what grading runs.
+    #[serde(skip)]
+    pub(crate) criterion: Criterion,
+}
+
+/// A criterion as grading runs it, resolved once from its spec.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Criterion {
+    /// A built-in WASM criterion.
+    Builtin {
+        /// The component that grades it.
+        family: &'static BuiltinCriteria,
+        /// What its guest receives: the parameters plus `type`.
+        params: Value,
+        /// It also judges the agent's final answer (`classification_match`), which the
+        /// host adds to `params` as `final_text`.
+        wants_final_text: bool,
+    },
+    /// A user component (`type: component`).
+    Component {
+        /// The `.wasm` file, relative to the task file's folder.
+        path: String,
+        /// Handed to the grader as they are.
+        params: Value,
+    },
+    /// The host-native `run_command`.
+    RunCommand(run_command::Params),
 }
 
 /// The default `pass_threshold`.
@@ -52,23 +80,42 @@ pub const DEFAULT_PASS_THRESHOLD: f64 = 0.9;
 
 impl CriterionSpec {
     /// A spec of `kind` with these parameters and the default weight and threshold.
-    pub fn new(kind: &str, params: Value) -> CriterionSpec {
-        CriterionSpec {
-            kind: kind.to_string(),
-            description: None,
-            weight: 1.0,
-            pass_threshold: DEFAULT_PASS_THRESHOLD,
-            params: match params {
-                Value::Object(map) => map,
-                _ => Map::new(),
-            },
-        }
+    /// Errors: as when a task file holds it (see [`CriterionSpec`]'s checks).
+    pub fn new(kind: &str, params: Value) -> Result<CriterionSpec, String> {
+        let params = match params {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        };
+        CriterionSpec::resolved(kind.to_string(), None, 1.0, DEFAULT_PASS_THRESHOLD, params)
     }
 
-    /// Checks the spec: a known type, weight and threshold in range, and parameters the
-    /// criterion accepts (known keys of the right types, compiling regexes, workspace
-    /// paths that stay inside). The message names the type and the parameter.
-    pub fn validate(&self) -> Result<(), String> {
+    /// Checks and resolves a criterion's parts.
+    fn resolved(
+        kind: String,
+        description: Option<String>,
+        weight: f64,
+        pass_threshold: f64,
+        params: Map<String, Value>,
+    ) -> Result<CriterionSpec, String> {
+        let mut spec = CriterionSpec {
+            kind,
+            description,
+            weight,
+            pass_threshold,
+            params,
+            criterion: Criterion::Component {
+                path: String::new(),
+                params: Value::Null,
+            },
+        };
+        spec.criterion = spec.resolve()?;
+        Ok(spec)
+    }
+
+    /// Checks the spec and resolves it: a known type, weight and threshold in range, and
+    /// parameters the criterion accepts (known keys of the right types, compiling regexes,
+    /// workspace paths that stay inside). The message names the type and the parameter.
+    fn resolve(&self) -> Result<Criterion, String> {
         let at = |e: String| format!("criterion `{}`: {e}", self.kind);
         if !self.weight.is_finite() || self.weight < 0.0 {
             return Err(at(format!("weight must be ≥ 0, got {}", self.weight)));
@@ -80,14 +127,38 @@ impl CriterionSpec {
             )));
         }
         match self.kind.as_str() {
-            "component" => self.validate_component().map_err(at),
-            "run_command" => run_command::validate(&self.params).map_err(at),
+            "component" => {
+                self.validate_component().map_err(at)?;
+                Ok(Criterion::Component {
+                    path: self
+                        .params
+                        .get("component")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_string(),
+                    params: match self.params.get("params") {
+                        Some(Value::Object(p)) => Value::Object(p.clone()),
+                        _ => Value::Object(Default::default()),
+                    },
+                })
+            }
+            "run_command" => run_command::parse(&self.params)
+                .map(Criterion::RunCommand)
+                .map_err(at),
             kind => match builtin::for_type(kind) {
-                Some(family) => (family.validate)(&self.guest_params()).map_err(at),
+                Some(family) => {
+                    let params = self.guest_params();
+                    (family.validate)(&params).map_err(at)?;
+                    Ok(Criterion::Builtin {
+                        family,
+                        params,
+                        wants_final_text: kind == "classification_match",
+                    })
+                }
                 None => {
                     let mut known = builtin::all_types();
                     known.extend(["run_command", "component"]);
-                    let hint = crate::task::closest(kind, known.iter().copied())
+                    let hint = crate::suggest::closest(kind, known.iter().copied())
                         .map(|best| format!(" (did you mean `{best}`?)"))
                         .unwrap_or_default();
                     Err(format!(
@@ -118,22 +189,15 @@ impl CriterionSpec {
         }
     }
 
-    /// The `description`, else the type.
-    pub fn label(&self) -> String {
-        self.description
-            .clone()
-            .unwrap_or_else(|| self.kind.clone())
-    }
-
     /// Whether the criterion only reads (every built-in WASM criterion and every
     /// component); `run_command` runs a process in the workspace and is not. After a
     /// crash or timeout, only read-only criteria run, as evidence.
     pub fn is_read_only(&self) -> bool {
-        self.kind != "run_command"
+        !matches!(self.criterion, Criterion::RunCommand(_))
     }
 
     /// The params a built-in guest receives: the parameters plus `type`.
-    pub(crate) fn guest_params(&self) -> Value {
+    fn guest_params(&self) -> Value {
         let mut params = self.params.clone();
         params.insert("type".into(), Value::String(self.kind.clone()));
         Value::Object(params)
@@ -187,14 +251,14 @@ impl<'de> Visitor<'de> for SpecVisitor {
                 }
             }
         }
-        let spec = CriterionSpec {
-            kind: kind.ok_or_else(|| de::Error::missing_field("type"))?,
+        let spec = CriterionSpec::resolved(
+            kind.ok_or_else(|| de::Error::missing_field("type"))?,
             description,
-            weight: weight.unwrap_or(1.0),
-            pass_threshold: pass_threshold.unwrap_or(DEFAULT_PASS_THRESHOLD),
+            weight.unwrap_or(1.0),
+            pass_threshold.unwrap_or(DEFAULT_PASS_THRESHOLD),
             params,
-        };
-        spec.validate().map_err(de::Error::custom)?;
+        )
+        .map_err(de::Error::custom)?;
         Ok(spec)
     }
 }
@@ -336,172 +400,4 @@ impl<'de> Visitor<'de> for CheckedValue<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[derive(Deserialize)]
-    struct Task {
-        #[allow(dead_code)]
-        task_id: String,
-        success_criteria: Vec<CriterionSpec>,
-    }
-
-    fn load(yaml: &str) -> Result<Vec<CriterionSpec>, serde_yaml_ng::Error> {
-        serde_yaml_ng::from_str::<Task>(yaml).map(|t| t.success_criteria)
-    }
-
-    #[test]
-    fn reads_common_keys_and_flattened_params() {
-        let specs = load(
-            "task_id: t\nsuccess_criteria:\n  - type: file_contains\n    path: app.py\n    includes: [print]\n    weight: 2\n    description: prints\n  - type: file_exists\n    path: app.py\n",
-        )
-        .unwrap();
-        assert_eq!(specs[0].kind, "file_contains");
-        assert_eq!(specs[0].weight, 2.0);
-        assert_eq!(specs[0].pass_threshold, 0.9);
-        assert_eq!(specs[0].description.as_deref(), Some("prints"));
-        assert_eq!(
-            Value::Object(specs[0].params.clone()),
-            json!({"path": "app.py", "includes": ["print"]})
-        );
-        assert_eq!(specs[1].weight, 1.0);
-        // Serializing gives the task file's shape back.
-        let back = serde_json::to_value(&specs[0]).unwrap();
-        assert_eq!(
-            back,
-            json!({"type": "file_contains", "description": "prints", "weight": 2.0, "pass_threshold": 0.9, "path": "app.py", "includes": ["print"]})
-        );
-    }
-
-    #[test]
-    fn a_bad_regex_is_rejected_at_its_own_line() {
-        // Line 7 holds the bad regex (lines counted from 1).
-        let yaml = "task_id: t\n\
-                    success_criteria:\n  \
-                    - type: file_exists\n    \
-                    path: app.py\n  \
-                    - type: file_matches_regex\n    \
-                    path: app.py\n    \
-                    pattern: \"print(\"\n    \
-                    description: prints\n";
-        assert_eq!(yaml.lines().nth(6).unwrap().trim(), "pattern: \"print(\"");
-        let err = load(yaml).unwrap_err();
-        let location = err.location().expect("a position");
-        assert_eq!(location.line(), 7, "{err}");
-        let text = err.to_string();
-        assert!(text.contains("line 7"), "{text}");
-        assert!(
-            text.contains("criterion `file_matches_regex`: invalid regex `print(`"),
-            "{text}"
-        );
-        assert!(text.starts_with("success_criteria[1].pattern"), "{text}");
-    }
-
-    #[test]
-    fn nested_regexes_are_located_too() {
-        let yaml = "task_id: t\nsuccess_criteria:\n  - type: file_check\n    path: a.py\n    patterns:\n      - pattern: ok\n      - pattern: \"[\"\n";
-        let err = load(yaml).unwrap_err();
-        assert_eq!(err.location().unwrap().line(), 7, "{err}");
-        let yaml = "task_id: t\nsuccess_criteria:\n  - type: json_check\n    path: a.json\n    assertions:\n      - expression: a\n        operator: regex\n        expected: \"(\"\n";
-        let err = load(yaml).unwrap_err();
-        assert_eq!(err.location().unwrap().line(), 8, "{err}");
-        let yaml = "task_id: t\nsuccess_criteria:\n  - type: command_executed\n    command_pattern: \"python3 app\\\\.py\"\n    exclude_pattern: \"*\"\n";
-        let err = load(yaml).unwrap_err();
-        assert_eq!(err.location().unwrap().line(), 5, "{err}");
-    }
-
-    #[test]
-    fn other_mistakes_point_at_the_criterion() {
-        let cases = [
-            (
-                "  - type: file_exsts\n    path: a\n",
-                "unknown criterion type `file_exsts` (did you mean `file_exists`?)",
-            ),
-            (
-                "  - type: file_exists\n    paht: a\n",
-                "unknown field `paht`",
-            ),
-            ("  - type: file_exists\n", "missing field `path`"),
-            (
-                "  - type: file_exists\n    path: a\n    weight: -1\n",
-                "weight must be ≥ 0",
-            ),
-            (
-                "  - type: file_exists\n    path: a\n    pass_threshold: 2\n",
-                "pass_threshold must be between 0 and 1",
-            ),
-            (
-                "  - type: command_executed\n    min_count: 3\n    max_count: 1\n",
-                "max_count (1) must be >= min_count (3)",
-            ),
-            (
-                "  - type: component\n    params: {a: 1}\n",
-                "missing `component`",
-            ),
-            (
-                "  - type: component\n    component: g.wasm\n    extra: 1\n",
-                "unknown key `extra`",
-            ),
-            (
-                "  - type: run_command\n    timeout: 5\n",
-                "missing field `command`",
-            ),
-            ("  - path: a\n", "missing field `type`"),
-            (
-                "  - type: run_comand\n    command: x\n",
-                "unknown criterion type `run_comand` (did you mean `run_command`?)",
-            ),
-            // Nothing close: no guess, the known types only.
-            (
-                "  - type: zzz\n",
-                "unknown criterion type `zzz`; known: file_exists",
-            ),
-        ];
-        for (entry, want) in cases {
-            let yaml = format!(
-                "task_id: t\nsuccess_criteria:\n  - type: file_exists\n    path: ok\n{entry}"
-            );
-            let err = load(&yaml).unwrap_err();
-            assert!(err.to_string().contains(want), "{entry:?}: {err}");
-            assert_eq!(
-                err.location().map(|l| l.line()),
-                Some(5),
-                "{entry:?}: {err}"
-            );
-        }
-        // A path leaving the workspace is caught where it is written.
-        let err =
-            load("task_id: t\nsuccess_criteria:\n  - type: file_exists\n    path: ../secret\n")
-                .unwrap_err();
-        assert_eq!(err.location().unwrap().line(), 4, "{err}");
-        assert!(err.to_string().contains("leaves the workspace"), "{err}");
-    }
-
-    #[test]
-    fn type_after_the_params_is_still_validated() {
-        let err = load("task_id: t\nsuccess_criteria:\n  - pattern: \"(\"\n    path: a\n    type: file_matches_regex\n").unwrap_err();
-        assert!(err.to_string().contains("invalid regex"), "{err}");
-        assert_eq!(err.location().unwrap().line(), 3, "{err}");
-    }
-
-    #[test]
-    fn validate_covers_every_builtin_family() {
-        for (kind, params) in [
-            ("file_exists", json!({"path": "a"})),
-            ("json_check", json!({"path": "a.json"})),
-            ("command_executed", json!({"command_pattern": "x"})),
-            ("classification_match", json!({"expected_label": "a"})),
-            ("run_command", json!({"command": "true"})),
-            (
-                "component",
-                json!({"component": "g.wasm", "params": {"x": 1}}),
-            ),
-        ] {
-            CriterionSpec::new(kind, params.clone())
-                .validate()
-                .unwrap_or_else(|e| panic!("{kind}: {e}"));
-        }
-        assert!(CriterionSpec::new("nope", json!({})).validate().is_err());
-    }
-}
+mod tests;

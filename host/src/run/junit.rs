@@ -14,7 +14,7 @@
 //! Each test case's `system-out` holds the score, turns, tool calls, the cap that stopped
 //! the turn if one did, and the path of its `task.json` (relative to the suite folder).
 
-use crate::run::output::{CriterionResult, TaskResult, TaskStatus};
+use crate::results::{CriterionResult, TaskResult, TaskStatus};
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 use std::path::Path;
 use std::time::Duration;

@@ -1,32 +1,36 @@
 //! Re-grading a finished run from its kept workspace and recording, without running the
 //! agent: users iterate on criteria this way.
 
-use super::grade;
-use super::output::{RunSummary, TaskResult, write_json_atomically};
+use super::verdict;
 use crate::components::ComponentSource;
-use crate::replay::{ReplayOptions, replay_with_trajectory};
+use crate::results::{RunSummary, TaskResult, write_json_atomically};
 use crate::task::Task;
+use crate::turn::replay::{ReplayError, ReplayOptions, replay_with_trajectory};
 use std::path::{Path, PathBuf};
 
 /// Why a run could not be re-graded.
 #[derive(Debug, thiserror::Error)]
 pub enum RegradeError {
+    /// A file of the run could not be read.
     #[error("{path}: could not read the run's task.json")]
     Read {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
+    /// A file of the run is not what this host writes.
     #[error("{path}: not a task.json this host understands")]
     Parse {
         path: PathBuf,
         #[source]
         source: serde_json::Error,
     },
+    /// The task file was rejected.
     #[error(transparent)]
     Task(#[from] crate::task::TaskError),
+    /// The recording could not be replayed.
     #[error(transparent)]
-    Replay(Box<crate::replay::ReplayError>),
+    Replay(Box<ReplayError>),
     /// The task file names another task than the run's.
     #[error(
         "{task_file}: this task file is for task `{file_task}`, but the run in {run_dir} is \
@@ -39,6 +43,7 @@ pub enum RegradeError {
         run_task: String,
         run_dir: PathBuf,
     },
+    /// A result could not be written.
     #[error("{path}: could not write")]
     Write {
         path: PathBuf,
@@ -81,7 +86,7 @@ pub async fn regrade(
         replay_with_trajectory(&result_dir.join(&before.paths.recording), &options)
             .map_err(|e| RegradeError::Replay(Box::new(e)))?;
     let workspace = result_dir.join(&before.paths.workspace);
-    let verdict = grade::grade(&task, &workspace, &record, &trajectory).await;
+    let verdict = verdict::grade(&task, &workspace, &record, &trajectory).await;
     let mut after = before.clone();
     after.task_file = task.path.display().to_string();
     after.status = verdict.status;

@@ -12,7 +12,7 @@
 //!   bar and in ms), the criteria with score and details, the error or stop when there is
 //!   one, and what the agent left running.
 
-use crate::run::output::{CriterionResult, TaskResult, TaskStatus};
+use crate::results::{CriterionResult, TaskResult, TaskStatus};
 use maud::{DOCTYPE, Markup, html};
 use std::path::Path;
 
@@ -291,7 +291,7 @@ fn run_detail(r: &TaskResult) -> Markup {
     }
 }
 
-fn timing(t: &crate::record::Timing) -> Markup {
+fn timing(t: &crate::results::Timing) -> Markup {
     let total = t.turn_duration_ms.max(1) as f64;
     let parts = [
         ("head", "head (start to first output)", t.harness_startup_ms),
@@ -317,7 +317,7 @@ fn timing(t: &crate::record::Timing) -> Markup {
     }
 }
 
-fn tool_calls(calls: &[crate::record::ToolCallRecord]) -> Markup {
+fn tool_calls(calls: &[crate::results::ToolCallRecord]) -> Markup {
     html! {
         table {
             tr {

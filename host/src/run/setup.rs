@@ -1,24 +1,21 @@
 //! A task's fresh folders: the workspace (template, starter files, pre_run) and the
 //! CLI's private HOME.
 
+use crate::limits::STEP_TIMEOUT;
 use crate::task::Task;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// The folders of one task run.
-pub struct Dirs {
+pub(super) struct Dirs {
     /// Absolute path of the agent's workspace.
     pub workspace: PathBuf,
     /// Absolute path of the CLI's private HOME.
     pub home: PathBuf,
 }
 
-/// How long one `pre_run` / `post_run` step may take.
-pub const STEP_TIMEOUT: Duration = Duration::from_secs(300);
-
 /// Makes `dir/workspace` and `dir/home` afresh and fills the workspace. Errors name the
 /// step that failed.
-pub async fn prepare_dirs(task: &Task, dir: &Path) -> Result<Dirs, String> {
+pub(super) async fn prepare_dirs(task: &Task, dir: &Path) -> Result<Dirs, String> {
     if dir.exists() {
         std::fs::remove_dir_all(dir).map_err(|e| format!("clearing {}: {e}", dir.display()))?;
     }
@@ -47,7 +44,7 @@ pub async fn prepare_dirs(task: &Task, dir: &Path) -> Result<Dirs, String> {
 }
 
 /// Runs one pre_run / post_run shell step in the workspace; a non-zero exit is an error.
-pub async fn run_step(command: &str, workspace: &Path, what: &str) -> Result<(), String> {
+pub(super) async fn run_step(command: &str, workspace: &Path, what: &str) -> Result<(), String> {
     let out = crate::process::run_shell(command, workspace, &[], STEP_TIMEOUT, 64 * 1024)
         .await
         .map_err(|e| format!("{what} `{command}`: {e}"))?;

@@ -1,11 +1,12 @@
 //! Harness components (`coder-eval:harness/harness@0.1.0`): checking the contract,
 //! calling `launch` and driving a `stream-reducer`.
 
+use super::contract;
 use super::sandbox::{arm, classify, new_store};
 use super::{Budget, ComponentError, HostState, LoadedComponent};
 use harness_kit::{
     AgentSettings, Caveat, ConfigFile, Event, ExitCode, LaunchPlan, LimitKind, NeutralAction,
-    PromptDelivery, ReducerConfig, RunLimits, ToolCall, ToolStatus, Usage,
+    PromptDelivery, ReducerConfig, RunLimits, ToolCall,
 };
 use std::sync::{Arc, OnceLock};
 use wasmtime::Store;
@@ -15,17 +16,13 @@ mod bindings {
     wasmtime::component::bindgen!({
         path: ["../wit/events@0.1.0", "../wit/harness@0.1.0"],
         world: "coder-eval:harness/harness@0.1.0",
+        with: { "coder-eval:events/types": crate::runtime::events::wit },
     });
 }
 
-use bindings::coder_eval::events::types as wit;
+use super::events::{from_wit, wit};
 use bindings::exports::coder_eval::harness::launch as wl;
 use bindings::exports::coder_eval::harness::reducer as wr;
-
-/// The harness contract this host speaks.
-pub const HARNESS_PACKAGE: &str = "coder-eval:harness";
-/// Its version.
-pub const HARNESS_VERSION: &str = "0.1.0";
 
 fn linker() -> &'static Linker<HostState> {
     static LINKER: OnceLock<Linker<HostState>> = OnceLock::new();
@@ -36,16 +33,11 @@ fn linker() -> &'static Linker<HostState> {
     })
 }
 
-/// Checks a component against the harness contract: it exports `launch` and `reducer` of
-/// `coder-eval:harness@0.1.0`, and imports nothing but WASI and the event types.
+/// Checks a component against the harness contract (see [`contract`]): it exports
+/// `launch` and `reducer` of `coder-eval:harness@0.1.0`, and imports nothing but WASI and
+/// the event types.
 pub fn check(loaded: &LoadedComponent) -> Result<(), ComponentError> {
-    super::grader::check_contract(
-        loaded,
-        HARNESS_PACKAGE,
-        HARNESS_VERSION,
-        &["launch", "reducer"],
-        "harness",
-    )
+    contract::check(loaded, &contract::HARNESS).map(|_| ())
 }
 
 /// One instance of a harness component, for `launch` calls.
@@ -252,11 +244,6 @@ impl Reducer {
         })
     }
 
-    /// The component's name (file path or `builtin:<name>`).
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-
     /// Feeds one line (without its newline) received at `stamp_us` µs into the turn.
     pub fn feed(&mut self, line: &[u8], stamp_us: u64) -> Result<Vec<Event>, ComponentError> {
         self.call("stream-reducer.feed", line.len(), |b, s, r| {
@@ -295,7 +282,7 @@ impl Reducer {
         let fuel = arm(&mut self.store, Budget::REDUCER, input_bytes);
         let (bindings, store, resource) = (&self.bindings, &mut self.store, self.resource);
         match super::off_runtime(|| f(bindings, store, resource)) {
-            Ok(events) => Ok(events.into_iter().map(event).collect()),
+            Ok(events) => Ok(events.into_iter().map(from_wit).collect()),
             Err(err) => {
                 self.poisoned = true;
                 Err(classify(
@@ -308,70 +295,5 @@ impl Reducer {
                 ))
             }
         }
-    }
-}
-
-fn usage(u: wit::Usage) -> Usage {
-    Usage {
-        input_tokens: u.input_tokens,
-        output_tokens: u.output_tokens,
-        cache_read_tokens: u.cache_read_tokens,
-        cache_write_tokens: u.cache_write_tokens,
-    }
-}
-
-/// The WIT event as the host's (and the guests' shared) Rust model.
-fn event(e: wit::Event) -> Event {
-    match e {
-        wit::Event::SessionStarted(s) => Event::SessionStarted {
-            session_id: s.session_id,
-            cli_version: s.cli_version,
-            model: s.model,
-            tools: s.tools,
-        },
-        wit::Event::ModelCallStarted(m) => Event::ModelCallStarted {
-            message_id: m.message_id,
-            parent_call_id: m.parent_call_id,
-        },
-        wit::Event::AssistantMessage(m) => Event::AssistantMessage {
-            message_id: m.message_id,
-            parent_call_id: m.parent_call_id,
-            text: m.text,
-            usage: m.usage.map(usage),
-            cost_usd: m.cost_usd,
-        },
-        wit::Event::ToolCallStarted(t) => Event::ToolCallStarted {
-            call_id: t.call_id,
-            name: t.name,
-            input_json: t.input_json,
-            parent_call_id: t.parent_call_id,
-        },
-        wit::Event::ToolCallFinished(t) => Event::ToolCallFinished {
-            call_id: t.call_id,
-            status: match t.status {
-                wit::ToolStatus::Ok => ToolStatus::Ok,
-                wit::ToolStatus::Error => ToolStatus::Error,
-                wit::ToolStatus::Unknown => ToolStatus::Unknown,
-            },
-            output_excerpt: t.output_excerpt,
-            exit_code: t.exit_code,
-            cli_duration_ms: t.cli_duration_ms,
-        },
-        wit::Event::FinalResult(r) => Event::FinalResult {
-            success: r.success,
-            error_kind: r.error_kind,
-            error_message: r.error_message,
-            max_turns_reached: r.max_turns_reached,
-            num_turns: r.num_turns,
-            cost_usd: r.cost_usd,
-            duration_ms: r.duration_ms,
-            text: r.text,
-            usage: r.usage.map(usage),
-        },
-        wit::Event::Diagnostic(d) => Event::Diagnostic {
-            kind: d.kind,
-            message: d.message,
-            raw: d.raw,
-        },
     }
 }

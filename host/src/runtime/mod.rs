@@ -9,10 +9,13 @@
 //! the wall-clock backstop; memory by a per-store cap.
 
 mod cache;
+pub(crate) mod contract;
 mod error;
-pub mod grader;
+pub(crate) mod events;
+pub(crate) mod grader;
 pub mod harness;
 mod sandbox;
+pub mod translator;
 
 pub use cache::ComponentCache;
 pub use error::ComponentError;

@@ -122,7 +122,7 @@ impl HostMonotonicClock for FrozenClock {
 
 /// A new store for one component instance. `workspace` is preopened read-only at
 /// `/workspace` (graders only); nothing else is granted.
-pub fn new_store(
+pub(super) fn new_store(
     budget: Budget,
     workspace: Option<&Path>,
 ) -> Result<Store<HostState>, std::io::Error> {
@@ -162,7 +162,7 @@ pub fn new_store(
 }
 
 /// Arms fuel and the epoch deadline for one call receiving `input_bytes` bytes.
-pub fn arm(store: &mut Store<HostState>, budget: Budget, input_bytes: usize) -> u64 {
+pub(super) fn arm(store: &mut Store<HostState>, budget: Budget, input_bytes: usize) -> u64 {
     let fuel = budget.fuel_for(input_bytes);
     store.set_fuel(fuel).expect("fuel metering is on");
     let ticks = (budget.deadline.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64;
@@ -172,7 +172,7 @@ pub fn arm(store: &mut Store<HostState>, budget: Budget, input_bytes: usize) -> 
 
 /// Classifies a failed call: out of fuel, past the deadline, out of memory, or a trap
 /// with the guest's panic message when it printed one.
-pub fn classify(
+pub(super) fn classify(
     store: &mut Store<HostState>,
     err: wasmtime::Error,
     component: &str,

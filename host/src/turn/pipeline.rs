@@ -1,23 +1,28 @@
 //! Reduce then collect: each stdout line goes through the harness's reducer component and
-//! its events into the collector. Shared by the live runner and `replay`, so a recording
-//! replays through exactly the code that reduced it live.
+//! its events into the [`Collector`]. Shared by the live runner and `replay`, so a
+//! recording replays through exactly the code that reduced it live. What is not about a
+//! line (a held call, a freeze, the final-result check) is asked of the collector itself
+//! ([`Pipeline::collector`]).
 
-use crate::collect::{Caps, Collector, Stop, TurnEnd};
-use crate::record::{ReducerError, StampedEvent, TurnRecord};
+use super::collect::Collector;
+use super::finish::TurnEnd;
+use crate::limits::Caps;
+use crate::results::{ReducerError, StampedEvent, StopReason, TurnRecord};
 use crate::runtime::harness::Reducer;
 use crate::runtime::{ComponentError, LoadedComponent};
 use harness_kit::ReducerConfig;
 
 /// Lines longer than this (bytes) are not given to the reducer: they become a
 /// `line_too_large` diagnostic (the recording still holds them whole).
-pub const DEFAULT_MAX_LINE_BYTES: usize = 64 << 20;
+pub(crate) const DEFAULT_MAX_LINE_BYTES: usize = 64 << 20;
 
 /// One turn's reduce→collect state.
-pub struct Pipeline {
+pub(crate) struct Pipeline {
     harness: String,
     component: String,
     reducer: Option<Reducer>,
-    collector: Collector,
+    /// The turn's collector: caps, freezes and held calls go to it directly.
+    pub collector: Collector,
     reducer_error: Option<ReducerError>,
     max_line_bytes: usize,
     lines: u64,
@@ -27,7 +32,7 @@ pub struct Pipeline {
 impl Pipeline {
     /// A pipeline with a fresh reducer instance of `loaded`. Errors: the component could
     /// not be instantiated or its constructor trapped.
-    pub fn new(
+    pub(crate) fn new(
         harness: &str,
         loaded: &LoadedComponent,
         caps: Caps,
@@ -46,52 +51,19 @@ impl Pipeline {
     }
 
     /// Sets the per-line cap (bytes).
-    pub fn with_max_line_bytes(mut self, max: usize) -> Pipeline {
+    pub(crate) fn with_max_line_bytes(mut self, max: usize) -> Pipeline {
         self.max_line_bytes = max;
         self
     }
 
-    /// The cap that fired, if any.
-    pub fn stopped(&self) -> Option<Stop> {
-        self.collector.stopped()
-    }
-
-    /// A main-thread model call began that the stream does not show: the scripted model
-    /// received its request and holds it (past `max_turns`); see
-    /// [`Collector::held_call`]. Returns the cap that fires on it.
-    pub fn held_call(&mut self, stamp_us: u64) -> Option<Stop> {
-        self.collector.held_call(stamp_us)
-    }
-
-    /// The host decided to end the turn: later events are kept but not counted.
-    pub fn freeze(&mut self) {
-        self.collector.freeze();
-    }
-
-    /// Whether the CLI's final result has been seen.
-    pub fn final_result_seen(&self) -> bool {
-        self.collector.final_result_seen()
-    }
-
-    /// The trajectory so far.
-    pub fn trajectory(&self) -> &[StampedEvent] {
-        self.collector.trajectory()
-    }
-
-    /// A diagnostic from the host (not from the reducer).
-    pub fn host_diagnostic(&mut self, line: u64, stamp_us: u64, kind: &str, message: String) {
-        self.collector
-            .host_diagnostic(line, stamp_us, kind, message);
-    }
-
     /// One complete stdout line (newline removed), input line `line_no` (1-based),
     /// received at `stamp_us`. Returns the cap that fires on it, if one does.
-    pub fn feed(&mut self, line_no: u64, stamp_us: u64, bytes: &[u8]) -> Option<Stop> {
+    pub(crate) fn feed(&mut self, line_no: u64, stamp_us: u64, bytes: &[u8]) -> Option<StopReason> {
         self.lines += 1;
         self.bytes += bytes.len() as u64 + 1;
         if bytes.len() > self.max_line_bytes {
             let head = String::from_utf8_lossy(&bytes[..bytes.len().min(256)]).into_owned();
-            self.host_diagnostic(
+            self.collector.host_diagnostic(
                 line_no,
                 stamp_us,
                 "line_too_large",
@@ -107,14 +79,10 @@ impl Pipeline {
         self.absorb(line_no, stamp_us, result)
     }
 
-    /// End of stream: `truncated` = bytes after the last newline with their stamp.
-    pub fn finish(self, truncated: Option<(u64, u64, &[u8])>, end: TurnEnd) -> TurnRecord {
-        self.finish_with_trajectory(truncated, end).0
-    }
-
-    /// [`Pipeline::finish`], also returning the trajectory (every event, in order), which
-    /// the graders judge.
-    pub fn finish_with_trajectory(
+    /// End of stream: `truncated` = bytes after the last newline with their line number
+    /// and stamp. Returns the turn record and the trajectory (every event, in order),
+    /// which the graders judge.
+    pub(crate) fn finish(
         mut self,
         truncated: Option<(u64, u64, &[u8])>,
         mut end: TurnEnd,
@@ -132,7 +100,10 @@ impl Pipeline {
         end.reducer_error = self.reducer_error.take();
         end.stdout_lines = self.lines;
         end.stdout_bytes = self.bytes;
-        self.collector.finish(&self.harness, &self.component, end)
+        let (mut record, trajectory) = self.collector.finish(end);
+        record.harness = self.harness;
+        record.component = self.component;
+        (record, trajectory)
     }
 
     fn absorb(
@@ -140,7 +111,7 @@ impl Pipeline {
         line_no: u64,
         stamp_us: u64,
         result: Result<Vec<harness_kit::Event>, ComponentError>,
-    ) -> Option<Stop> {
+    ) -> Option<StopReason> {
         match result {
             Ok(events) => {
                 let mut fired = None;
@@ -157,7 +128,12 @@ impl Pipeline {
             Err(err) => {
                 // The instance is unusable: keep what it produced, say why, stop reducing.
                 let message = err.to_string();
-                self.host_diagnostic(line_no, stamp_us, "reducer_failed", message.clone());
+                self.collector.host_diagnostic(
+                    line_no,
+                    stamp_us,
+                    "reducer_failed",
+                    message.clone(),
+                );
                 self.reducer_error = Some(ReducerError {
                     kind: err.kind().to_string(),
                     message,

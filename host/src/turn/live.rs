@@ -4,74 +4,29 @@
 //!
 //! Stop paths: a cap fired (clean stop), the turn or task deadline passed (failure), the
 //! user pressed Ctrl-C, the CLI printed its final result but did not exit within
-//! [`RESULT_GRACE`], or it exited but a descendant kept the pipes open past
-//! [`LEAK_GRACE`]. Each one stops the group (SIGTERM, grace, SIGKILL) and reaps it.
+//! its result grace, or it exited but a descendant kept the pipes open past its leak
+//! grace (both in [`StopPolicy`]). Each one stops the group (SIGTERM, grace, SIGKILL) and reaps it.
 
-use crate::collect::{Stop, TurnEnd};
-use crate::pipeline::Pipeline;
+use super::finish::TurnEnd;
+use super::pipeline::Pipeline;
+use super::recording::{ExitStatus, RecordingWriter};
+use crate::limits::{Deadlines, StopPolicy};
 use crate::process::{MARK_VAR, new_mark, own_group, stop_tree};
-use crate::record::TurnRecord;
-use crate::recording::{ExitStatus, RecordingWriter};
-use serde::{Deserialize, Serialize};
+use crate::results::{StampedEvent, StopReason, TurnRecord};
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, watch};
 
-/// After the CLI's final result, how long it may take to exit before its group is stopped.
-pub const RESULT_GRACE: Duration = Duration::from_secs(5);
-/// After the CLI exits, how long descendants may hold its pipes before they are stopped.
-pub const LEAK_GRACE: Duration = Duration::from_secs(1);
-/// After the scripted model holds a call past `max_turns`, how long the stream may still
-/// bring the calls before it (in flight in the pipe) before the cap fires. The CLI cannot
-/// do anything new meanwhile: it waits for an answer that will not come.
-pub const HELD_SETTLE: Duration = Duration::from_millis(200);
 /// Bytes of stderr kept in memory for the result (the full stream goes to `stderr.log`).
-pub const STDERR_TAIL_BYTES: usize = 8 * 1024;
+pub(crate) const STDERR_TAIL_BYTES: usize = 8 * 1024;
 
-/// Why the host ended a turn before the CLI ended it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum StopReason {
-    /// `max_turns` fired.
-    MaxTurns,
-    /// `max_tool_calls` fired.
-    MaxToolCalls,
-    /// `turn_timeout` passed.
-    TurnTimeout,
-    /// `task_timeout` passed.
-    TaskTimeout,
-    /// The user interrupted the run (Ctrl-C).
-    Cancelled,
-    /// The CLI printed its final result but did not exit in time.
-    ResultGrace,
-    /// The CLI exited but a descendant held its pipes.
-    LeakedPipes,
-}
-
-impl StopReason {
-    /// The snake_case name used in `task.json` and recordings.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StopReason::MaxTurns => "max_turns",
-            StopReason::MaxToolCalls => "max_tool_calls",
-            StopReason::TurnTimeout => "turn_timeout",
-            StopReason::TaskTimeout => "task_timeout",
-            StopReason::Cancelled => "cancelled",
-            StopReason::ResultGrace => "result_grace",
-            StopReason::LeakedPipes => "leaked_pipes",
-        }
-    }
-
-    /// Whether this stop makes the turn a timeout (a failure).
-    pub fn is_timeout(self) -> bool {
-        matches!(self, StopReason::TurnTimeout | StopReason::TaskTimeout)
-    }
-}
+/// How far ahead the loop sleeps when nothing is due (it wakes on the CLI's output).
+const NO_WAKE: Duration = Duration::from_secs(86_400 * 365);
 
 /// What to start and how.
-pub struct LaunchSpec {
+pub(crate) struct LaunchSpec {
     pub program: PathBuf,
     pub args: Vec<String>,
     pub env: Vec<(String, String)>,
@@ -83,20 +38,11 @@ pub struct LaunchSpec {
     pub turn_limit_codes: Vec<i32>,
 }
 
-/// The turn's stop rules.
-#[derive(Debug, Clone, Copy)]
-pub struct Deadlines {
-    /// When the turn must end, with the reason if it does not.
-    pub deadline: Option<(Instant, StopReason)>,
-    /// SIGTERM → SIGKILL grace.
-    pub kill_grace: Duration,
-}
-
 /// A finished live turn.
-pub struct LiveTurn {
+pub(crate) struct LiveTurn {
     pub record: TurnRecord,
     /// Every event of the turn, in order (what the graders judge).
-    pub trajectory: Vec<crate::record::StampedEvent>,
+    pub trajectory: Vec<StampedEvent>,
     pub stop: Option<StopReason>,
     /// ms from the turn's start, when the host stopped it.
     pub stop_at_ms: Option<u64>,
@@ -124,7 +70,7 @@ enum Chunk {
 /// raw stderr; `held_calls` reports the scripted model's first held call past `max_turns`
 /// (its turn index), when a scripted model plays the turn. Errors: the CLI could not be
 /// started, or the recording could not be written (nothing is lost silently).
-pub async fn run_turn(
+pub(crate) async fn run_turn(
     spec: LaunchSpec,
     mut pipeline: Pipeline,
     mut recording: RecordingWriter,
@@ -176,20 +122,19 @@ pub async fn run_turn(
 
     while out_open || err_open || exit.is_none() {
         // The next moment something must happen without the CLI's help.
-        let mut wake: Option<(Instant, StopReason)> = None;
-        if stop.is_none() {
-            wake = deadlines.deadline;
-            if let Some(at) = result_seen_at {
-                wake = earliest(wake, (at + RESULT_GRACE, StopReason::ResultGrace));
-            }
-            if let Some(at) = exited_at {
-                wake = earliest(wake, (at + LEAK_GRACE, StopReason::LeakedPipes));
-            }
-            if let Some((at, _)) = held {
-                wake = earliest(wake, (at + HELD_SETTLE, StopReason::MaxTurns));
-            }
-        }
-        let sleep_until = wake.map_or(t0 + Duration::from_secs(86_400 * 365), |(at, _)| at);
+        let wake = if stop.is_none() {
+            next_wake(
+                &deadlines,
+                Pending {
+                    result_seen_at,
+                    exited_at,
+                    held_at: held.map(|(at, _)| at),
+                },
+            )
+        } else {
+            None
+        };
+        let sleep_until = wake.map_or(t0 + NO_WAKE, |(at, _)| at);
         let mut fire: Option<StopReason> = None;
         tokio::select! {
             chunk = rx.recv(), if out_open || err_open => match chunk {
@@ -207,13 +152,10 @@ pub async fn run_turn(
                             recording.stdout_line(at, &partial, false)?;
                             let fired = pipeline.feed(line_no, at, &partial);
                             partial.clear();
-                            if let Some(cap) = fired {
-                                fire = Some(match cap {
-                                    Stop::MaxTurns => StopReason::MaxTurns,
-                                    Stop::MaxToolCalls => StopReason::MaxToolCalls,
-                                });
+                            if fired.is_some() {
+                                fire = fired;
                             }
-                            if result_seen_at.is_none() && pipeline.final_result_seen() {
+                            if result_seen_at.is_none() && pipeline.collector.final_result_seen() {
                                 result_seen_at = Some(Instant::now());
                             }
                         }
@@ -243,7 +185,7 @@ pub async fn run_turn(
                     // The held call begins now for the record, after the stream settled.
                     let at = stamp();
                     recording.held_call(at, turn)?;
-                    pipeline.held_call(at);
+                    pipeline.collector.held_call(at);
                 }
             },
             turn = async {
@@ -265,14 +207,14 @@ pub async fn run_turn(
         if let (Some(reason), None) = (fire, stop) {
             stop = Some(reason);
             stop_at_us = Some(stamp());
-            pipeline.freeze();
-            recording.stop(stop_at_us.unwrap_or_default(), reason.as_str())?;
+            pipeline.collector.freeze();
+            recording.stop(stop_at_us.unwrap_or_default(), reason)?;
             if let Some(pgid) = pgid {
                 // Stop the group in the background; keep draining the pipes meanwhile.
                 let grace = if reason == StopReason::LeakedPipes {
-                    Duration::from_millis(200)
+                    deadlines.policy.sweep_grace
                 } else {
-                    deadlines.kill_grace
+                    deadlines.policy.kill_grace
                 };
                 let mark = mark.clone();
                 tokio::spawn(async move { stop_tree(pgid, &mark, grace).await });
@@ -283,7 +225,7 @@ pub async fn run_turn(
     // descendant, not a process the agent detached (found by its mark).
     let mut leftover_processes = 0;
     if let Some(pgid) = pgid {
-        let found = stop_tree(pgid, &mark, Duration::from_millis(200)).await;
+        let found = stop_tree(pgid, &mark, deadlines.policy.sweep_grace).await;
         if stop.is_none() {
             leftover_processes = found.len() as u32;
         }
@@ -297,12 +239,12 @@ pub async fn run_turn(
     }
     let finish = Instant::now();
     let end_us = stop_at_us.map_or(exit.stamp_us, |s| s.min(exit.stamp_us));
-    let (record, trajectory) = pipeline.finish_with_trajectory(
+    let (record, trajectory) = pipeline.finish(
         truncated,
         TurnEnd {
             end_us,
             exit: Some(exit),
-            timed_out: stop.is_some_and(StopReason::is_timeout),
+            stop,
             ..Default::default()
         },
     );
@@ -320,14 +262,42 @@ pub async fn run_turn(
     })
 }
 
-fn earliest(
-    a: Option<(Instant, StopReason)>,
-    b: (Instant, StopReason),
-) -> Option<(Instant, StopReason)> {
-    match a {
-        Some(a) if a.0 <= b.0 => Some(a),
-        _ => Some(b),
-    }
+/// What the loop waits on besides the CLI's output, when it began.
+#[derive(Debug, Clone, Copy, Default)]
+struct Pending {
+    /// The CLI printed its final result.
+    result_seen_at: Option<Instant>,
+    /// The CLI exited.
+    exited_at: Option<Instant>,
+    /// The scripted model reported a held call past `max_turns`.
+    held_at: Option<Instant>,
+}
+
+/// The next moment something must happen without the CLI's help, and the stop it brings:
+/// the deadline, the result grace, the leak grace or the held call's settling, whichever
+/// comes first (the earlier-listed one on a tie).
+fn next_wake(deadlines: &Deadlines, pending: Pending) -> Option<(Instant, StopReason)> {
+    let StopPolicy {
+        result_grace,
+        leak_grace,
+        held_settle,
+        ..
+    } = deadlines.policy;
+    [
+        deadlines.deadline,
+        pending
+            .result_seen_at
+            .map(|at| (at + result_grace, StopReason::ResultGrace)),
+        pending
+            .exited_at
+            .map(|at| (at + leak_grace, StopReason::LeakedPipes)),
+        pending
+            .held_at
+            .map(|at| (at + held_settle, StopReason::MaxTurns)),
+    ]
+    .into_iter()
+    .flatten()
+    .reduce(|a, b| if a.0 <= b.0 { a } else { b })
 }
 
 fn exit_status(
@@ -371,4 +341,55 @@ fn spawn_reader<R: AsyncRead + Unpin + Send + 'static>(
             }
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_earliest_pending_stop_wakes_the_loop() {
+        let t0 = Instant::now();
+        let s = Duration::from_secs;
+        let deadlines = |deadline| Deadlines {
+            deadline,
+            policy: StopPolicy::DEFAULT,
+        };
+        assert_eq!(next_wake(&deadlines(None), Pending::default()), None);
+        let timeout = Some((t0 + s(60), StopReason::TurnTimeout));
+        assert_eq!(next_wake(&deadlines(timeout), Pending::default()), timeout);
+        // A result at 1 s: its grace ends first.
+        let pending = Pending {
+            result_seen_at: Some(t0 + s(1)),
+            ..Default::default()
+        };
+        assert_eq!(
+            next_wake(&deadlines(timeout), pending),
+            Some((
+                t0 + s(1) + StopPolicy::DEFAULT.result_grace,
+                StopReason::ResultGrace
+            ))
+        );
+        // Then the CLI exits: the leak grace is shorter.
+        let pending = Pending {
+            exited_at: Some(t0 + s(2)),
+            ..pending
+        };
+        assert_eq!(
+            next_wake(&deadlines(timeout), pending),
+            Some((
+                t0 + s(2) + StopPolicy::DEFAULT.leak_grace,
+                StopReason::LeakedPipes
+            ))
+        );
+        // A held call settles within a moment and fires max_turns.
+        let pending = Pending {
+            held_at: Some(t0 + s(2)),
+            ..pending
+        };
+        assert_eq!(
+            next_wake(&deadlines(timeout), pending).map(|w| w.1),
+            Some(StopReason::MaxTurns)
+        );
+    }
 }

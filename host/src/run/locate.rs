@@ -63,7 +63,7 @@ pub async fn cli_version(path: &Path) -> Option<String> {
         return v.clone();
     }
     let out = tokio::time::timeout(
-        std::time::Duration::from_secs(30),
+        crate::limits::CLI_VERSION_TIMEOUT,
         tokio::process::Command::new(path)
             .arg("--version")
             .stdin(std::process::Stdio::null())

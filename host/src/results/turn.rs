@@ -6,18 +6,19 @@
 //! Tokens are counts; costs are USD. `null` means "not measured / not reported"; `0`
 //! means measured and zero.
 //!
-//! Version history: 1 — first version.
+//! Versioned by [`TURN_RECORD_VERSION`](super::TURN_RECORD_VERSION) (see [`super`]).
+//!
+//! DESIGN's four time buckets are head, generation, tool and tail; in [`Timing`] they are
+//! `harness_startup_ms` (head), `generation_duration_ms`, `tool_union_ms` and
+//! `harness_teardown_ms` (tail).
 
 use harness_kit::{Event, Usage};
 use serde::{Deserialize, Serialize};
 
-/// The version of the turn record's shape.
-pub const TURN_RECORD_VERSION: u32 = 1;
-
 /// One turn: one prompt in, the CLI ran to its end (or was stopped).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TurnRecord {
-    /// [`TURN_RECORD_VERSION`].
+    /// [`TURN_RECORD_VERSION`](super::TURN_RECORD_VERSION).
     pub record_version: u32,
     /// The harness name (e.g. `claude-code`).
     pub harness: String,

@@ -1,13 +1,13 @@
-//! Grading a finished turn and deciding the task's status (rules in
+//! [`TaskVerdict`]: grading a finished turn and deciding the task's status (rules in
 //! [`crate::grading::task_status`]).
 
-use crate::grading::{self, CriterionResult, GradeContext, TaskStatus};
-use crate::record::{StampedEvent, TurnRecord};
+use crate::grading::{self, GradeContext};
+use crate::results::{CriterionResult, StampedEvent, TaskStatus, TurnRecord};
 use crate::task::Task;
 use std::path::Path;
 
 /// The criteria's outcome for one run.
-pub struct Verdict {
+pub struct TaskVerdict {
     /// Results that decide the status (empty after a timeout or crash).
     pub criteria: Vec<CriterionResult>,
     pub weighted_score: Option<f64>,
@@ -22,7 +22,7 @@ pub async fn grade(
     workspace: &Path,
     turn: &TurnRecord,
     trajectory: &[StampedEvent],
-) -> Verdict {
+) -> TaskVerdict {
     let final_text = turn
         .cli_result
         .as_ref()
@@ -43,7 +43,7 @@ pub async fn grade(
     if grading::criteria_decide(turn.final_status) {
         let criteria = grading::grade_all(&task.success_criteria, &ctx).await;
         let status = grading::task_status(turn.final_status, grading::passed(&criteria));
-        Verdict {
+        TaskVerdict {
             weighted_score: grading::weighted_score(&criteria),
             criteria,
             status,
@@ -56,7 +56,7 @@ pub async fn grade(
             .filter(|c| c.is_read_only())
             .cloned()
             .collect();
-        Verdict {
+        TaskVerdict {
             criteria: Vec::new(),
             weighted_score: None,
             status: grading::task_status(turn.final_status, false),

@@ -1,43 +1,25 @@
-//! `task.json` and `run.json`: the documented machine output of `coder-eval run`.
-//!
-//! Layout under `--out DIR` (default `runs/<UTC timestamp>/`):
-//!
-//! ```text
-//! DIR/run.json                              the suite: one row per task × harness
-//! DIR/junit.xml                             the suite as JUnit XML (see `junit`)
-//! DIR/report.html                           the suite as one HTML page (see `report`)
-//! DIR/<task_id>/<harness>/task.json         one task's result (this module)
-//! DIR/<task_id>/<harness>/recording.jsonl   the raw stream (see `recording`)
-//! DIR/<task_id>/<harness>/stderr.log        the CLI's stderr, whole
-//! DIR/<task_id>/<harness>/workspace/        the agent's workspace, kept for inspection
-//! DIR/<task_id>/<harness>/home/             the CLI's private HOME
-//! ```
-//!
-//! Both files are written atomically (temporary file, then rename). Units: `*_ms` whole
-//! milliseconds, `*_us` microseconds, scores 0–1, costs USD.
-//!
-//! Version history: 1 — first version.
+//! `task.json` (one task on one harness) and `run.json` (the suite): see [`super`] for the
+//! file layout and the version rule.
 
-use crate::record::TurnRecord;
-use crate::run::live::StopReason;
+use super::{CriterionResult, StopReason, TaskStatus, TurnRecord};
 use serde::{Deserialize, Serialize};
-use std::path::Path;
-
-/// The version of `task.json`'s shape.
-pub const TASK_RESULT_VERSION: u32 = 1;
-
-pub use crate::grading::{CriterionResult, TaskStatus};
 
 /// One task on one harness (`task.json`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct TaskResult {
-    /// [`TASK_RESULT_VERSION`].
+    /// [`TASK_RESULT_VERSION`](super::TASK_RESULT_VERSION).
     pub result_version: u32,
     pub task_id: String,
     pub harness: String,
     pub status: TaskStatus,
     /// Why the status is ERROR, when it is.
     pub error: Option<String>,
+    /// The kind of `error`, snake_case: the stage that failed (`setup`, `component`,
+    /// `scripted_model`, `refused`, `launch`, `recording`, `cli`, `post_run`,
+    /// `write_result`), or how the turn ended (`cli_error`, `incomplete`,
+    /// `reducer_failed`). Written only when set: a `task.json` without it reads the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<String>,
     pub description: Option<String>,
     /// The task file (absolute path).
     pub task_file: String,
@@ -185,13 +167,4 @@ pub struct RunRow {
 pub struct RunSummary {
     pub result_version: u32,
     pub rows: Vec<RunRow>,
-}
-
-/// Writes `value` as pretty JSON to `path` atomically.
-pub fn write_json_atomically<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
-    let tmp = path.with_extension("json.tmp");
-    let mut text = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
-    text.push(b'\n');
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
 }

@@ -33,11 +33,17 @@
 //! A file whose first line is not such a header is read as a **plain stdout capture**
 //! (a CLI's JSONL output saved as is): its lines get synthesized stamps 1 ms apart.
 
+use crate::results::StopReason;
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD as B64;
 use serde::{Deserialize, Serialize};
-use std::io::Write;
 use std::path::{Path, PathBuf};
+
+mod read;
+mod write;
+
+pub use read::{Item, Reader};
+pub use write::RecordingWriter;
 
 /// The `format` value of a recording header.
 pub const FORMAT: &str = "coder-eval-recording";
@@ -90,7 +96,7 @@ enum Record {
     },
     Stop {
         us: u64,
-        reason: String,
+        reason: StopReason,
     },
     Exit {
         us: u64,
@@ -159,7 +165,7 @@ pub struct RecordedStop {
     /// µs since the turn started.
     pub stamp_us: u64,
     /// The reason (`max_turns`, `turn_timeout`, ...).
-    pub reason: String,
+    pub reason: StopReason,
     /// How many complete stdout lines were recorded before it.
     pub after_lines: usize,
 }
@@ -173,28 +179,6 @@ pub struct HeldCall {
     pub turn: u32,
     /// How many complete stdout lines were recorded before it.
     pub after_lines: usize,
-}
-
-/// A recording or plain capture, read back.
-#[derive(Debug, Clone, Default)]
-pub struct ReadRecording {
-    /// The header; `None` for a plain capture.
-    pub header: Option<Header>,
-    /// Complete stdout lines in order.
-    pub lines: Vec<StampedLine>,
-    /// Bytes after the last newline, when the stream ended inside a line.
-    pub truncated: Option<StampedLine>,
-    /// The stderr text, concatenated (lossy UTF-8).
-    pub stderr: String,
-    /// The exit record, if the recording has one.
-    pub exit: Option<ExitStatus>,
-    /// The host's stop decision, if it made one.
-    pub stop: Option<RecordedStop>,
-    /// Model calls the scripted model held, in order.
-    pub held_calls: Vec<HeldCall>,
-    /// Problems met while reading: (1-based line, message). Reading never stops at one
-    /// except a broken recording line, after which the rest is unreadable.
-    pub problems: Vec<(u64, String)>,
 }
 
 /// Errors reading a recording.
@@ -214,25 +198,6 @@ pub enum RecordingError {
     Version { path: PathBuf, found: u32 },
 }
 
-impl ReadRecording {
-    /// The turn's end: the host's stop (or the exit, if earlier), else the exit stamp,
-    /// else 1 ms after the last stamp seen.
-    pub fn end_us(&self) -> u64 {
-        match (&self.stop, self.exit) {
-            (Some(stop), Some(exit)) => return stop.stamp_us.min(exit.stamp_us),
-            (Some(stop), None) => return stop.stamp_us,
-            (None, Some(exit)) => return exit.stamp_us,
-            (None, None) => {}
-        }
-        let last = self
-            .truncated
-            .as_ref()
-            .or(self.lines.last())
-            .map_or(0, |l| l.stamp_us);
-        last + 1000
-    }
-}
-
 /// The header of a recording (reading its first line only); `None` for a plain capture.
 pub fn read_header(path: &Path) -> Result<Option<Header>, RecordingError> {
     use std::io::BufRead;
@@ -250,187 +215,13 @@ pub fn read_header(path: &Path) -> Result<Option<Header>, RecordingError> {
         .filter(|h| h.format == FORMAT))
 }
 
-/// Reads a recording, or a plain stdout capture (see the module docs).
-pub fn read(path: &Path) -> Result<ReadRecording, RecordingError> {
-    let bytes = std::fs::read(path).map_err(|source| RecordingError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let first = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
-    match serde_json::from_slice::<Header>(first) {
-        Ok(header) if header.format == FORMAT => {
-            if header.version != VERSION {
-                return Err(RecordingError::Version {
-                    path: path.to_path_buf(),
-                    found: header.version,
-                });
-            }
-            Ok(read_records(header, &bytes))
-        }
-        _ => Ok(read_plain(&bytes)),
-    }
-}
-
-/// Splits a plain capture on newline bytes; line i (0-based) is stamped (i + 1) ms.
-pub fn read_plain(bytes: &[u8]) -> ReadRecording {
-    let mut out = ReadRecording::default();
-    let mut parts: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
-    let rest = parts.pop().unwrap_or_default();
-    for (i, part) in parts.into_iter().enumerate() {
-        out.lines.push(StampedLine {
-            stamp_us: (i as u64 + 1) * 1000,
-            bytes: part.to_vec(),
-            source_line: i as u64 + 1,
-        });
-    }
-    if !rest.is_empty() {
-        let n = out.lines.len() as u64;
-        out.truncated = Some(StampedLine {
-            stamp_us: (n + 1) * 1000,
-            bytes: rest.to_vec(),
-            source_line: n + 1,
-        });
-    }
-    out
-}
-
-fn read_records(header: Header, bytes: &[u8]) -> ReadRecording {
-    let mut out = ReadRecording {
-        header: Some(header),
-        ..Default::default()
-    };
-    for (i, raw) in bytes.split(|&b| b == b'\n').enumerate().skip(1) {
-        let line_no = i as u64 + 1;
-        if raw.trim_ascii().is_empty() {
-            continue;
-        }
-        let record = match serde_json::from_slice::<Record>(raw) {
-            Ok(record) => record,
-            Err(err) => {
-                out.problems
-                    .push((line_no, format!("unreadable recording line: {err}")));
-                continue;
-            }
-        };
-        match record {
-            Record::Out { us, data, eof } => match data.bytes() {
-                Ok(bytes) => {
-                    let line = StampedLine {
-                        stamp_us: us,
-                        bytes,
-                        source_line: out.lines.len() as u64 + 1,
-                    };
-                    if eof {
-                        out.truncated = Some(line);
-                    } else {
-                        out.lines.push(line);
-                    }
-                }
-                Err(err) => out.problems.push((line_no, err)),
-            },
-            Record::Err { data, .. } => match data.bytes() {
-                Ok(bytes) => out.stderr.push_str(&String::from_utf8_lossy(&bytes)),
-                Err(err) => out.problems.push((line_no, err)),
-            },
-            Record::Call { us, turn } => out.held_calls.push(HeldCall {
-                stamp_us: us,
-                turn,
-                after_lines: out.lines.len(),
-            }),
-            Record::Stop { us, reason } => {
-                out.stop = Some(RecordedStop {
-                    stamp_us: us,
-                    reason,
-                    after_lines: out.lines.len(),
-                })
-            }
-            Record::Exit {
-                us,
-                code,
-                signal,
-                turn_limit,
-            } => {
-                out.exit = Some(ExitStatus {
-                    stamp_us: us,
-                    code,
-                    signal,
-                    turn_limit,
-                })
-            }
-        }
-    }
-    out
-}
-
-/// Appends records to a recording file; every record is flushed to the OS before the
-/// call returns, so what was received is on disk before it is reduced.
-pub struct RecordingWriter {
-    file: std::io::BufWriter<std::fs::File>,
-}
-
-impl RecordingWriter {
-    /// Creates `path` and writes the header.
-    pub fn create(path: &Path, header: &Header) -> std::io::Result<RecordingWriter> {
-        let mut writer = RecordingWriter {
-            file: std::io::BufWriter::new(std::fs::File::create(path)?),
-        };
-        let mut header = header.clone();
-        header.format = FORMAT.to_string();
-        header.version = VERSION;
-        writer.write_json(&header)?;
-        Ok(writer)
-    }
-
-    /// One stdout line (newline removed); `eof` = bytes after the last newline.
-    pub fn stdout_line(&mut self, stamp_us: u64, bytes: &[u8], eof: bool) -> std::io::Result<()> {
-        self.write_json(&Record::Out {
-            us: stamp_us,
-            data: Data::of(bytes),
-            eof,
-        })
-    }
-
-    /// One stderr chunk as read.
-    pub fn stderr_chunk(&mut self, stamp_us: u64, bytes: &[u8]) -> std::io::Result<()> {
-        self.write_json(&Record::Err {
-            us: stamp_us,
-            data: Data::of(bytes),
-        })
-    }
-
-    /// A main request the scripted model held (`turn` completed assistant turns in it).
-    pub fn held_call(&mut self, stamp_us: u64, turn: u32) -> std::io::Result<()> {
-        self.write_json(&Record::Call { us: stamp_us, turn })
-    }
-
-    /// The host's stop decision (`reason` as in `task.json`).
-    pub fn stop(&mut self, stamp_us: u64, reason: &str) -> std::io::Result<()> {
-        self.write_json(&Record::Stop {
-            us: stamp_us,
-            reason: reason.to_string(),
-        })
-    }
-
-    /// The exit record.
-    pub fn exit(&mut self, status: ExitStatus) -> std::io::Result<()> {
-        self.write_json(&Record::Exit {
-            us: status.stamp_us,
-            code: status.code,
-            signal: status.signal,
-            turn_limit: status.turn_limit,
-        })
-    }
-
-    fn write_json<T: Serialize>(&mut self, value: &T) -> std::io::Result<()> {
-        serde_json::to_writer(&mut self.file, value)?;
-        self.file.write_all(b"\n")?;
-        self.file.flush()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn items<R: std::io::BufRead>(mut reader: Reader<R>) -> Vec<Item> {
+        std::iter::from_fn(|| reader.next_item().unwrap()).collect()
+    }
 
     #[test]
     fn round_trips_any_bytes() {
@@ -450,7 +241,7 @@ mod tests {
         w.stdout_line(20, b"\xff\xfe bad", false).unwrap();
         w.stderr_chunk(25, b"warn\n").unwrap();
         w.held_call(27, 2).unwrap();
-        w.stop(28, "turn_timeout").unwrap();
+        w.stop(28, StopReason::TurnTimeout).unwrap();
         w.stdout_line(30, b"{\"tru", true).unwrap();
         w.exit(ExitStatus {
             stamp_us: 40,
@@ -460,40 +251,62 @@ mod tests {
         })
         .unwrap();
         drop(w);
-        let r = read(&path).unwrap();
+        let reader = Reader::open(&path).unwrap();
         assert_eq!(
-            r.header.as_ref().unwrap().harness.as_deref(),
+            reader.header().unwrap().harness.as_deref(),
             Some("claude-code")
         );
-        assert_eq!(r.lines.len(), 2);
-        assert_eq!(r.lines[1].bytes, b"\xff\xfe bad");
-        assert_eq!(r.truncated.as_ref().unwrap().bytes, b"{\"tru");
-        assert_eq!(r.stderr, "warn\n");
-        assert_eq!(r.exit.unwrap().code, Some(1));
-        let stop = r.stop.as_ref().unwrap();
+        let line = |stamp_us, bytes: &[u8], source_line| StampedLine {
+            stamp_us,
+            bytes: bytes.to_vec(),
+            source_line,
+        };
         assert_eq!(
-            (stop.stamp_us, stop.reason.as_str(), stop.after_lines),
-            (28, "turn_timeout", 2)
+            items(reader),
+            [
+                Item::Line(line(10, b"{\"a\":1}", 1)),
+                Item::Line(line(20, b"\xff\xfe bad", 2)),
+                Item::Stderr(b"warn\n".to_vec()),
+                Item::HeldCall(HeldCall {
+                    stamp_us: 27,
+                    turn: 2,
+                    after_lines: 2
+                }),
+                Item::Stop(RecordedStop {
+                    stamp_us: 28,
+                    reason: StopReason::TurnTimeout,
+                    after_lines: 2
+                }),
+                Item::Truncated(line(30, b"{\"tru", 3)),
+                Item::Exit(ExitStatus {
+                    stamp_us: 40,
+                    code: Some(1),
+                    signal: None,
+                    turn_limit: false
+                }),
+            ]
         );
-        assert_eq!(r.end_us(), 28);
-        assert_eq!(
-            r.held_calls,
-            [HeldCall {
-                stamp_us: 27,
-                turn: 2,
-                after_lines: 2
-            }]
+        // The stop reads back with the spelling older recordings wrote.
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(
+            text.contains(r#"{"t":"stop","us":28,"reason":"turn_timeout"}"#),
+            "{text}"
         );
     }
 
     #[test]
     fn plain_capture_gets_synthetic_stamps() {
-        let r = read_plain(b"{}\n{}\n{\"x\"");
-        assert_eq!(
-            r.lines.iter().map(|l| l.stamp_us).collect::<Vec<_>>(),
-            [1000, 2000]
-        );
-        assert_eq!(r.truncated.unwrap().stamp_us, 3000);
-        assert_eq!(read_plain(b"").lines.len(), 0);
+        let stamps: Vec<(bool, u64)> = items(Reader::plain(b"{}\n{}\n{\"x\""))
+            .into_iter()
+            .map(|item| match item {
+                Item::Line(l) => (true, l.stamp_us),
+                Item::Truncated(l) => (false, l.stamp_us),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(stamps, [(true, 1000), (true, 2000), (false, 3000)]);
+        assert!(items(Reader::plain(b"")).is_empty());
+        // A blank line of a capture is a line too.
+        assert_eq!(items(Reader::plain(b"\n\n")).len(), 2);
     }
 }

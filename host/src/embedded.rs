@@ -1,0 +1,29 @@
+//! The default components, built by `host/build.rs` for `wasm32-wasip2` and embedded in
+//! the binary: their bytes and nothing else. Which harness or criterion type each serves
+//! is said beside its type ([`crate::components::BUILTIN_HARNESSES`],
+//! [`crate::grading::builtin`]).
+
+/// The bytes of a component that `host/build.rs` built into `CODER_EVAL_COMPONENTS_DIR`.
+macro_rules! component {
+    ($file:literal) => {
+        include_bytes!(concat!(env!("CODER_EVAL_COMPONENTS_DIR"), "/", $file))
+    };
+}
+
+/// The Claude Code harness component.
+pub(crate) const CLAUDE_CODE: &[u8] = component!("claude_code_harness.wasm");
+/// The Codex harness component.
+pub(crate) const CODEX: &[u8] = component!("codex_harness.wasm");
+/// The Pi harness component.
+pub(crate) const PI: &[u8] = component!("pi_harness.wasm");
+/// The OpenCode harness component.
+pub(crate) const OPENCODE: &[u8] = component!("opencode_harness.wasm");
+/// The Gemini CLI harness component.
+pub(crate) const GEMINI_CLI: &[u8] = component!("gemini_cli_harness.wasm");
+
+/// The `criteria-files` criteria component.
+pub(crate) const CRITERIA_FILES: &[u8] = component!("criteria_files.wasm");
+/// The `criteria-json` criteria component.
+pub(crate) const CRITERIA_JSON: &[u8] = component!("criteria_json.wasm");
+/// The `criteria-trajectory` criteria component.
+pub(crate) const CRITERIA_TRAJECTORY: &[u8] = component!("criteria_trajectory.wasm");

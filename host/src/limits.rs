@@ -1,0 +1,288 @@
+//! Who owns time and limits: the task's run limits, the caps the collector counts, the
+//! turn's deadline, and every grace period and timeout of the host, each named with why
+//! it has its value.
+//!
+//! A limit takes these shapes, all made here from [`RunLimitsSpec`] (the task file's
+//! `run_limits:`): [`Caps`] (counted by the collector, also read back from a recording's
+//! header), the harness's [`RunLimits`] (passed to a CLI that enforces some natively),
+//! the deadline of a turn ([`RunLimitsSpec::deadline`]) and the [`LimitsRecord`] of
+//! `task.json`. How the host stops what it starts is one [`StopPolicy`].
+
+use crate::results::{LimitsRecord, StopReason};
+use harness_kit::{LimitKind, RunLimits};
+use serde::{Deserialize, Deserializer};
+use std::time::{Duration, Instant};
+
+/// `run_limits:`. Durations in the file are seconds, or strings with a unit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunLimitsSpec {
+    /// Main-thread model calls: call N+1 beginning stops the turn.
+    #[serde(default)]
+    pub max_turns: Option<u32>,
+    /// Resolved tool calls: tool call N+1 starting stops the turn.
+    #[serde(default)]
+    pub max_tool_calls: Option<u32>,
+    /// How long the turn may run, from the CLI's spawn.
+    #[serde(default, deserialize_with = "duration")]
+    pub turn_timeout: Option<Duration>,
+    /// How long the whole task may run (setup and launch included), from its start.
+    #[serde(default, deserialize_with = "duration")]
+    pub task_timeout: Option<Duration>,
+}
+
+impl RunLimitsSpec {
+    /// The caps the collector enforces.
+    pub fn caps(&self) -> Caps {
+        Caps {
+            max_turns: self.max_turns,
+            max_tool_calls: self.max_tool_calls,
+        }
+    }
+
+    /// The limits told to the CLI: all of them when `native` (the CLI enforces those it
+    /// can, the host keeps its backstop for every one), none otherwise (the host's
+    /// backstop alone).
+    pub fn to_cli(&self, native: bool) -> RunLimits {
+        if !native {
+            return RunLimits::default();
+        }
+        RunLimits {
+            max_turns: self.max_turns,
+            max_tool_calls: self.max_tool_calls,
+            turn_timeout_ms: self.turn_timeout.map(|d| d.as_millis() as u64),
+        }
+    }
+
+    /// Whether the task sets the limit of `kind`.
+    pub fn is_set(&self, kind: LimitKind) -> bool {
+        match kind {
+            LimitKind::MaxTurns => self.max_turns.is_some(),
+            LimitKind::MaxToolCalls => self.max_tool_calls.is_some(),
+            LimitKind::TurnTimeout => self.turn_timeout.is_some(),
+        }
+    }
+
+    /// The limits as `task.json` records them; `native` = the ones the CLI enforced itself.
+    pub fn record(&self, native: &[LimitKind]) -> LimitsRecord {
+        LimitsRecord {
+            max_turns: self.max_turns,
+            max_tool_calls: self.max_tool_calls,
+            turn_timeout_ms: self.turn_timeout.map(|d| d.as_millis() as u64),
+            task_timeout_ms: self.task_timeout.map(|d| d.as_millis() as u64),
+            native: native.iter().map(|l| limit_name(*l).to_string()).collect(),
+        }
+    }
+
+    /// When the turn that starts at `turn_start`, in the task that started at
+    /// `task_start`, must end, and why: the earlier of its turn and task timeouts (the turn
+    /// timeout on a tie).
+    pub fn deadline(
+        &self,
+        task_start: Instant,
+        turn_start: Instant,
+    ) -> Option<(Instant, StopReason)> {
+        let turn = self
+            .turn_timeout
+            .map(|d| (turn_start + d, StopReason::TurnTimeout));
+        let task = self
+            .task_timeout
+            .map(|d| (task_start + d, StopReason::TaskTimeout));
+        match (turn, task) {
+            (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+/// The WIT name of a limit, as task files spell it.
+pub fn limit_name(kind: LimitKind) -> &'static str {
+    match kind {
+        LimitKind::MaxTurns => "max_turns",
+        LimitKind::MaxToolCalls => "max_tool_calls",
+        LimitKind::TurnTimeout => "turn_timeout",
+    }
+}
+
+/// The run limits the collector enforces (see `turn::collect`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Caps {
+    /// Main-thread model calls allowed; call N+1 fires [`StopReason::MaxTurns`].
+    pub max_turns: Option<u32>,
+    /// Tool calls allowed; call N+1 fires [`StopReason::MaxToolCalls`].
+    pub max_tool_calls: Option<u32>,
+}
+
+/// A live turn's stop rules.
+#[derive(Debug, Clone, Copy)]
+pub struct Deadlines {
+    /// When the turn must end, with the reason if it does not (see
+    /// [`RunLimitsSpec::deadline`]).
+    pub deadline: Option<(Instant, StopReason)>,
+    /// How the host stops what it started.
+    pub policy: StopPolicy,
+}
+
+/// How the host stops the processes it starts, and how long it waits for what. Every stop
+/// is SIGTERM to the whole process group (and the marked processes that left it), a
+/// grace, then SIGKILL rescanned until nothing is alive (`process::stop_tree`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StopPolicy {
+    /// SIGTERM → SIGKILL grace when the host stops a running CLI (a cap, a timeout,
+    /// Ctrl-C, a late exit) or a shell step that timed out: long enough for a CLI to
+    /// flush its session files and answer its children, short enough that a stuck one
+    /// does not hold a suite.
+    pub kill_grace: Duration,
+    /// After the CLI printed its final result, how long it may take to exit before its
+    /// group is stopped ([`StopReason::ResultGrace`]): CLIs flush telemetry and session
+    /// state after their result; 5 s covers the slowest seen (Gemini CLI) several times.
+    pub result_grace: Duration,
+    /// After the CLI exited, how long descendants may still hold its stdout or stderr
+    /// before they are stopped ([`StopReason::LeakedPipes`]): a backgrounded process the
+    /// agent left writing to the pipe would otherwise keep the turn open forever.
+    pub leak_grace: Duration,
+    /// After the scripted model holds a call past `max_turns`, how long the stream may
+    /// still bring the calls before it (in flight in the pipe) before the cap fires. The
+    /// CLI cannot do anything new meanwhile: it waits for an answer that will not come.
+    pub held_settle: Duration,
+    /// SIGTERM → SIGKILL grace for a sweep of what is left once the leader has gone (the
+    /// end-of-turn sweep, the stop after leaked pipes, the end of a shell step): what is
+    /// left is a stray, not the CLI at work, so it gets no more than a moment.
+    pub sweep_grace: Duration,
+    /// How long the SIGKILL rescan keeps finding and killing survivors (a forker deaf to
+    /// SIGTERM) before it gives up; a process in uninterruptible sleep cannot be killed
+    /// sooner, and the host must not hang on one.
+    pub give_up: Duration,
+}
+
+impl StopPolicy {
+    /// The policy of every run.
+    pub const DEFAULT: StopPolicy = StopPolicy {
+        kill_grace: Duration::from_secs(2),
+        result_grace: Duration::from_secs(5),
+        leak_grace: Duration::from_secs(1),
+        held_settle: Duration::from_millis(200),
+        sweep_grace: Duration::from_millis(200),
+        give_up: Duration::from_secs(5),
+    };
+}
+
+impl Default for StopPolicy {
+    fn default() -> Self {
+        StopPolicy::DEFAULT
+    }
+}
+
+/// How long an agent CLI's `--version` may take. It only prints a line; a CLI that hangs
+/// there (a first-run prompt, a network check) must not hold the task.
+pub const CLI_VERSION_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long one `pre_run` / `post_run` step may take: these install dependencies or build
+/// the workspace (`npm install`, `git clone` of a fixture), so minutes, not seconds.
+pub const STEP_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The default `timeout` of a `run_command` criterion, seconds: a test suite of the
+/// agent's work, which the criterion's own `timeout` can lengthen.
+pub const RUN_COMMAND_TIMEOUT_SECS: f64 = 60.0;
+
+/// A duration: a number of seconds, or "1500ms", "90s", "5m", "1h".
+fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Seconds(f64),
+        Text(String),
+    }
+    let Some(raw) = Option::<Raw>::deserialize(d)? else {
+        return Ok(None);
+    };
+    let secs = match raw {
+        Raw::Seconds(s) => s,
+        Raw::Text(text) => parse_duration(&text).map_err(serde::de::Error::custom)?,
+    };
+    if !(secs.is_finite() && secs > 0.0) {
+        return Err(serde::de::Error::custom(format!(
+            "a duration must be positive, got {secs}"
+        )));
+    }
+    Ok(Some(Duration::from_secs_f64(secs)))
+}
+
+fn parse_duration(text: &str) -> Result<f64, String> {
+    let text = text.trim();
+    let (number, scale) = if let Some(n) = text.strip_suffix("ms") {
+        (n, 0.001)
+    } else if let Some(n) = text.strip_suffix('s') {
+        (n, 1.0)
+    } else if let Some(n) = text.strip_suffix('m') {
+        (n, 60.0)
+    } else if let Some(n) = text.strip_suffix('h') {
+        (n, 3600.0)
+    } else {
+        (text, 1.0)
+    };
+    number
+        .trim()
+        .parse::<f64>()
+        .map(|n| n * scale)
+        .map_err(|_| {
+            format!("`{text}` is not a duration (seconds, or e.g. \"90s\", \"5m\", \"1500ms\")")
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_deadline_is_the_earlier_timeout() {
+        let task_start = Instant::now();
+        let turn_start = task_start + Duration::from_secs(10);
+        let limits = |turn: Option<u64>, task: Option<u64>| RunLimitsSpec {
+            turn_timeout: turn.map(Duration::from_secs),
+            task_timeout: task.map(Duration::from_secs),
+            ..Default::default()
+        };
+        assert_eq!(limits(None, None).deadline(task_start, turn_start), None);
+        assert_eq!(
+            limits(Some(5), None).deadline(task_start, turn_start),
+            Some((turn_start + Duration::from_secs(5), StopReason::TurnTimeout))
+        );
+        // The task started 10 s before the turn: its 12 s end first.
+        assert_eq!(
+            limits(Some(5), Some(12)).deadline(task_start, turn_start),
+            Some((
+                task_start + Duration::from_secs(12),
+                StopReason::TaskTimeout
+            ))
+        );
+        // A tie goes to the turn timeout.
+        assert_eq!(
+            limits(Some(5), Some(15)).deadline(task_start, turn_start),
+            Some((turn_start + Duration::from_secs(5), StopReason::TurnTimeout))
+        );
+    }
+
+    #[test]
+    fn native_limits_or_the_backstop_alone() {
+        let spec = RunLimitsSpec {
+            max_turns: Some(3),
+            turn_timeout: Some(Duration::from_millis(1500)),
+            ..Default::default()
+        };
+        assert_eq!(spec.to_cli(true).max_turns, Some(3));
+        assert_eq!(spec.to_cli(true).turn_timeout_ms, Some(1500));
+        assert_eq!(spec.to_cli(false).max_turns, None);
+        assert!(spec.is_set(LimitKind::MaxTurns) && !spec.is_set(LimitKind::MaxToolCalls));
+        assert_eq!(spec.record(&[LimitKind::MaxTurns]).native, ["max_turns"]);
+    }
+
+    #[test]
+    fn durations_read_with_or_without_a_unit() {
+        assert_eq!(parse_duration("1500ms"), Ok(1.5));
+        assert_eq!(parse_duration(" 90s"), Ok(90.0));
+        assert_eq!(parse_duration("5m"), Ok(300.0));
+        assert_eq!(parse_duration("2"), Ok(2.0));
+        assert!(parse_duration("soon").is_err());
+    }
+}

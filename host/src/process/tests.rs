@@ -1,0 +1,145 @@
+//! Tests of the parent module.
+
+use super::*;
+
+#[tokio::test]
+async fn runs_and_captures() {
+    let out = run_shell(
+        "echo hi; echo err >&2; exit 3",
+        Path::new("/tmp"),
+        &[],
+        Duration::from_secs(5),
+        1024,
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.exit_code, Some(3));
+    assert_eq!(out.stdout, "hi\n");
+    assert_eq!(out.stderr, "err\n");
+    assert!(!out.timed_out);
+}
+
+#[tokio::test]
+async fn a_descendant_in_its_own_session_is_stopped_too() {
+    let marker = format!("ce-setsid-marker-{}", std::process::id());
+    // `setsid` puts the sleep in a new session and group: out of reach of the group.
+    let cmd = format!("setsid bash -c 'exec -a {marker} sleep 30' & sleep 30");
+    let out = run_shell(
+        &cmd,
+        Path::new("/tmp"),
+        &[],
+        Duration::from_millis(300),
+        1024,
+    )
+    .await
+    .unwrap();
+    assert!(out.timed_out);
+    let ps = std::process::Command::new("ps")
+        .args(["-eo", "args"])
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&ps.stdout);
+    assert!(!table.contains(&marker), "a descendant survived:\n{table}");
+}
+
+/// Live processes whose command line contains `marker`.
+fn processes_with(marker: &str) -> Vec<i32> {
+    process_table()
+        .into_iter()
+        .filter(|p| {
+            std::fs::read(format!("/proc/{}/cmdline", p.pid))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(marker))
+        })
+        .map(|p| p.pid)
+        .collect()
+}
+
+/// Runs `sh` marked `mark`, which starts `bash -c SCRIPT` in a session of its own
+/// (`setsid`) and exits at once; waits until `count` processes named `marker` run.
+/// Returns the shell's process group.
+async fn detach(script: &str, mark: &str, marker: &str, count: usize) -> i32 {
+    let mut cmd = tokio::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(format!(
+            "setsid bash -c '{script}' >/dev/null 2>&1 & exit 0"
+        ))
+        .env(MARK_VAR, mark);
+    let mut child = own_group(&mut cmd).spawn().unwrap();
+    let pgid = child.id().unwrap() as i32;
+    assert!(child.wait().await.unwrap().success());
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while processes_with(marker).len() < count && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    pgid
+}
+
+#[tokio::test]
+async fn a_process_detached_before_a_clean_exit_is_found_by_its_mark() {
+    let marker = format!("ce-detached-marker-{}", std::process::id());
+    let mark = new_mark();
+    // The shell detaches a sleep into a session of its own and exits at once: the
+    // sleep has left the group and, once reparented, has no parent link to it either.
+    let pgid = detach(&format!("exec -a {marker} sleep 30"), &mark, &marker, 1).await;
+    let detached = processes_with(&marker);
+    assert_eq!(detached.len(), 1, "the detached sleep started");
+    assert!(
+        !group_and_descendants(pgid).contains(&detached[0]),
+        "neither group nor parent links reach it"
+    );
+    assert_eq!(marked(&mark), detached);
+
+    let found = stop_tree(pgid, &mark, Duration::from_millis(500)).await;
+    assert_eq!(found, detached);
+    assert!(processes_with(&marker).is_empty(), "it was stopped");
+    assert!(marked(&mark).is_empty());
+}
+
+#[tokio::test]
+async fn a_detached_forker_that_ignores_sigterm_leaves_no_child() {
+    let marker = format!("ce-forker-marker-{}", std::process::id());
+    let mark = new_mark();
+    // Detached, deaf to SIGTERM, and forking as fast as it can: children forked
+    // after any one scan must be found by the next.
+    let pgid = detach(
+        &format!(
+            "trap \"\" TERM; for i in $(seq 3000); do (exec -a {marker} sleep 30) & done; wait"
+        ),
+        &mark,
+        &marker,
+        20,
+    )
+    .await;
+    let found = stop_tree(pgid, &mark, Duration::from_millis(100)).await;
+    assert!(found.len() >= 20, "the forker and its children were found");
+    let left = processes_with(&marker);
+    assert!(left.is_empty(), "{} children survived", left.len());
+    assert!(marked(&mark).is_empty());
+}
+
+#[tokio::test]
+async fn timeout_kills_the_whole_group_including_a_grandchild_holding_stdout() {
+    let marker = format!("ce-sleep-marker-{}", std::process::id());
+    // The grandchild `sleep` keeps stdout open after the shell is killed.
+    let cmd = format!("bash -c 'exec -a {marker} sleep 30' & sleep 30");
+    let out = run_shell(
+        &cmd,
+        Path::new("/tmp"),
+        &[],
+        Duration::from_millis(300),
+        1024,
+    )
+    .await
+    .unwrap();
+    assert!(out.timed_out);
+    assert_eq!(out.exit_code, None);
+    let ps = std::process::Command::new("ps")
+        .args(["-eo", "args"])
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&ps.stdout);
+    assert!(
+        !table.contains(&marker),
+        "a process of the group survived:\n{table}"
+    );
+}

@@ -1,0 +1,82 @@
+//! [`StopReason`]: why the host ended a turn before the CLI did. The one stop type: the
+//! collector returns it when a cap fires, the live loop decides it, the recording stores
+//! it (`{"t":"stop","reason":…}`), replay reads it back, and `task.json` reports it.
+
+use serde::{Deserialize, Serialize};
+
+/// Why the host ended a turn before the CLI ended it. Serialized in snake_case
+/// (`max_turns`, `turn_timeout`, ...), the same spelling in `task.json` and recordings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// `max_turns` fired: main-thread model call `max_turns + 1` began.
+    MaxTurns,
+    /// `max_tool_calls` fired: tool call `max_tool_calls + 1` started.
+    MaxToolCalls,
+    /// `turn_timeout` passed.
+    TurnTimeout,
+    /// `task_timeout` passed.
+    TaskTimeout,
+    /// The user interrupted the run (Ctrl-C).
+    Cancelled,
+    /// The CLI printed its final result but did not exit in time.
+    ResultGrace,
+    /// The CLI exited but a descendant held its pipes.
+    LeakedPipes,
+}
+
+impl StopReason {
+    /// Every reason, in declaration order.
+    pub const ALL: [StopReason; 7] = [
+        StopReason::MaxTurns,
+        StopReason::MaxToolCalls,
+        StopReason::TurnTimeout,
+        StopReason::TaskTimeout,
+        StopReason::Cancelled,
+        StopReason::ResultGrace,
+        StopReason::LeakedPipes,
+    ];
+
+    /// The snake_case name used in `task.json` and recordings.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::MaxTurns => "max_turns",
+            StopReason::MaxToolCalls => "max_tool_calls",
+            StopReason::TurnTimeout => "turn_timeout",
+            StopReason::TaskTimeout => "task_timeout",
+            StopReason::Cancelled => "cancelled",
+            StopReason::ResultGrace => "result_grace",
+            StopReason::LeakedPipes => "leaked_pipes",
+        }
+    }
+
+    /// Whether this stop makes the turn a timeout (a failure).
+    pub fn is_timeout(self) -> bool {
+        matches!(self, StopReason::TurnTimeout | StopReason::TaskTimeout)
+    }
+}
+
+impl std::fmt::Display for StopReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_serialized_spelling_is_as_str() {
+        for reason in StopReason::ALL {
+            let json = serde_json::to_string(&reason).unwrap();
+            assert_eq!(json, format!("\"{}\"", reason.as_str()));
+            assert_eq!(serde_json::from_str::<StopReason>(&json).unwrap(), reason);
+        }
+        let timeouts: Vec<_> = StopReason::ALL
+            .into_iter()
+            .filter(|r| r.is_timeout())
+            .collect();
+        assert_eq!(timeouts, [StopReason::TurnTimeout, StopReason::TaskTimeout]);
+    }
+}

@@ -1,0 +1,166 @@
+//! `task.json` from the products of a task's stages ([`assemble`]), or from the stage
+//! that failed and what was established before it ([`failed`]).
+
+use super::Prepared;
+use super::error::{RunError, error_reason, turn_error_kind};
+use super::verdict::TaskVerdict;
+use crate::results::{CliInfo, Paths, StopRecord, TASK_RESULT_VERSION, TaskResult, TaskStatus};
+use crate::turn::live::LiveTurn;
+use harness_kit::{ExitCode, LimitKind};
+
+/// What a task had established when it failed, kept in its `task.json`.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Established {
+    /// The limits the CLI enforces itself.
+    pub(super) native: Vec<LimitKind>,
+    /// The CLI that ran (or was about to).
+    pub(super) cli: CliInfo,
+    /// Setup and launch preparation, ms.
+    pub(super) setup_ms: u64,
+    /// What the turn left besides its record, when the failure came after it.
+    pub(super) after_turn: Option<AfterTurn>,
+}
+
+/// What `task.json` keeps of a turn when a later stage (`post_run`) failed.
+#[derive(Debug, Clone)]
+pub(super) struct AfterTurn {
+    pub(super) stop: Option<StopRecord>,
+    pub(super) stderr_tail: String,
+    pub(super) pgid: Option<i32>,
+    pub(super) mark: String,
+    pub(super) leftover_processes: u32,
+    pub(super) host_work_us: u64,
+    pub(super) scripted_model_requests: Option<Vec<serde_json::Value>>,
+}
+
+/// The turn stage's product.
+pub(super) struct TurnDone {
+    pub(super) turn: LiveTurn,
+    /// Requests the scripted model answered, when one played the turn.
+    pub(super) scripted_model_requests: Option<Vec<serde_json::Value>>,
+}
+
+/// The grade stage's product.
+pub(super) struct Graded {
+    pub(super) verdict: TaskVerdict,
+    pub(super) grading_ms: u64,
+}
+
+/// Every stage's product: what [`assemble`] makes `task.json` from.
+pub(super) struct Done {
+    pub(super) established: Established,
+    pub(super) exit_codes: Vec<ExitCode>,
+    pub(super) turn: TurnDone,
+    pub(super) graded: Graded,
+}
+
+/// The `task.json` of a task whose every stage ran.
+pub(super) fn assemble(p: &Prepared, done: Done) -> TaskResult {
+    let Done {
+        established,
+        exit_codes,
+        turn: TurnDone {
+            turn,
+            scripted_model_requests,
+        },
+        graded: Graded {
+            verdict,
+            grading_ms,
+        },
+    } = done;
+    // A documented exit code of the CLI's (its launch plan lists them) says what failed.
+    let code = turn.record.exit.as_ref().and_then(|e| e.code);
+    let exit_code_meaning = exit_codes
+        .into_iter()
+        .find(|e| code == Some(e.code) && code != Some(0));
+    let cli = CliInfo {
+        pgid: turn.pgid,
+        mark: Some(turn.mark),
+        leftover_processes: turn.leftover_processes,
+        exit_code_meaning,
+        ..established.cli
+    };
+    let (error, error_kind) = if verdict.status == TaskStatus::Error {
+        (
+            Some(error_reason(
+                &turn.record,
+                &turn.stderr_tail,
+                cli.exit_code_meaning.as_ref(),
+            )),
+            Some(turn_error_kind(&turn.record)),
+        )
+    } else {
+        (None, None)
+    };
+    TaskResult {
+        status: verdict.status,
+        error,
+        error_kind,
+        cli,
+        stop: turn.stop.map(|reason| StopRecord {
+            reason,
+            at_ms: turn.stop_at_ms,
+        }),
+        criteria: verdict.criteria,
+        weighted_score: verdict.weighted_score,
+        post_failure_criteria_results: verdict.post_failure,
+        setup_ms: established.setup_ms,
+        grading_ms,
+        host_turn_work_us: turn.host_work_us,
+        stderr_tail: turn.stderr_tail,
+        scripted_model_requests,
+        turn: Some(turn.record),
+        ..blank(p, &established.native)
+    }
+}
+
+/// The `task.json` of a task that failed at a stage: ERROR, why, and what it had
+/// established.
+pub(super) fn failed(p: &Prepared, error: &RunError, established: Established) -> TaskResult {
+    let mut result = TaskResult {
+        error: Some(error.message()),
+        error_kind: Some(error.kind().to_string()),
+        cli: established.cli,
+        setup_ms: established.setup_ms,
+        ..blank(p, &established.native)
+    };
+    if let Some(after) = established.after_turn {
+        result.stop = after.stop;
+        result.stderr_tail = after.stderr_tail;
+        result.cli.pgid = after.pgid;
+        result.cli.mark = Some(after.mark);
+        result.cli.leftover_processes = after.leftover_processes;
+        result.host_turn_work_us = after.host_work_us;
+        result.scripted_model_requests = after.scripted_model_requests;
+    }
+    result
+}
+
+/// A task's result before anything ran: ERROR, no turn, no criteria.
+fn blank(p: &Prepared, native: &[LimitKind]) -> TaskResult {
+    TaskResult {
+        result_version: TASK_RESULT_VERSION,
+        task_id: p.task.task_id.clone(),
+        harness: p.harness.clone(),
+        status: TaskStatus::Error,
+        error: None,
+        error_kind: None,
+        description: p.task.description.clone(),
+        task_file: p.task.path.display().to_string(),
+        prompt: p.task.prompt.clone(),
+        requested_model: p.task.agent.model.clone(),
+        cli: CliInfo::default(),
+        run_limits: p.task.run_limits.record(native),
+        stop: None,
+        turn: None,
+        criteria: Vec::new(),
+        weighted_score: None,
+        post_failure_criteria_results: Vec::new(),
+        setup_ms: 0,
+        grading_ms: 0,
+        host_turn_work_us: 0,
+        stderr_tail: String::new(),
+        scripted_model_requests: None,
+        paths: Paths::default(),
+    }
+}

@@ -1,0 +1,148 @@
+//! Why a task is an ERROR: [`RunError`], a stage of the task's lifecycle that failed,
+//! and [`error_reason`], a turn that ended without the CLI's success.
+
+use crate::results::TurnRecord;
+use crate::runtime::ComponentError;
+use coder_eval_scripted_model::ServerError;
+
+/// A cause given as a sentence (the setup, launch and shell-step code report their
+/// failures so).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Cause(pub String);
+
+/// Why one task could not be carried out: its status is then ERROR, `task.json`'s `error`
+/// is [`RunError::message`] and its `error_kind` is [`RunError::kind`].
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Making the workspace and HOME, or a `pre_run` step, failed.
+    #[error("setup")]
+    Setup(#[source] Cause),
+    /// The harness's component could not be resolved again for this task.
+    #[error("harness component")]
+    Resolve(#[source] crate::components::ResolveError),
+    /// The harness's component could not be instantiated or called.
+    #[error("the harness component failed")]
+    Component(#[source] ComponentError),
+    /// The scripted model could not start.
+    #[error("scripted model")]
+    ScriptedModel(#[source] ServerError),
+    /// The harness's launch plan refused the task.
+    #[error("the harness refused the task")]
+    Refused(#[source] Cause),
+    /// The CLI could not be found, or its files could not be written.
+    #[error("launching the CLI")]
+    Launch(#[source] Cause),
+    /// The recording could not be created.
+    #[error("recording")]
+    Recording(#[source] std::io::Error),
+    /// `stderr.log` could not be created.
+    #[error("stderr.log")]
+    StderrLog(#[source] std::io::Error),
+    /// The CLI could not be started, or the recording could not be written.
+    #[error("running the CLI")]
+    Cli(#[source] std::io::Error),
+    /// A `post_run` step failed.
+    #[error("post_run")]
+    PostRun(#[source] Cause),
+    /// `task.json` could not be written.
+    #[error("could not write task.json")]
+    WriteResult(#[source] std::io::Error),
+}
+
+impl RunError {
+    /// A snake_case kind, for `task.json`'s `error_kind`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            RunError::Setup(_) => "setup",
+            RunError::Resolve(_) | RunError::Component(_) => "component",
+            RunError::ScriptedModel(_) => "scripted_model",
+            RunError::Refused(_) => "refused",
+            RunError::Launch(_) => "launch",
+            RunError::Recording(_) | RunError::StderrLog(_) => "recording",
+            RunError::Cli(_) => "cli",
+            RunError::PostRun(_) => "post_run",
+            RunError::WriteResult(_) => "write_result",
+        }
+    }
+
+    /// The sentence `task.json`'s `error` holds: the stage and its cause.
+    pub fn message(&self) -> String {
+        match self {
+            // These causes name their stage themselves.
+            RunError::Component(e) => e.to_string(),
+            RunError::Launch(e) | RunError::PostRun(e) => e.to_string(),
+            RunError::Setup(e) | RunError::Refused(e) => format!("{self}: {e}"),
+            RunError::Resolve(e) => format!("{self}: {e}"),
+            RunError::ScriptedModel(e) => format!("{self}: {e}"),
+            RunError::Recording(e)
+            | RunError::StderrLog(e)
+            | RunError::Cli(e)
+            | RunError::WriteResult(e) => format!("{self}: {e}"),
+        }
+    }
+}
+
+/// The `error_kind` of a task whose turn made it an ERROR: how the turn ended
+/// (`cli_error`, `incomplete`, `reducer_failed`), as the turn record spells it.
+pub(super) fn turn_error_kind(turn: &TurnRecord) -> String {
+    serde_json::to_value(turn.final_status)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_else(|| "turn".to_string())
+}
+
+/// Why a turn is an ERROR, in one sentence. A CLI that printed nothing on stdout (Gemini
+/// CLI's auth failures, B33) is explained by its exit code (with what the CLI documents it
+/// to mean, `meaning`) and the end of its stderr.
+pub(super) fn error_reason(
+    turn: &TurnRecord,
+    stderr_tail: &str,
+    meaning: Option<&harness_kit::ExitCode>,
+) -> String {
+    let exit = turn.exit.as_ref();
+    let last_stderr = stderr_tail
+        .lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("")
+        .trim();
+    if turn.stdout_lines == 0 {
+        return format!(
+            "the CLI printed nothing on stdout and exited with {}{}",
+            exit.map_or("no status".into(), |e| match (e.code, e.signal) {
+                (Some(code), _) => match meaning {
+                    Some(m) => format!("code {code} ({}: {})", m.kind, m.meaning),
+                    None => format!("code {code}"),
+                },
+                (None, Some(signal)) => format!("signal {signal}"),
+                _ => "no status".into(),
+            }),
+            if last_stderr.is_empty() {
+                String::new()
+            } else {
+                format!(": {last_stderr}")
+            }
+        );
+    }
+    match &turn.cli_result {
+        Some(r) => format!(
+            "the CLI reported {}: {}",
+            r.error_kind.as_deref().unwrap_or("a failure"),
+            r.error_message.as_deref().unwrap_or("no message")
+        ),
+        None => format!(
+            "turn ended as {:?} (no final result from the CLI{}){}",
+            turn.final_status,
+            meaning.map_or(String::new(), |m| format!(
+                "; its exit code {} means {}: {}",
+                m.code, m.kind, m.meaning
+            )),
+            if last_stderr.is_empty() {
+                String::new()
+            } else {
+                format!("; its stderr ends: {last_stderr}")
+            }
+        ),
+    }
+}

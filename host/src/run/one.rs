@@ -1,0 +1,271 @@
+//! One task on one harness, as stages that return values: setup → plan → launch → turn →
+//! grade, then [`assemble`] makes the `task.json`. A stage that fails is a [`RunError`],
+//! whose sentence and kind reach `task.json` (`error`, `error_kind`) with what the task
+//! had established by then.
+
+use super::assemble::{AfterTurn, Done, Established, Graded, TurnDone, assemble, failed};
+use super::error::{Cause, RunError};
+use super::launch::{agent_settings, launch_spec};
+use super::locate::cli_version;
+use super::setup::{self, Dirs};
+use super::verdict;
+use super::{Prepared, RunOptions};
+use crate::limits::Deadlines;
+use crate::results::{CliInfo, StopRecord, TaskResult, TaskStatus, write_json_atomically};
+use crate::runtime::LoadedComponent;
+use crate::runtime::harness::Launcher;
+use crate::runtime::translator::ComponentTranslator;
+use crate::turn::live::{self, LaunchSpec, LiveTurn};
+use crate::turn::pipeline::Pipeline;
+use crate::turn::recording::{Header, RecordingWriter};
+use coder_eval_scripted_model::{ScriptedModel, ServerConfig};
+use harness_kit::LaunchPlan;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+/// The plan stage's product: the component, the scripted model and the launch plan.
+struct Planned {
+    loaded: LoadedComponent,
+    model: Option<ScriptedModel>,
+    plan: LaunchPlan,
+}
+
+/// The launch stage's product: what to start, and where its stream goes.
+struct Launched {
+    spec: LaunchSpec,
+    cli: CliInfo,
+    /// The CLI's own `--version` start-up, which is CLI time, not setup.
+    version_time: Duration,
+    recording: RecordingWriter,
+    stderr_log: std::fs::File,
+    pipeline: Pipeline,
+}
+
+/// Runs one task on one harness and writes its `task.json`. Never fails: a problem
+/// becomes status ERROR with its reason.
+pub async fn run_one(
+    p: Prepared,
+    options: &RunOptions,
+    cancel: watch::Receiver<bool>,
+) -> TaskResult {
+    let dir = options.out_dir.join(&p.task.task_id).join(&p.harness);
+    let mut result = match execute(&p, options, cancel, &dir).await {
+        Ok(done) => assemble(&p, done),
+        Err((error, established)) => failed(&p, &error, established),
+    };
+    if let Err(err) = write_json_atomically(&dir.join("task.json"), &result) {
+        let error = RunError::WriteResult(err);
+        result.status = TaskStatus::Error;
+        result.error = Some(error.message());
+        result.error_kind = Some(error.kind().to_string());
+    }
+    result
+}
+
+async fn execute(
+    p: &Prepared,
+    options: &RunOptions,
+    cancel: watch::Receiver<bool>,
+    dir: &Path,
+) -> Result<Done, (RunError, Established)> {
+    let task_start = Instant::now();
+    let mut established = Established::default();
+    macro_rules! stage {
+        ($e:expr) => {
+            match $e {
+                Ok(value) => value,
+                Err(error) => return Err((error, established)),
+            }
+        };
+    }
+    let dirs = stage!(setup(p, dir).await);
+    let planned = stage!(plan(p, options, &dirs).await);
+    established.native = planned.plan.native_limits.clone();
+    let launched = stage!(launch(p, options, &planned, &dirs, dir).await);
+    established.cli = launched.cli.clone();
+    let deadline = p.task.run_limits.deadline(task_start, Instant::now());
+    established.setup_ms = task_start
+        .elapsed()
+        .saturating_sub(launched.version_time)
+        .as_millis() as u64;
+    let deadlines = Deadlines {
+        deadline,
+        policy: options.stop_policy,
+    };
+    let turn = stage!(turn(launched, planned.model, deadlines, cancel).await);
+    let graded = match grade(p, &dirs, &turn.turn).await {
+        Ok(graded) => graded,
+        Err(error) => {
+            let live = &turn.turn;
+            established.after_turn = Some(AfterTurn {
+                stop: live.stop.map(|reason| StopRecord {
+                    reason,
+                    at_ms: live.stop_at_ms,
+                }),
+                stderr_tail: live.stderr_tail.clone(),
+                pgid: live.pgid,
+                mark: live.mark.clone(),
+                leftover_processes: live.leftover_processes,
+                host_work_us: live.host_work_us,
+                scripted_model_requests: turn.scripted_model_requests,
+            });
+            return Err((error, established));
+        }
+    };
+    Ok(Done {
+        established,
+        exit_codes: planned.plan.exit_codes,
+        turn,
+        graded,
+    })
+}
+
+/// Setup: a fresh workspace and HOME, filled (template, starter files, `pre_run`).
+async fn setup(p: &Prepared, dir: &Path) -> Result<Dirs, RunError> {
+    setup::prepare_dirs(&p.task, dir)
+        .await
+        .map_err(|e| RunError::Setup(Cause(e)))
+}
+
+/// Plan: the component (resolved again for each task, so a component file replaced during
+/// a long suite is picked up by the next task; an unchanged one costs a hash and a cache
+/// hit), the scripted model with this harness's translator, and the launch plan.
+async fn plan(p: &Prepared, options: &RunOptions, dirs: &Dirs) -> Result<Planned, RunError> {
+    let loaded = match options.components.file_for(&p.harness) {
+        Some(_) => options
+            .components
+            .harness(&p.harness)
+            .map_err(RunError::Resolve)?,
+        None => p.loaded.clone(),
+    };
+    let mut launcher = Launcher::new(&loaded).map_err(RunError::Component)?;
+    let model = match &p.script {
+        Some(script) => {
+            // The server translates through an instance of its own, on its own thread.
+            let translator =
+                Arc::new(ComponentTranslator::new(&loaded).map_err(RunError::Component)?);
+            let workspace = dirs.workspace.display().to_string();
+            let mut config =
+                ServerConfig::new(script.clone(), workspace).with_translator(translator);
+            // Call N+1 is held where it begins, so the CLI cannot act on its reply: the cap
+            // means the same whether the CLI or the host enforces it.
+            config.hold_from_turn = p.task.run_limits.max_turns;
+            Some(
+                ScriptedModel::start(config)
+                    .await
+                    .map_err(RunError::ScriptedModel)?,
+            )
+        }
+        None => None,
+    };
+    let settings = agent_settings(&p.task, model.as_ref().map(ScriptedModel::base_url));
+    let plan = launcher
+        .plan(&settings, &p.task.run_limits.to_cli(options.native_limits))
+        .map_err(RunError::Component)?
+        .map_err(|reason| RunError::Refused(Cause(reason)))?;
+    Ok(Planned {
+        loaded,
+        model,
+        plan,
+    })
+}
+
+/// Launch: the CLI's argv, environment and files, its version, the recording (with its
+/// header), `stderr.log`, and the reduce→collect pipeline.
+async fn launch(
+    p: &Prepared,
+    options: &RunOptions,
+    planned: &Planned,
+    dirs: &Dirs,
+    dir: &Path,
+) -> Result<Launched, RunError> {
+    let plan = &planned.plan;
+    let spec = launch_spec(&p.task, plan, dirs, planned.model.as_ref(), options)
+        .map_err(|e| RunError::Launch(Cause(e)))?;
+    let version_start = Instant::now();
+    let version = cli_version(&spec.program).await;
+    let version_time = version_start.elapsed();
+    let cli = CliInfo {
+        path: Some(spec.program.display().to_string()),
+        version,
+        argv: std::iter::once(plan.argv[0].clone())
+            .chain(spec.args.iter().cloned())
+            .collect(),
+        caveats: plan.caveats.clone(),
+        ..CliInfo::default()
+    };
+    let header = Header {
+        harness: Some(p.harness.clone()),
+        cli_version: cli.version.clone(),
+        argv: cli.argv.clone(),
+        max_turns: p.task.run_limits.max_turns,
+        max_tool_calls: p.task.run_limits.max_tool_calls,
+        ..Default::default()
+    };
+    let recording = RecordingWriter::create(&dir.join("recording.jsonl"), &header)
+        .map_err(RunError::Recording)?;
+    let stderr_log = std::fs::File::create(dir.join("stderr.log")).map_err(RunError::StderrLog)?;
+    let pipeline = Pipeline::new(&p.harness, &planned.loaded, p.task.run_limits.caps())
+        .map_err(RunError::Component)?;
+    Ok(Launched {
+        spec,
+        cli,
+        version_time,
+        recording,
+        stderr_log,
+        pipeline,
+    })
+}
+
+/// Turn: the CLI runs to its end or a stop, every process of it is gone after; the
+/// scripted model is shut down.
+async fn turn(
+    launched: Launched,
+    model: Option<ScriptedModel>,
+    deadlines: Deadlines,
+    cancel: watch::Receiver<bool>,
+) -> Result<TurnDone, RunError> {
+    let turn = live::run_turn(
+        launched.spec,
+        launched.pipeline,
+        launched.recording,
+        launched.stderr_log,
+        deadlines,
+        cancel,
+        model.as_ref().map(ScriptedModel::held),
+    )
+    .await
+    .map_err(RunError::Cli)?;
+    let mut scripted_model_requests = None;
+    if let Some(model) = model {
+        scripted_model_requests = Some(
+            model
+                .requests()
+                .iter()
+                .map(|r| serde_json::to_value(r).unwrap_or_default())
+                .collect(),
+        );
+        model.shutdown().await;
+    }
+    Ok(TurnDone {
+        turn,
+        scripted_model_requests,
+    })
+}
+
+/// Grade: the `post_run` steps, then the criteria and the task's status.
+async fn grade(p: &Prepared, dirs: &Dirs, turn: &LiveTurn) -> Result<Graded, RunError> {
+    let start = Instant::now();
+    for command in &p.task.post_run {
+        setup::run_step(command, &dirs.workspace, "post_run")
+            .await
+            .map_err(|e| RunError::PostRun(Cause(e)))?;
+    }
+    let verdict = verdict::grade(&p.task, &dirs.workspace, &turn.record, &turn.trajectory).await;
+    Ok(Graded {
+        verdict,
+        grading_ms: start.elapsed().as_millis() as u64,
+    })
+}

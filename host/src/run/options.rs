@@ -1,0 +1,40 @@
+//! [`RunOptions`]: how `coder-eval run` runs its tasks.
+
+use crate::components::ComponentSource;
+use crate::limits::StopPolicy;
+use std::path::PathBuf;
+
+/// How to run.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Where results go.
+    pub out_dir: PathBuf,
+    /// Replacement components.
+    pub components: ComponentSource,
+    /// Use this CLI binary instead of the pinned install or PATH.
+    pub cli_override: Option<PathBuf>,
+    /// Play this script instead of the task's `agent.scripted_model`.
+    pub script_override: Option<PathBuf>,
+    /// Pass limits the CLI enforces natively to it (true), or rely on the host's backstop
+    /// alone (false: the launch plan is asked for without them).
+    pub native_limits: bool,
+    /// How the host stops a CLI and what it left behind (graces, give-up).
+    pub stop_policy: StopPolicy,
+    /// Host environment variables passed to the CLI (e.g. a real API key).
+    pub pass_env: Vec<String>,
+}
+
+impl RunOptions {
+    /// The defaults, writing results under `out_dir`.
+    pub fn new(out_dir: PathBuf) -> RunOptions {
+        RunOptions {
+            out_dir,
+            components: ComponentSource::default(),
+            cli_override: None,
+            script_override: None,
+            native_limits: true,
+            stop_policy: StopPolicy::DEFAULT,
+            pass_env: Vec::new(),
+        }
+    }
+}

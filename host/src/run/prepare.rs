@@ -1,0 +1,152 @@
+//! [`prepare`]: every task on every harness checked before any agent starts: the task
+//! files, the harness components, and each launch plan (a harness that cannot honour a
+//! limit rejects the task here).
+
+use super::RunOptions;
+use super::launch::agent_settings;
+use crate::components::ResolveError;
+use crate::limits::limit_name;
+use crate::runtime::LoadedComponent;
+use crate::runtime::harness::Launcher;
+use crate::task::Task;
+use coder_eval_scripted_model::Script;
+
+/// A task × harness pair, checked and ready.
+pub struct Prepared {
+    /// The task.
+    pub task: Task,
+    /// The harness it runs on.
+    pub harness: String,
+    /// The harness's component, resolved and checked.
+    pub(super) loaded: LoadedComponent,
+    /// The scripted model's script, when the task plays one.
+    pub(super) script: Option<Script>,
+}
+
+/// Why a run could not start. Nothing has been run when one of these is returned.
+#[derive(Debug, thiserror::Error)]
+pub enum PrepareError {
+    #[error(transparent)]
+    Task(#[from] crate::task::TaskError),
+    #[error("task `{task}`: harness `{harness}` (from {from})")]
+    Harness {
+        task: String,
+        harness: String,
+        /// Where the name came from: `--harness`, or the task file's `agent.type`.
+        from: String,
+        #[source]
+        source: Box<ResolveError>,
+    },
+    #[error("task `{task}`: the `{harness}` harness refuses it: {reason}")]
+    Refused {
+        task: String,
+        harness: String,
+        reason: String,
+    },
+    #[error("task `{task}`: the `{harness}` harness cannot honour `{limit}`")]
+    UnsupportedLimit {
+        task: String,
+        harness: String,
+        limit: String,
+    },
+    #[error("task `{task}`: scripted model script")]
+    Script {
+        task: String,
+        #[source]
+        source: coder_eval_scripted_model::ScriptError,
+    },
+    #[error("task `{task}`: no harness given (set agent.type or pass --harness)")]
+    NoHarness { task: String },
+    /// Two runs would share one result folder.
+    #[error(
+        "task `{task}` on `{harness}` is given twice (task ids must differ: results go to \
+         <out>/<task_id>/<harness>/)"
+    )]
+    Duplicate { task: String, harness: String },
+}
+
+/// Checks every task on every harness before anything runs. `harnesses` empty = each
+/// task's own `agent.type`.
+pub fn prepare(
+    tasks: Vec<Task>,
+    harnesses: &[String],
+    options: &RunOptions,
+) -> Result<Vec<Prepared>, PrepareError> {
+    let mut prepared = Vec::new();
+    for task in tasks {
+        let names: Vec<String> = if harnesses.is_empty() {
+            vec![
+                task.agent
+                    .harness
+                    .clone()
+                    .ok_or_else(|| PrepareError::NoHarness {
+                        task: task.task_id.clone(),
+                    })?,
+            ]
+        } else {
+            harnesses.to_vec()
+        };
+        let script_path = options
+            .script_override
+            .clone()
+            .or(task.agent.scripted_model.clone());
+        let script = match script_path {
+            Some(path) => Some(Script::load(&path).map_err(|source| PrepareError::Script {
+                task: task.task_id.clone(),
+                source,
+            })?),
+            None => None,
+        };
+        for harness in names {
+            let fail = |source: ResolveError| PrepareError::Harness {
+                task: task.task_id.clone(),
+                harness: harness.clone(),
+                from: if harnesses.is_empty() {
+                    format!("{}: agent.type", task.path.display())
+                } else {
+                    "--harness".into()
+                },
+                source: Box::new(source),
+            };
+            let loaded = options.components.harness(&harness).map_err(fail)?;
+            // A dry plan with placeholder URL: refusals and unsupported limits surface now.
+            let mut launcher = Launcher::new(&loaded).map_err(|e| fail(e.into()))?;
+            let settings = agent_settings(&task, Some("http://127.0.0.1:9".into()));
+            let plan = launcher
+                .plan(&settings, &task.run_limits.to_cli(true))
+                .map_err(|e| fail(e.into()))?
+                .map_err(|reason| PrepareError::Refused {
+                    task: task.task_id.clone(),
+                    harness: harness.clone(),
+                    reason,
+                })?;
+            if let Some(limit) = plan
+                .unsupported_limits
+                .iter()
+                .find(|l| task.run_limits.is_set(**l))
+            {
+                return Err(PrepareError::UnsupportedLimit {
+                    task: task.task_id.clone(),
+                    harness,
+                    limit: limit_name(*limit).into(),
+                });
+            }
+            if prepared
+                .iter()
+                .any(|p: &Prepared| p.task.task_id == task.task_id && p.harness == harness)
+            {
+                return Err(PrepareError::Duplicate {
+                    task: task.task_id.clone(),
+                    harness,
+                });
+            }
+            prepared.push(Prepared {
+                task: task.clone(),
+                harness,
+                loaded,
+                script: script.clone(),
+            });
+        }
+    }
+    Ok(prepared)
+}

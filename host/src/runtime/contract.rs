@@ -1,0 +1,148 @@
+//! The one place where the host decides which versions of its WIT contracts it accepts.
+//!
+//! A component is checked before it is instantiated: it must export the contract's
+//! interfaces at a version this host speaks, and import nothing but WASI and the
+//! contract's own type interfaces. A released `wit/<pkg>@<ver>/` folder is never edited
+//! (`wit/README.md`); the next version goes beside it, and the host accepts both. To
+//! accept `harness@0.2.0` or `grader@0.2.0`, add its arm to [`Version::accepted`] (and its
+//! bindings, converted up to the host's one model at the boundary, to `harness.rs` or
+//! `grader.rs`).
+
+use super::{ComponentError, LoadedComponent, engine};
+
+/// A contract: a WIT package, the interfaces a component must export, and its world.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Contract {
+    /// `coder-eval:harness`.
+    pub(crate) package: &'static str,
+    /// The interfaces a component of the world exports.
+    pub(crate) interfaces: &'static [&'static str],
+    /// The world's name, for messages.
+    pub(crate) world: &'static str,
+}
+
+/// The harness contract: `launch` and `reducer`.
+pub(crate) const HARNESS: Contract = Contract {
+    package: "coder-eval:harness",
+    interfaces: &["launch", "reducer"],
+    world: "harness",
+};
+
+/// The grader contract: `criterion`.
+pub(crate) const GRADER: Contract = Contract {
+    package: "coder-eval:grader",
+    interfaces: &["criterion"],
+    world: "grader",
+};
+
+/// A version of a contract that this host speaks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Version {
+    /// `@0.1.0` of `coder-eval:harness` and `coder-eval:grader` (and `events@0.1.0`).
+    V0_1_0,
+}
+
+impl Version {
+    /// Every version, the newest last.
+    const ALL: [Version; 1] = [Version::V0_1_0];
+
+    /// The version of `contract` spelled `found` in a component's exports, if this host
+    /// speaks it. Accepting a new version is a new arm here.
+    fn accepted(contract: &Contract, found: &str) -> Option<Version> {
+        match (contract.package, found) {
+            ("coder-eval:harness" | "coder-eval:grader", "0.1.0") => Some(Version::V0_1_0),
+            _ => None,
+        }
+    }
+
+    /// As WIT spells it: `0.1.0`.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Version::V0_1_0 => "0.1.0",
+        }
+    }
+
+    /// The versions of `contract` this host speaks, for messages: `0.1.0`, or
+    /// `0.1.0, 0.2.0`.
+    fn supported(contract: &Contract) -> String {
+        Version::ALL
+            .iter()
+            .filter(|v| Version::accepted(contract, v.as_str()).is_some())
+            .map(|v| v.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// Checks that `loaded` exports the interfaces of `contract` at a version this host
+/// speaks (the same one for all of them), and imports nothing but WASI and the contract's
+/// own type interfaces. A component built against another version is refused before it
+/// is instantiated, naming the WIT folder to rebuild against. Returns the version.
+pub(crate) fn check(
+    loaded: &LoadedComponent,
+    contract: &Contract,
+) -> Result<Version, ComponentError> {
+    let ty = loaded.component.component_type();
+    let exports: Vec<String> = ty.exports(engine()).map(|(n, _)| n.to_string()).collect();
+    let package = contract.package;
+    let prefix = format!("{package}/");
+    let mut version = None;
+    for name in exports.iter().filter(|n| n.starts_with(&prefix)) {
+        let found = name.rsplit_once('@').map_or("(none)", |(_, v)| v);
+        match Version::accepted(contract, found) {
+            Some(v) if version.is_none_or(|seen| seen == v) => version = Some(v),
+            _ => {
+                return Err(ComponentError::UnsupportedVersion {
+                    component: loaded.name.to_string(),
+                    package: package.to_string(),
+                    package_dir: package.rsplit(':').next().unwrap_or(package).to_string(),
+                    found: found.to_string(),
+                    supported: Version::supported(contract),
+                });
+            }
+        }
+    }
+    // No export of the package at all: the world check below names what it exports.
+    let version = version.unwrap_or(Version::V0_1_0);
+    for interface in contract.interfaces {
+        let wanted = format!("{package}/{interface}@{}", version.as_str());
+        if !exports.contains(&wanted) {
+            return Err(ComponentError::WrongWorld {
+                component: loaded.name.to_string(),
+                world: format!("{package}/{}@{}", contract.world, version.as_str()),
+                exports: if exports.is_empty() {
+                    "none".into()
+                } else {
+                    exports.join(", ")
+                },
+            });
+        }
+    }
+    let own_types = format!("{package}/types@");
+    for (import, _) in ty.imports(engine()) {
+        let granted = import.starts_with("wasi:")
+            || import.starts_with("coder-eval:events/types@")
+            || import.starts_with(&own_types);
+        if !granted {
+            return Err(ComponentError::ForbiddenImport {
+                component: loaded.name.to_string(),
+                import: import.to_string(),
+            });
+        }
+    }
+    Ok(version)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_accepted_versions() {
+        assert_eq!(Version::accepted(&HARNESS, "0.1.0"), Some(Version::V0_1_0));
+        assert_eq!(Version::accepted(&GRADER, "0.1.0"), Some(Version::V0_1_0));
+        assert_eq!(Version::accepted(&HARNESS, "0.2.0"), None);
+        assert_eq!(Version::accepted(&HARNESS, "(none)"), None);
+        assert_eq!(Version::supported(&HARNESS), "0.1.0");
+    }
+}

@@ -1,0 +1,453 @@
+//! The collector: the one place where events and stamps become counts, caps and timing.
+//!
+//! Fed event by event (live, so caps can stop the CLI at the right event) and finished
+//! once with how the turn ended ([`Collector::finish`], in `finish.rs`). Same events and
+//! stamps in, same [`TurnRecord`](crate::results::TurnRecord) out. Each event kind has
+//! its own handler below; the timing maths are in `timing.rs`.
+//!
+//! Caps (DESIGN.md): `max_turns: N` lets main-thread call N and its tools run, and fires
+//! when main-thread call N+1 begins; `max_tool_calls: N` fires when tool call N+1 starts
+//! after N have been made. After a cap fires, later events are kept in the trajectory but
+//! no longer counted, so the record shows `num_turns = N + 1`. The same holds after any
+//! other stop the host decides ([`Collector::freeze`]).
+
+use super::timing::ms;
+use crate::limits::Caps;
+use crate::results::{
+    CliResult, DiagnosticRecord, MessageRecord, ModelCallRecord, StampedEvent, StopReason,
+    ToolCallRecord, ToolOutcome,
+};
+use harness_kit::{Event, ToolStatus, Usage, excerpt, replace_lone_surrogates};
+use std::collections::HashMap;
+
+/// What the CLI said of its session (the first `session_started`).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Session {
+    pub(super) session_id: Option<String>,
+    pub(super) cli_version: Option<String>,
+    pub(super) model: Option<String>,
+}
+
+/// A model call and the µs stamp it began at.
+#[derive(Debug, Clone)]
+pub(super) struct ModelCall {
+    pub(super) record: ModelCallRecord,
+    pub(super) start_us: u64,
+}
+
+/// A tool call, its start and (once seen) its end, µs.
+#[derive(Debug, Clone)]
+pub(super) struct ToolCall {
+    pub(super) record: ToolCallRecord,
+    pub(super) start_us: u64,
+    pub(super) end_us: Option<u64>,
+}
+
+/// Builds one turn's record from its events.
+pub(crate) struct Collector {
+    pub(super) caps: Caps,
+    pub(super) trajectory: Vec<StampedEvent>,
+    /// The cap that fired, if one did.
+    pub(super) stop: Option<StopReason>,
+    /// The host decided to end the turn (any reason): later events are kept, not counted.
+    frozen: bool,
+    pub(super) main_calls: u32,
+    tools_started: u32,
+    pub(super) first_output_us: Option<u64>,
+    pub(super) last_output_us: Option<u64>,
+    /// When the latest model call began (a back-dated tool start never goes before it).
+    last_call_us: Option<u64>,
+    pub(super) session: Option<Session>,
+    pub(super) model_calls: Vec<ModelCall>,
+    pub(super) messages: Vec<MessageRecord>,
+    message_index: HashMap<String, usize>,
+    pub(super) tools: Vec<ToolCall>,
+    tool_index: HashMap<String, usize>,
+    pub(super) cli_result: Option<CliResult>,
+    pub(super) diagnostics: Vec<DiagnosticRecord>,
+    /// Diagnostics about the input itself (unreadable recording lines), which lead the
+    /// record's diagnostics and the trajectory whenever they were met.
+    pub(super) leading: Vec<StampedEvent>,
+}
+
+impl Collector {
+    /// A collector that enforces `caps`.
+    pub(crate) fn new(caps: Caps) -> Collector {
+        Collector {
+            caps,
+            trajectory: Vec::new(),
+            stop: None,
+            frozen: false,
+            main_calls: 0,
+            tools_started: 0,
+            first_output_us: None,
+            last_output_us: None,
+            last_call_us: None,
+            session: None,
+            model_calls: Vec::new(),
+            messages: Vec::new(),
+            message_index: HashMap::new(),
+            tools: Vec::new(),
+            tool_index: HashMap::new(),
+            cli_result: None,
+            diagnostics: Vec::new(),
+            leading: Vec::new(),
+        }
+    }
+
+    /// The host has decided to end the turn (a timeout, Ctrl-C, ...): events that still
+    /// arrive while the CLI is stopped are kept in the trajectory but no longer counted.
+    pub(crate) fn freeze(&mut self) {
+        self.frozen = true;
+    }
+
+    /// Whether the CLI's final result has been seen.
+    pub(crate) fn final_result_seen(&self) -> bool {
+        self.cli_result.is_some()
+    }
+
+    /// A diagnostic from the host itself (line too large, reducer failed).
+    pub(crate) fn host_diagnostic(
+        &mut self,
+        line: u64,
+        stamp_us: u64,
+        kind: &str,
+        message: String,
+    ) {
+        self.push(host_event(line, stamp_us, kind, message));
+    }
+
+    /// A diagnostic about the input as a whole (an unreadable recording line): it goes
+    /// before every event in the record and the trajectory, wherever in the input it was
+    /// met, so a reader that streams the input gives the same record as one that read it
+    /// all first.
+    pub(crate) fn input_diagnostic(&mut self, line: u64, kind: &str, message: String) {
+        self.leading.push(host_event(line, 0, kind, message));
+    }
+
+    /// Whether events still count (no cap fired, the host has not frozen the turn).
+    fn counting(&self) -> bool {
+        self.stop.is_none() && !self.frozen
+    }
+
+    /// Takes one event; returns the cap that fires on it, the first time one does.
+    pub(crate) fn push(&mut self, stamped: StampedEvent) -> Option<StopReason> {
+        let (line, at) = (stamped.line, stamped.stamp_us);
+        let fired = match &stamped.event {
+            Event::Diagnostic { kind, message, raw } => {
+                self.on_diagnostic(line, at, kind, message, raw);
+                None
+            }
+            _ if !self.counting() => None,
+            Event::SessionStarted {
+                session_id,
+                cli_version,
+                model,
+                ..
+            } => {
+                self.on_session(session_id, cli_version, model);
+                None
+            }
+            Event::ModelCallStarted {
+                message_id,
+                parent_call_id,
+            } => self.on_model_call(at, message_id, parent_call_id),
+            Event::AssistantMessage {
+                message_id,
+                parent_call_id,
+                text,
+                usage,
+                cost_usd,
+            } => {
+                self.on_message(at, message_id, parent_call_id, text, *usage, *cost_usd);
+                None
+            }
+            Event::ToolCallStarted {
+                call_id,
+                name,
+                input_json,
+                parent_call_id,
+            } => self.on_tool_start(line, at, call_id, name, input_json, parent_call_id),
+            Event::ToolCallFinished {
+                call_id,
+                status,
+                output_excerpt,
+                exit_code,
+                cli_duration_ms,
+            } => {
+                self.on_tool_end(
+                    at,
+                    call_id,
+                    *status,
+                    output_excerpt,
+                    *exit_code,
+                    *cli_duration_ms,
+                );
+                None
+            }
+            Event::FinalResult {
+                success,
+                error_kind,
+                error_message,
+                max_turns_reached,
+                num_turns,
+                cost_usd,
+                duration_ms,
+                text,
+                usage,
+            } => {
+                self.cli_result = Some(CliResult {
+                    success: *success,
+                    error_kind: error_kind.clone(),
+                    error_message: error_message.clone(),
+                    max_turns_reached: *max_turns_reached,
+                    num_turns: *num_turns,
+                    cost_usd: *cost_usd,
+                    duration_ms: *duration_ms,
+                    text: text.clone(),
+                    usage: *usage,
+                });
+                None
+            }
+        };
+        self.trajectory.push(stamped);
+        if fired.is_some() {
+            self.stop = fired;
+        }
+        fired
+    }
+
+    /// A main-thread model call the stream does not show began: the scripted model holds
+    /// its request, which it does only past `max_turns`. It counts as a call (in the
+    /// trajectory without a message id), and the `max_turns` cap fires on it even if the
+    /// stream is behind in showing the calls before it: no answer will come.
+    pub(crate) fn held_call(&mut self, stamp_us: u64) -> Option<StopReason> {
+        let counting = self.counting();
+        let fired = self.push(StampedEvent {
+            line: 0,
+            stamp_us,
+            event: Event::ModelCallStarted {
+                message_id: None,
+                parent_call_id: None,
+            },
+        });
+        if fired.is_none() && counting {
+            self.stop = Some(StopReason::MaxTurns);
+            return self.stop;
+        }
+        fired
+    }
+
+    fn on_diagnostic(&mut self, line: u64, at: u64, kind: &str, message: &str, raw: &str) {
+        self.diagnostics.push(DiagnosticRecord {
+            line,
+            at_ms: ms(at),
+            kind: kind.to_string(),
+            message: message.to_string(),
+            raw: raw.to_string(),
+        });
+    }
+
+    fn on_session(
+        &mut self,
+        session_id: &Option<String>,
+        cli_version: &Option<String>,
+        model: &Option<String>,
+    ) {
+        if self.session.is_none() {
+            self.session = Some(Session {
+                session_id: session_id.clone(),
+                cli_version: cli_version.clone(),
+                model: model.clone(),
+            });
+        }
+    }
+
+    fn on_model_call(
+        &mut self,
+        at: u64,
+        message_id: &Option<String>,
+        parent_call_id: &Option<String>,
+    ) -> Option<StopReason> {
+        self.output(at);
+        self.last_call_us = Some(at);
+        let mut fired = None;
+        let main_index = if parent_call_id.is_none() {
+            self.main_calls += 1;
+            if self.caps.max_turns.is_some_and(|n| self.main_calls > n) {
+                fired = Some(StopReason::MaxTurns);
+            }
+            Some(self.main_calls)
+        } else {
+            None
+        };
+        self.model_calls.push(ModelCall {
+            record: ModelCallRecord {
+                main_index,
+                message_id: message_id.clone(),
+                parent_call_id: parent_call_id.clone(),
+                started_ms: ms(at),
+                generation_ms: None,
+            },
+            start_us: at,
+        });
+        fired
+    }
+
+    fn on_message(
+        &mut self,
+        at: u64,
+        message_id: &str,
+        parent_call_id: &Option<String>,
+        text: &str,
+        usage: Option<Usage>,
+        cost_usd: Option<f64>,
+    ) {
+        self.output(at);
+        let record = MessageRecord {
+            message_id: message_id.to_string(),
+            parent_call_id: parent_call_id.clone(),
+            text: text.to_string(),
+            usage,
+            cost_usd,
+            first_ms: ms(at),
+        };
+        match self.message_index.get(message_id) {
+            Some(&i) => {
+                let first_ms = self.messages[i].first_ms;
+                self.messages[i] = MessageRecord { first_ms, ..record };
+            }
+            None => {
+                self.message_index
+                    .insert(message_id.to_string(), self.messages.len());
+                self.messages.push(record);
+            }
+        }
+    }
+
+    fn on_tool_start(
+        &mut self,
+        line: u64,
+        at: u64,
+        call_id: &str,
+        name: &str,
+        input_json: &str,
+        parent_call_id: &Option<String>,
+    ) -> Option<StopReason> {
+        if self.tool_index.contains_key(call_id) {
+            // A repeated start does not open the call again.
+            return None;
+        }
+        if self
+            .caps
+            .max_tool_calls
+            .is_some_and(|n| self.tools_started >= n)
+        {
+            return Some(StopReason::MaxToolCalls);
+        }
+        self.tools_started += 1;
+        let input = match tool_input(input_json) {
+            Ok(input) => input,
+            Err(err) => {
+                // Kept as the string it came as, and said so.
+                self.diagnostics.push(DiagnosticRecord {
+                    line,
+                    at_ms: ms(at),
+                    kind: "tool_input_not_json".into(),
+                    message: format!(
+                        "the input of tool call `{call_id}` is not JSON the host can read \
+                         ({err}); kept as a string"
+                    ),
+                    raw: excerpt(input_json, 64 * 1024),
+                });
+                serde_json::Value::String(input_json.to_string())
+            }
+        };
+        self.tool_index
+            .insert(call_id.to_string(), self.tools.len());
+        self.tools.push(ToolCall {
+            record: ToolCallRecord {
+                call_id: call_id.to_string(),
+                name: name.to_string(),
+                input,
+                parent_call_id: parent_call_id.clone(),
+                status: ToolOutcome::Interrupted,
+                exit_code: None,
+                output_excerpt: String::new(),
+                started_ms: ms(at),
+                finished_ms: None,
+                duration_ms: 0,
+            },
+            start_us: at,
+            end_us: None,
+        });
+        None
+    }
+
+    fn on_tool_end(
+        &mut self,
+        at: u64,
+        call_id: &str,
+        status: ToolStatus,
+        output_excerpt: &str,
+        exit_code: Option<i32>,
+        cli_duration_ms: Option<u64>,
+    ) {
+        // The first end closes a call; a repeated one changes nothing.
+        let Some(&i) = self.tool_index.get(call_id) else {
+            return;
+        };
+        let floor = self.last_call_us.unwrap_or(0);
+        let tool = &mut self.tools[i];
+        if tool.end_us.is_some() {
+            return;
+        }
+        tool.end_us = Some(at);
+        // A CLI that prints a tool only once finished: start and end came on one line.
+        // Place the start by the CLI's own duration (a duration, anchored to our stamp:
+        // no clock bases meet).
+        if let (true, Some(ms_long)) = (tool.start_us == at, cli_duration_ms) {
+            tool.start_us = at.saturating_sub(ms_long * 1000).max(floor.min(at));
+            tool.record.started_ms = ms(tool.start_us);
+        }
+        tool.record.status = match status {
+            ToolStatus::Ok => ToolOutcome::Ok,
+            ToolStatus::Error => ToolOutcome::Error,
+            ToolStatus::Unknown => ToolOutcome::Unknown,
+        };
+        tool.record.exit_code = exit_code;
+        tool.record.output_excerpt = output_excerpt.to_string();
+        tool.record.finished_ms = Some(ms(at));
+    }
+
+    fn output(&mut self, at: u64) {
+        self.first_output_us.get_or_insert(at);
+        self.last_output_us = Some(self.last_output_us.map_or(at, |l| l.max(at)));
+    }
+}
+
+fn host_event(line: u64, stamp_us: u64, kind: &str, message: String) -> StampedEvent {
+    StampedEvent {
+        line,
+        stamp_us,
+        event: Event::Diagnostic {
+            kind: kind.to_string(),
+            message,
+            raw: String::new(),
+        },
+    }
+}
+
+/// A tool call's input as JSON. Lone UTF-16 surrogate escapes (half an emoji, which
+/// JavaScript CLIs write and serde_json refuses) read as U+FFFD; other input that is not
+/// JSON (a number out of range, nesting past 128) is the error.
+fn tool_input(input_json: &str) -> Result<serde_json::Value, serde_json::Error> {
+    serde_json::from_str(input_json).or_else(|err| {
+        replace_lone_surrogates(input_json)
+            .and_then(|fixed| serde_json::from_str(&fixed).ok())
+            .ok_or(err)
+    })
+}
+
+#[cfg(test)]
+mod tests;

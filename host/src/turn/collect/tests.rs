@@ -1,0 +1,261 @@
+//! Tests of the parent module.
+
+use super::*;
+use crate::results::TurnStatus;
+use crate::turn::finish::TurnEnd;
+use crate::turn::recording::ExitStatus;
+
+fn at(stamp_ms: u64, event: Event) -> StampedEvent {
+    StampedEvent {
+        line: 0,
+        stamp_us: stamp_ms * 1000,
+        event,
+    }
+}
+
+fn call(id: &str) -> Event {
+    Event::ModelCallStarted {
+        message_id: Some(id.into()),
+        parent_call_id: None,
+    }
+}
+
+fn tool(id: &str) -> Event {
+    Event::ToolCallStarted {
+        call_id: id.into(),
+        name: "Bash".into(),
+        input_json: r#"{"command":"sleep 1"}"#.into(),
+        parent_call_id: None,
+    }
+}
+
+fn done(id: &str) -> Event {
+    Event::ToolCallFinished {
+        call_id: id.into(),
+        status: ToolStatus::Ok,
+        output_excerpt: String::new(),
+        exit_code: None,
+        cli_duration_ms: None,
+    }
+}
+
+#[test]
+fn overlapping_tools_count_once_and_buckets_tile() {
+    let mut c = Collector::new(Caps::default());
+    for e in [
+        at(100, call("m1")),
+        at(110, tool("a")),
+        at(120, tool("b")),
+        at(300, done("a")),
+        at(400, done("b")),
+        at(450, call("m2")),
+    ] {
+        c.push(e);
+    }
+    let (r, _) = c.finish(TurnEnd {
+        end_us: 500_000,
+        ..Default::default()
+    });
+    let t = &r.timing;
+    assert_eq!(t.tool_union_ms, Some(290));
+    assert_eq!(t.tool_sum_ms, 470);
+    assert_eq!(t.harness_startup_ms, Some(100));
+    assert_eq!(t.harness_teardown_ms, Some(50));
+    assert_eq!(t.generation_duration_ms, Some(60));
+    let sum = [
+        t.harness_startup_ms,
+        t.generation_duration_ms,
+        t.tool_union_ms,
+        t.harness_teardown_ms,
+    ]
+    .iter()
+    .map(|b| b.unwrap())
+    .sum::<u64>();
+    assert_eq!(sum, t.turn_duration_ms);
+    assert_eq!(r.model_calls[0].generation_ms, Some(60));
+    assert_eq!(r.commands, ["sleep 1", "sleep 1"]);
+}
+
+#[test]
+fn odd_tool_inputs_keep_their_command_or_say_why_not() {
+    let mut c = Collector::new(Caps::default());
+    let input = |id: &str, json: &str| Event::ToolCallStarted {
+        call_id: id.into(),
+        name: "Bash".into(),
+        input_json: json.into(),
+        parent_call_id: None,
+    };
+    c.push(at(100, call("m1")));
+    // Half an emoji (JavaScript writes lone surrogates; serde_json refuses them).
+    c.push(at(110, input("a", r#"{"command":"echo \ud83d"}"#)));
+    // A number serde_json cannot hold.
+    c.push(at(120, input("b", r#"{"command":"echo hi","n":1e400}"#)));
+    let (r, _) = c.finish(TurnEnd {
+        end_us: 500_000,
+        ..Default::default()
+    });
+    assert_eq!(r.commands, ["echo \u{fffd}"]);
+    assert!(r.tool_calls[1].input.is_string());
+    let kinds: Vec<&str> = r.diagnostics.iter().map(|d| d.kind.as_str()).collect();
+    assert_eq!(kinds, ["tool_input_not_json"]);
+    assert!(r.diagnostics[0].message.contains("`b`"));
+}
+
+#[test]
+fn a_held_call_counts_and_fires_the_cap_even_if_the_stream_is_behind() {
+    let caps = Caps {
+        max_turns: Some(2),
+        max_tool_calls: None,
+    };
+    // The stream showed both allowed calls: the held one is call 3.
+    let mut c = Collector::new(caps);
+    c.push(at(1, call("m1")));
+    c.push(at(2, call("m2")));
+    assert_eq!(c.held_call(3_000), Some(StopReason::MaxTurns));
+    let (r, _) = c.finish(TurnEnd {
+        end_us: 4_000,
+        ..Default::default()
+    });
+    assert_eq!(r.num_turns, 3);
+    assert!(r.max_turns_exhausted);
+    assert_eq!(r.model_calls[2].message_id, None);
+    // The stream is one call behind: the cap still fires (no answer will come).
+    let mut c = Collector::new(caps);
+    c.push(at(1, call("m1")));
+    assert_eq!(c.held_call(3_000), Some(StopReason::MaxTurns));
+    let (r, _) = c.finish(TurnEnd {
+        end_us: 4_000,
+        ..Default::default()
+    });
+    assert!(r.max_turns_exhausted);
+}
+
+#[test]
+fn an_exit_code_documented_as_the_turn_limit_is_the_clis_own_cap() {
+    let caps = Caps {
+        max_turns: Some(2),
+        max_tool_calls: None,
+    };
+    let end = |turn_limit| TurnEnd {
+        end_us: 4_000,
+        exit: Some(ExitStatus {
+            stamp_us: 4_000,
+            code: Some(53),
+            signal: None,
+            turn_limit,
+        }),
+        ..Default::default()
+    };
+    for turn_limit in [true, false] {
+        let mut c = Collector::new(caps);
+        c.push(at(1, call("m1")));
+        c.push(at(2, call("m2")));
+        let (r, _) = c.finish(end(turn_limit));
+        assert_eq!(r.max_turns_exhausted, turn_limit);
+        assert_eq!(r.num_turns, if turn_limit { 3 } else { 2 });
+        assert_eq!(
+            r.final_status,
+            if turn_limit {
+                TurnStatus::MaxTurnsExhausted
+            } else {
+                TurnStatus::Incomplete
+            }
+        );
+    }
+}
+
+#[test]
+fn max_turns_fires_on_call_n_plus_one_and_freezes_counts() {
+    let mut c = Collector::new(Caps {
+        max_turns: Some(2),
+        max_tool_calls: None,
+    });
+    assert_eq!(c.push(at(1, call("m1"))), None);
+    assert_eq!(c.push(at(2, tool("a"))), None);
+    assert_eq!(c.push(at(3, done("a"))), None);
+    assert_eq!(c.push(at(4, call("m2"))), None);
+    assert_eq!(c.push(at(5, call("m3"))), Some(StopReason::MaxTurns));
+    assert_eq!(c.push(at(6, call("m4"))), None);
+    let (r, _) = c.finish(TurnEnd {
+        end_us: 7000,
+        ..Default::default()
+    });
+    assert_eq!(r.num_turns, 3);
+    assert!(r.max_turns_exhausted);
+    assert_eq!(r.final_status, TurnStatus::MaxTurnsExhausted);
+}
+
+#[test]
+fn interrupted_tool_runs_to_turn_end() {
+    let mut c = Collector::new(Caps {
+        max_turns: None,
+        max_tool_calls: Some(1),
+    });
+    c.push(at(1, call("m1")));
+    c.push(at(2, tool("a")));
+    assert_eq!(c.push(at(3, tool("b"))), Some(StopReason::MaxToolCalls));
+    let (r, _) = c.finish(TurnEnd {
+        end_us: 10_000,
+        stop: Some(StopReason::TurnTimeout),
+        ..Default::default()
+    });
+    assert_eq!(r.tool_calls.len(), 1);
+    assert_eq!(r.tool_calls[0].status, ToolOutcome::Interrupted);
+    assert_eq!(r.tool_calls[0].duration_ms, 8);
+    assert_eq!(r.final_status, TurnStatus::Timeout);
+    assert_eq!(r.timing.harness_teardown_ms, Some(0));
+}
+
+#[test]
+fn a_tool_printed_only_when_finished_is_placed_by_its_cli_duration() {
+    let mut c = Collector::new(Caps::default());
+    c.push(at(100, call("m1")));
+    // Start and end on one line at 5000 ms; the CLI says it ran 3000 ms.
+    c.push(at(5000, tool("a")));
+    c.push(at(
+        5000,
+        Event::ToolCallFinished {
+            call_id: "a".into(),
+            status: ToolStatus::Ok,
+            output_excerpt: String::new(),
+            exit_code: None,
+            cli_duration_ms: Some(3000),
+        },
+    ));
+    // A duration longer than the call so far is clipped to the call's start.
+    c.push(at(6000, call("m2")));
+    c.push(at(6500, tool("b")));
+    c.push(at(
+        6500,
+        Event::ToolCallFinished {
+            call_id: "b".into(),
+            status: ToolStatus::Ok,
+            output_excerpt: String::new(),
+            exit_code: None,
+            cli_duration_ms: Some(10_000),
+        },
+    ));
+    let (r, _) = c.finish(TurnEnd {
+        end_us: 7_000_000,
+        ..Default::default()
+    });
+    assert_eq!(
+        (r.tool_calls[0].started_ms, r.tool_calls[0].duration_ms),
+        (2000, 3000)
+    );
+    assert_eq!(
+        (r.tool_calls[1].started_ms, r.tool_calls[1].duration_ms),
+        (6000, 500)
+    );
+    assert_eq!(r.timing.tool_union_ms, Some(3500));
+}
+
+#[test]
+fn no_output_is_all_head() {
+    let (r, _) = Collector::new(Caps::default()).finish(TurnEnd {
+        end_us: 5000,
+        ..Default::default()
+    });
+    assert_eq!(r.timing.harness_startup_ms, Some(5));
+    assert_eq!(r.final_status, TurnStatus::Incomplete);
+}

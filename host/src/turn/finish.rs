@@ -1,0 +1,258 @@
+//! [`Collector::finish`]: how the turn ended plus what the collector kept becomes the
+//! [`TurnRecord`]: the final status, the caps, the timing buckets (maths in `timing.rs`),
+//! each main call's generation time, usage and cost.
+
+use super::collect::{Collector, ModelCall, Session, ToolCall};
+use super::recording::ExitStatus;
+use super::timing::{ms, timing, union_ms};
+use crate::results::{
+    DiagnosticRecord, ExitRecord, ReducerError, StampedEvent, StopReason, TURN_RECORD_VERSION,
+    ToolCallRecord, TurnRecord, TurnStatus,
+};
+use harness_kit::{Event, Usage};
+
+/// How the turn ended, from outside the stream.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TurnEnd {
+    /// µs from the turn's start.
+    pub end_us: u64,
+    /// How the CLI process ended, when known.
+    pub exit: Option<ExitStatus>,
+    /// The host's stop, when it ended the turn (a timeout makes the turn a timeout).
+    pub stop: Option<StopReason>,
+    /// Set when the reducer component failed.
+    pub reducer_error: Option<ReducerError>,
+    /// Complete stdout lines read.
+    pub stdout_lines: u64,
+    /// Stdout bytes read, newlines included.
+    pub stdout_bytes: u64,
+}
+
+impl Collector {
+    /// The turn record and the trajectory, given how the turn ended. The record's
+    /// `harness` and `component` are left empty for the caller, which knows them.
+    pub(crate) fn finish(mut self, end: TurnEnd) -> (TurnRecord, Vec<StampedEvent>) {
+        self.take_leading();
+        let end_us = end.end_us;
+        let timed_out = end.stop.is_some_and(StopReason::is_timeout);
+        // No final result, but the CLI exited with its documented turn-limit code (the
+        // stream was cut as it exited): its own cap stopped it all the same.
+        let exit_turn_limit = self.cli_result.is_none()
+            && self.stop.is_none()
+            && end.exit.is_some_and(|e| e.turn_limit);
+        let mut diagnostics = self.diagnostics;
+        if exit_turn_limit {
+            diagnostics.push(DiagnosticRecord {
+                line: 0,
+                at_ms: ms(end_us),
+                kind: "cap_from_exit_code".into(),
+                message: format!(
+                    "no final result, but exit code {} is the CLI's own turn limit: its \
+                     max_turns cap stopped it",
+                    end.exit.and_then(|e| e.code).unwrap_or_default()
+                ),
+                raw: String::new(),
+            });
+        }
+        let cli_max = exit_turn_limit
+            || self
+                .cli_result
+                .as_ref()
+                .is_some_and(|r| r.max_turns_reached);
+        let max_turns_exhausted = self.stop == Some(StopReason::MaxTurns) || cli_max;
+        let cli_num_turns = self.cli_result.as_ref().and_then(|r| r.num_turns);
+        let num_turns = if cli_max && self.stop.is_none() {
+            // The CLI's own cap stopped it before call N+1 reached the stream.
+            self.main_calls
+                .max(cli_num_turns.unwrap_or(self.main_calls + 1))
+        } else {
+            self.main_calls
+        };
+
+        // Tool intervals in µs; an interrupted call runs to the turn's end.
+        let intervals: Vec<(u64, u64)> = self
+            .tools
+            .iter()
+            .map(|t| (t.start_us, t.end_us.unwrap_or(end_us).max(t.start_us)))
+            .collect();
+        let last_activity_us = intervals
+            .iter()
+            .map(|&(_, e)| e)
+            .chain(self.last_output_us)
+            .max();
+        let timing = timing(end_us, self.first_output_us, last_activity_us, &intervals);
+        let model_calls = generation_per_main_call(self.model_calls, last_activity_us, |w0, w1| {
+            union_ms(&intervals, w0, w1)
+        });
+
+        let tool_calls: Vec<ToolCallRecord> = self
+            .tools
+            .into_iter()
+            .map(
+                |ToolCall {
+                     mut record,
+                     start_us,
+                     end_us: stop,
+                 }| {
+                    record.duration_ms = ms(stop.unwrap_or(end_us).max(start_us)) - ms(start_us);
+                    record
+                },
+            )
+            .collect();
+        let commands = tool_calls.iter().filter_map(command_of).collect();
+
+        let (usage, usage_source) = match self.cli_result.as_ref().and_then(|r| r.usage) {
+            Some(u) => (u, "cli_result"),
+            None => {
+                let per_message: Vec<Usage> =
+                    self.messages.iter().filter_map(|m| m.usage).collect();
+                if per_message.is_empty() {
+                    (Usage::default(), "none")
+                } else {
+                    (per_message.iter().fold(Usage::default(), add), "messages")
+                }
+            }
+        };
+        let cost_usd = self
+            .cli_result
+            .as_ref()
+            .and_then(|r| r.cost_usd)
+            .or_else(|| {
+                let costs: Vec<f64> = self.messages.iter().filter_map(|m| m.cost_usd).collect();
+                (!costs.is_empty()).then(|| costs.iter().sum())
+            });
+
+        let final_status = if timed_out {
+            TurnStatus::Timeout
+        } else if max_turns_exhausted {
+            TurnStatus::MaxTurnsExhausted
+        } else if self.stop == Some(StopReason::MaxToolCalls) {
+            TurnStatus::MaxToolCallsExhausted
+        } else if end.reducer_error.is_some() {
+            TurnStatus::ReducerFailed
+        } else {
+            match &self.cli_result {
+                Some(r) if r.success => TurnStatus::Completed,
+                Some(_) => TurnStatus::CliError,
+                None => TurnStatus::Incomplete,
+            }
+        };
+        let session = self.session.unwrap_or_default();
+        let Session {
+            session_id,
+            cli_version,
+            model,
+        } = session;
+        let record = TurnRecord {
+            record_version: TURN_RECORD_VERSION,
+            harness: String::new(),
+            component: String::new(),
+            session_id,
+            cli_version,
+            model,
+            final_status,
+            num_turns,
+            cli_num_turns,
+            max_turns_exhausted,
+            max_tool_calls_exhausted: self.stop == Some(StopReason::MaxToolCalls),
+            model_calls,
+            messages: self.messages,
+            tool_calls,
+            commands,
+            usage,
+            usage_source: usage_source.to_string(),
+            cost_usd,
+            cli_result: self.cli_result,
+            timing,
+            exit: end.exit.map(|e| ExitRecord {
+                at_ms: ms(e.stamp_us),
+                code: e.code,
+                signal: e.signal,
+            }),
+            diagnostics,
+            reducer_error: end.reducer_error,
+            stdout_lines: end.stdout_lines,
+            stdout_bytes: end.stdout_bytes,
+        };
+        (record, self.trajectory)
+    }
+}
+
+impl Collector {
+    /// Puts the input diagnostics in front (see [`Collector::input_diagnostic`]).
+    fn take_leading(&mut self) {
+        if self.leading.is_empty() {
+            return;
+        }
+        let leading = std::mem::take(&mut self.leading);
+        let mut records = Vec::with_capacity(leading.len() + self.diagnostics.len());
+        for event in &leading {
+            if let Event::Diagnostic { kind, message, raw } = &event.event {
+                records.push(DiagnosticRecord {
+                    line: event.line,
+                    at_ms: ms(event.stamp_us),
+                    kind: kind.clone(),
+                    message: message.clone(),
+                    raw: raw.clone(),
+                });
+            }
+        }
+        records.append(&mut self.diagnostics);
+        self.diagnostics = records;
+        let mut trajectory = leading;
+        trajectory.append(&mut self.trajectory);
+        self.trajectory = trajectory;
+    }
+}
+
+/// Each main-thread call's generation time: its window (its start to the next main call's
+/// start, or to the last activity) minus the tool time inside it (`covered(from, to)`,
+/// ms).
+fn generation_per_main_call(
+    mut calls: Vec<ModelCall>,
+    last_activity_us: Option<u64>,
+    covered: impl Fn(u64, u64) -> u64,
+) -> Vec<crate::results::ModelCallRecord> {
+    let main_starts: Vec<(usize, u64)> = calls
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.record.main_index.is_some())
+        .map(|(i, c)| (i, c.start_us))
+        .collect();
+    for (k, &(i, start)) in main_starts.iter().enumerate() {
+        let window_end = main_starts
+            .get(k + 1)
+            .map(|&(_, s)| s)
+            .or(last_activity_us)
+            .unwrap_or(start);
+        let (w0, w1) = (ms(start), ms(window_end.max(start)));
+        calls[i].record.generation_ms = Some(w1 - w0 - covered(w0, w1));
+    }
+    calls.into_iter().map(|c| c.record).collect()
+}
+
+fn add(a: Usage, b: &Usage) -> Usage {
+    Usage {
+        input_tokens: a.input_tokens + b.input_tokens,
+        output_tokens: a.output_tokens + b.output_tokens,
+        cache_read_tokens: a.cache_read_tokens + b.cache_read_tokens,
+        cache_write_tokens: a.cache_write_tokens + b.cache_write_tokens,
+    }
+}
+
+/// The shell command of a tool call, when its input has one (`command`, or `cmd` as a
+/// string or argv list).
+fn command_of(tool: &ToolCallRecord) -> Option<String> {
+    let input = tool.input.as_object()?;
+    match input.get("command").or_else(|| input.get("cmd"))? {
+        serde_json::Value::String(s) => Some(s.clone()),
+        serde_json::Value::Array(parts) => Some(
+            parts
+                .iter()
+                .filter_map(serde_json::Value::as_str)
+                .collect::<Vec<_>>()
+                .join(" "),
+        ),
+        _ => None,
+    }
+}

@@ -1,0 +1,211 @@
+//! Reading a recording or a plain capture, one item at a time.
+
+use super::{
+    ExitStatus, FORMAT, Header, HeldCall, Record, RecordedStop, RecordingError, StampedLine,
+    VERSION,
+};
+use std::path::Path;
+
+/// One thing a recording holds, in the order it holds them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Item {
+    /// A complete stdout line.
+    Line(StampedLine),
+    /// The bytes after the last newline.
+    Truncated(StampedLine),
+    /// A stderr chunk.
+    Stderr(Vec<u8>),
+    /// A model call the scripted model held (`after_lines` = lines before it).
+    HeldCall(HeldCall),
+    /// The host's stop decision (`after_lines` = lines before it).
+    Stop(RecordedStop),
+    /// How the CLI ended.
+    Exit(ExitStatus),
+    /// A recording line that could not be read: (1-based file line, message).
+    Problem(u64, String),
+}
+
+/// Reads a recording or a plain capture one [`Item`] at a time, holding one line in
+/// memory: what replay keeps is what the turn keeps, not the file.
+pub struct Reader<R> {
+    input: R,
+    header: Option<Header>,
+    /// The first line of a plain capture, read while looking for a header.
+    pending: Option<Vec<u8>>,
+    buf: Vec<u8>,
+    /// 1-based number of the file line last read.
+    file_line: u64,
+    /// Complete stdout lines so far.
+    out_lines: u64,
+}
+
+impl Reader<std::io::BufReader<std::fs::File>> {
+    /// Opens `path`; reads its header when it has one. Errors: the file cannot be read,
+    /// or its header names a format version this host does not read.
+    pub fn open(path: &Path) -> Result<Self, RecordingError> {
+        let io = |source| RecordingError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = std::fs::File::open(path).map_err(io)?;
+        let mut reader = Reader::new(std::io::BufReader::with_capacity(1 << 16, file));
+        if let Some(found) = reader.start().map_err(io)? {
+            return Err(RecordingError::Version {
+                path: path.to_path_buf(),
+                found,
+            });
+        }
+        Ok(reader)
+    }
+}
+
+impl<'a> Reader<&'a [u8]> {
+    /// A reader of `bytes` as a plain capture, whatever its first line.
+    pub fn plain(bytes: &'a [u8]) -> Self {
+        Reader::new(bytes)
+    }
+}
+
+impl<R: std::io::BufRead> Reader<R> {
+    fn new(input: R) -> Self {
+        Reader {
+            input,
+            header: None,
+            pending: None,
+            buf: Vec::new(),
+            file_line: 0,
+            out_lines: 0,
+        }
+    }
+
+    /// Reads the first line: a header (returning its version when it is not
+    /// [`VERSION`]), or the first line of a plain capture.
+    fn start(&mut self) -> std::io::Result<Option<u32>> {
+        let mut first = Vec::new();
+        self.input.read_until(b'\n', &mut first)?;
+        let line = first.strip_suffix(b"\n").unwrap_or(&first);
+        match serde_json::from_slice::<Header>(line) {
+            Ok(header) if header.format == FORMAT => {
+                self.file_line = 1;
+                if header.version != VERSION {
+                    return Ok(Some(header.version));
+                }
+                self.header = Some(header);
+            }
+            _ => self.pending = Some(first),
+        }
+        Ok(None)
+    }
+
+    /// The header; `None` for a plain capture.
+    pub fn header(&self) -> Option<&Header> {
+        self.header.as_ref()
+    }
+
+    /// The next item; `None` at the end.
+    pub fn next_item(&mut self) -> std::io::Result<Option<Item>> {
+        if self.header.is_none() {
+            return self.next_plain();
+        }
+        loop {
+            self.buf.clear();
+            if self.input.read_until(b'\n', &mut self.buf)? == 0 {
+                return Ok(None);
+            }
+            self.file_line += 1;
+            let raw = self.buf.strip_suffix(b"\n").unwrap_or(&self.buf);
+            if raw.trim_ascii().is_empty() {
+                continue;
+            }
+            let record = match serde_json::from_slice::<Record>(raw) {
+                Ok(record) => record,
+                Err(err) => {
+                    return Ok(Some(Item::Problem(
+                        self.file_line,
+                        format!("unreadable recording line: {err}"),
+                    )));
+                }
+            };
+            return Ok(Some(self.item(record)));
+        }
+    }
+
+    fn item(&mut self, record: Record) -> Item {
+        let after_lines = self.out_lines as usize;
+        match record {
+            Record::Out { us, data, eof } => match data.bytes() {
+                Ok(bytes) => {
+                    let line = StampedLine {
+                        stamp_us: us,
+                        bytes,
+                        source_line: self.out_lines + 1,
+                    };
+                    if eof {
+                        Item::Truncated(line)
+                    } else {
+                        self.out_lines += 1;
+                        Item::Line(line)
+                    }
+                }
+                Err(err) => Item::Problem(self.file_line, err),
+            },
+            Record::Err { data, .. } => match data.bytes() {
+                Ok(bytes) => Item::Stderr(bytes),
+                Err(err) => Item::Problem(self.file_line, err),
+            },
+            Record::Call { us, turn } => Item::HeldCall(HeldCall {
+                stamp_us: us,
+                turn,
+                after_lines,
+            }),
+            Record::Stop { us, reason } => Item::Stop(RecordedStop {
+                stamp_us: us,
+                reason,
+                after_lines,
+            }),
+            Record::Exit {
+                us,
+                code,
+                signal,
+                turn_limit,
+            } => Item::Exit(ExitStatus {
+                stamp_us: us,
+                code,
+                signal,
+                turn_limit,
+            }),
+        }
+    }
+
+    /// A plain capture: every newline-ended piece is a line (line i, 0-based, stamped
+    /// (i + 1) ms); a non-empty piece after the last newline is the truncated rest.
+    fn next_plain(&mut self) -> std::io::Result<Option<Item>> {
+        let mut piece = match self.pending.take() {
+            Some(first) => first,
+            None => {
+                let mut piece = Vec::new();
+                self.input.read_until(b'\n', &mut piece)?;
+                piece
+            }
+        };
+        if piece.is_empty() {
+            return Ok(None);
+        }
+        let n = self.out_lines + 1;
+        let ended = piece.last() == Some(&b'\n');
+        if ended {
+            piece.pop();
+        }
+        let line = StampedLine {
+            stamp_us: n * 1000,
+            bytes: piece,
+            source_line: n,
+        };
+        Ok(Some(if ended {
+            self.out_lines = n;
+            Item::Line(line)
+        } else {
+            Item::Truncated(line)
+        }))
+    }
+}

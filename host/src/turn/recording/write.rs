@@ -1,0 +1,73 @@
+//! Writing a recording as the CLI streams.
+
+use super::{Data, ExitStatus, FORMAT, Header, Record, VERSION};
+use crate::results::StopReason;
+use serde::Serialize;
+use std::io::Write;
+use std::path::Path;
+
+/// Appends records to a recording file; every record is flushed to the OS before the
+/// call returns, so what was received is on disk before it is reduced.
+pub struct RecordingWriter {
+    file: std::io::BufWriter<std::fs::File>,
+}
+
+impl RecordingWriter {
+    /// Creates `path` and writes the header.
+    pub fn create(path: &Path, header: &Header) -> std::io::Result<RecordingWriter> {
+        let mut writer = RecordingWriter {
+            file: std::io::BufWriter::new(std::fs::File::create(path)?),
+        };
+        let mut header = header.clone();
+        header.format = FORMAT.to_string();
+        header.version = VERSION;
+        writer.write_json(&header)?;
+        Ok(writer)
+    }
+
+    /// One stdout line (newline removed); `eof` = bytes after the last newline.
+    pub fn stdout_line(&mut self, stamp_us: u64, bytes: &[u8], eof: bool) -> std::io::Result<()> {
+        self.write_json(&Record::Out {
+            us: stamp_us,
+            data: Data::of(bytes),
+            eof,
+        })
+    }
+
+    /// One stderr chunk as read.
+    pub fn stderr_chunk(&mut self, stamp_us: u64, bytes: &[u8]) -> std::io::Result<()> {
+        self.write_json(&Record::Err {
+            us: stamp_us,
+            data: Data::of(bytes),
+        })
+    }
+
+    /// A main request the scripted model held (`turn` completed assistant turns in it).
+    pub fn held_call(&mut self, stamp_us: u64, turn: u32) -> std::io::Result<()> {
+        self.write_json(&Record::Call { us: stamp_us, turn })
+    }
+
+    /// The host's stop decision (`reason` as in `task.json`).
+    pub fn stop(&mut self, stamp_us: u64, reason: StopReason) -> std::io::Result<()> {
+        self.write_json(&Record::Stop {
+            us: stamp_us,
+            reason,
+        })
+    }
+
+    /// The exit record.
+    pub fn exit(&mut self, status: ExitStatus) -> std::io::Result<()> {
+        self.write_json(&Record::Exit {
+            us: status.stamp_us,
+            code: status.code,
+            signal: status.signal,
+            turn_limit: status.turn_limit,
+        })
+    }
+
+    fn write_json<T: Serialize>(&mut self, value: &T) -> std::io::Result<()> {
+        serde_json::to_writer(&mut self.file, value)?;
+        self.file.write_all(b"\n")?;
+        self.file.flush()
+    }
+}

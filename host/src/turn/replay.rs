@@ -1,0 +1,142 @@
+//! `replay`: a recording (or a plain stdout capture) through a harness's reducer to a turn
+//! record. Deterministic: the reducer is a pure function of the lines and their stamps,
+//! and the collector of the events, so the same input gives byte-identical output.
+//!
+//! The file is read as a stream, one line at a time, and each line is reduced as it is
+//! read: memory follows what the turn keeps (its trajectory and record), not the file.
+
+use super::finish::TurnEnd;
+use super::pipeline::{DEFAULT_MAX_LINE_BYTES, Pipeline};
+use super::recording::{ExitStatus, Item, Reader, RecordedStop, RecordingError, StampedLine};
+use crate::components::{ComponentSource, ResolveError};
+use crate::limits::Caps;
+use crate::results::{StampedEvent, TurnRecord};
+use crate::runtime::ComponentError;
+use std::path::Path;
+
+/// What to replay with.
+#[derive(Debug, Clone)]
+pub struct ReplayOptions {
+    /// The harness whose reducer reads the stream (e.g. `claude-code`).
+    pub harness: String,
+    /// Replacement components.
+    pub components: ComponentSource,
+    /// Caps to judge the run by; `None` = the recording header's (none for a capture).
+    pub caps: Option<Caps>,
+    /// Per-line cap in bytes.
+    pub max_line_bytes: usize,
+}
+
+impl ReplayOptions {
+    /// Replay with the built-in (or `--components`) reducer of `harness`.
+    pub fn new(harness: &str) -> ReplayOptions {
+        ReplayOptions {
+            harness: harness.to_string(),
+            components: ComponentSource::default(),
+            caps: None,
+            max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+        }
+    }
+}
+
+/// Why a replay could not produce a record at all. (A reducer failing mid-stream is not
+/// one of these: the record says so in `reducer_error`.)
+#[derive(Debug, thiserror::Error)]
+pub enum ReplayError {
+    /// The recording could not be read.
+    #[error(transparent)]
+    Recording(#[from] RecordingError),
+    /// The harness's component could not be resolved.
+    #[error(transparent)]
+    Resolve(#[from] ResolveError),
+    /// The reducer could not be instantiated.
+    #[error(transparent)]
+    Component(#[from] ComponentError),
+}
+
+/// Replays `path` (see [`super::recording`] for the formats).
+pub fn replay(path: &Path, options: &ReplayOptions) -> Result<TurnRecord, ReplayError> {
+    replay_with_trajectory(path, options).map(|(record, _)| record)
+}
+
+/// [`replay`], also returning the trajectory (for re-grading a kept run).
+pub fn replay_with_trajectory(
+    path: &Path,
+    options: &ReplayOptions,
+) -> Result<(TurnRecord, Vec<StampedEvent>), ReplayError> {
+    let mut reader = Reader::open(path)?;
+    let loaded = options.components.harness(&options.harness)?;
+    let caps = options.caps.unwrap_or_else(|| {
+        reader.header().map_or(Caps::default(), |h| Caps {
+            max_turns: h.max_turns,
+            max_tool_calls: h.max_tool_calls,
+        })
+    });
+    let mut pipeline =
+        Pipeline::new(&options.harness, &loaded, caps)?.with_max_line_bytes(options.max_line_bytes);
+    let io = |source| RecordingError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut last_stamp_us = None;
+    let mut truncated: Option<StampedLine> = None;
+    let mut stop: Option<RecordedStop> = None;
+    let mut exit: Option<ExitStatus> = None;
+    // A stop freezes the collector where the live run met it: after the held calls
+    // recorded at the same place, before the next line.
+    let mut freeze_pending = false;
+    while let Some(item) = reader.next_item().map_err(io)? {
+        match item {
+            Item::Line(line) => {
+                if std::mem::take(&mut freeze_pending) {
+                    pipeline.collector.freeze();
+                }
+                last_stamp_us = Some(line.stamp_us);
+                pipeline.feed(line.source_line, line.stamp_us, &line.bytes);
+            }
+            Item::Truncated(line) => truncated = Some(line),
+            Item::Stderr(_) => {}
+            Item::HeldCall(held) => {
+                pipeline.collector.held_call(held.stamp_us);
+            }
+            Item::Stop(recorded) => {
+                freeze_pending |= stop.is_none();
+                stop = Some(recorded);
+            }
+            Item::Exit(status) => exit = Some(status),
+            Item::Problem(line, message) => {
+                pipeline
+                    .collector
+                    .input_diagnostic(line, "recording_unreadable", message)
+            }
+        }
+    }
+    if freeze_pending {
+        pipeline.collector.freeze();
+    }
+    // The turn's end: the host's stop (or the exit, if earlier), else the exit stamp,
+    // else 1 ms after the last stamp seen.
+    let end_us = match (&stop, exit) {
+        (Some(stop), Some(exit)) => stop.stamp_us.min(exit.stamp_us),
+        (Some(stop), None) => stop.stamp_us,
+        (None, Some(exit)) => exit.stamp_us,
+        (None, None) => {
+            truncated
+                .as_ref()
+                .map(|t| t.stamp_us)
+                .or(last_stamp_us)
+                .unwrap_or(0)
+                + 1000
+        }
+    };
+    let end = TurnEnd {
+        end_us,
+        exit,
+        stop: stop.map(|s| s.reason),
+        ..Default::default()
+    };
+    let truncated = truncated
+        .as_ref()
+        .map(|t| (t.source_line, t.stamp_us, t.bytes.as_slice()));
+    Ok(pipeline.finish(truncated, end))
+}
