@@ -11,7 +11,7 @@
 //! no longer counted, so the record shows `num_turns = N + 1`. The same holds after any
 //! other stop the host decides ([`Collector::freeze`]).
 
-use super::timing::ms;
+use super::timing::{ToolUnion, ms};
 use crate::limits::Caps;
 use crate::results::{
     CliResult, DiagnosticRecord, MessageRecord, ModelCallRecord, StampedEvent, StopReason,
@@ -63,6 +63,8 @@ pub(crate) struct Collector {
     message_index: HashMap<String, usize>,
     pub(super) tools: Vec<ToolCall>,
     tool_index: HashMap<String, usize>,
+    /// The union of the finished tool calls' intervals, kept as they finish.
+    pub(super) tool_union: ToolUnion,
     pub(super) cli_result: Option<CliResult>,
     pub(super) diagnostics: Vec<DiagnosticRecord>,
     /// Diagnostics about the input itself (unreadable recording lines), which lead the
@@ -89,6 +91,7 @@ impl Collector {
             message_index: HashMap::new(),
             tools: Vec::new(),
             tool_index: HashMap::new(),
+            tool_union: ToolUnion::default(),
             cli_result: None,
             diagnostics: Vec::new(),
             leading: Vec::new(),
@@ -418,6 +421,8 @@ impl Collector {
         tool.record.exit_code = exit_code;
         tool.record.output_excerpt = output_excerpt.to_string();
         tool.record.finished_ms = Some(ms(at));
+        let (start, end) = (tool.start_us, at.max(tool.start_us));
+        self.tool_union.insert(ms(start), ms(end));
     }
 
     fn output(&mut self, at: u64) {

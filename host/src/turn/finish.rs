@@ -4,7 +4,7 @@
 
 use super::collect::{Collector, ModelCall, Session, ToolCall};
 use super::recording::ExitStatus;
-use super::timing::{ms, timing, union_ms};
+use super::timing::{ms, timing};
 use crate::results::{
     DiagnosticRecord, ExitRecord, ReducerError, StampedEvent, StopReason, TURN_RECORD_VERSION,
     ToolCallRecord, TurnRecord, TurnStatus,
@@ -69,20 +69,30 @@ impl Collector {
             self.main_calls
         };
 
-        // Tool intervals in µs; an interrupted call runs to the turn's end.
-        let intervals: Vec<(u64, u64)> = self
-            .tools
-            .iter()
-            .map(|t| (t.start_us, t.end_us.unwrap_or(end_us).max(t.start_us)))
-            .collect();
-        let last_activity_us = intervals
-            .iter()
-            .map(|&(_, e)| e)
-            .chain(self.last_output_us)
-            .max();
-        let timing = timing(end_us, self.first_output_us, last_activity_us, &intervals);
+        // Tool intervals in µs; an interrupted call runs to the turn's end. The finished
+        // ones are in the union already.
+        let mut union = self.tool_union;
+        let mut tool_sum_ms = 0;
+        let mut last_tool_end_us = None;
+        for tool in &self.tools {
+            let end = tool.end_us.unwrap_or(end_us).max(tool.start_us);
+            if tool.end_us.is_none() {
+                union.insert(ms(tool.start_us), ms(end));
+            }
+            tool_sum_ms += ms(end) - ms(tool.start_us);
+            last_tool_end_us = last_tool_end_us.max(Some(end));
+        }
+        let union = union.index();
+        let last_activity_us = last_tool_end_us.max(self.last_output_us);
+        let timing = timing(
+            end_us,
+            self.first_output_us,
+            last_activity_us,
+            &union,
+            tool_sum_ms,
+        );
         let model_calls = generation_per_main_call(self.model_calls, last_activity_us, |w0, w1| {
-            union_ms(&intervals, w0, w1)
+            union.covered(w0, w1)
         });
 
         let tool_calls: Vec<ToolCallRecord> = self
