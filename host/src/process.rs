@@ -12,13 +12,68 @@
 //! group, and once its parent exits it has no parent link to the CLI either; its
 //! environment still names the turn, so the stop at the end of the turn finds it in
 //! `/proc/<pid>/environ` (see [`stop_tree`]).
+//!
+//! Every group is registered while it runs ([`LiveGroup`]), so a second Ctrl-C can kill
+//! them all at once before the host exits ([`kill_live_groups`]).
 
 use crate::limits::StopPolicy;
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
+
+/// The process groups running now (an agent CLI's turn, a shell step), with their marks:
+/// what the second Ctrl-C kills at once ([`kill_live_groups`]).
+static LIVE: Mutex<Vec<(i32, String)>> = Mutex::new(Vec::new());
+
+/// A running process group, registered for [`kill_live_groups`] until it is dropped (once
+/// the group has been stopped and reaped).
+pub(crate) struct LiveGroup {
+    pgid: i32,
+}
+
+impl LiveGroup {
+    /// Registers group `pgid`, whose processes carry `mark`.
+    pub(crate) fn register(pgid: i32, mark: &str) -> LiveGroup {
+        LIVE.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .push((pgid, mark.to_string()));
+        LiveGroup { pgid }
+    }
+}
+
+impl Drop for LiveGroup {
+    fn drop(&mut self) {
+        LIVE.lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|(pgid, _)| *pgid != self.pgid);
+    }
+}
+
+/// SIGKILLs, at once and without a grace, every running process group of this host, its
+/// leader's descendants and every process carrying its mark: the second Ctrl-C, which
+/// must not leave a CLI that ignores SIGTERM running after the host exits (the CLIs lead
+/// their own groups, so the terminal's SIGINT never reaches them). Returns how many groups
+/// it killed.
+pub fn kill_live_groups() -> usize {
+    let live = LIVE.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    kill_groups(&live)
+}
+
+/// SIGKILLs each (group, mark) of `groups` with everything it started; returns how many.
+fn kill_groups(groups: &[(i32, String)]) -> usize {
+    if groups.is_empty() {
+        return 0;
+    }
+    let table = process_table();
+    for (pgid, mark) in groups {
+        let targets = targets_in(&table, *pgid, Some(mark));
+        signal_all(*pgid, &targets, libc::SIGKILL);
+    }
+    groups.len()
+}
 
 /// How often the SIGTERM grace checks whether everything has gone.
 const TERM_POLL: Duration = Duration::from_millis(20);
@@ -307,6 +362,7 @@ pub(crate) async fn run_shell(
     }
     let mut child = cmd.spawn()?;
     let pgid = child.id().map(|id| id as i32);
+    let _live = pgid.map(|pgid| LiveGroup::register(pgid, &mark));
     let stdout = child
         .stdout
         .take()

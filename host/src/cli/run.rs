@@ -112,7 +112,12 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
                 eprintln!("interrupted: stopping every running CLI (Ctrl-C again to quit at once)");
                 let _ = cancel_tx.send(true);
                 if tokio::signal::ctrl_c().await.is_ok() {
-                    std::process::exit(130);
+                    // The stops under way wait out their grace; kill every group now, so
+                    // no CLI outlives the host (they lead their own groups: the terminal's
+                    // SIGINT does not reach them).
+                    let killed = coder_eval::process::kill_live_groups();
+                    eprintln!("interrupted again: killed {killed} running process group(s)");
+                    std::process::exit(exit_codes::INTERRUPTED);
                 }
             }
         });

@@ -143,3 +143,44 @@ async fn timeout_kills_the_whole_group_including_a_grandchild_holding_stdout() {
         "a process of the group survived:\n{table}"
     );
 }
+
+#[tokio::test]
+async fn a_second_ctrl_c_kills_a_live_group_that_ignores_sigterm_at_once() {
+    let mark = new_mark();
+    let marker = format!("ce-deaf-{}", std::process::id());
+    // Deaf to SIGTERM, with a detached child that is too.
+    let script = format!(
+        "trap '' TERM; setsid bash -c 'trap \"\" TERM; exec -a {marker} sleep 30' & \
+         while :; do sleep 0.1; done"
+    );
+    let mut cmd = tokio::process::Command::new("sh");
+    cmd.arg("-c").arg(&script).env(MARK_VAR, &mark);
+    let mut child = own_group(&mut cmd).spawn().unwrap();
+    let pgid = child.id().unwrap() as i32;
+    let live = LiveGroup::register(pgid, &mark);
+    let registered = |pgid| LIVE.lock().unwrap().iter().any(|(p, _)| *p == pgid);
+    assert!(registered(pgid));
+    // Wait for the detached child to start.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while processes_with(&marker).len() < 2 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(!processes_with(&marker).is_empty());
+    // What `kill_live_groups` does, for this group only (other tests' groups run too).
+    let started = Instant::now();
+    assert_eq!(kill_groups(&[(pgid, mark.clone())]), 1);
+    child.wait().await.unwrap();
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !processes_with(&marker).is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(
+        processes_with(&marker).is_empty(),
+        "the detached child survived"
+    );
+    assert!(!group_alive(pgid));
+    // No grace was waited out (the default grace is seconds).
+    assert!(started.elapsed() < StopPolicy::DEFAULT.kill_grace);
+    drop(live);
+    assert!(!registered(pgid));
+}

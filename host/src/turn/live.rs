@@ -11,7 +11,7 @@ use super::finish::TurnEnd;
 use super::pipeline::Pipeline;
 use super::recording::{ExitStatus, RecordingWriter};
 use crate::limits::{Deadlines, StopPolicy};
-use crate::process::{MARK_VAR, new_mark, own_group, stop_tree};
+use crate::process::{LiveGroup, MARK_VAR, new_mark, own_group, stop_tree};
 use crate::results::{StampedEvent, StopReason, TurnRecord};
 use std::path::PathBuf;
 use std::process::Stdio;
@@ -97,6 +97,8 @@ pub(crate) async fn run_turn(
     let stamp = move || t0.elapsed().as_micros() as u64;
     let mut child = cmd.spawn()?;
     let pgid = child.id().map(|id| id as i32);
+    // Until the group is stopped and reaped below, a second Ctrl-C can kill it at once.
+    let _live = pgid.map(|pgid| LiveGroup::register(pgid, &mark));
     if let (Some(text), Some(mut stdin)) = (spec.stdin, child.stdin.take()) {
         tokio::spawn(async move {
             let _ = stdin.write_all(text.as_bytes()).await;
