@@ -17,9 +17,9 @@ use std::path::{Path, PathBuf};
 pub struct BuiltinHarness {
     /// The harness name used on the command line and in task files.
     pub name: &'static str,
-    /// The CLI's program name (argv[0] of its launch plan).
+    /// The CLI's program name (`argv[0]` of its launch plan).
     pub program: &'static str,
-    /// The component's bytes (see [`crate::embedded`]).
+    /// The component's bytes (see `embedded.rs`).
     pub wasm: &'static [u8],
 }
 

@@ -6,14 +6,14 @@
 //! the group, a grace period, then SIGKILL; the group is then checked in the process
 //! table, not trusted to be gone.
 //!
-//! An agent CLI's turn, and each shell step ([`run_shell`]), also carries a *mark*: the
-//! environment variable [`MARK_VAR`] with a value unique to it, which every process it
+//! An agent CLI's turn, and each shell step (`run_shell`), also carries a *mark*: the
+//! environment variable `CODER_EVAL_PROCESS_MARK` with a value unique to it, which every process it
 //! starts inherits. A process the agent detached (`setsid cmd &`, `nohup`) leaves the
 //! group, and once its parent exits it has no parent link to the CLI either; its
 //! environment still names the turn, so the stop at the end of the turn finds it in
-//! `/proc/<pid>/environ` (see [`stop_tree`]).
+//! `/proc/<pid>/environ` (see `stop_tree`).
 //!
-//! Every group is registered while it runs ([`LiveGroup`]), so a second Ctrl-C can kill
+//! Every group is registered while it runs (`LiveGroup`), so a second Ctrl-C can kill
 //! them all at once before the host exits ([`kill_live_groups`]).
 
 use crate::limits::StopPolicy;

@@ -5,7 +5,7 @@
 //! - **built-in WASM criteria** (`file_exists`, `file_contains`, `file_check`,
 //!   `file_matches_regex`, `json_check`, `command_executed`, `commands_efficiency`,
 //!   `skill_triggered`, `classification_match`): components embedded in the binary
-//!   (`components/criteria-*`), run in the grader sandbox of [`crate::runtime::grader`];
+//!   (`components/criteria-*`), run in the grader sandbox of `runtime::grader`;
 //! - **user components** (`type: component`, `component: PATH`, `params: {...}`): any
 //!   `.wasm` implementing `coder-eval:grader/grader@0.1.0`, loaded by path (relative to
 //!   the task file's folder) through the precompiled cache, run in the same sandbox;

@@ -17,7 +17,7 @@ use std::fmt;
 ///
 /// Common keys: `type`, `weight` (default 1.0; 0 = informational: shown, not counted),
 /// `pass_threshold` (0–1, default 0.9), `description`. Every other key is the
-/// criterion's parameters (flattened into [`CriterionSpec::params`]). `type: component`
+/// criterion's parameters (flattened into its params). `type: component`
 /// takes `component: PATH` (a `.wasm` grader, relative to the task file's folder) and
 /// `params: {...}` (handed to the grader as they are).
 ///

@@ -1,5 +1,5 @@
 //! Why a task is an ERROR: [`RunError`], a stage of the task's lifecycle that failed,
-//! and [`error_reason`], a turn that ended without the CLI's success.
+//! and `error_reason`, a turn that ended without the CLI's success.
 
 use crate::results::TurnRecord;
 use crate::runtime::ComponentError;

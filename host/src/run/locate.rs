@@ -27,7 +27,7 @@ pub struct CliMissing {
     pub dir: String,
 }
 
-/// Where `program` (argv[0] of a launch plan) is, by the order in the module docs.
+/// Where `program` (`argv[0]` of a launch plan) is, by the order in the module docs.
 pub fn find_cli(program: &str, override_path: Option<&Path>) -> Result<PathBuf, CliMissing> {
     if let Some(path) = override_path {
         return Ok(path.to_path_buf());

@@ -1,7 +1,7 @@
 //! `coder-eval run`: tasks × harnesses, each in a fresh workspace with a private HOME,
 //! against the scripted model or a real one; then grading and `task.json`.
 //!
-//! The rooms: [`options`] (how to run), [`prepare`] (everything checked before any agent
+//! The rooms: [`options`] (how to run), [`prepare()`] (everything checked before any agent
 //! starts), [`one`] (one task as stages that return values: setup → plan → launch →
 //! turn → grade, assembled into `task.json` by `assemble`, a failed stage being an
 //! [`error::RunError`]), [`suite`] (`run_all`, then `run.json`, `junit.xml` and

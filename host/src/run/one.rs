@@ -1,5 +1,5 @@
 //! One task on one harness, as stages that return values: setup → plan → launch → turn →
-//! grade, then [`assemble`] makes the `task.json`. A stage that fails is a [`RunError`],
+//! grade, then `assemble` makes the `task.json`. A stage that fails is a [`RunError`],
 //! whose sentence and kind reach `task.json` (`error`, `error_kind`) with what the task
 //! had established by then.
 

@@ -33,7 +33,7 @@ fn linker() -> &'static Linker<HostState> {
     })
 }
 
-/// Checks a component against the harness contract (see [`contract`]): it exports
+/// Checks a component against the harness contract (see `runtime::contract`): it exports
 /// `launch` and `reducer` of `coder-eval:harness@0.1.0`, and imports nothing but WASI and
 /// the event types.
 pub fn check(loaded: &LoadedComponent) -> Result<(), ComponentError> {

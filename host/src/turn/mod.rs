@@ -1,5 +1,5 @@
-//! One turn, live or replayed: spawn and record ([`live`], [`recording`]) → reduce
-//! ([`pipeline`], through the harness's reducer component) → collect ([`collect`]: counts,
+//! One turn, live or replayed: spawn and record (`live`, [`recording`]) → reduce
+//! (`pipeline`, through the harness's reducer component) → collect (`collect`: counts,
 //! caps, stop decisions) → finish (`finish.rs`: the turn record, with the timing maths of
 //! `timing.rs`). [`replay`] runs a recording back through the same pipeline, so a
 //! recording replays through exactly the code that reduced it live.
