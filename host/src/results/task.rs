@@ -168,3 +168,27 @@ pub struct RunSummary {
     pub result_version: u32,
     pub rows: Vec<RunRow>,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_kind_is_written_only_when_set() {
+        let text = r#"{"result_version":1,"task_id":"t","harness":"h","status":"ERROR","error":"setup: x","description":null,"task_file":"/t.yaml","prompt":"p","requested_model":null,"cli":{"path":null,"version":null,"argv":[],"pgid":null,"caveats":[]},"run_limits":{"max_turns":null,"max_tool_calls":null,"turn_timeout_ms":null,"task_timeout_ms":null,"native":[]},"stop":null,"turn":null,"criteria":[],"weighted_score":null,"post_failure_criteria_results":[],"setup_ms":0,"grading_ms":0,"host_turn_work_us":0,"stderr_tail":"","scripted_model_requests":null,"paths":{"recording":"recording.jsonl","stderr":"stderr.log","workspace":"workspace"}}"#;
+        // A task.json written before error_kind existed reads, and writes back without it.
+        let mut result: TaskResult = serde_json::from_str(text).unwrap();
+        assert_eq!(result.error_kind, None);
+        assert!(
+            !serde_json::to_string(&result)
+                .unwrap()
+                .contains("error_kind")
+        );
+        result.error_kind = Some("setup".into());
+        let json = serde_json::to_value(&result).unwrap();
+        assert_eq!(json["error_kind"], "setup");
+        // It follows `error`; the fields before it keep their places.
+        let keys: Vec<&String> = json.as_object().unwrap().keys().collect();
+        assert_eq!(keys[4..6], ["error", "error_kind"]);
+    }
+}

@@ -146,3 +146,56 @@ pub(super) fn error_reason(
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_stage_keeps_its_sentence_and_names_its_kind() {
+        let cause = |s: &str| Cause(s.to_string());
+        let io = || std::io::Error::other("disk full");
+        let cases = [
+            (
+                RunError::Setup(cause("pre_run `x` failed")),
+                "setup: pre_run `x` failed",
+                "setup",
+            ),
+            (
+                RunError::Refused(cause("no model")),
+                "the harness refused the task: no model",
+                "refused",
+            ),
+            (
+                RunError::Launch(cause("the `claude` CLI was not found")),
+                "the `claude` CLI was not found",
+                "launch",
+            ),
+            (
+                RunError::Recording(io()),
+                "recording: disk full",
+                "recording",
+            ),
+            (
+                RunError::StderrLog(io()),
+                "stderr.log: disk full",
+                "recording",
+            ),
+            (RunError::Cli(io()), "running the CLI: disk full", "cli"),
+            (
+                RunError::PostRun(cause("post_run `y` failed")),
+                "post_run `y` failed",
+                "post_run",
+            ),
+            (
+                RunError::WriteResult(io()),
+                "could not write task.json: disk full",
+                "write_result",
+            ),
+        ];
+        for (error, message, kind) in cases {
+            assert_eq!(error.message(), message);
+            assert_eq!(error.kind(), kind);
+        }
+    }
+}
