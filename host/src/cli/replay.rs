@@ -5,7 +5,7 @@ use coder_eval::components::{ComponentSource, parse_override};
 use coder_eval::exit_codes;
 use coder_eval::limits::Caps;
 use coder_eval::results::TurnRecord;
-use coder_eval::turn::replay::{ReplayOptions, replay};
+use coder_eval::turn::replay::{ReplayOptions, replay_with_trajectory};
 use std::path::PathBuf;
 
 /// Replays a recording (or a plain stdout JSONL capture) through a harness's reducer and
@@ -69,17 +69,23 @@ pub fn run(args: ReplayArgs) -> Result<i32, Box<dyn std::error::Error>> {
             max_tool_calls: None,
         });
     }
-    let record = replay(&args.file, &options)?;
+    let (record, trajectory) = replay_with_trajectory(&args.file, &options)?;
+    // The process ends once the record is printed: the turn's memory is left to the OS
+    // rather than freed allocation by allocation (a long session's trajectory and record
+    // are hundreds of thousands of them: a tenth of its replay time).
+    std::mem::forget(trajectory);
     if args.json {
         print_json(&record);
     } else {
         print_stdout(&summary(&record));
     }
-    Ok(if record.reducer_error.is_some() {
+    let code = if record.reducer_error.is_some() {
         exit_codes::FAILED
     } else {
         exit_codes::OK
-    })
+    };
+    std::mem::forget(record);
+    Ok(code)
 }
 
 /// A short human summary of a turn record.
