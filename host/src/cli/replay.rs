@@ -5,7 +5,7 @@ use coder_eval::components::{ComponentSource, parse_override};
 use coder_eval::exit_codes;
 use coder_eval::limits::Caps;
 use coder_eval::results::TurnRecord;
-use coder_eval::turn::replay::{ReplayOptions, replay_with_trajectory};
+use coder_eval::turn::replay::{ReplayOptions, replay};
 use std::path::PathBuf;
 
 /// Replays a recording (or a plain stdout JSONL capture) through a harness's reducer and
@@ -69,11 +69,7 @@ pub fn run(args: ReplayArgs) -> Result<i32, Box<dyn std::error::Error>> {
             max_tool_calls: None,
         });
     }
-    let (record, trajectory) = replay_with_trajectory(&args.file, &options)?;
-    // The process ends once the record is printed: the turn's memory is left to the OS
-    // rather than freed allocation by allocation (a long session's trajectory and record
-    // are hundreds of thousands of them: a tenth of its replay time).
-    std::mem::forget(trajectory);
+    let record = replay(&args.file, &options)?;
     if args.json {
         print_json(&record);
     } else {
@@ -84,6 +80,9 @@ pub fn run(args: ReplayArgs) -> Result<i32, Box<dyn std::error::Error>> {
     } else {
         exit_codes::OK
     };
+    // The process ends once the record is printed: its memory is left to the OS rather
+    // than freed allocation by allocation (a long session's record is hundreds of
+    // thousands of them).
     std::mem::forget(record);
     Ok(code)
 }

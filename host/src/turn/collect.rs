@@ -47,6 +47,8 @@ pub(super) struct ToolCall {
 pub(crate) struct Collector {
     pub(super) caps: Caps,
     pub(super) trajectory: Vec<StampedEvent>,
+    /// Whether events are kept in the trajectory (not when only the record is wanted).
+    pub(super) keep_trajectory: bool,
     /// The cap that fired, if one did.
     pub(super) stop: Option<StopReason>,
     /// The host decided to end the turn (any reason): later events are kept, not counted.
@@ -78,6 +80,7 @@ impl Collector {
         Collector {
             caps,
             trajectory: Vec::new(),
+            keep_trajectory: true,
             stop: None,
             frozen: false,
             main_calls: 0,
@@ -96,6 +99,13 @@ impl Collector {
             diagnostics: Vec::new(),
             leading: Vec::new(),
         }
+    }
+
+    /// Keeps no trajectory: [`Collector::finish`] returns an empty one. For a caller that
+    /// wants the record only (`replay`), whose memory then follows the record.
+    pub(crate) fn without_trajectory(mut self) -> Collector {
+        self.keep_trajectory = false;
+        self
     }
 
     /// The host has decided to end the turn (a timeout, Ctrl-C, ...): events that still
@@ -213,7 +223,9 @@ impl Collector {
                 None
             }
         };
-        self.trajectory.push(stamped);
+        if self.keep_trajectory {
+            self.trajectory.push(stamped);
+        }
         if fired.is_some() {
             self.stop = fired;
         }

@@ -209,6 +209,9 @@ impl Collector {
         }
         records.append(&mut self.diagnostics);
         self.diagnostics = records;
+        if !self.keep_trajectory {
+            return;
+        }
         let mut trajectory = leading;
         trajectory.append(&mut self.trajectory);
         self.trajectory = trajectory;

@@ -54,15 +54,24 @@ pub enum ReplayError {
     Component(#[from] ComponentError),
 }
 
-/// Replays `path` (see [`super::recording`] for the formats).
+/// Replays `path` (see [`super::recording`] for the formats). No trajectory is kept:
+/// memory follows the record.
 pub fn replay(path: &Path, options: &ReplayOptions) -> Result<TurnRecord, ReplayError> {
-    replay_with_trajectory(path, options).map(|(record, _)| record)
+    run(path, options, false).map(|(record, _)| record)
 }
 
 /// [`replay`], also returning the trajectory (for re-grading a kept run).
 pub fn replay_with_trajectory(
     path: &Path,
     options: &ReplayOptions,
+) -> Result<(TurnRecord, Vec<StampedEvent>), ReplayError> {
+    run(path, options, true)
+}
+
+fn run(
+    path: &Path,
+    options: &ReplayOptions,
+    keep_trajectory: bool,
 ) -> Result<(TurnRecord, Vec<StampedEvent>), ReplayError> {
     let mut reader = Reader::open(path)?;
     let loaded = options.components.harness(&options.harness)?;
@@ -74,6 +83,9 @@ pub fn replay_with_trajectory(
     });
     let mut pipeline =
         Pipeline::new(&options.harness, &loaded, caps)?.with_max_line_bytes(options.max_line_bytes);
+    if !keep_trajectory {
+        pipeline.collector = pipeline.collector.without_trajectory();
+    }
     let io = |source| RecordingError::Io {
         path: path.to_path_buf(),
         source,
