@@ -1,9 +1,10 @@
 //! Tests of the parent module.
 
 use super::*;
-use crate::results::TurnStatus;
+use crate::results::{ToolOutcome, TurnStatus};
 use crate::turn::finish::TurnEnd;
 use crate::turn::recording::ExitStatus;
+use harness_kit::ToolStatus;
 
 fn at(stamp_ms: u64, event: Event) -> StampedEvent {
     StampedEvent {

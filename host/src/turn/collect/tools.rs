@@ -1,0 +1,117 @@
+//! The collector's handlers of tool-call events: a start opens a call (or fires
+//! `max_tool_calls`), the first end closes it and adds it to the union of tool intervals.
+
+use super::{Collector, ToolCall};
+use crate::results::{DiagnosticRecord, StopReason, ToolCallRecord, ToolOutcome};
+use crate::turn::timing::ms;
+use harness_kit::{ToolStatus, excerpt, replace_lone_surrogates};
+
+impl Collector {
+    pub(super) fn on_tool_start(
+        &mut self,
+        line: u64,
+        at: u64,
+        call_id: &str,
+        name: &str,
+        input_json: &str,
+        parent_call_id: &Option<String>,
+    ) -> Option<StopReason> {
+        if self.tool_index.contains_key(call_id) {
+            // A repeated start does not open the call again.
+            return None;
+        }
+        if self
+            .caps
+            .max_tool_calls
+            .is_some_and(|n| self.tools_started >= n)
+        {
+            return Some(StopReason::MaxToolCalls);
+        }
+        self.tools_started += 1;
+        let input = match tool_input(input_json) {
+            Ok(input) => input,
+            Err(err) => {
+                // Kept as the string it came as, and said so.
+                self.diagnostics.push(DiagnosticRecord {
+                    line,
+                    at_ms: ms(at),
+                    kind: "tool_input_not_json".into(),
+                    message: format!(
+                        "the input of tool call `{call_id}` is not JSON the host can read \
+                         ({err}); kept as a string"
+                    ),
+                    raw: excerpt(input_json, 64 * 1024),
+                });
+                serde_json::Value::String(input_json.to_string())
+            }
+        };
+        self.tool_index
+            .insert(call_id.to_string(), self.tools.len());
+        self.tools.push(ToolCall {
+            record: ToolCallRecord {
+                call_id: call_id.to_string(),
+                name: name.to_string(),
+                input,
+                parent_call_id: parent_call_id.clone(),
+                status: ToolOutcome::Interrupted,
+                exit_code: None,
+                output_excerpt: String::new(),
+                started_ms: ms(at),
+                finished_ms: None,
+                duration_ms: 0,
+            },
+            start_us: at,
+            end_us: None,
+        });
+        None
+    }
+
+    pub(super) fn on_tool_end(
+        &mut self,
+        at: u64,
+        call_id: &str,
+        status: ToolStatus,
+        output_excerpt: &str,
+        exit_code: Option<i32>,
+        cli_duration_ms: Option<u64>,
+    ) {
+        // The first end closes a call; a repeated one changes nothing.
+        let Some(&i) = self.tool_index.get(call_id) else {
+            return;
+        };
+        let floor = self.last_call_us.unwrap_or(0);
+        let tool = &mut self.tools[i];
+        if tool.end_us.is_some() {
+            return;
+        }
+        tool.end_us = Some(at);
+        // A CLI that prints a tool only once finished: start and end came on one line.
+        // Place the start by the CLI's own duration (a duration, anchored to our stamp:
+        // no clock bases meet).
+        if let (true, Some(ms_long)) = (tool.start_us == at, cli_duration_ms) {
+            tool.start_us = at.saturating_sub(ms_long * 1000).max(floor.min(at));
+            tool.record.started_ms = ms(tool.start_us);
+        }
+        tool.record.status = match status {
+            ToolStatus::Ok => ToolOutcome::Ok,
+            ToolStatus::Error => ToolOutcome::Error,
+            ToolStatus::Unknown => ToolOutcome::Unknown,
+        };
+        tool.record.exit_code = exit_code;
+        tool.record.output_excerpt = output_excerpt.to_string();
+        tool.record.finished_ms = Some(ms(at));
+        let (start, end) = (tool.start_us, at.max(tool.start_us));
+        self.tool_union.insert(ms(start), ms(end));
+    }
+}
+
+/// A tool call's input as JSON. Lone UTF-16 surrogate escapes (half an emoji, which
+/// JavaScript CLIs write and serde_json refuses) read as U+FFFD; other input that is not
+/// JSON (a number out of range, nesting past 128) is the error.
+fn tool_input(input_json: &str) -> Result<serde_json::Value, serde_json::Error> {
+    serde_json::from_str(input_json).or_else(|err| {
+        replace_lone_surrogates(input_json)
+            .and_then(|fixed| serde_json::from_str(&fixed).ok())
+            .ok_or(err)
+    })
+}
