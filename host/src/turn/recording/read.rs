@@ -183,9 +183,11 @@ impl<R: std::io::BufRead> Reader<R> {
         let mut piece = match self.pending.take() {
             Some(first) => first,
             None => {
-                let mut piece = Vec::new();
-                self.input.read_until(b'\n', &mut piece)?;
-                piece
+                // Read into the reused buffer, then copy the line out once at its size
+                // (growing a fresh buffer line by line costs several reallocations each).
+                self.buf.clear();
+                self.input.read_until(b'\n', &mut self.buf)?;
+                self.buf.clone()
             }
         };
         if piece.is_empty() {
