@@ -27,7 +27,7 @@ fn main() {
         let prepared = prepare(vec![task.clone()], &["claude-code".to_string()], &options).unwrap();
         let (_tx, rx) = tokio::sync::watch::channel(false);
         let results = runtime
-            .block_on(run_all(prepared, &options, 1, rx, |_| {}))
+            .block_on(run_all(prepared, Vec::new(), &options, 1, rx, |_| {}))
             .unwrap();
         let r = &results[0];
         assert_eq!(format!("{:?}", r.status), "Success", "{:?}", r.error);

@@ -12,6 +12,7 @@
 
 #![warn(unreachable_pub)]
 
+pub mod budget;
 pub mod components;
 mod embedded;
 pub mod exit_codes;
@@ -24,5 +25,6 @@ pub mod runtime;
 mod suggest;
 pub mod task;
 pub mod turn;
+pub mod workspace;
 
 pub use harness_kit::{Event, ToolStatus, Usage};

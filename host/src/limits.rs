@@ -14,7 +14,14 @@ use serde::{Deserialize, Deserializer};
 use std::time::{Duration, Instant};
 
 /// `run_limits:`. Durations in the file are seconds, or strings with a unit.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+///
+/// Besides the structural caps, coder_eval's budget caps (v0.12 `models/limits.py`):
+/// checked when the turn has ended, against the usage and cost the CLI reported
+/// (coder_eval checks them between turns, and a task here is one turn); a breach makes
+/// the task `TOKEN_BUDGET_EXCEEDED` or `COST_BUDGET_EXCEEDED` ([`crate::budget`]). A
+/// budget that cannot be checked (the CLI reported no usage, or no cost) is said so in
+/// `task.json`'s `budget`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunLimitsSpec {
     /// Main-thread model calls: call N+1 beginning stops the turn.
@@ -29,6 +36,38 @@ pub struct RunLimitsSpec {
     /// How long the whole task may run (setup and launch included), from its start.
     #[serde(default, deserialize_with = "duration")]
     pub task_timeout: Option<Duration>,
+    /// Cumulative input (prompt) tokens.
+    #[serde(default)]
+    pub max_input_tokens: Option<u64>,
+    /// Cumulative output tokens.
+    #[serde(default)]
+    pub max_output_tokens: Option<u64>,
+    /// Cumulative input + output tokens.
+    #[serde(default)]
+    pub max_total_tokens: Option<u64>,
+    /// Cumulative cost, USD.
+    #[serde(default)]
+    pub max_usd: Option<f64>,
+    /// Count cache-read tokens as input for the token budgets (default false).
+    #[serde(default)]
+    pub count_cached_input: bool,
+    /// Count cache-creation tokens as input for the token budgets (default false).
+    #[serde(default)]
+    pub count_cache_creation: bool,
+    /// A soft budget of turns (coder_eval: tool calls + the final reply); recorded, never
+    /// stops the run.
+    #[serde(default)]
+    pub expected_turns: Option<u32>,
+    /// An older soft budget of tool calls; recorded, never stops the run.
+    #[serde(default)]
+    pub expected_tool_calls: Option<u32>,
+    /// coder_eval's run-level early-stop switch; early stops are armed per criterion
+    /// here, so this is recorded only.
+    #[serde(default)]
+    pub stop_early: Option<bool>,
+    /// coder_eval's weighted gate for an early-stopped run; recorded only.
+    #[serde(default)]
+    pub stop_early_gate_threshold: Option<f64>,
 }
 
 impl RunLimitsSpec {
@@ -177,16 +216,12 @@ impl Default for StopPolicy {
 /// there (a first-run prompt, a network check) must not hold the task.
 pub const CLI_VERSION_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// How long one `pre_run` / `post_run` step may take: these install dependencies or build
-/// the workspace (`npm install`, `git clone` of a fixture), so minutes, not seconds.
-pub const STEP_TIMEOUT: Duration = Duration::from_secs(300);
-
 /// The default `timeout` of a `run_command` criterion, seconds: a test suite of the
 /// agent's work, which the criterion's own `timeout` can lengthen.
 pub const RUN_COMMAND_TIMEOUT_SECS: f64 = 60.0;
 
 /// A duration: a number of seconds, or "1500ms", "90s", "5m", "1h".
-fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+pub(crate) fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
     #[derive(Deserialize)]
     #[serde(untagged)]
     enum Raw {

@@ -29,18 +29,34 @@
 //!     path: app.py
 //! ```
 //!
-//! Unknown keys are errors naming the file, the line and the closest valid key. A task
+//! coder_eval's keys (v0.12) load with coder_eval's meaning: `skip`, `dataset`
+//! ([`dataset`]), `reference`, `pre_run`/`post_run` objects and the `sandbox` keys
+//! ([`sandbox`]), the agent fields beyond harness@0.1.0 ([`agent`]) and the legacy keys
+//! and placements ([`compat`]). An unknown *top-level* key is a warning (coder_eval's
+//! rule), recorded as a load note; unknown keys inside a section are errors naming the
+//! file, the line and the closest valid key. A task
 //! file is fully validated (criteria included) before any agent starts. The parameters
 //! of each built-in criterion are documented in `components/criteria-*/src/lib.rs` and
 //! `host/src/grading/run_command.rs`; common keys (`weight`, `pass_threshold`,
 //! `description`) in [`crate::grading::CriterionSpec`].
 
 use serde::Deserialize;
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use crate::grading::CriterionSpec;
-use crate::limits::RunLimitsSpec;
+use crate::limits::{RunLimitsSpec, duration};
+
+pub mod agent;
+pub mod compat;
+pub mod dataset;
+pub mod sandbox;
+
+pub use agent::{AgentField, AgentSpec, HarnessCapabilities};
+pub use compat::{LoadNote, NoteAction};
+pub use sandbox::{Driver, Reference, SandboxSpec, Step};
+
+/// One criterion of `success_criteria` (validated as the file is read).
+pub use crate::grading::CriterionSpec;
 
 /// A loaded, validated task.
 #[derive(Debug, Clone)]
@@ -49,22 +65,52 @@ pub struct Task {
     pub path: PathBuf,
     /// The folder of the task file (relative paths resolve against it).
     pub dir: PathBuf,
+    /// The task's id; `<task_id>/<row_id>` for a row of a `dataset:` task.
     pub task_id: String,
     pub description: Option<String>,
-    /// The prompt, read from `initial_prompt_file` when given.
+    /// The prompt, read from `initial_prompt_file` when given (`${row.x}` substituted).
     pub prompt: String,
+    pub tags: Vec<String>,
+    /// `skip: true`: recorded as SKIPPED, not run (unless `--include-skipped`).
+    pub skip: bool,
     pub agent: AgentSpec,
     pub run_limits: RunLimitsSpec,
     pub sandbox: SandboxSpec,
-    pub pre_run: Vec<String>,
-    pub post_run: Vec<String>,
+    /// The reference solution, kept out of the agent's reach until it has finished.
+    pub reference: Option<Reference>,
+    pub pre_run: Vec<Step>,
+    pub post_run: Vec<Step>,
     pub success_criteria: Vec<CriterionSpec>,
+    /// coder_eval's `expected_commands`: a tool-call budget, recorded (not enforced).
+    pub expected_commands: Option<u32>,
+    /// The dataset row this task was made from.
+    pub row: Option<RowInfo>,
+    /// Keys the loader ignored, dropped or mapped (the same for every row of a file).
+    pub load_notes: Vec<LoadNote>,
 }
 
-/// The task file as written.
+/// Which dataset row a task is.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct RowInfo {
+    /// The task file's own `task_id`.
+    pub suite_id: String,
+    /// The row's id (`dataset.id_field`).
+    pub row_id: String,
+}
+
+/// The tasks of one file (one, or one per dataset row) and the notes of its loading.
+#[derive(Debug, Clone)]
+pub struct LoadedFile {
+    pub tasks: Vec<Task>,
+    pub notes: Vec<LoadNote>,
+}
+
+/// The task file as written. Unknown top-level keys are not errors (coder_eval's rule):
+/// [`compat::top_level_notes`] reports them. `C` is the criterion type: the criteria of
+/// a dataset task are parsed once per row, after `${row.x}` substitution.
 #[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TaskFile {
+#[serde(bound(deserialize = "C: Deserialize<'de>"))]
+struct TaskFile<C> {
     task_id: String,
     #[serde(default)]
     description: Option<String>,
@@ -72,10 +118,10 @@ struct TaskFile {
     initial_prompt: Option<String>,
     #[serde(default)]
     initial_prompt_file: Option<PathBuf>,
-    /// Labels for the reader's own grouping: accepted, not used by the host.
     #[serde(default)]
-    #[allow(dead_code)]
     tags: Vec<String>,
+    #[serde(default)]
+    skip: bool,
     #[serde(default)]
     agent: AgentSpec,
     #[serde(default)]
@@ -83,45 +129,28 @@ struct TaskFile {
     #[serde(default)]
     sandbox: SandboxSpec,
     #[serde(default)]
-    pre_run: Vec<String>,
+    reference: Option<sandbox::ReferenceSpec>,
     #[serde(default)]
-    post_run: Vec<String>,
+    pre_run: Vec<Step>,
     #[serde(default)]
-    success_criteria: Vec<CriterionSpec>,
-}
-
-/// `agent:`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AgentSpec {
-    /// The harness (`claude-code`, `codex`, `pi`, `opencode`, `gemini-cli`).
-    #[serde(default, rename = "type")]
-    pub harness: Option<String>,
+    post_run: Vec<Step>,
     #[serde(default)]
-    pub model: Option<String>,
+    success_criteria: Vec<C>,
     #[serde(default)]
-    pub allowed_tools: Vec<String>,
+    dataset: Option<dataset::DatasetSpec>,
     #[serde(default)]
-    pub disallowed_tools: Vec<String>,
+    expected_commands: Option<u32>,
     #[serde(default)]
-    pub permission_mode: Option<String>,
+    simulation: Option<serde_yaml_ng::Value>,
+    /// Legacy placement of `run_limits.task_timeout`.
+    #[serde(default, deserialize_with = "duration")]
+    task_timeout: Option<Duration>,
+    /// Legacy placement of `run_limits.max_turns`.
     #[serde(default)]
-    pub system_prompt: Option<String>,
-    /// A model script to play instead of a real model (relative to the task file).
-    #[serde(default)]
-    pub scripted_model: Option<PathBuf>,
-}
-
-/// `sandbox:`.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SandboxSpec {
-    /// Files written into the fresh workspace: relative path → content.
-    #[serde(default)]
-    pub starter_files: BTreeMap<String, String>,
-    /// A folder copied into the workspace first (relative to the task file).
-    #[serde(default)]
-    pub template_dir: Option<PathBuf>,
+    max_turns: Option<u32>,
+    /// Legacy placement of `run_limits.turn_timeout`.
+    #[serde(default, deserialize_with = "duration")]
+    turn_timeout: Option<Duration>,
 }
 
 /// Why a task file was rejected.
@@ -148,18 +177,70 @@ pub enum TaskError {
 }
 
 impl Task {
-    /// Loads and validates a task file.
+    /// Loads and validates a task file that holds one task (not a `dataset:` task: see
+    /// [`Task::load_file`]).
     pub fn load(path: &Path) -> Result<Task, TaskError> {
-        let text = std::fs::read_to_string(path).map_err(|source| TaskError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let text = read(path)?;
         Task::parse(&text, path)
     }
 
-    /// Parses a task file's text; `path` names it in errors and anchors relative paths.
+    /// Loads and validates a task file: one task, or one per dataset row.
+    pub fn load_file(path: &Path) -> Result<LoadedFile, TaskError> {
+        Task::load_file_with(path, &dataset::Selection::default())
+    }
+
+    /// [`Task::load_file`] with a command-line selection of dataset rows.
+    pub fn load_file_with(
+        path: &Path,
+        select: &dataset::Selection,
+    ) -> Result<LoadedFile, TaskError> {
+        let text = read(path)?;
+        Task::parse_file_with(&text, path, select)
+    }
+
+    /// The task with id `task_id` from a task file (a dataset row's id is
+    /// `<task_id>/<row_id>`), e.g. to grade a run again.
+    pub fn load_id(path: &Path, task_id: &str) -> Result<Task, TaskError> {
+        let loaded = Task::load_file(path)?;
+        let ids: Vec<String> = loaded.tasks.iter().map(|t| t.task_id.clone()).collect();
+        loaded
+            .tasks
+            .into_iter()
+            .find(|t| t.task_id == task_id)
+            .ok_or_else(|| TaskError::Rule {
+                path: path.to_path_buf(),
+                message: format!("holds no task `{task_id}` (it holds {})", ids.join(", ")),
+            })
+    }
+
+    /// Parses a task file's text that holds one task; `path` names it in errors and
+    /// anchors relative paths.
     pub fn parse(text: &str, path: &Path) -> Result<Task, TaskError> {
-        let file: TaskFile = serde_yaml_ng::from_str(text).map_err(|err| {
+        let mut loaded = Task::parse_file(text, path)?;
+        if loaded.tasks.len() != 1 || loaded.tasks[0].row.is_some() {
+            return Err(TaskError::Rule {
+                path: path.to_path_buf(),
+                message: format!(
+                    "a dataset task: it fans out into {} tasks (load it with Task::load_file)",
+                    loaded.tasks.len()
+                ),
+            });
+        }
+        Ok(loaded.tasks.remove(0))
+    }
+
+    /// Parses a task file's text: one task, or one per `dataset:` row.
+    pub fn parse_file(text: &str, path: &Path) -> Result<LoadedFile, TaskError> {
+        Task::parse_file_with(text, path, &dataset::Selection::default())
+    }
+
+    /// [`Task::parse_file`] with a command-line selection of dataset rows.
+    pub fn parse_file_with(
+        text: &str,
+        path: &Path,
+        select: &dataset::Selection,
+    ) -> Result<LoadedFile, TaskError> {
+        let invalid = |err: serde_yaml_ng::Error| {
             let (line, column) = err.location().map_or((0, 0), |l| (l.line(), l.column()));
             TaskError::Invalid {
                 path: path.to_path_buf(),
@@ -167,82 +248,346 @@ impl Task {
                 column,
                 message: with_suggestion(&err.to_string()),
             }
-        })?;
-        let dir = path
-            .parent()
-            .map(Path::to_path_buf)
-            .unwrap_or_else(|| PathBuf::from("."));
+        };
         let rule = |message: String| TaskError::Rule {
             path: path.to_path_buf(),
             message,
         };
-        let prompt = match (file.initial_prompt, file.initial_prompt_file) {
-            (Some(p), None) => p,
-            (None, Some(f)) => {
-                let f = dir.join(f);
-                std::fs::read_to_string(&f)
-                    .map_err(|e| rule(format!("initial_prompt_file {}: {e}", f.display())))?
-            }
-            (Some(_), Some(_)) => {
-                return Err(rule(
-                    "give initial_prompt or initial_prompt_file, not both".into(),
-                ));
-            }
-            (None, None) => return Err(rule("initial_prompt is required".into())),
-        };
-        // It names a folder and appears in reports: no path tricks, no control characters.
-        if file.task_id.trim().is_empty()
-            || file.task_id.contains(['/', '\\'])
-            || file.task_id.starts_with('.')
-            || file.task_id.chars().any(char::is_control)
-        {
-            return Err(rule(format!(
-                "task_id `{}` must be a non-empty name without slashes or control characters",
-                file.task_id.escape_debug()
-            )));
+        let value: serde_yaml_ng::Value = serde_yaml_ng::from_str(text).map_err(invalid)?;
+        if !value.is_mapping() {
+            return Err(rule(
+                "a task file is a mapping of keys (task_id, initial_prompt, ...)".into(),
+            ));
         }
-        let mut agent = file.agent;
-        if let Some(script) = &agent.scripted_model {
-            let script = dir.join(script);
-            if !script.exists() {
-                return Err(rule(format!(
-                    "agent.scripted_model: {} does not exist",
-                    script.display()
-                )));
-            }
-            agent.scripted_model = Some(script);
-        }
-        if let Some(template) = &file.sandbox.template_dir
-            && !dir.join(template).is_dir()
-        {
-            return Err(rule(format!(
-                "sandbox.template_dir: {} is not a folder",
-                dir.join(template).display()
-            )));
-        }
-        for name in file.sandbox.starter_files.keys() {
-            if Path::new(name).is_absolute() || name.split('/').any(|c| c == "..") {
-                return Err(rule(format!(
-                    "sandbox.starter_files: `{name}` must be a relative path inside the workspace"
-                )));
-            }
-        }
+        let mut notes = compat::top_level_notes(text, &value);
+        let is_dataset = value.get("dataset").is_some_and(|d| !d.is_null());
+        let dir = path
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
+        let dir = std::path::absolute(&dir).unwrap_or(dir);
         // Kept absolute, so a run's task.json names a file that can be found from anywhere.
         let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-        let dir = std::path::absolute(&dir).unwrap_or(dir);
-        Ok(Task {
-            path: absolute,
-            dir,
-            task_id: file.task_id,
-            description: file.description,
-            prompt,
-            agent,
-            run_limits: file.run_limits,
-            sandbox: file.sandbox,
-            pre_run: file.pre_run,
-            post_run: file.post_run,
-            success_criteria: file.success_criteria,
-        })
+        if !is_dataset {
+            let file: TaskFile<CriterionSpec> = serde_yaml_ng::from_str(text).map_err(invalid)?;
+            let (mut task, criteria, _) =
+                common(file, text, &dir, &absolute, &mut notes).map_err(rule)?;
+            task.success_criteria = criteria;
+            task.load_notes = notes.clone();
+            return Ok(LoadedFile {
+                tasks: vec![task],
+                notes,
+            });
+        }
+        // A dataset task: the criteria are parsed per row, after substitution.
+        let file: TaskFile<serde_yaml_ng::Value> =
+            serde_yaml_ng::from_str(text).map_err(invalid)?;
+        let (template, criteria, spec) =
+            common(file, text, &dir, &absolute, &mut notes).map_err(rule)?;
+        let spec = spec.ok_or_else(|| rule("dataset: an empty block".into()))?;
+        let rows = dataset::load_rows_with(&spec, &dir, select).map_err(rule)?;
+        if rows.is_empty()
+            && let Some(split) = &select.split
+        {
+            notes.push(LoadNote {
+                key: "dataset".into(),
+                action: NoteAction::Ignored,
+                to: None,
+                line: compat::key_line(text, &["dataset"]),
+                message: format!(
+                    "no row of this dataset is in split `{split}`: the task is left out"
+                ),
+            });
+        }
+        let mut tasks = Vec::with_capacity(rows.len());
+        for row in rows {
+            let mut task = template.clone();
+            task.task_id = format!("{}/{}", template.task_id, row.id);
+            task.prompt = dataset::substitute(&template.prompt, &row).map_err(rule)?;
+            task.success_criteria = Vec::with_capacity(criteria.len());
+            for (i, criterion) in criteria.iter().enumerate() {
+                let mut criterion = criterion.clone();
+                dataset::substitute_value(&mut criterion, &row).map_err(rule)?;
+                let parsed: CriterionSpec = serde_yaml_ng::from_value(criterion).map_err(|e| {
+                    rule(format!(
+                        "dataset row `{}` ({}): success_criteria[{i}]: {}",
+                        row.id,
+                        row.origin,
+                        with_suggestion(&e.to_string())
+                    ))
+                })?;
+                task.success_criteria.push(parsed);
+            }
+            task.row = Some(RowInfo {
+                suite_id: template.task_id.clone(),
+                row_id: row.id.clone(),
+            });
+            task.load_notes = notes.clone();
+            tasks.push(task);
+        }
+        Ok(LoadedFile { tasks, notes })
+    }
+}
+
+fn read(path: &Path) -> Result<String, TaskError> {
+    std::fs::read_to_string(path).map_err(|source| TaskError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Everything but the criteria (returned as written) and the dataset (returned typed).
+fn common<C>(
+    file: TaskFile<C>,
+    text: &str,
+    dir: &Path,
+    path: &Path,
+    notes: &mut Vec<LoadNote>,
+) -> Result<(Task, Vec<C>, Option<dataset::DatasetSpec>), String> {
+    if file.agent.harness.as_deref() == Some("none") {
+        return Err(
+            "agent.type: `none` (coder_eval's agentless task: criteria checked on a prepared \
+             sandbox, no agent) is not supported here yet: run it with coder_eval, or give the \
+             task an agent"
+                .into(),
+        );
+    }
+    let prompt = match (file.initial_prompt, file.initial_prompt_file) {
+        (Some(p), None) => p,
+        (None, Some(f)) => {
+            let f = dir.join(f);
+            std::fs::read_to_string(&f)
+                .map_err(|e| format!("initial_prompt_file {}: {e}", f.display()))?
+        }
+        (Some(_), Some(_)) => {
+            return Err("give initial_prompt or initial_prompt_file, not both".into());
+        }
+        (None, None) => return Err("initial_prompt is required".into()),
+    };
+    // It names a folder and appears in reports: no path tricks, no control characters.
+    if file.task_id.trim().is_empty()
+        || file.task_id.contains(['/', '\\'])
+        || file.task_id.starts_with('.')
+        || file.task_id.chars().any(char::is_control)
+    {
+        return Err(format!(
+            "task_id `{}` must be a non-empty name without slashes or control characters",
+            file.task_id.escape_debug()
+        ));
+    }
+    if let Some(sim) = &file.simulation {
+        if sim.get("enabled").and_then(serde_yaml_ng::Value::as_bool) == Some(true) {
+            return Err(
+                "simulation: a dialog with a simulated user is not supported here (a task is one \
+                 prompt, one run of the CLI): set `enabled: false` or remove the block"
+                    .into(),
+            );
+        }
+        notes.push(LoadNote {
+            key: "simulation".into(),
+            action: NoteAction::Ignored,
+            to: None,
+            line: compat::key_line(text, &["simulation"]),
+            message: "`simulation` is not enabled: ignored".into(),
+        });
+    }
+    let mut agent = file.agent;
+    if let Some(script) = &agent.scripted_model {
+        let script = dir.join(script);
+        if !script.exists() {
+            return Err(format!(
+                "agent.scripted_model: {} does not exist",
+                script.display()
+            ));
+        }
+        agent.scripted_model = Some(script);
+    }
+    agent.resolve(dir)?;
+    // Legacy placements of run limits.
+    let mut limits = file.run_limits;
+    let legacy: [(&[&str], &str, Option<LegacyLimit>); 5] = [
+        (
+            &["agent", "max_turns"],
+            "run_limits.max_turns",
+            agent.max_turns.take().map(LegacyLimit::Count),
+        ),
+        (
+            &["agent", "turn_timeout"],
+            "run_limits.turn_timeout",
+            agent.turn_timeout.take().map(LegacyLimit::Time),
+        ),
+        (
+            &["max_turns"],
+            "run_limits.max_turns",
+            file.max_turns.map(LegacyLimit::Count),
+        ),
+        (
+            &["turn_timeout"],
+            "run_limits.turn_timeout",
+            file.turn_timeout.map(LegacyLimit::Time),
+        ),
+        (
+            &["task_timeout"],
+            "run_limits.task_timeout",
+            file.task_timeout.map(LegacyLimit::Time),
+        ),
+    ];
+    for (from, to, value) in legacy {
+        let Some(value) = value else { continue };
+        let slot_taken = match (to, value) {
+            ("run_limits.max_turns", LegacyLimit::Count(n)) => {
+                limits.max_turns.replace(n).is_some_and(|old| old != n)
+            }
+            ("run_limits.turn_timeout", LegacyLimit::Time(d)) => {
+                limits.turn_timeout.replace(d).is_some_and(|old| old != d)
+            }
+            ("run_limits.task_timeout", LegacyLimit::Time(d)) => {
+                limits.task_timeout.replace(d).is_some_and(|old| old != d)
+            }
+            _ => false,
+        };
+        if slot_taken {
+            return Err(format!(
+                "`{}` and `{to}` are both set, to different values: keep `{to}` only",
+                from.join(".")
+            ));
+        }
+        notes.push(compat::mapped(text, from, to));
+    }
+    for (set, key, why) in [
+        (
+            limits.expected_turns.is_some(),
+            "expected_turns",
+            "a soft budget: coder_eval only badges the report",
+        ),
+        (
+            limits.expected_tool_calls.is_some(),
+            "expected_tool_calls",
+            "a soft budget: coder_eval only badges the report",
+        ),
+        (
+            limits.stop_early.is_some(),
+            "stop_early",
+            "early stops are armed per criterion here",
+        ),
+        (
+            limits.stop_early_gate_threshold.is_some(),
+            "stop_early_gate_threshold",
+            "early stops are armed per criterion here",
+        ),
+    ] {
+        if set {
+            notes.push(compat::not_enforced(text, &["run_limits", key], why));
+        }
+    }
+    for (value, key) in [
+        (limits.max_input_tokens, "max_input_tokens"),
+        (limits.max_output_tokens, "max_output_tokens"),
+        (limits.max_total_tokens, "max_total_tokens"),
+    ] {
+        if value == Some(0) {
+            return Err(format!("run_limits.{key}: must be at least 1"));
+        }
+    }
+    if limits
+        .max_usd
+        .is_some_and(|usd| !(usd.is_finite() && usd > 0.0))
+    {
+        return Err("run_limits.max_usd: must be a positive number of USD".into());
+    }
+    let mut sandbox = file.sandbox;
+    sandbox.resolve(dir)?;
+    if sandbox.driver == Driver::Docker {
+        return Err(
+            "sandbox.driver: `docker` is not available in this build yet (the docker driver is \
+             being integrated): use `driver: tempdir`, or run the task with coder_eval"
+                .into(),
+        );
+    }
+    if sandbox.docker.is_some() {
+        notes.push(compat::not_enforced(
+            text,
+            &["sandbox", "docker"],
+            "the `docker:` block applies only to `driver: docker`",
+        ));
+    }
+    for limit in sandbox.docker_only_limits() {
+        notes.push(compat::not_enforced(
+            text,
+            &["sandbox", "limits", limit],
+            "it binds only under `driver: docker` (the tempdir driver enforces `timeout`)",
+        ));
+    }
+    if let Some(secs) = sandbox.limits.as_ref().and_then(|l| l.timeout) {
+        let d = Duration::from_secs(secs);
+        limits.task_timeout = Some(limits.task_timeout.map_or(d, |t| t.min(d)));
+        notes.push(compat::mapped(
+            text,
+            &["sandbox", "limits", "timeout"],
+            "run_limits.task_timeout",
+        ));
+    }
+    if let Some(Some(python)) = &sandbox.python {
+        let program = workspace_python(python.python_version.as_deref());
+        if crate::run::locate::find_cli(&program, None).is_err() {
+            return Err(format!(
+                "sandbox.python: `{program}` is not on PATH here{}: install it, or remove python_version",
+                python
+                    .python_version
+                    .as_ref()
+                    .map_or(String::new(), |v| format!(" (python_version {v})"))
+            ));
+        }
+    }
+    if let Some(node) = &sandbox.node
+        && !node.env_packages.is_empty()
+        && crate::run::locate::find_cli("npm", None).is_err()
+    {
+        return Err("sandbox.node: `npm` is not on PATH here: install Node.js and npm".into());
+    }
+    let reference = file.reference.map(|r| r.resolve(dir)).transpose()?;
+    let task = Task {
+        path: path.to_path_buf(),
+        dir: dir.to_path_buf(),
+        task_id: file.task_id,
+        description: file.description,
+        prompt,
+        tags: file.tags,
+        skip: file.skip,
+        agent,
+        run_limits: limits,
+        sandbox,
+        reference,
+        pre_run: file.pre_run,
+        post_run: file.post_run,
+        success_criteria: Vec::new(),
+        expected_commands: file.expected_commands,
+        row: None,
+        load_notes: Vec::new(),
+    };
+    Ok((task, file.success_criteria, file.dataset))
+}
+
+#[derive(Clone, Copy)]
+enum LegacyLimit {
+    Count(u32),
+    Time(Duration),
+}
+
+/// The name among `candidates` closest to a mistyped `unknown` ("did you mean"), for
+/// front ends that check task files (`coder-eval check`).
+pub fn closest<'a>(
+    unknown: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    crate::suggest::closest(unknown, candidates)
+}
+
+/// The interpreter a task's `.venv` is made with: `python<version>`, else `python3`.
+pub fn workspace_python(version: Option<&str>) -> String {
+    match version {
+        Some(v) => format!("python{}", v.trim()),
+        None => "python3".into(),
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod bad_input;
 mod cache;
+mod coder_eval_compat;
 mod grade_cmd;
 mod graders;
 mod hot_swap;

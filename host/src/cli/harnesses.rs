@@ -5,6 +5,7 @@ use coder_eval::components::{BUILTIN_HARNESSES, ComponentSource, parse_override}
 use coder_eval::limits::limit_name;
 use coder_eval::run::locate;
 use coder_eval::runtime::harness::Launcher;
+use coder_eval::task::agent::{HARNESS_CONTRACT, builtin_capabilities};
 use harness_kit::{AgentSettings, LimitKind, RunLimits};
 use std::path::PathBuf;
 
@@ -85,12 +86,16 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
             .map(|p| p.exit_codes.clone())
             .unwrap_or_default();
         let installed = locate::find_cli(h.program, None).ok();
+        let caps = builtin_capabilities(h.name);
+        let agent_fields: Vec<&str> = caps.agent_fields.iter().map(|f| f.task_key()).collect();
         rows.push(serde_json::json!({
             "harness": h.name,
             "program": h.program,
             "component": loaded.name.to_string(),
             "installed": installed.as_ref().map(|p| p.display().to_string()),
             "caveats": caveats,
+            "agent_fields": agent_fields,
+            "contract": HARNESS_CONTRACT,
             "exit_codes": exit_codes,
             "limits": enforcement.iter().map(|(k, v)| (k.to_string(), serde_json::Value::from(*v))).collect::<serde_json::Map<_, _>>(),
         }));
@@ -119,6 +124,22 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
                  call in the stream: a CLI that gets a reply at once may start its first \
                  tool within those milliseconds (its effects can reach the workspace though \
                  the turn does not count it). Native caps stop before the request is sent.\n";
+        text += "\n| harness | agent fields honoured | contract |\n|---|---|---|\n";
+        for r in &rows {
+            let fields: Vec<&str> = r["agent_fields"]
+                .as_array()
+                .map(|a| a.iter().filter_map(|f| f.as_str()).collect())
+                .unwrap_or_default();
+            text += &format!(
+                "| {} | {} | {} |\n",
+                r["harness"].as_str().unwrap_or(""),
+                fields.join(", "),
+                r["contract"].as_str().unwrap_or("")
+            );
+        }
+        text += "\nA task that sets another agent field (plugins, setting_sources, \
+                 claude_settings, system_prompt_mode: replace, thinking_level, variant, pure, \
+                 sdk_options) is refused at load on that harness, naming the field.\n";
     } else {
         text += &format!("{:<12} {:<9} {}\n", "harness", "program", "installed CLI");
         for r in &rows {

@@ -1,5 +1,6 @@
 //! Command-line interface: one file per subcommand, doc comments as help.
 
+pub(crate) mod check;
 mod grade;
 mod harnesses;
 mod replay;
@@ -21,6 +22,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     Run(run::RunArgs),
+    Check(check::CheckArgs),
     Replay(replay::ReplayArgs),
     Grade(grade::GradeArgs),
     ScriptedModel(scripted_model::ScriptedModelArgs),
@@ -42,6 +44,7 @@ pub fn main() -> i32 {
     };
     let result = match cli.command {
         Command::Run(args) => run::run(args),
+        Command::Check(args) => check::run(args),
         Command::Replay(args) => replay::run(args),
         Command::Grade(args) => grade::run(args),
         Command::ScriptedModel(args) => scripted_model::run(args),

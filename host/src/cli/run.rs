@@ -48,24 +48,75 @@ pub struct RunArgs {
     /// Pass this host environment variable to the CLI (repeatable).
     #[arg(long, value_name = "NAME")]
     pass_env: Vec<String>,
-    /// Run inside a new network namespace with only loopback up (`unshare -n`).
+    /// Run inside a new network namespace with only loopback up (`unshare -n`). A run
+    /// holding a task with `sandbox.network_enabled: false` does so by itself.
     #[arg(long)]
     isolate_network: bool,
+    /// Run only tasks having any of these tags (comma-separated, repeatable).
+    #[arg(long, value_delimiter = ',', value_name = "TAG,...")]
+    tags: Vec<String>,
+    /// Leave out tasks having any of these tags (comma-separated, repeatable).
+    #[arg(long, value_delimiter = ',', value_name = "TAG,...")]
+    exclude_tags: Vec<String>,
+    /// Run tasks marked `skip: true` too (else they are recorded as SKIPPED).
+    #[arg(long)]
+    include_skipped: bool,
+    /// Dataset tasks: only the rows whose `dataset.split_field` is NAME (a dataset
+    /// without split labels runs whole).
+    #[arg(long, value_name = "NAME")]
+    split: Option<String>,
+    /// Dataset tasks: N rows drawn uniformly with a fixed seed (the same N every run).
+    #[arg(long, value_name = "N")]
+    sample: Option<usize>,
+    /// Dataset tasks: up to N rows per stratum (overrides `dataset.sample_per_stratum`).
+    #[arg(long, value_name = "N")]
+    sample_per_stratum: Option<u32>,
 }
 
 pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
     if args.isolate_network && std::env::var_os("CODER_EVAL_NETNS").is_none() {
         return reexec_isolated();
     }
+    let select = coder_eval::task::dataset::Selection {
+        split: args.split.clone(),
+        sample: args.sample,
+        sample_per_stratum: args.sample_per_stratum,
+    };
     let mut tasks = Vec::new();
     for path in &args.tasks {
-        match Task::load(path) {
-            Ok(task) => tasks.push(task),
+        match Task::load_file_with(path, &select) {
+            Ok(loaded) => {
+                super::check::print_warnings(path, &loaded.notes);
+                tasks.extend(loaded.tasks);
+            }
             Err(err) => {
                 super::print_error(&err);
                 return Ok(exit_codes::USAGE);
             }
         }
+    }
+    let given = tasks.len();
+    tasks.retain(|t| {
+        (args.tags.is_empty() || t.tags.iter().any(|tag| args.tags.contains(tag)))
+            && !t.tags.iter().any(|tag| args.exclude_tags.contains(tag))
+    });
+    if tasks.is_empty() {
+        eprintln!("error: none of the {given} tasks is selected by --tags / --exclude-tags");
+        return Ok(exit_codes::USAGE);
+    }
+    let (skip, tasks): (Vec<Task>, Vec<Task>) = tasks
+        .into_iter()
+        .partition(|t| t.skip && !args.include_skipped);
+    if tasks
+        .iter()
+        .any(|t| t.sandbox.network_enabled == Some(false))
+        && std::env::var_os("CODER_EVAL_NETNS").is_none()
+    {
+        eprintln!(
+            "note: a task sets sandbox.network_enabled: false: the whole run goes into a \
+             network namespace with loopback only (as --isolate-network)"
+        );
+        return reexec_isolated();
     }
     let harnesses: Vec<String> = if args.harness.iter().any(|h| h == "all") {
         installed_harnesses()
@@ -98,7 +149,22 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
             return Ok(exit_codes::USAGE);
         }
     };
-    if prepared.is_empty() {
+    // A skipped task is recorded on the harnesses it would have run on; nothing starts.
+    let skipped: Vec<TaskResult> = skip
+        .iter()
+        .flat_map(|t| {
+            let names: Vec<String> = if harnesses.is_empty() {
+                vec![t.agent.harness.clone().unwrap_or_else(|| "none".into())]
+            } else {
+                harnesses.clone()
+            };
+            names
+                .into_iter()
+                .map(|h| coder_eval::run::record_skipped(t, &h, &out_dir))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    if prepared.is_empty() && skipped.is_empty() {
         eprintln!(
             "error: no harness to run on (is any CLI installed? `scripts/setup.sh` installs them)"
         );
@@ -121,16 +187,25 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
                 }
             }
         });
-        run_all(prepared, &options, args.jobs, cancel_rx, print_row).await
+        run_all(prepared, skipped, &options, args.jobs, cancel_rx, print_row).await
     })?;
     let failed = results
         .iter()
-        .filter(|r| r.status != TaskStatus::Success)
+        .filter(|r| !matches!(r.status, TaskStatus::Success | TaskStatus::Skipped))
+        .count();
+    let skipped = results
+        .iter()
+        .filter(|r| r.status == TaskStatus::Skipped)
         .count();
     eprintln!(
-        "{} passed, {} failed; results in {}",
-        results.len() - failed,
+        "{} passed, {} failed{}; results in {}",
+        results.len() - failed - skipped,
         failed,
+        if skipped > 0 {
+            format!(", {skipped} skipped")
+        } else {
+            String::new()
+        },
         out_dir.display()
     );
     Ok(if failed == 0 {

@@ -53,6 +53,19 @@ pub struct TaskResult {
     pub scripted_model_requests: Option<Vec<serde_json::Value>>,
     /// Paths of the kept artifacts, relative to this file's folder.
     pub paths: Paths,
+    /// What the loader did with keys of the task file it did not take as written
+    /// (coder_eval compatibility): `[{key, action: ignored|dropped|mapped|not_enforced,
+    /// to?, line, message}]`, `line` 1-based in the task file. Empty when none.
+    #[serde(default)]
+    pub load_notes: Vec<crate::task::LoadNote>,
+    /// The dataset row this task was made from (`{suite_id, row_id}`); `null` for a task
+    /// without `dataset:`.
+    #[serde(default)]
+    pub row: Option<crate::task::RowInfo>,
+    /// The budget caps of `run_limits` checked after the turn; `null` when the task
+    /// sets none.
+    #[serde(default)]
+    pub budget: Option<crate::budget::BudgetRecord>,
 }
 
 impl TaskResult {
@@ -132,6 +145,10 @@ pub struct Paths {
     pub recording: String,
     pub stderr: String,
     pub workspace: String,
+    /// The task's reference solution, staged after the agent finished (`reference`);
+    /// `null` when the task has none.
+    #[serde(default)]
+    pub reference: Option<String>,
 }
 
 impl Default for Paths {
@@ -140,6 +157,7 @@ impl Default for Paths {
             recording: "recording.jsonl".into(),
             stderr: "stderr.log".into(),
             workspace: "workspace".into(),
+            reference: None,
         }
     }
 }

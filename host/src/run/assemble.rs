@@ -5,6 +5,7 @@ use super::Prepared;
 use super::error::{RunError, error_reason, turn_error_kind};
 use super::verdict::TaskVerdict;
 use crate::results::{CliInfo, Paths, StopRecord, TASK_RESULT_VERSION, TaskResult, TaskStatus};
+use crate::task::Task;
 use crate::turn::live::LiveTurn;
 use harness_kit::{ExitCode, LimitKind};
 
@@ -44,6 +45,8 @@ pub(super) struct TurnDone {
 pub(super) struct Graded {
     pub(super) verdict: TaskVerdict,
     pub(super) grading_ms: u64,
+    /// Whether the task's reference was staged (`<dir>/reference`) for the criteria.
+    pub(super) reference_staged: bool,
 }
 
 /// Every stage's product: what [`assemble`] makes `task.json` from.
@@ -63,10 +66,12 @@ pub(super) fn assemble(p: &Prepared, done: Done) -> TaskResult {
             turn,
             scripted_model_requests,
         },
-        graded: Graded {
-            verdict,
-            grading_ms,
-        },
+        graded:
+            Graded {
+                verdict,
+                grading_ms,
+                reference_staged,
+            },
     } = done;
     // A documented exit code of the CLI's (its launch plan lists them) says what failed.
     let code = turn.record.exit.as_ref().and_then(|e| e.code);
@@ -92,10 +97,35 @@ pub(super) fn assemble(p: &Prepared, done: Done) -> TaskResult {
     } else {
         (None, None)
     };
+    // coder_eval's budget caps: a breach fails a run the criteria decided.
+    let mut status = verdict.status;
+    let (mut error, mut error_kind) = (error, error_kind);
+    let budget = crate::budget::check(&p.task.run_limits, &turn.record).map(|(budget, breach)| {
+        if let Some(breach) = breach
+            && matches!(
+                status,
+                TaskStatus::Success | TaskStatus::Failure | TaskStatus::MaxTurnsExhausted
+            )
+        {
+            status = match breach {
+                crate::budget::Breach::Tokens => TaskStatus::TokenBudgetExceeded,
+                crate::budget::Breach::Cost => TaskStatus::CostBudgetExceeded,
+            };
+            error = budget.exceeded.clone();
+            error_kind = Some("budget".to_string());
+        }
+        budget
+    });
+    let base = blank(p, &established.native);
     TaskResult {
-        status: verdict.status,
+        status,
         error,
         error_kind,
+        budget,
+        paths: Paths {
+            reference: reference_staged.then(|| "reference".to_string()),
+            ..base.paths.clone()
+        },
         cli,
         stop: turn.stop.map(|reason| StopRecord {
             reason,
@@ -110,7 +140,7 @@ pub(super) fn assemble(p: &Prepared, done: Done) -> TaskResult {
         stderr_tail: turn.stderr_tail,
         scripted_model_requests,
         turn: Some(turn.record),
-        ..blank(p, &established.native)
+        ..base
     }
 }
 
@@ -138,10 +168,23 @@ pub(super) fn failed(p: &Prepared, error: &RunError, established: Established) -
 
 /// A task's result before anything ran: ERROR, no turn, no criteria.
 fn blank(p: &Prepared, native: &[LimitKind]) -> TaskResult {
+    blank_for(&p.task, &p.harness, native)
+}
+
+/// A `skip: true` task on `harness`: SKIPPED, nothing started.
+pub(crate) fn skipped(task: &Task, harness: &str) -> TaskResult {
+    TaskResult {
+        status: TaskStatus::Skipped,
+        ..blank_for(task, harness, &[])
+    }
+}
+
+fn blank_for(task: &Task, harness: &str, native: &[LimitKind]) -> TaskResult {
+    let p = Skeleton { task, harness };
     TaskResult {
         result_version: TASK_RESULT_VERSION,
         task_id: p.task.task_id.clone(),
-        harness: p.harness.clone(),
+        harness: p.harness.to_string(),
         status: TaskStatus::Error,
         error: None,
         error_kind: None,
@@ -162,5 +205,14 @@ fn blank(p: &Prepared, native: &[LimitKind]) -> TaskResult {
         stderr_tail: String::new(),
         scripted_model_requests: None,
         paths: Paths::default(),
+        load_notes: p.task.load_notes.clone(),
+        row: p.task.row.clone(),
+        budget: None,
     }
+}
+
+/// What [`blank_for`] reads.
+struct Skeleton<'a> {
+    task: &'a Task,
+    harness: &'a str,
 }

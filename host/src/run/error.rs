@@ -42,9 +42,9 @@ pub enum RunError {
     /// The CLI could not be started, or the recording could not be written.
     #[error("running the CLI")]
     Cli(#[source] std::io::Error),
-    /// A `post_run` step failed.
-    #[error("post_run")]
-    PostRun(#[source] Cause),
+    /// The reference solution could not be staged for the criteria (after the turn).
+    #[error("staging the reference")]
+    Reference(#[source] Cause),
     /// `task.json` could not be written.
     #[error("could not write task.json")]
     WriteResult(#[source] std::io::Error),
@@ -61,7 +61,7 @@ impl RunError {
             RunError::Launch(_) => "launch",
             RunError::Recording(_) | RunError::StderrLog(_) => "recording",
             RunError::Cli(_) => "cli",
-            RunError::PostRun(_) => "post_run",
+            RunError::Reference(_) => "reference",
             RunError::WriteResult(_) => "write_result",
         }
     }
@@ -71,7 +71,7 @@ impl RunError {
         match self {
             // These causes name their stage themselves.
             RunError::Component(e) => e.to_string(),
-            RunError::Launch(e) | RunError::PostRun(e) => e.to_string(),
+            RunError::Launch(e) | RunError::Reference(e) => e.to_string(),
             RunError::Setup(e) | RunError::Refused(e) => format!("{self}: {e}"),
             RunError::Resolve(e) => format!("{self}: {e}"),
             RunError::ScriptedModel(e) => format!("{self}: {e}"),

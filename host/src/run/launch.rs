@@ -58,10 +58,13 @@ pub(super) fn launch_spec(
         }
         PromptDelivery::Stdin => Some(task.prompt.clone()),
     };
-    let mut path = std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into());
+    let mut path = crate::workspace::host_path();
     if let Some(dir) = program.parent() {
         path = format!("{}:{path}", dir.display());
     }
+    // The task's mock commands and `.venv` come first, before the CLI's own folder.
+    let workspace_vars = setup.env.vars(&path);
+    let path = setup.env.path(&path).unwrap_or(path);
     let mut env: Vec<(String, String)> = vec![
         ("PATH".into(), path),
         ("HOME".into(), setup.home.display().to_string()),
@@ -77,6 +80,7 @@ pub(super) fn launch_spec(
             env.push((key.into(), "127.0.0.1,localhost".into()));
         }
     }
+    env.extend(workspace_vars.into_iter().filter(|(k, _)| k != "PATH"));
     env.extend(plan.env.iter().map(|(k, v)| (k.clone(), subst(v))));
     for key in &options.pass_env {
         if let Ok(value) = std::env::var(key) {

@@ -95,7 +95,7 @@ async fn execute(
         policy: options.stop_policy,
     };
     let turn = stage!(turn(launched, planned.model, deadlines, cancel).await);
-    let graded = match grade(p, &dirs, &turn.turn).await {
+    let graded = match grade(p, &dirs, dir, &turn.turn).await {
         Ok(graded) => graded,
         Err(error) => {
             let live = &turn.turn;
@@ -255,17 +255,20 @@ async fn turn(
     })
 }
 
-/// Grade: the `post_run` steps, then the criteria and the task's status.
-async fn grade(p: &Prepared, dirs: &Dirs, turn: &LiveTurn) -> Result<Graded, RunError> {
+/// Grade: the reference staged (only now that the agent has finished, beside the
+/// workspace, not in it), the `post_run` steps (informational, as in coder_eval: a
+/// failing one never fails the task), then the criteria and the task's status.
+async fn grade(p: &Prepared, dirs: &Dirs, dir: &Path, turn: &LiveTurn) -> Result<Graded, RunError> {
     let start = Instant::now();
-    for command in &p.task.post_run {
-        setup::run_step(command, &dirs.workspace, "post_run")
-            .await
-            .map_err(|e| RunError::PostRun(Cause(e)))?;
+    let reference_dir = crate::workspace::stage_reference(&p.task, dir)
+        .map_err(|e| RunError::Reference(Cause(e)))?;
+    for step in &p.task.post_run {
+        let _ = setup::run_step(step, &dirs.workspace, &dirs.env, "post_run").await;
     }
     let verdict = verdict::grade(&p.task, &dirs.workspace, &turn.record, &turn.trajectory).await;
     Ok(Graded {
         verdict,
         grading_ms: start.elapsed().as_millis() as u64,
+        reference_staged: reference_dir.is_some(),
     })
 }

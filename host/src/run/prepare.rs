@@ -55,6 +55,13 @@ pub enum PrepareError {
         #[source]
         source: coder_eval_scripted_model::ScriptError,
     },
+    /// The task sets agent fields the harness does not honour.
+    #[error("task `{task}`: {source}")]
+    AgentField {
+        task: String,
+        #[source]
+        source: crate::task::agent::UnhonouredField,
+    },
     #[error("task `{task}`: no harness given (set agent.type or pass --harness)")]
     NoHarness { task: String },
     /// Two runs would share one result folder.
@@ -109,6 +116,17 @@ pub fn prepare(
                 source: Box::new(source),
             };
             let loaded = options.components.harness(&harness).map_err(fail)?;
+            // Every component the host loads today speaks harness@0.1.0.
+            crate::task::agent::check_agent_fields(
+                &task.agent,
+                &harness,
+                &crate::task::agent::builtin_capabilities(&harness),
+                crate::task::agent::HARNESS_CONTRACT,
+            )
+            .map_err(|source| PrepareError::AgentField {
+                task: task.task_id.clone(),
+                source,
+            })?;
             // A dry plan with placeholder URL: refusals and unsupported limits surface now.
             let mut launcher = Launcher::new(&loaded).map_err(|e| fail(e.into()))?;
             let settings = agent_settings(&task, Some("http://127.0.0.1:9".into()));

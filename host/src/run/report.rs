@@ -167,7 +167,11 @@ fn seconds(ms: u64) -> String {
 }
 
 fn harness_row(harness: &str, results: &[TaskResult]) -> Markup {
-    let runs: Vec<&TaskResult> = results.iter().filter(|r| r.harness == harness).collect();
+    // A skipped task (`skip: true`) ran nowhere: not counted.
+    let runs: Vec<&TaskResult> = results
+        .iter()
+        .filter(|r| r.harness == harness && r.status != TaskStatus::Skipped)
+        .collect();
     let passed = runs
         .iter()
         .filter(|r| r.status == TaskStatus::Success)

@@ -1,8 +1,8 @@
 //! A task's fresh folders: the workspace (template, starter files, pre_run) and the
 //! CLI's private HOME.
 
-use crate::limits::STEP_TIMEOUT;
-use crate::task::Task;
+use crate::task::{Step, Task};
+use crate::workspace::WorkspaceEnv;
 use std::path::{Path, PathBuf};
 
 /// The folders of one task run.
@@ -11,6 +11,8 @@ pub(super) struct Dirs {
     pub workspace: PathBuf,
     /// Absolute path of the CLI's private HOME.
     pub home: PathBuf,
+    /// PATH additions (mock commands, the task's `.venv`, `node_modules/.bin`).
+    pub env: WorkspaceEnv,
 }
 
 /// Makes `dir/workspace` and `dir/home` afresh and fills the workspace. Errors name the
@@ -26,6 +28,8 @@ pub(super) async fn prepare_dirs(task: &Task, dir: &Path) -> Result<Dirs, String
     }
     let workspace = workspace.canonicalize().map_err(|e| e.to_string())?;
     let home = home.canonicalize().map_err(|e| e.to_string())?;
+    // coder_eval's sources first (a `repo` source needs the empty workspace).
+    crate::workspace::apply_template_sources(task, &workspace).await?;
     if let Some(template) = &task.sandbox.template_dir {
         copy_dir(&task.dir.join(template), &workspace)
             .map_err(|e| format!("sandbox.template_dir: {e}"))?;
@@ -37,18 +41,33 @@ pub(super) async fn prepare_dirs(task: &Task, dir: &Path) -> Result<Dirs, String
         }
         std::fs::write(&path, content).map_err(|e| format!("sandbox.starter_files {name}: {e}"))?;
     }
-    for command in &task.pre_run {
-        run_step(command, &workspace, "pre_run").await?;
+    let env = crate::workspace::prepare_env(task, &workspace).await?;
+    crate::workspace::write_login_profile(&home, &env)
+        .map_err(|e| format!("{}: {e}", home.display()))?;
+    for step in &task.pre_run {
+        run_step(step, &workspace, &env, "pre_run").await?;
     }
-    Ok(Dirs { workspace, home })
+    Ok(Dirs {
+        workspace,
+        home,
+        env,
+    })
 }
 
-/// Runs one pre_run / post_run shell step in the workspace; a non-zero exit is an error.
-pub(super) async fn run_step(command: &str, workspace: &Path, what: &str) -> Result<(), String> {
-    let out = crate::process::run_shell(command, workspace, &[], STEP_TIMEOUT, 64 * 1024)
+/// Runs one pre_run / post_run shell step in the workspace; a non-zero exit is an error
+/// when the step says `fail_on_error`.
+pub(super) async fn run_step(
+    step: &Step,
+    workspace: &Path,
+    env: &WorkspaceEnv,
+    what: &str,
+) -> Result<(), String> {
+    let command = step.command.as_str();
+    let vars = env.vars(&crate::workspace::host_path());
+    let out = crate::process::run_shell(command, workspace, &vars, step.timeout, 64 * 1024)
         .await
         .map_err(|e| format!("{what} `{command}`: {e}"))?;
-    if out.exit_code != Some(0) {
+    if out.exit_code != Some(0) && step.fail_on_error {
         return Err(format!(
             "{what} `{command}` failed ({}): {}",
             if out.timed_out {

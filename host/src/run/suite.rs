@@ -2,22 +2,48 @@
 //! `junit.xml` and `report.html` beside them.
 
 use super::{Prepared, RunOptions, junit, report, run_one};
-use crate::results::{RunRow, RunSummary, TASK_RESULT_VERSION, TaskResult, write_json_atomically};
+use crate::results::{
+    RunRow, RunSummary, TASK_RESULT_VERSION, TaskResult, TaskStatus, write_json_atomically,
+};
 use std::path::Path;
 use std::sync::Arc;
 use tokio::sync::watch;
 
+/// Records a `skip: true` task on `harness` as SKIPPED and writes its `task.json`
+/// (`<out>/<task_id>/<harness>/task.json`); nothing is started. Pass the results to
+/// [`run_all`] so `run.json` and the reports list them.
+pub fn record_skipped(
+    task: &crate::task::Task,
+    harness: &str,
+    out_dir: &std::path::Path,
+) -> TaskResult {
+    let mut result = super::assemble::skipped(task, harness);
+    let dir = out_dir.join(&task.task_id).join(harness);
+    if let Err(err) = std::fs::create_dir_all(&dir)
+        .and_then(|()| write_json_atomically(&dir.join("task.json"), &result))
+    {
+        result.status = TaskStatus::Error;
+        result.error = Some(format!("could not write task.json: {err}"));
+    }
+    result
+}
+
 /// Runs the prepared pairs, `jobs` at a time; Ctrl-C (`cancel`) stops every running CLI
 /// and still writes what was recorded. Writes `run.json`, `junit.xml` and `report.html`
 /// at the end.
+/// `skipped` ([`record_skipped`]) come first in the results and `run.json`.
 pub async fn run_all(
     prepared: Vec<Prepared>,
+    skipped: Vec<TaskResult>,
     options: &RunOptions,
     jobs: usize,
     cancel: watch::Receiver<bool>,
     mut on_done: impl FnMut(&TaskResult),
 ) -> std::io::Result<Vec<TaskResult>> {
     std::fs::create_dir_all(&options.out_dir)?;
+    for r in &skipped {
+        on_done(r);
+    }
     let semaphore = Arc::new(tokio::sync::Semaphore::new(jobs.max(1)));
     let mut set = tokio::task::JoinSet::new();
     for (index, p) in prepared.into_iter().enumerate() {
@@ -36,7 +62,10 @@ pub async fn run_all(
         results.push((index, result));
     }
     results.sort_by_key(|(i, _)| *i);
-    let results: Vec<TaskResult> = results.into_iter().map(|(_, r)| r).collect();
+    let results: Vec<TaskResult> = skipped
+        .into_iter()
+        .chain(results.into_iter().map(|(_, r)| r))
+        .collect();
     let summary = RunSummary {
         result_version: TASK_RESULT_VERSION,
         rows: results

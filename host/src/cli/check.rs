@@ -1,0 +1,114 @@
+//! `coder-eval check`.
+
+use super::print_stdout;
+use coder_eval::components::BUILTIN_HARNESSES;
+use coder_eval::exit_codes;
+use coder_eval::task::agent::{HARNESS_CONTRACT, builtin_capabilities, check_agent_fields};
+use coder_eval::task::{LoadNote, Task};
+use std::path::{Path, PathBuf};
+
+/// Loads and validates task files without running anything: the same checks `run` makes
+/// before any agent starts (schema, paths, dataset rows, the agent fields the task's
+/// `agent.type` harness honours). Warnings (keys ignored, dropped or mapped) go to
+/// stderr as `warning: FILE:LINE: ...`; one `ok` line per good file on stdout. Exit code:
+/// 0 when every file loads, 2 otherwise.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  coder-eval check tasks/**/*.yaml
+  coder-eval check task.yaml --harness codex")]
+pub struct CheckArgs {
+    /// Task files (YAML).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// Check the agent fields against this harness instead of each task's `agent.type`
+    /// (repeatable).
+    #[arg(long)]
+    harness: Vec<String>,
+}
+
+pub fn run(args: CheckArgs) -> Result<i32, Box<dyn std::error::Error>> {
+    let mut failed = 0;
+    for file in &args.files {
+        match check_file(file, &args.harness) {
+            Ok(line) => print_stdout(&format!("{line}\n")),
+            Err(message) => {
+                eprintln!("error: {message}");
+                failed += 1;
+            }
+        }
+    }
+    if failed > 0 {
+        eprintln!("{failed} of {} task files did not load", args.files.len());
+        return Ok(exit_codes::USAGE);
+    }
+    Ok(exit_codes::OK)
+}
+
+/// One file: its warnings on stderr, then `Ok(summary)` or `Err(one line)`.
+fn check_file(file: &Path, harnesses: &[String]) -> Result<String, String> {
+    let loaded = Task::load_file(file).map_err(|e| error_chain(&e))?;
+    print_warnings(file, &loaded.notes);
+    for task in &loaded.tasks {
+        let names: Vec<String> = if harnesses.is_empty() {
+            task.agent.harness.iter().cloned().collect()
+        } else {
+            harnesses.to_vec()
+        };
+        for harness in names {
+            if !BUILTIN_HARNESSES.iter().any(|h| h.name == harness) {
+                let known: Vec<&str> = BUILTIN_HARNESSES.iter().map(|h| h.name).collect();
+                let hint = coder_eval::task::closest(&harness, known.iter().copied())
+                    .map(|b| format!(" (did you mean `{b}`?)"))
+                    .unwrap_or_default();
+                return Err(format!(
+                    "{}: agent.type `{harness}` is not a harness here{hint}; the harnesses are {}",
+                    file.display(),
+                    known.join(", ")
+                ));
+            }
+            check_agent_fields(
+                &task.agent,
+                &harness,
+                &builtin_capabilities(&harness),
+                HARNESS_CONTRACT,
+            )
+            .map_err(|e| format!("{}: task `{}`: {e}", file.display(), task.task_id))?;
+        }
+    }
+    let skipped = loaded.tasks.iter().filter(|t| t.skip).count();
+    Ok(format!(
+        "ok {} ({} task{}{})",
+        file.display(),
+        loaded.tasks.len(),
+        if loaded.tasks.len() == 1 { "" } else { "s" },
+        if skipped > 0 {
+            format!(", {skipped} marked skip")
+        } else {
+            String::new()
+        }
+    ))
+}
+
+/// Prints load notes as `warning: FILE:LINE: message`.
+pub fn print_warnings(file: &Path, notes: &[LoadNote]) {
+    for note in notes {
+        match note.line {
+            Some(line) => eprintln!("warning: {}:{line}: {}", file.display(), note.message),
+            None => eprintln!("warning: {}: {}", file.display(), note.message),
+        }
+    }
+}
+
+/// An error and its causes on one line.
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        let c = cause.to_string();
+        if !text.contains(&c) {
+            text = format!("{text}: {c}");
+        }
+        source = cause.source();
+    }
+    text
+}

@@ -1,0 +1,555 @@
+//! The `sandbox:`, `reference:`, `pre_run:` and `post_run:` sections of a task file.
+//!
+//! Field names and defaults are coder_eval's (v0.12, `src/coder_eval/models/sandbox.py`,
+//! `templates.py`, `tasks.py`), plus this project's own `starter_files` map and
+//! `template_dir` string. What the tempdir driver does with them is in
+//! [`crate::workspace`].
+
+use serde::{Deserialize, Deserializer, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// `sandbox:`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxSpec {
+    /// Files written into the fresh workspace: relative path → content.
+    #[serde(default)]
+    pub starter_files: BTreeMap<String, String>,
+    /// A folder copied into the workspace first (relative to the task file), everything
+    /// in it (no ignore patterns: this project's own form).
+    #[serde(default)]
+    pub template_dir: Option<PathBuf>,
+    /// `tempdir` (the default: a fresh folder on this machine) or `docker`.
+    #[serde(default)]
+    pub driver: Driver,
+    /// The `docker:` block, kept as written for the docker driver (which types it).
+    #[serde(default)]
+    pub docker: Option<serde_yaml_ng::Value>,
+    /// `python:` absent = no virtualenv (coder_eval makes one by default; here only when
+    /// asked); `python: null` = none; `python: {}` = a `.venv` in the workspace.
+    #[serde(default, deserialize_with = "present")]
+    pub python: Option<Option<PythonEnv>>,
+    /// npm packages installed into the workspace (`node_modules`).
+    #[serde(default)]
+    pub node: Option<NodeEnv>,
+    /// Resource limits: `timeout` (s) is enforced; the others bind only under docker.
+    #[serde(default)]
+    pub limits: Option<SandboxLimits>,
+    /// Sources applied in order into the workspace (last wins).
+    #[serde(default)]
+    pub template_sources: Option<Vec<TemplateSource>>,
+    /// Overrides of the default ignore list for `template_dir` sources: `name` adds a
+    /// pattern, `!name` removes a default one.
+    #[serde(default, alias = "additional_ignore_patterns")]
+    pub ignore_patterns: Vec<String>,
+    /// Workspace folders whose files become commands on PATH (marked executable, put
+    /// first on PATH for the agent, `pre_run`/`post_run` and `run_command`).
+    #[serde(default)]
+    pub mock_path_dirs: Option<Vec<String>>,
+    /// `false` = the task runs with loopback only (the `--isolate-network` mechanism).
+    #[serde(default)]
+    pub network_enabled: Option<bool>,
+}
+
+/// `sandbox.driver`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Driver {
+    #[default]
+    Tempdir,
+    Docker,
+}
+
+/// `sandbox.python`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PythonEnv {
+    /// pip requirement strings (a relative path is relative to the workspace).
+    #[serde(default)]
+    pub env_packages: Vec<String>,
+    /// `3.11` etc.: the venv is made with `python<version>` from PATH; absent = `python3`.
+    #[serde(default)]
+    pub python_version: Option<String>,
+}
+
+/// `sandbox.node`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeEnv {
+    /// npm package specs (`left-pad@1.3.0`, or a path to a tarball or folder).
+    #[serde(default)]
+    pub env_packages: Vec<String>,
+}
+
+/// `sandbox.limits`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxLimits {
+    /// Seconds: bounds the task's wall clock (as `run_limits.task_timeout`; the smaller
+    /// of the two wins).
+    #[serde(default)]
+    pub timeout: Option<u64>,
+    /// MB; docker only.
+    #[serde(default)]
+    pub max_memory_mb: Option<u64>,
+    /// CPUs; docker only.
+    #[serde(default)]
+    pub max_cpus: Option<f64>,
+    /// Processes; docker only.
+    #[serde(default)]
+    pub max_pids: Option<u64>,
+    /// MB; reserved in coder_eval (enforced by no driver).
+    #[serde(default)]
+    pub max_disk_mb: Option<u64>,
+}
+
+/// One `template_sources` entry.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum TemplateSource {
+    /// A folder copied in (default ignore list applies), at `mount_point`.
+    TemplateDir {
+        /// Relative to the task file; absolute after load.
+        path: PathBuf,
+        #[serde(default = "dot")]
+        mount_point: String,
+    },
+    /// Inline files.
+    StarterFiles { files: Vec<StarterFile> },
+    /// A git repository cloned in (must come first). Only local repositories (a path, or
+    /// `file://`): runs here have no network.
+    Repo {
+        url: String,
+        #[serde(default)]
+        commit: Option<String>,
+    },
+}
+
+/// One inline file of a `starter_files` source.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StarterFile {
+    pub path: String,
+    pub content: String,
+}
+
+fn dot() -> String {
+    ".".into()
+}
+
+/// `reference:`: a solution for the graders, never readable by the agent while it runs.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReferenceSpec {
+    /// A folder (relative to the task file); coder_eval's current form.
+    #[serde(default)]
+    pub directory: Option<PathBuf>,
+    /// One file (coder_eval's older form).
+    #[serde(default)]
+    pub file: Option<PathBuf>,
+    /// Inline code (coder_eval's older form), staged as `reference/solution`.
+    #[serde(default)]
+    pub code: Option<String>,
+}
+
+/// One `pre_run` / `post_run` step: a plain command string, or
+/// `{command, timeout, fail_on_error}` (coder_eval's form).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Step {
+    pub command: String,
+    /// 1–300 s; default 30 (coder_eval).
+    #[serde(serialize_with = "ms")]
+    pub timeout: Duration,
+    /// `pre_run`: a failure is a task ERROR (default true). `post_run` steps are
+    /// informational (coder_eval): recorded, never failing the task.
+    pub fail_on_error: bool,
+}
+
+fn ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u64(d.as_millis() as u64)
+}
+
+/// Default timeout of a step, s (coder_eval).
+pub const STEP_TIMEOUT_DEFAULT_S: u64 = 30;
+/// Largest timeout of a step, s (coder_eval).
+pub const STEP_TIMEOUT_MAX_S: u64 = 300;
+
+impl<'de> Deserialize<'de> for Step {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Step, D::Error> {
+        use serde::de::Error;
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Full {
+            command: String,
+            #[serde(default)]
+            timeout: Option<u64>,
+            #[serde(default)]
+            fail_on_error: Option<bool>,
+        }
+        let value = serde_yaml_ng::Value::deserialize(d)?;
+        let full = match value {
+            serde_yaml_ng::Value::String(command) => Full {
+                command,
+                timeout: None,
+                fail_on_error: None,
+            },
+            serde_yaml_ng::Value::Mapping(_) => Full::deserialize(value).map_err(|e| {
+                D::Error::custom(format!(
+                    "a step is a command string or {{command, timeout, fail_on_error}}: {e}"
+                ))
+            })?,
+            other => {
+                return Err(D::Error::custom(format!(
+                    "a step is a command string or {{command, timeout, fail_on_error}}, got {}",
+                    kind(&other)
+                )));
+            }
+        };
+        let secs = full.timeout.unwrap_or(STEP_TIMEOUT_DEFAULT_S);
+        if !(1..=STEP_TIMEOUT_MAX_S).contains(&secs) {
+            return Err(D::Error::custom(format!(
+                "a step's timeout is 1 to {STEP_TIMEOUT_MAX_S} seconds, got {secs}"
+            )));
+        }
+        if full.command.trim().is_empty() {
+            return Err(D::Error::custom("a step's command is empty"));
+        }
+        Ok(Step {
+            command: full.command,
+            timeout: Duration::from_secs(secs),
+            fail_on_error: full.fail_on_error.unwrap_or(true),
+        })
+    }
+}
+
+fn kind(v: &serde_yaml_ng::Value) -> &'static str {
+    match v {
+        serde_yaml_ng::Value::Null => "null",
+        serde_yaml_ng::Value::Bool(_) => "a boolean",
+        serde_yaml_ng::Value::Number(_) => "a number",
+        serde_yaml_ng::Value::String(_) => "a string",
+        serde_yaml_ng::Value::Sequence(_) => "a list",
+        serde_yaml_ng::Value::Mapping(_) => "a mapping",
+        serde_yaml_ng::Value::Tagged(_) => "a tagged value",
+    }
+}
+
+/// Absent → `None`; present (even `null`) → `Some(value)`.
+fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(d).map(Some)
+}
+
+/// coder_eval's default ignore list (`resources/default_ignore_patterns.yaml`): names
+/// matched against every path component of a `template_dir` source.
+pub const DEFAULT_IGNORE_PATTERNS: &[&str] = &[
+    ".venv",
+    "venv",
+    "ENV",
+    "env",
+    "virtualenv",
+    ".git",
+    ".svn",
+    ".hg",
+    "__pycache__",
+    "*.pyc",
+    "*.pyo",
+    "*.pyd",
+    ".pytest_cache",
+    ".ruff_cache",
+    "*.egg-info",
+    ".eggs",
+    "dist",
+    "build",
+    ".vscode",
+    ".idea",
+    "*.swp",
+    "*.swo",
+    "*~",
+    ".DS_Store",
+    "Thumbs.db",
+    "node_modules",
+    ".npm",
+    "bower_components",
+    ".coverage",
+    "htmlcov",
+    ".tox",
+    ".nox",
+    "*.so",
+    "*.dylib",
+    "*.dll",
+    "cli_mocks",
+];
+
+/// An ignore-pattern entry is valid: not empty, not a bare `!`.
+pub fn check_ignore_pattern(entry: &str) -> Result<(), String> {
+    let trimmed = entry.trim();
+    if trimmed.is_empty() || trimmed == "!" {
+        return Err(format!("`{entry}` is not a pattern"));
+    }
+    Ok(())
+}
+
+/// The effective ignore list: the defaults, plus bare entries, minus `!` entries.
+pub fn ignore_list(overrides: &[String]) -> Vec<String> {
+    let mut list: Vec<String> = DEFAULT_IGNORE_PATTERNS
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    for entry in overrides {
+        let entry = entry.trim();
+        match entry.strip_prefix('!') {
+            Some(removed) => list.retain(|p| p != removed.trim()),
+            None => {
+                if !list.iter().any(|p| p == entry) {
+                    list.push(entry.to_string());
+                }
+            }
+        }
+    }
+    list
+}
+
+/// Whether a file or folder name matches an ignore pattern (coder_eval's rule: a
+/// leading `*` matches a suffix, a trailing `*` a prefix, else the whole name).
+pub fn name_matches(name: &str, pattern: &str) -> bool {
+    if let Some(suffix) = pattern.strip_prefix('*') {
+        name.ends_with(suffix)
+    } else if let Some(prefix) = pattern.strip_suffix('*') {
+        name.starts_with(prefix)
+    } else {
+        name == pattern
+    }
+}
+
+/// The folder that task-relative paths must stay inside: the nearest folder at or above
+/// the task file's folder that holds `.git` (a suite's repository, so `../templates`
+/// works), else the task file's folder itself.
+pub fn task_root(dir: &Path) -> PathBuf {
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    dir.ancestors()
+        .find(|a| a.join(".git").exists())
+        .map(Path::to_path_buf)
+        .unwrap_or(dir)
+}
+
+/// Resolves a task-relative path that must exist and stay inside the task root.
+pub fn inside_root(dir: &Path, path: &Path, what: &str) -> Result<PathBuf, String> {
+    let joined = dir.join(path);
+    let real = joined
+        .canonicalize()
+        .map_err(|e| format!("{what}: {}: {e}", joined.display()))?;
+    let root = task_root(dir);
+    if !real.starts_with(&root) {
+        return Err(format!(
+            "{what}: {} leaves the task folder {} (paths stay inside the task's folder, or the \
+             git repository holding it): move it inside",
+            path.display(),
+            root.display()
+        ));
+    }
+    Ok(real)
+}
+
+/// A workspace-relative path (no absolute path, no `..`).
+pub fn check_relative(path: &str, what: &str) -> Result<(), String> {
+    if path.is_empty()
+        || Path::new(path).is_absolute()
+        || path.replace('\\', "/").split('/').any(|c| c == "..")
+    {
+        return Err(format!(
+            "{what}: `{path}` must be a relative path inside the workspace"
+        ));
+    }
+    Ok(())
+}
+
+impl SandboxSpec {
+    /// Resolves and checks paths against the task folder `dir`.
+    pub(crate) fn resolve(&mut self, dir: &Path) -> Result<(), String> {
+        if let Some(template) = &self.template_dir {
+            let real = inside_root(dir, template, "sandbox.template_dir")?;
+            if !real.is_dir() {
+                return Err(format!(
+                    "sandbox.template_dir: {} is not a folder",
+                    real.display()
+                ));
+            }
+            self.template_dir = Some(real);
+        }
+        for name in self.starter_files.keys() {
+            check_relative(name, "sandbox.starter_files")?;
+        }
+        for entry in &self.ignore_patterns {
+            check_ignore_pattern(entry).map_err(|e| format!("sandbox.ignore_patterns: {e}"))?;
+        }
+        if let Some(dirs) = &self.mock_path_dirs {
+            for d in dirs {
+                check_relative(d, "sandbox.mock_path_dirs")?;
+            }
+        }
+        if let Some(limits) = &self.limits
+            && limits.timeout == Some(0)
+        {
+            return Err("sandbox.limits.timeout: must be at least 1 second".into());
+        }
+        let sources = self.template_sources.get_or_insert_with(Vec::new);
+        let repos = sources
+            .iter()
+            .filter(|s| matches!(s, TemplateSource::Repo { .. }))
+            .count();
+        if repos > 1 {
+            return Err("sandbox.template_sources: only one `repo` source is allowed".into());
+        }
+        if repos == 1 && !matches!(sources.first(), Some(TemplateSource::Repo { .. })) {
+            return Err(
+                "sandbox.template_sources: the `repo` source must come first (it is cloned into an empty workspace)".into(),
+            );
+        }
+        for (i, source) in sources.iter_mut().enumerate() {
+            let what = format!("sandbox.template_sources[{i}]");
+            match source {
+                TemplateSource::TemplateDir { path, mount_point } => {
+                    let text = path.display().to_string();
+                    let expanded = super::agent::expand_env(&text).map_err(|var| {
+                        format!("{what}.path `{text}`: the environment variable `{var}` is not set (export it, or write the path)")
+                    })?;
+                    // A path written in the file stays inside the task root; one the user
+                    // gives through the environment (`$VAR`) is theirs to choose.
+                    let real = if text.contains('$') {
+                        let joined = dir.join(&expanded);
+                        joined.canonicalize().map_err(|e| {
+                            format!("{what}.path `{text}`: {}: {e}", joined.display())
+                        })?
+                    } else {
+                        inside_root(dir, Path::new(&expanded), &format!("{what}.path"))?
+                    };
+                    if !real.is_dir() {
+                        return Err(format!("{what}.path: {} is not a folder", real.display()));
+                    }
+                    *path = real;
+                    check_relative(mount_point, &format!("{what}.mount_point"))?;
+                }
+                TemplateSource::StarterFiles { files } => {
+                    for f in files {
+                        check_relative(&f.path, &format!("{what}.files"))?;
+                    }
+                }
+                TemplateSource::Repo { url, .. } => {
+                    let local = url.strip_prefix("file://").map(str::to_string).or_else(|| {
+                        (!url.contains("://") && !url.contains('@')).then(|| url.clone())
+                    });
+                    let Some(local) = local else {
+                        return Err(format!(
+                            "{what}: repo `{url}` needs the network, which runs here do not \
+                             have: clone it beside the task and use \
+                             `{{type: repo, url: file://<path>}}` or `{{type: template_dir, path}}`"
+                        ));
+                    };
+                    let real = inside_root(dir, Path::new(&local), &format!("{what}.url"))?;
+                    *url = real.display().to_string();
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The limits that bind only under docker and are set here (for a load note).
+    pub fn docker_only_limits(&self) -> Vec<&'static str> {
+        let Some(l) = &self.limits else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        if l.max_memory_mb.is_some() {
+            out.push("max_memory_mb");
+        }
+        if l.max_cpus.is_some() {
+            out.push("max_cpus");
+        }
+        if l.max_pids.is_some() {
+            out.push("max_pids");
+        }
+        if l.max_disk_mb.is_some() {
+            out.push("max_disk_mb");
+        }
+        out
+    }
+}
+
+/// A resolved `reference:` (absolute paths).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Reference {
+    /// A folder, staged whole.
+    Directory(PathBuf),
+    /// One file, staged into the reference folder under its own name.
+    File(PathBuf),
+    /// Inline code, staged as `solution` in the reference folder.
+    Code(String),
+}
+
+impl ReferenceSpec {
+    /// Exactly one of `directory`, `file`, `code`; paths inside the task root.
+    pub(crate) fn resolve(self, dir: &Path) -> Result<Reference, String> {
+        match (self.directory, self.file, self.code) {
+            (Some(d), None, None) => {
+                let real = inside_root(dir, &d, "reference.directory")?;
+                if !real.is_dir() {
+                    return Err(format!(
+                        "reference.directory: {} is not a folder",
+                        real.display()
+                    ));
+                }
+                Ok(Reference::Directory(real))
+            }
+            (None, Some(f), None) => {
+                let real = inside_root(dir, &f, "reference.file")?;
+                if !real.is_file() {
+                    return Err(format!("reference.file: {} is not a file", real.display()));
+                }
+                Ok(Reference::File(real))
+            }
+            (None, None, Some(code)) => Ok(Reference::Code(code)),
+            _ => Err("reference: give exactly one of `directory`, `file`, `code`".into()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ignore_rules() {
+        assert!(name_matches("x.pyc", "*.pyc"));
+        assert!(name_matches("test_a.py", "test_*"));
+        assert!(!name_matches("distx", "dist"));
+        let list = ignore_list(&["!dist".into(), "*.bak".into()]);
+        assert!(!list.iter().any(|p| p == "dist"));
+        assert!(list.iter().any(|p| p == "*.bak"));
+        assert!(check_ignore_pattern(" ! ").is_err());
+    }
+
+    #[test]
+    fn steps_in_both_forms_with_coder_eval_defaults() {
+        let steps: Vec<Step> = serde_yaml_ng::from_str(
+            "- echo a\n- {command: echo b, timeout: 5, fail_on_error: false}\n",
+        )
+        .unwrap();
+        assert_eq!(steps[0].timeout, Duration::from_secs(30));
+        assert!(steps[0].fail_on_error);
+        assert_eq!(steps[1].timeout, Duration::from_secs(5));
+        assert!(!steps[1].fail_on_error);
+        for bad in [
+            "- {command: x, timeout: 301}",
+            "- {command: x, timeout: 0}",
+            "- 3",
+            "- {cmd: x}",
+        ] {
+            assert!(serde_yaml_ng::from_str::<Vec<Step>>(bad).is_err(), "{bad}");
+        }
+    }
+}
