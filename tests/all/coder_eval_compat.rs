@@ -4,7 +4,7 @@
 //! two harnesses, graded by the real criteria.
 
 use crate::support::{bin, root, scratch};
-use coder_eval::run::output::TaskResult;
+use coder_eval::results::TaskResult;
 use coder_eval::task::{NoteAction, Reference, Task};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -125,7 +125,7 @@ fn what_the_loader_made_of_them() {
     let ids: Vec<&str> = rows.iter().map(|t| t.task_id.as_str()).collect();
     assert_eq!(ids, ["rows/alpha", "rows/beta", "rows/gamma_3"]);
     assert_eq!(rows[1].prompt, "Write 'beta' into out.txt (row beta, n=2).");
-    let params = serde_json::to_string(&rows[2].success_criteria[0].params).unwrap();
+    let params = serde_json::to_string(&rows[2].success_criteria[0]).unwrap();
     assert!(
         params.contains("gamma") && !params.contains("${row"),
         "{params}"

@@ -60,7 +60,7 @@ pub enum PrepareError {
     AgentField {
         task: String,
         #[source]
-        source: crate::task::agent::UnhonouredField,
+        source: Box<crate::task::agent::UnhonouredField>,
     },
     #[error("task `{task}`: no harness given (set agent.type or pass --harness)")]
     NoHarness { task: String },
@@ -125,7 +125,7 @@ pub fn prepare(
             )
             .map_err(|source| PrepareError::AgentField {
                 task: task.task_id.clone(),
-                source,
+                source: Box::new(source),
             })?;
             // A dry plan with placeholder URL: refusals and unsupported limits surface now.
             let mut launcher = Launcher::new(&loaded).map_err(|e| fail(e.into()))?;
