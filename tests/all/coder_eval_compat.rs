@@ -372,8 +372,18 @@ fn tempdir_tasks_run_on_two_harnesses() {
         let task_dir = out.join("compat-workspace").join(h);
         assert!(task_dir.join("reference/solution.py").is_file());
         assert!(!task_dir.join("workspace/reference").exists());
-        // post_run ran, and its failing exit did not fail the task.
+        // post_run ran, and its failing exit did not fail the task; every step is kept.
         assert!(task_dir.join("workspace/post.txt").is_file());
+        let steps: Vec<(&str, Option<i32>)> = r
+            .steps
+            .iter()
+            .map(|s| (s.phase.as_str(), s.exit_code))
+            .collect();
+        assert_eq!(
+            steps,
+            [("pre_run", Some(0)), ("pre_run", Some(3)), ("post_run", Some(1))],
+            "{h}"
+        );
 
         // Budget caps, checked after the turn against what the CLI reported.
         let (s, _, r) = status("compat-budget", h);

@@ -40,7 +40,9 @@ mod turn;
 
 pub use criterion::{CriterionError, CriterionResult, TaskStatus};
 pub use stop::StopReason;
-pub use task::{CliInfo, LimitsRecord, Paths, RunRow, RunSummary, StopRecord, TaskResult};
+pub use task::{
+    CliInfo, LimitsRecord, Paths, RunRow, RunSummary, StepRecord, StopRecord, TaskResult,
+};
 pub use turn::{
     CliResult, DiagnosticRecord, ExitRecord, MessageRecord, ModelCallRecord, ReducerError,
     StampedEvent, Timing, ToolCallRecord, ToolOutcome, TurnRecord, TurnStatus,

@@ -66,6 +66,27 @@ pub struct TaskResult {
     /// sets none.
     #[serde(default)]
     pub budget: Option<crate::budget::BudgetRecord>,
+    /// What each `pre_run` and `post_run` step did, in order. A failing `post_run` step
+    /// is informational (coder_eval): it is here, not in the status.
+    #[serde(default)]
+    pub steps: Vec<StepRecord>,
+}
+
+/// One `pre_run` / `post_run` shell step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StepRecord {
+    /// `pre_run` or `post_run`.
+    pub phase: String,
+    pub command: String,
+    /// `null` when a signal ended it or it timed out.
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    /// Wall time, ms.
+    pub duration_ms: u64,
+    /// The last 4 KiB of its stdout.
+    pub stdout_tail: String,
+    /// The last 4 KiB of its stderr.
+    pub stderr_tail: String,
 }
 
 impl TaskResult {

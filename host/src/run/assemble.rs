@@ -47,6 +47,8 @@ pub(super) struct Graded {
     pub(super) grading_ms: u64,
     /// Whether the task's reference was staged (`<dir>/reference`) for the criteria.
     pub(super) reference_staged: bool,
+    /// The `pre_run` and `post_run` steps, in order.
+    pub(super) steps: Vec<crate::results::StepRecord>,
 }
 
 /// Every stage's product: what [`assemble`] makes `task.json` from.
@@ -71,6 +73,7 @@ pub(super) fn assemble(p: &Prepared, done: Done) -> TaskResult {
                 verdict,
                 grading_ms,
                 reference_staged,
+                steps,
             },
     } = done;
     // A documented exit code of the CLI's (its launch plan lists them) says what failed.
@@ -122,6 +125,7 @@ pub(super) fn assemble(p: &Prepared, done: Done) -> TaskResult {
         error,
         error_kind,
         budget,
+        steps,
         paths: Paths {
             reference: reference_staged.then(|| "reference".to_string()),
             ..base.paths.clone()
@@ -208,6 +212,7 @@ fn blank_for(task: &Task, harness: &str, native: &[LimitKind]) -> TaskResult {
         load_notes: p.task.load_notes.clone(),
         row: p.task.row.clone(),
         budget: None,
+        steps: Vec::new(),
     }
 }
 

@@ -262,13 +262,22 @@ async fn grade(p: &Prepared, dirs: &Dirs, dir: &Path, turn: &LiveTurn) -> Result
     let start = Instant::now();
     let reference_dir = crate::workspace::stage_reference(&p.task, dir)
         .map_err(|e| RunError::Reference(Cause(e)))?;
+    let mut steps = dirs.pre_run.clone();
     for step in &p.task.post_run {
-        let _ = setup::run_step(step, &dirs.workspace, &dirs.env, "post_run").await;
+        let step = crate::task::Step {
+            fail_on_error: false,
+            ..step.clone()
+        };
+        // Only a shell that cannot start is an Err here; it is left out of the record.
+        if let Ok(record) = setup::run_step(&step, &dirs.workspace, &dirs.env, "post_run").await {
+            steps.push(record);
+        }
     }
     let verdict = verdict::grade(&p.task, &dirs.workspace, &turn.record, &turn.trajectory).await;
     Ok(Graded {
         verdict,
         grading_ms: start.elapsed().as_millis() as u64,
         reference_staged: reference_dir.is_some(),
+        steps,
     })
 }

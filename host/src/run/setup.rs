@@ -1,6 +1,7 @@
 //! A task's fresh folders: the workspace (template, starter files, pre_run) and the
 //! CLI's private HOME.
 
+use crate::results::StepRecord;
 use crate::task::{Step, Task};
 use crate::workspace::WorkspaceEnv;
 use std::path::{Path, PathBuf};
@@ -13,6 +14,8 @@ pub(super) struct Dirs {
     pub home: PathBuf,
     /// PATH additions (mock commands, the task's `.venv`, `node_modules/.bin`).
     pub env: WorkspaceEnv,
+    /// What each `pre_run` step did.
+    pub pre_run: Vec<StepRecord>,
 }
 
 /// Makes `dir/workspace` and `dir/home` afresh and fills the workspace. Errors name the
@@ -44,29 +47,42 @@ pub(super) async fn prepare_dirs(task: &Task, dir: &Path) -> Result<Dirs, String
     let env = crate::workspace::prepare_env(task, &workspace).await?;
     crate::workspace::write_login_profile(&home, &env)
         .map_err(|e| format!("{}: {e}", home.display()))?;
+    let mut pre_run = Vec::new();
     for step in &task.pre_run {
-        run_step(step, &workspace, &env, "pre_run").await?;
+        pre_run.push(run_step(step, &workspace, &env, "pre_run").await?);
     }
     Ok(Dirs {
         workspace,
         home,
         env,
+        pre_run,
     })
 }
 
-/// Runs one pre_run / post_run shell step in the workspace; a non-zero exit is an error
-/// when the step says `fail_on_error`.
+/// Runs one pre_run / post_run shell step in the workspace (the task's PATH first) and
+/// says what it did; a failure (non-zero exit, timeout) is an error when the step says
+/// `fail_on_error`.
 pub(super) async fn run_step(
     step: &Step,
     workspace: &Path,
     env: &WorkspaceEnv,
     what: &str,
-) -> Result<(), String> {
+) -> Result<StepRecord, String> {
     let command = step.command.as_str();
     let vars = env.vars(&crate::workspace::host_path());
+    let started = std::time::Instant::now();
     let out = crate::process::run_shell(command, workspace, &vars, step.timeout, 64 * 1024)
         .await
         .map_err(|e| format!("{what} `{command}`: {e}"))?;
+    let record = StepRecord {
+        phase: what.to_string(),
+        command: command.to_string(),
+        exit_code: out.exit_code,
+        timed_out: out.timed_out,
+        duration_ms: started.elapsed().as_millis() as u64,
+        stdout_tail: tail(&out.stdout),
+        stderr_tail: tail(&out.stderr),
+    };
     if out.exit_code != Some(0) && step.fail_on_error {
         return Err(format!(
             "{what} `{command}` failed ({}): {}",
@@ -78,7 +94,20 @@ pub(super) async fn run_step(
             out.stderr.trim()
         ));
     }
-    Ok(())
+    Ok(record)
+}
+
+/// The last 4 KiB of a step's output, cut at a character boundary.
+fn tail(text: &str) -> String {
+    const KEEP: usize = 4096;
+    if text.len() <= KEEP {
+        return text.to_string();
+    }
+    let mut start = text.len() - KEEP;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    text[start..].to_string()
 }
 
 fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
