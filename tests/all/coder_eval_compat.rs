@@ -381,7 +381,11 @@ fn tempdir_tasks_run_on_two_harnesses() {
             .collect();
         assert_eq!(
             steps,
-            [("pre_run", Some(0)), ("pre_run", Some(3)), ("post_run", Some(1))],
+            [
+                ("pre_run", Some(0)),
+                ("pre_run", Some(3)),
+                ("post_run", Some(1))
+            ],
             "{h}"
         );
 
@@ -504,4 +508,50 @@ fn python_env_installs_packages_offline_or_says_why_not() {
             assert!(r.turn.is_none());
         }
     }
+}
+
+#[test]
+fn node_env_installs_a_local_package_on_path() {
+    let dir = scratch("compat-node");
+    let pkg = dir.join("pkgs/cehello");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::write(
+        pkg.join("package.json"),
+        r#"{"name": "cehello", "version": "1.0.0", "bin": {"cehello": "bin.js"}}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        pkg.join("bin.js"),
+        "#!/usr/bin/env node\nconsole.log(\"hello from npm\");\n",
+    )
+    .unwrap();
+    let packed = Command::new("npm")
+        .args(["pack", "./cehello", "--silent"])
+        .current_dir(dir.join("pkgs"))
+        .output()
+        .unwrap();
+    assert!(packed.status.success(), "{packed:?}");
+    std::fs::write(
+        dir.join("script.yaml"),
+        "name: node\nreplies:\n  - text: Running.\n    tool_calls:\n      - shell: {command: \"cehello > agent.txt\"}\n  - text: Done.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("task.yaml"),
+        "task_id: compat-node\ninitial_prompt: hi\nagent: {type: claude-code, scripted_model: script.yaml}\n\
+         sandbox:\n  node:\n    env_packages: [\"./pkgs/cehello-1.0.0.tgz\"]\n  template_sources:\n    - {type: template_dir, path: pkgs, mount_point: pkgs}\n\
+         pre_run:\n  - command: \"cehello > pre.txt\"\n\
+         run_limits: {max_turns: 4, turn_timeout: 180}\n\
+         success_criteria:\n  - {type: file_contains, path: pre.txt, includes: [hello from npm], description: pre_run finds the command}\n  - {type: file_contains, path: agent.txt, includes: [hello from npm], description: the agent finds the command}\n",
+    )
+    .unwrap();
+    let task = dir.join("task.yaml").display().to_string();
+    let (code, results, stderr) = run_tasks(&dir.join("out"), &[&task]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(
+        results[0].status.as_str(),
+        "SUCCESS",
+        "{:?}",
+        results[0].criteria
+    );
 }

@@ -83,10 +83,11 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
         sample_per_stratum: args.sample_per_stratum,
     };
     let mut tasks = Vec::new();
+    let mut warnings = Vec::new();
     for path in &args.tasks {
         match Task::load_file_with(path, &select) {
             Ok(loaded) => {
-                super::check::print_warnings(path, &loaded.notes);
+                warnings.push((path.clone(), loaded.notes));
                 tasks.extend(loaded.tasks);
             }
             Err(err) => {
@@ -101,7 +102,9 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
             && !t.tags.iter().any(|tag| args.exclude_tags.contains(tag))
     });
     if tasks.is_empty() {
-        eprintln!("error: none of the {given} tasks is selected by --tags / --exclude-tags");
+        eprintln!(
+            "error: none of the {given} tasks is selected by --tags / --exclude-tags / --split"
+        );
         return Ok(exit_codes::USAGE);
     }
     let (skip, tasks): (Vec<Task>, Vec<Task>) = tasks
@@ -117,6 +120,10 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
              network namespace with loopback only (as --isolate-network)"
         );
         return reexec_isolated();
+    }
+    // Printed once (after a re-run inside the namespace, by that run only).
+    for (path, notes) in &warnings {
+        super::check::print_warnings(path, notes);
     }
     let harnesses: Vec<String> = if args.harness.iter().any(|h| h == "all") {
         installed_harnesses()
