@@ -183,9 +183,9 @@ mod tests {
             ),
             (RunError::Cli(io()), "running the CLI: disk full", "cli"),
             (
-                RunError::PostRun(cause("post_run `y` failed")),
-                "post_run `y` failed",
-                "post_run",
+                RunError::Reference(cause("reference: copying /t/ref: disk full")),
+                "reference: copying /t/ref: disk full",
+                "reference",
             ),
             (
                 RunError::WriteResult(io()),
