@@ -12,7 +12,6 @@
 
 #![warn(unreachable_pub)]
 
-pub mod budget;
 pub mod components;
 mod embedded;
 pub mod exit_codes;

@@ -14,14 +14,7 @@ use serde::{Deserialize, Deserializer};
 use std::time::{Duration, Instant};
 
 /// `run_limits:`. Durations in the file are seconds, or strings with a unit.
-///
-/// Besides the structural caps, coder_eval's budget caps (v0.12 `models/limits.py`):
-/// checked when the turn has ended, against the usage and cost the CLI reported
-/// (coder_eval checks them between turns, and a task here is one turn); a breach makes
-/// the task `TOKEN_BUDGET_EXCEEDED` or `COST_BUDGET_EXCEEDED` ([`crate::budget`]). A
-/// budget that cannot be checked (the CLI reported no usage, or no cost) is said so in
-/// `task.json`'s `budget`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunLimitsSpec {
     /// Main-thread model calls: call N+1 beginning stops the turn.
@@ -36,38 +29,6 @@ pub struct RunLimitsSpec {
     /// How long the whole task may run (setup and launch included), from its start.
     #[serde(default, deserialize_with = "duration")]
     pub task_timeout: Option<Duration>,
-    /// Cumulative input (prompt) tokens.
-    #[serde(default)]
-    pub max_input_tokens: Option<u64>,
-    /// Cumulative output tokens.
-    #[serde(default)]
-    pub max_output_tokens: Option<u64>,
-    /// Cumulative input + output tokens.
-    #[serde(default)]
-    pub max_total_tokens: Option<u64>,
-    /// Cumulative cost, USD.
-    #[serde(default)]
-    pub max_usd: Option<f64>,
-    /// Count cache-read tokens as input for the token budgets (default false).
-    #[serde(default)]
-    pub count_cached_input: bool,
-    /// Count cache-creation tokens as input for the token budgets (default false).
-    #[serde(default)]
-    pub count_cache_creation: bool,
-    /// A soft budget of turns (coder_eval: tool calls + the final reply); recorded, never
-    /// stops the run.
-    #[serde(default)]
-    pub expected_turns: Option<u32>,
-    /// An older soft budget of tool calls; recorded, never stops the run.
-    #[serde(default)]
-    pub expected_tool_calls: Option<u32>,
-    /// coder_eval's run-level early-stop switch; early stops are armed per criterion
-    /// here, so this is recorded only.
-    #[serde(default)]
-    pub stop_early: Option<bool>,
-    /// coder_eval's weighted gate for an early-stopped run; recorded only.
-    #[serde(default)]
-    pub stop_early_gate_threshold: Option<f64>,
 }
 
 impl RunLimitsSpec {

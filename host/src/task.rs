@@ -454,47 +454,6 @@ fn common<C>(
         }
         notes.push(compat::mapped(text, from, to));
     }
-    for (set, key, why) in [
-        (
-            limits.expected_turns.is_some(),
-            "expected_turns",
-            "a soft budget: coder_eval only badges the report",
-        ),
-        (
-            limits.expected_tool_calls.is_some(),
-            "expected_tool_calls",
-            "a soft budget: coder_eval only badges the report",
-        ),
-        (
-            limits.stop_early.is_some(),
-            "stop_early",
-            "early stops are armed per criterion here",
-        ),
-        (
-            limits.stop_early_gate_threshold.is_some(),
-            "stop_early_gate_threshold",
-            "early stops are armed per criterion here",
-        ),
-    ] {
-        if set {
-            notes.push(compat::not_enforced(text, &["run_limits", key], why));
-        }
-    }
-    for (value, key) in [
-        (limits.max_input_tokens, "max_input_tokens"),
-        (limits.max_output_tokens, "max_output_tokens"),
-        (limits.max_total_tokens, "max_total_tokens"),
-    ] {
-        if value == Some(0) {
-            return Err(format!("run_limits.{key}: must be at least 1"));
-        }
-    }
-    if limits
-        .max_usd
-        .is_some_and(|usd| !(usd.is_finite() && usd > 0.0))
-    {
-        return Err("run_limits.max_usd: must be a positive number of USD".into());
-    }
     let mut sandbox = file.sandbox;
     sandbox.resolve(dir)?;
     if sandbox.driver == Driver::Docker {

@@ -301,16 +301,10 @@ fn skip_and_tags_select_what_runs() {
 #[test]
 fn tempdir_tasks_run_on_two_harnesses() {
     let out = scratch("compat-run");
-    let files: Vec<String> = [
-        "workspace.yaml",
-        "rows.yaml",
-        "legacy.yaml",
-        "offline.yaml",
-        "budget.yaml",
-    ]
-    .iter()
-    .map(|f| dir("run").join(f).display().to_string())
-    .collect();
+    let files: Vec<String> = ["workspace.yaml", "rows.yaml", "legacy.yaml", "offline.yaml"]
+        .iter()
+        .map(|f| dir("run").join(f).display().to_string())
+        .collect();
     let mut args: Vec<&str> = files.iter().map(String::as_str).collect();
     args.extend(["--harness", "claude-code", "--harness", "codex"]);
     let (code, results, stderr) = run_tasks(&out, &args);
@@ -388,28 +382,7 @@ fn tempdir_tasks_run_on_two_harnesses() {
             ],
             "{h}"
         );
-
-        // Budget caps, checked after the turn against what the CLI reported.
-        let (s, _, r) = status("compat-budget", h);
-        assert_eq!(s, "TOKEN_BUDGET_EXCEEDED", "{h}");
-        let budget = r.budget.as_ref().unwrap();
-        assert!(
-            budget
-                .exceeded
-                .as_ref()
-                .unwrap()
-                .contains("max_total_tokens 1")
-        );
-        assert!(budget.output_tokens.unwrap() > 0);
-        // Codex reports no cost: the USD cap is said unchecked, not passed.
-        assert_eq!(
-            budget.unchecked.contains(&"max_usd".to_string()),
-            budget.cost_usd.is_none(),
-            "{h}"
-        );
     }
-    let (_, _, codex) = status("compat-budget", "codex");
-    assert_eq!(codex.budget.as_ref().unwrap().unchecked, ["max_usd"]);
 }
 
 /// Writes a minimal pure-Python wheel (`cehello`) into `dir` and returns its file name.

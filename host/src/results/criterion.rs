@@ -57,10 +57,6 @@ pub enum TaskStatus {
     /// The run could not be carried out or read: the reducer failed, the CLI reported a
     /// failure, or it ended without its final result (criteria are evidence only).
     Error,
-    /// A token budget of `run_limits` was exceeded (coder_eval's status of that name).
-    TokenBudgetExceeded,
-    /// `run_limits.max_usd` was exceeded.
-    CostBudgetExceeded,
     /// The task file says `skip: true`: recorded, nothing started (`run
     /// --include-skipped` runs it).
     Skipped,
@@ -68,7 +64,7 @@ pub enum TaskStatus {
 
 impl TaskStatus {
     /// The status as `task.json` spells it: `SUCCESS`, `FAILURE`, `MAX_TURNS_EXHAUSTED`,
-    /// `TIMEOUT`, `ERROR`, `TOKEN_BUDGET_EXCEEDED`, `COST_BUDGET_EXCEEDED`, `SKIPPED`
+    /// `TIMEOUT`, `ERROR`, `SKIPPED`
     /// (every human-readable output uses the same spelling).
     pub fn as_str(self) -> &'static str {
         match self {
@@ -77,14 +73,12 @@ impl TaskStatus {
             TaskStatus::MaxTurnsExhausted => "MAX_TURNS_EXHAUSTED",
             TaskStatus::Timeout => "TIMEOUT",
             TaskStatus::Error => "ERROR",
-            TaskStatus::TokenBudgetExceeded => "TOKEN_BUDGET_EXCEEDED",
-            TaskStatus::CostBudgetExceeded => "COST_BUDGET_EXCEEDED",
             TaskStatus::Skipped => "SKIPPED",
         }
     }
 
     /// The one-character icon of the terminal summary: `+` SUCCESS, `-` FAILURE,
-    /// `T` TIMEOUT, `M` MAX_TURNS_EXHAUSTED, `!` ERROR, `$` a budget exceeded, `s` SKIPPED.
+    /// `T` TIMEOUT, `M` MAX_TURNS_EXHAUSTED, `!` ERROR, `s` SKIPPED.
     pub fn icon(self) -> char {
         match self {
             TaskStatus::Success => '+',
@@ -92,7 +86,6 @@ impl TaskStatus {
             TaskStatus::Timeout => 'T',
             TaskStatus::MaxTurnsExhausted => 'M',
             TaskStatus::Error => '!',
-            TaskStatus::TokenBudgetExceeded | TaskStatus::CostBudgetExceeded => '$',
             TaskStatus::Skipped => 's',
         }
     }

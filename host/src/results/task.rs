@@ -62,10 +62,6 @@ pub struct TaskResult {
     /// without `dataset:`.
     #[serde(default)]
     pub row: Option<crate::task::RowInfo>,
-    /// The budget caps of `run_limits` checked after the turn; `null` when the task
-    /// sets none.
-    #[serde(default)]
-    pub budget: Option<crate::budget::BudgetRecord>,
     /// What each `pre_run` and `post_run` step did, in order. A failing `post_run` step
     /// is informational (coder_eval): it is here, not in the status.
     #[serde(default)]

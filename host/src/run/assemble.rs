@@ -100,31 +100,11 @@ pub(super) fn assemble(p: &Prepared, done: Done) -> TaskResult {
     } else {
         (None, None)
     };
-    // coder_eval's budget caps: a breach fails a run the criteria decided.
-    let mut status = verdict.status;
-    let (mut error, mut error_kind) = (error, error_kind);
-    let budget = crate::budget::check(&p.task.run_limits, &turn.record).map(|(budget, breach)| {
-        if let Some(breach) = breach
-            && matches!(
-                status,
-                TaskStatus::Success | TaskStatus::Failure | TaskStatus::MaxTurnsExhausted
-            )
-        {
-            status = match breach {
-                crate::budget::Breach::Tokens => TaskStatus::TokenBudgetExceeded,
-                crate::budget::Breach::Cost => TaskStatus::CostBudgetExceeded,
-            };
-            error = budget.exceeded.clone();
-            error_kind = Some("budget".to_string());
-        }
-        budget
-    });
     let base = blank(p, &established.native);
     TaskResult {
-        status,
+        status: verdict.status,
         error,
         error_kind,
-        budget,
         steps,
         paths: Paths {
             reference: reference_staged.then(|| "reference".to_string()),
@@ -211,7 +191,6 @@ fn blank_for(task: &Task, harness: &str, native: &[LimitKind]) -> TaskResult {
         paths: Paths::default(),
         load_notes: p.task.load_notes.clone(),
         row: p.task.row.clone(),
-        budget: None,
         steps: Vec::new(),
     }
 }

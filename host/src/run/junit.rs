@@ -49,15 +49,6 @@ fn test_case(r: &TaskResult) -> TestCase {
     let status_name = r.status.as_str();
     let status = match r.status {
         TaskStatus::Success => TestCaseStatus::success(),
-        TaskStatus::TokenBudgetExceeded | TaskStatus::CostBudgetExceeded => {
-            let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
-            s.set_type(status_name);
-            s.set_message(format!(
-                "{status_name}: {}",
-                r.error.as_deref().unwrap_or("a budget was exceeded")
-            ));
-            s
-        }
         TaskStatus::Failure | TaskStatus::MaxTurnsExhausted => {
             let failed: Vec<&CriterionResult> = r
                 .criteria
