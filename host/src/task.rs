@@ -454,6 +454,13 @@ fn common<C>(
         }
         notes.push(compat::mapped(text, from, to));
     }
+    if file.expected_commands.is_some() {
+        notes.push(compat::not_enforced(
+            text,
+            &["expected_commands"],
+            "coder_eval's tool-call budget for its efficiency dashboard (a `commands_efficiency` criterion scores it)",
+        ));
+    }
     let mut sandbox = file.sandbox;
     sandbox.resolve(dir)?;
     if sandbox.driver == Driver::Docker {
