@@ -181,9 +181,9 @@ pub const CLI_VERSION_TIMEOUT: Duration = Duration::from_secs(30);
 /// the workspace (`npm install`, `git clone` of a fixture), so minutes, not seconds.
 pub const STEP_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// The default `timeout` of a `run_command` criterion, seconds: a test suite of the
-/// agent's work, which the criterion's own `timeout` can lengthen.
-pub const RUN_COMMAND_TIMEOUT_SECS: f64 = 60.0;
+/// The default `timeout` of a `run_command` criterion, seconds (coder_eval's 30); the
+/// criterion's own `timeout` can lengthen it.
+pub const RUN_COMMAND_TIMEOUT_SECS: f64 = 30.0;
 
 /// A duration: a number of seconds, or "1500ms", "90s", "5m", "1h".
 fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {

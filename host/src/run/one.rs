@@ -95,7 +95,7 @@ async fn execute(
         policy: options.stop_policy,
     };
     let turn = stage!(turn(launched, planned.model, deadlines, cancel).await);
-    let graded = match grade(p, &dirs, &turn.turn).await {
+    let graded = match grade(p, options, &dirs, dir, &turn.turn).await {
         Ok(graded) => graded,
         Err(error) => {
             let live = &turn.turn;
@@ -256,14 +256,28 @@ async fn turn(
 }
 
 /// Grade: the `post_run` steps, then the criteria and the task's status.
-async fn grade(p: &Prepared, dirs: &Dirs, turn: &LiveTurn) -> Result<Graded, RunError> {
+async fn grade(
+    p: &Prepared,
+    options: &RunOptions,
+    dirs: &Dirs,
+    dir: &Path,
+    turn: &LiveTurn,
+) -> Result<Graded, RunError> {
     let start = Instant::now();
     for command in &p.task.post_run {
         setup::run_step(command, &dirs.workspace, "post_run")
             .await
             .map_err(|e| RunError::PostRun(Cause(e)))?;
     }
-    let verdict = verdict::grade(&p.task, &dirs.workspace, &turn.record, &turn.trajectory).await;
+    let judges = verdict::Judges::new(options, dir, &p.task);
+    let verdict = verdict::grade(
+        &p.task,
+        &dirs.workspace,
+        &turn.record,
+        &turn.trajectory,
+        &judges,
+    )
+    .await;
     Ok(Graded {
         verdict,
         grading_ms: start.elapsed().as_millis() as u64,
