@@ -1,6 +1,7 @@
 //! coder_eval's criterion types graded for real after live runs of real CLIs against the
 //! scripted model: `tasks/coder_eval_criteria/task.yaml` on Claude Code and Pi (file,
-//! command, CLI-log, import and both judges, each judge playing its own script), and the
+//! command, CLI-log, import and both judges, each judge playing its own script), an
+//! agent_judge run by Pi for an agent on Codex, and the
 //! judges' API key: handed to judges only, it reaches neither the agent nor any file of
 //! the run.
 
@@ -85,6 +86,32 @@ fn coder_eval_criteria_on_two_harnesses() {
                 .ends_with("/judges/judge-1/claude-code/workspace/main.py")
         );
     }
+}
+
+#[test]
+fn an_agent_judge_on_another_harness() {
+    let out = scratch("live-pi-judge");
+    let output = Command::new(bin())
+        .arg("run")
+        .arg(root().join("tasks/coder_eval_criteria/pi_judge.yaml"))
+        .args(["--harness", "codex", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    eprintln!("{}", String::from_utf8_lossy(&output.stdout));
+    let r = result(&out, "coder_eval_criteria_pi_judge", "codex");
+    assert_eq!(r.status, TaskStatus::Success, "{:?}", r.error);
+    let c = r.criteria.last().unwrap();
+    assert_eq!((c.kind.as_str(), c.score), ("agent_judge", 0.9), "{c:?}");
+    assert_eq!(c.judge.as_ref().unwrap().endpoint, "agent:pi");
+    let judge = result(
+        &out.join("coder_eval_criteria_pi_judge/codex/judges"),
+        "judge-1",
+        "pi",
+    );
+    let calls = &judge.turn.as_ref().unwrap().tool_calls;
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert!(calls[0].input.to_string().contains("main.py"), "{calls:?}");
 }
 
 #[test]
