@@ -140,13 +140,13 @@ async fn main() {
     .unwrap();
     std::fs::write(workspace.join("README.md"), "app.py prints the date\n").unwrap();
     let trajectory = hello_date_trajectory();
-    let ctx = GradeContext {
-        workspace: &workspace,
-        task_dir: &root,
-        trajectory: &trajectory,
-        prompt: "Write app.py that prints a greeting and today's date, then run it.",
-        final_text: None,
-    };
+    let ctx = GradeContext::new(
+        &workspace,
+        &root,
+        &trajectory,
+        "Write app.py that prints a greeting and today's date, then run it.",
+        None,
+    );
 
     // 1. The hello_date set.
     let set: Vec<CriterionSpec> = vec![

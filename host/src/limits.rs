@@ -177,9 +177,9 @@ impl Default for StopPolicy {
 /// there (a first-run prompt, a network check) must not hold the task.
 pub const CLI_VERSION_TIMEOUT: Duration = Duration::from_secs(30);
 
-/// The default `timeout` of a `run_command` criterion, seconds: a test suite of the
-/// agent's work, which the criterion's own `timeout` can lengthen.
-pub const RUN_COMMAND_TIMEOUT_SECS: f64 = 60.0;
+/// The default `timeout` of a `run_command` criterion, seconds (coder_eval's 30); the
+/// criterion's own `timeout` can lengthen it.
+pub const RUN_COMMAND_TIMEOUT_SECS: f64 = 30.0;
 
 /// A duration: a number of seconds, or "1500ms", "90s", "5m", "1h".
 pub(crate) fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {

@@ -60,13 +60,13 @@ async fn grade(
     workspace: &Path,
     trajectory: &[StampedEvent],
 ) -> Vec<CriterionResult> {
-    let ctx = GradeContext {
+    let ctx = GradeContext::new(
         workspace,
-        task_dir: workspace,
+        workspace,
         trajectory,
-        prompt: "Create hello.txt containing a greeting, then run date.",
-        final_text: None,
-    };
+        "Create hello.txt containing a greeting, then run date.",
+        None,
+    );
     grade_all(criteria, &ctx).await
 }
 
@@ -178,13 +178,7 @@ async fn the_final_text_of_the_run_is_classified() {
     let criteria = vec![spec(
         "type: classification_match\nexpected_label: failed\nallowed_labels: [done, failed]",
     )];
-    let ctx = GradeContext {
-        workspace: &ws,
-        task_dir: &ws,
-        trajectory: &trajectory,
-        prompt: "",
-        final_text: Some("this failed"),
-    };
+    let ctx = GradeContext::new(&ws, &ws, &trajectory, "", Some("this failed"));
     let results = grade_all(&criteria, &ctx).await;
     assert_eq!(
         results[0].score, 1.0,

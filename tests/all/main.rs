@@ -4,10 +4,12 @@
 mod bad_input;
 mod cache;
 mod coder_eval_compat;
+mod criteria_coder_eval;
 mod grade_cmd;
 mod graders;
 mod hot_swap;
 mod live_claude;
+mod live_criteria;
 mod live_scenarios;
 mod replay_codex_pi;
 mod replay_corpus;

@@ -6,11 +6,14 @@
 //! | `file_contains` | `path`, `includes: [str]`, `excludes: [str]` | mean of the active sub-scores: found includes / includes, absent excludes / excludes |
 //! | `file_check` | `path`, `includes`, `excludes`, `patterns: [{pattern, must_match = true, flags = 0}]` | mean of the active sub-scores (includes, excludes, patterns); none active = existence, 1 |
 //! | `file_matches_regex` | `path`, `pattern`, `must_match = true`, `flags = 0` | 1 or 0 |
+//! | `cli_called` | `log`, `verb` / `verb_any_of`, `tool`, `positional`, `flags`, `value_flags`, `ignore_flags`, `min_count = 1`, `max_count` (see [`cli_called`]) | 1 or 0 |
 //!
 //! Paths are relative to the workspace; for every type but `file_exists` a glob must
 //! match exactly one file. A missing file scores 0 (a verdict, not an error). Regexes
 //! use the Rust `regex` syntax; `flags` keep Python's numbers (IGNORECASE 2, MULTILINE 8,
 //! DOTALL 16, VERBOSE 64). Includes and excludes are plain substrings.
+
+pub mod cli_called;
 
 use criteria_common::{
     ParamKind, PathSeg, Target, check_path, is_glob, read_target, regex, resolve,
@@ -25,11 +28,13 @@ pub const TYPES: &[&str] = &[
     "file_contains",
     "file_check",
     "file_matches_regex",
+    "cli_called",
 ];
 
 /// Which parameter strings are regexes or workspace paths (see
 /// [`criteria_common::ParamKindFn`]): `file_matches_regex`'s `pattern`, each
-/// `file_check` `patterns[i].pattern`, and every type's `path`.
+/// `file_check` `patterns[i].pattern`, `cli_called`'s `flags.<name>.matches_regex`, every
+/// type's `path` and `cli_called`'s `log`.
 pub fn param_kind(
     criterion_type: &str,
     path: &[PathSeg<'_>],
@@ -42,6 +47,8 @@ pub fn param_kind(
         ("file_exists" | "file_contains" | "file_check" | "file_matches_regex", [Key("path")]) => {
             Some(ParamKind::WorkspacePath)
         }
+        ("cli_called", [Key("flags"), _, Key("matches_regex")]) => Some(ParamKind::Regex),
+        ("cli_called", [Key("log")]) => Some(ParamKind::WorkspacePath),
         _ => None,
     }
 }
@@ -124,6 +131,7 @@ pub fn validate(params: &Value) -> Result<(), String> {
             check_path("path", &p.path)?;
             regex("pattern", &p.pattern, p.flags).map(drop)
         }
+        "cli_called" => cli_called::validate(params),
         other => Err(format!("criteria-files does not grade type `{other}`")),
     }
 }
@@ -149,6 +157,7 @@ pub fn grade(input: &GradingInput) -> Result<Verdict, String> {
         }
         "file_check" => file_check(input, input.params()?),
         "file_matches_regex" => file_matches_regex(input, input.params()?),
+        "cli_called" => cli_called::grade(input),
         other => Err(format!("criteria-files does not grade type `{other}`")),
     }
 }

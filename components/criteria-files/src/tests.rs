@@ -201,6 +201,16 @@ fn param_kind_names_the_regexes_and_paths() {
         );
     }
     assert_eq!(kinds(json!({"type": "json_check", "path": "a.json"})), []);
+    assert_eq!(
+        kinds(
+            json!({"type": "cli_called", "log": "calls.jsonl", "verb": "a (",
+                     "flags": {"m": {"matches_regex": "x"}, "n": "y"}})
+        ),
+        [
+            ("log".into(), WorkspacePath),
+            ("flags.m.matches_regex".into(), Regex)
+        ]
+    );
 }
 
 #[test]
@@ -210,6 +220,7 @@ fn validate_rejects_what_param_kind_names() {
         json!({"type": "file_check", "path": "a.py", "patterns": [{"pattern": "x"}]}),
         json!({"type": "file_exists", "path": "a.py"}),
         json!({"type": "file_contains", "path": "a.py", "includes": ["x"]}),
+        json!({"type": "cli_called", "log": "c.jsonl", "verb": "a", "flags": {"m": {"matches_regex": "x"}}}),
     ] {
         assert_eq!(validate(&params), Ok(()));
         for (name, broken) in with_each_bad_value(param_kind, &params) {

@@ -80,6 +80,16 @@ fn created_files(input: &GradingInput) -> BTreeSet<String> {
 pub struct ReadmeMentionsCreatedFiles;
 
 impl Criterion for ReadmeMentionsCreatedFiles {
+    /// The host's validation call at load (when the criterion is registered as a plugin
+    /// type with `validates_params: true`): the same parameter parsing as `grade`, and a
+    /// README path that stays in the workspace.
+    fn validate(params: &serde_json::Value) -> Result<(), String> {
+        let params: Params = grader_kit::params_as(params)?;
+        grader_kit::check_relative(&params.readme)
+            .map(drop)
+            .map_err(|e| format!("readme: {e}"))
+    }
+
     fn grade(input: &GradingInput) -> Result<Verdict, String> {
         // 1. Parameters. An `Err` here is reported as the criterion's error (score 0).
         let params: Params = input.params()?;
@@ -182,6 +192,14 @@ mod tests {
             "{}",
             none.details
         );
+    }
+
+    #[test]
+    fn validate_checks_params_without_grading() {
+        assert!(ReadmeMentionsCreatedFiles::validate(&json!({"ignore": ["a"]})).is_ok());
+        let err = ReadmeMentionsCreatedFiles::validate(&json!({"readmee": "x"})).unwrap_err();
+        assert!(err.contains("unknown field `readmee`"), "{err}");
+        assert!(ReadmeMentionsCreatedFiles::validate(&json!({"readme": "../x"})).is_err());
     }
 
     #[test]

@@ -119,7 +119,21 @@ pub trait Criterion: 'static {
     /// unreadable input): the host records it as the criterion's error with score 0.
     /// A run that simply fails the check is an `Ok` verdict with a low score.
     fn grade(input: &GradingInput) -> Result<Verdict, String>;
+
+    /// Checks the parameters without grading: the host's validation call at task load
+    /// (a criterion plugin registered with `validates_params: true`). `Err` is the load
+    /// error shown to the task's author. The default accepts anything.
+    fn validate(params: &serde_json::Value) -> Result<(), String> {
+        let _ = params;
+        Ok(())
+    }
 }
+
+/// The prompt of the host's validation call: a `grade` call with this prompt, an empty
+/// trajectory and an empty workspace only asks whether the params are valid.
+/// [`export_grader!`] answers it with [`Criterion::validate`] (a verdict of score 1, or
+/// the error).
+pub const VALIDATE_PROMPT: &str = "coder-eval:validate-params@1";
 
 impl GradingInput {
     /// An input with no trajectory and an empty prompt (for tests).

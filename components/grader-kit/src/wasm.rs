@@ -42,6 +42,16 @@ impl<C: Criterion> criterion::Guest for Component<C> {
             prompt: input.prompt,
             workspace: input.workspace,
         };
+        if input.prompt == crate::VALIDATE_PROMPT && input.trajectory.is_empty() {
+            return match C::validate(&input.params) {
+                Ok(()) => Ok(criterion::Verdict {
+                    score: 1.0,
+                    pass: true,
+                    details: "params ok".into(),
+                }),
+                Err(message) => Err(criterion::GradingError { message }),
+            };
+        }
         match C::grade(&input) {
             Ok(v) => Ok(criterion::Verdict {
                 score: v.score,

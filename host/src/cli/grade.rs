@@ -31,9 +31,20 @@ pub struct GradeArgs {
     /// Replace one harness's component: NAME=PATH (repeatable).
     #[arg(long, value_name = "NAME=PATH", value_parser = parse_override)]
     component: Vec<(String, PathBuf)>,
+    /// Hand this host environment variable to judges (`llm_judge`, `agent_judge`), e.g.
+    /// `--judge-env ANTHROPIC_API_KEY` (repeatable).
+    #[arg(long, value_name = "NAME")]
+    judge_env: Vec<String>,
+    /// Register the criterion plugin types of DIR before loading the task file
+    /// (repeatable).
+    #[arg(long, value_name = "DIR")]
+    criteria: Vec<PathBuf>,
 }
 
 pub fn run(args: GradeArgs) -> Result<i32, Box<dyn std::error::Error>> {
+    for dir in &args.criteria {
+        coder_eval::grading::plugins::register_dir(dir)?;
+    }
     let source = ComponentSource {
         dir: args.components,
         overrides: args.component.into_iter().collect(),
@@ -43,6 +54,7 @@ pub fn run(args: GradeArgs) -> Result<i32, Box<dyn std::error::Error>> {
         &args.run_dir,
         args.task.as_deref(),
         &source,
+        &args.judge_env,
         args.write,
     ))?;
     if args.json {

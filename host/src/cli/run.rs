@@ -45,9 +45,18 @@ pub struct RunArgs {
     /// How many tasks run at once.
     #[arg(long, default_value_t = 1)]
     jobs: usize,
-    /// Pass this host environment variable to the CLI (repeatable).
+    /// Pass this host environment variable to the CLI (repeatable). Judges may read it
+    /// too.
     #[arg(long, value_name = "NAME")]
     pass_env: Vec<String>,
+    /// Hand this host environment variable to judges only (`llm_judge`, `agent_judge`),
+    /// never to the agent: e.g. `--judge-env ANTHROPIC_API_KEY` (repeatable).
+    #[arg(long, value_name = "NAME")]
+    judge_env: Vec<String>,
+    /// Register the criterion plugin types of DIR (`DIR/criteria.yaml`, else every
+    /// `DIR/<type>.wasm`) before loading the task files (repeatable).
+    #[arg(long, value_name = "DIR")]
+    criteria: Vec<PathBuf>,
     /// Run inside a new network namespace with only loopback up (`unshare -n`). A run
     /// holding a task with `sandbox.network_enabled: false` does so by itself.
     #[arg(long)]
@@ -82,6 +91,12 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
         sample: args.sample,
         sample_per_stratum: args.sample_per_stratum,
     };
+    for dir in &args.criteria {
+        if let Err(err) = coder_eval::grading::plugins::register_dir(dir) {
+            super::print_error(&err);
+            return Ok(exit_codes::USAGE);
+        }
+    }
     let mut tasks = Vec::new();
     let mut warnings = Vec::new();
     for path in &args.tasks {
@@ -149,6 +164,11 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
     options.script_override = args.scripted_model;
     options.native_limits = !args.no_native_limits;
     options.pass_env = args.pass_env;
+    options.judge_env = args.judge_env;
+    let criteria: coder_eval::run::thresholds::CriteriaByTask = tasks
+        .iter()
+        .map(|t| (t.task_id.clone(), t.success_criteria.clone()))
+        .collect();
     let prepared = match prepare(tasks, &harnesses, &options) {
         Ok(p) => p,
         Err(err) => {
@@ -204,8 +224,18 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
         .iter()
         .filter(|r| r.status == TaskStatus::Skipped)
         .count();
+    let gates = coder_eval::run::thresholds::suite_verdicts(&results, &criteria);
+    for g in &gates {
+        println!("{}", coder_eval::run::thresholds::summary_line(g));
+    }
+    let gates_failed = gates.iter().filter(|g| !g.passed).count();
+    let gate_note = match gates_failed {
+        0 if gates.is_empty() => String::new(),
+        0 => format!("; suite thresholds met ({})", gates.len()),
+        n => format!("; {n} of {} suite threshold group(s) missed", gates.len()),
+    };
     eprintln!(
-        "{} passed, {} failed{}; results in {}",
+        "{} passed, {} failed{}{gate_note}; results in {}",
         results.len() - failed - skipped,
         failed,
         if skipped > 0 {
@@ -215,7 +245,7 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
         },
         out_dir.display()
     );
-    Ok(if failed == 0 {
+    Ok(if failed == 0 && gates_failed == 0 {
         exit_codes::OK
     } else {
         exit_codes::FAILED

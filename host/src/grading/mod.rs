@@ -1,15 +1,24 @@
 //! Grading: a task's `success_criteria` run on the workspace and the trajectory, the
 //! weighted score, and the task's final status.
 //!
-//! Criteria are of three kinds:
+//! Criteria are of four kinds:
 //! - **built-in WASM criteria** (`file_exists`, `file_contains`, `file_check`,
-//!   `file_matches_regex`, `json_check`, `command_executed`, `commands_efficiency`,
-//!   `skill_triggered`, `classification_match`): components embedded in the binary
-//!   (`components/criteria-*`), run in the grader sandbox of `runtime::grader`;
-//! - **user components** (`type: component`, `component: PATH`, `params: {...}`): any
+//!   `file_matches_regex`, `cli_called`, `json_check`, `command_executed`,
+//!   `commands_efficiency`, `skill_triggered`, `classification_match`): components
+//!   embedded in the binary (`components/criteria-*`), run in the grader sandbox of
+//!   `runtime::grader`;
+//! - **user components**: `type: component` (`component: PATH`, `params: {...}`), any
 //!   `.wasm` implementing `coder-eval:grader/grader@0.1.0`, loaded by path (relative to
-//!   the task file's folder) through the precompiled cache, run in the same sandbox;
-//! - **`run_command`**: host-native, a shell command in the workspace ([`run_command`]).
+//!   the task file's folder); and **plugin types** registered by name with `--criteria
+//!   DIR` ([`plugins`]); both run in the same sandbox;
+//! - **host-native** criteria, which run processes: `run_command` (and coder_eval's older
+//!   `program_stdout_equals`, [`run_command`]), `pytest`, `pylint_score` and
+//!   `import_check` ([`python`]), `reference_comparison` ([`reference`]);
+//! - **judges**, which call a model: `llm_judge` and `agent_judge` ([`judge`]).
+//!
+//! coder_eval's vendor types (`uipath_eval`, `system_one_judge`) are refused at load with
+//! a message pointing at plugins; `suite_thresholds` on any criterion is judged across a
+//! dataset's rows ([`suite`]).
 //!
 //! A grader sees its parameters, the trajectory and the workspace read-only; nothing
 //! else. Every criterion runs even when others fail: a grader that loops, exhausts its
@@ -20,11 +29,17 @@
 //! time.
 
 pub(crate) mod builtin;
+pub mod exec;
+pub mod judge;
+pub mod plugins;
+pub mod python;
+pub mod reference;
 pub mod run_command;
 mod spec;
 mod status;
+pub mod suite;
 
-pub use spec::{CriterionSpec, DEFAULT_PASS_THRESHOLD};
+pub use spec::{CriterionSpec, DEFAULT_PASS_THRESHOLD, HOST_TYPES, VENDOR_TYPES};
 pub use status::{criteria_decide, task_status};
 
 use crate::results::{CriterionError, CriterionResult, StampedEvent};
@@ -32,7 +47,7 @@ use crate::runtime::grader::{self, GradingInput, Trajectory};
 use crate::runtime::{ComponentCache, ComponentError, LoadedComponent};
 use builtin::BuiltinCriteria;
 use serde_json::Value;
-use spec::Criterion;
+use spec::{Criterion, HostKind};
 use std::path::Path;
 use std::time::Instant;
 
@@ -49,6 +64,65 @@ pub struct GradeContext<'a> {
     /// The agent's final answer as the runner determined it; `classification_match`
     /// judges it (else it derives one from the trajectory).
     pub final_text: Option<&'a str>,
+    /// The task's reference (`reference:`, absolute: a directory, or one file), when it
+    /// has one: `reference_comparison` reads it, judges may see it, commands get it as
+    /// `$REFERENCE_DIR`.
+    pub reference_dir: Option<&'a Path>,
+    /// `PATH` for the commands criteria run (`run_command`, `pytest`, `pylint_score`,
+    /// `import_check`, `reference_comparison`): the task environment's (its virtualenv
+    /// first); `None` = the host's.
+    pub path: Option<&'a str>,
+    /// Host variables handed to judges (`--judge-env`, `--pass-env`); `None` = none.
+    pub judge_env: Option<&'a judge::JudgeEnv>,
+    /// Runs `agent_judge` CLIs; `None` outside a run (`agent_judge` then fails clearly).
+    pub agent_runner: Option<&'a dyn judge::agent::AgentRunner>,
+}
+
+impl<'a> GradeContext<'a> {
+    /// A context with no reference, the host's `PATH`, no judge variables and no agent
+    /// runner.
+    pub fn new(
+        workspace: &'a Path,
+        task_dir: &'a Path,
+        trajectory: &'a [StampedEvent],
+        prompt: &'a str,
+        final_text: Option<&'a str>,
+    ) -> GradeContext<'a> {
+        GradeContext {
+            workspace,
+            task_dir,
+            trajectory,
+            prompt,
+            final_text,
+            reference_dir: None,
+            path: None,
+            judge_env: None,
+            agent_runner: None,
+        }
+    }
+
+    /// The environment of the commands criteria run.
+    fn command_env(&self) -> exec::CommandEnv<'a> {
+        let mut vars = vec![("TASK_DIR".to_string(), self.task_dir.display().to_string())];
+        if let Some(dir) = self.reference_dir {
+            vars.push(("REFERENCE_DIR".into(), dir.display().to_string()));
+        }
+        exec::CommandEnv {
+            path: self.path,
+            vars,
+        }
+    }
+
+    fn judge_inputs(&self) -> judge::JudgeInputs<'a> {
+        judge::JudgeInputs {
+            workspace: self.workspace,
+            task_dir: self.task_dir,
+            reference_dir: self.reference_dir,
+            trajectory: self.trajectory,
+            prompt: self.prompt,
+            final_text: self.final_text,
+        }
+    }
 }
 
 /// Grades every criterion in order with the process-wide component cache. Never fails:
@@ -63,15 +137,25 @@ pub async fn grade_all_with(
     ctx: &GradeContext<'_>,
     cache: &'static ComponentCache,
 ) -> Vec<CriterionResult> {
-    let needs_trajectory = criteria.iter().any(CriterionSpec::is_read_only);
+    let needs_trajectory = criteria.iter().any(CriterionSpec::is_wasm);
     let trajectory = needs_trajectory.then(|| Trajectory::new(ctx.trajectory));
     let mut results = Vec::with_capacity(criteria.len());
     for spec in criteria {
         let started = Instant::now();
-        let outcome = grade_one(spec, ctx, trajectory.as_ref(), cache).await;
-        results.push(result(spec, outcome, started));
+        let mut judge_record = None;
+        let outcome = grade_one(spec, ctx, trajectory.as_ref(), cache, &mut judge_record).await;
+        let mut r = result(spec, outcome, started);
+        r.judge = judge_record;
+        results.push(r);
     }
     results
+}
+
+fn from_host(out: run_command::Outcome) -> Outcome {
+    match out.error {
+        None => Ok((out.score, out.details)),
+        Some((kind, message)) => Err((CriterionError { kind, message }, out.details)),
+    }
 }
 
 /// A criterion's score and details, or why it could not judge (with details to show).
@@ -92,15 +176,36 @@ async fn grade_one(
     ctx: &GradeContext<'_>,
     trajectory: Option<&Trajectory>,
     cache: &'static ComponentCache,
+    judge_record: &mut Option<judge::JudgeRecord>,
 ) -> Outcome {
+    let env = ctx.command_env();
     let (source, params) = match &spec.criterion {
         Criterion::RunCommand(params) => {
-            let out = run_command::grade(params, ctx.workspace).await;
-            return match out.error {
-                None => Ok((out.score, out.details)),
-                Some((kind, message)) => Err((CriterionError { kind, message }, out.details)),
+            return from_host(run_command::grade(params, ctx.workspace, &env).await);
+        }
+        Criterion::Host(kind) => {
+            let p = &spec.params;
+            let ws = ctx.workspace;
+            return match kind {
+                HostKind::Pytest => from_host(python::grade_pytest(p, ws, &env).await),
+                HostKind::PylintScore => from_host(python::grade_pylint(p, ws, &env).await),
+                HostKind::ImportCheck => from_host(python::grade_import_check(p, ws, &env).await),
+                HostKind::ReferenceComparison => {
+                    from_host(reference::grade(p, ws, ctx.reference_dir, &env).await)
+                }
+                HostKind::LlmJudge | HostKind::AgentJudge => {
+                    let inputs = ctx.judge_inputs();
+                    let out = if *kind == HostKind::LlmJudge {
+                        judge::grade_llm(p, &inputs, ctx.judge_env).await
+                    } else {
+                        judge::agent::grade(p, &inputs, ctx.agent_runner).await
+                    };
+                    *judge_record = out.record;
+                    out.result.map_err(|(kind, message)| fail(&kind, message))
+                }
             };
         }
+        Criterion::Plugin { path, params } => (Source::File(path.clone()), params.clone()),
         Criterion::Component { path, params } => {
             (Source::File(ctx.task_dir.join(path)), params.clone())
         }
@@ -167,7 +272,7 @@ impl Source {
 }
 
 /// The error's message followed by its causes.
-fn error_chain(err: &dyn std::error::Error) -> String {
+pub fn error_chain(err: &dyn std::error::Error) -> String {
     let mut text = err.to_string();
     let mut source = err.source();
     while let Some(cause) = source {
@@ -197,6 +302,7 @@ fn result(spec: &CriterionSpec, outcome: Outcome, started: Instant) -> Criterion
         details,
         duration_ms: started.elapsed().as_millis() as u64,
         error,
+        judge: None,
     }
 }
 
@@ -229,6 +335,7 @@ mod tests {
             details: String::new(),
             duration_ms: 0,
             error: None,
+            judge: None,
         }
     }
 

@@ -2,35 +2,37 @@
 //! command runs with `sh -c` in the workspace, in its own process group, stopped as a
 //! whole (SIGTERM, grace, SIGKILL) on timeout like the agent's.
 //!
-//! Params:
+//! Parameter names, defaults and scoring are coder_eval's (`RunCommandCriterion`):
+//!
 //! - `command` (required);
-//! - `timeout`: seconds, default 60;
+//! - `timeout`: seconds, default 30;
 //! - `expected_exit_code`: default 0;
 //! - `expected_stdout` (compared trimmed; `stdout_match: exact | contains | regex` picks
 //!   how, default exact), `expected_stdout_contains`, `expected_stdout_regex` (searched);
-//! - or `score_from_stdout: true`: the score is the float on the last non-empty stdout
-//!   line (else the first), clamped to 0–1; exclusive with the `expected_stdout*` keys;
-//! - `env`: extra environment variables.
+//! - or `score_from_stdout: true`: the score is the float on the first line of stdout
+//!   (coder_eval's rule; the other lines are details), clamped to 0–1; an exit code other
+//!   than `expected_exit_code`, an empty first line or one that is not a finite number
+//!   scores 0 with an error (`bad_score_output`); exclusive with the `expected_stdout*`
+//!   keys;
+//! - `env` (coder-eval's own): extra environment variables.
 //!
-//! The command sees a minimal environment (`PATH`, `HOME`, `LANG`, `TERM` from the host,
-//! plus `env`, plus the host's process mark `CODER_EVAL_PROCESS_MARK`): the host's secrets
-//! (API keys) do not reach code the agent wrote. Nothing it starts outlives it, detached
-//! or not.
+//! coder_eval's older `program_stdout_equals` (`command`, `expected_output`, `timeout`) is
+//! this criterion with `expected_stdout` ([`from_program_stdout_equals`]).
+//!
+//! The command sees the minimal environment of [`super::exec`] (`PATH` — the task's
+//! environment's when it has one —, `HOME`, `LANG`, `TERM`, plus `env`, plus
+//! `REFERENCE_DIR` and `TASK_DIR` when known): the host's secrets (API keys) do not reach
+//! code the agent wrote. Nothing it starts outlives it, detached or not.
 //! Without `score_from_stdout` the score is 1 when the exit code and every stdout
 //! expectation hold, else 0.
 
+use super::exec::{self, CommandEnv, stream};
 use crate::limits::RUN_COMMAND_TIMEOUT_SECS;
-use crate::process::{MARK_VAR, run_shell};
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;
-
-/// Bytes of each stream read from the command.
-const MAX_OUTPUT: usize = 1 << 20;
-/// Characters of each stream shown in the details.
-const SHOWN: usize = 4000;
 
 /// A `run_command` criterion's parameters, parsed and checked once ([`parse`]).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -57,6 +59,34 @@ pub struct Params {
 
 fn default_timeout() -> f64 {
     RUN_COMMAND_TIMEOUT_SECS
+}
+
+/// coder_eval's older `program_stdout_equals` (`command`, `expected_output`, `timeout`)
+/// as the `run_command` it is: exit code 0 and stdout equal, trimmed.
+pub fn from_program_stdout_equals(
+    params: &Map<String, Value>,
+) -> Result<Map<String, Value>, String> {
+    let mut out = Map::new();
+    for (key, value) in params {
+        match key.as_str() {
+            "command" | "timeout" => {
+                out.insert(key.clone(), value.clone());
+            }
+            "expected_output" => {
+                out.insert("expected_stdout".into(), value.clone());
+            }
+            other => {
+                return Err(format!(
+                    "unknown field `{other}`, expected one of `command`, `expected_output`, \
+                     `timeout`"
+                ));
+            }
+        }
+    }
+    if !out.contains_key("expected_stdout") {
+        return Err("missing field `expected_output`".into());
+    }
+    Ok(out)
 }
 
 /// Parses and checks `run_command` params.
@@ -110,29 +140,13 @@ pub struct Outcome {
     pub error: Option<(String, String)>,
 }
 
-/// Single-quotes `s` for `sh`.
-fn quote(s: &str) -> String {
-    format!("'{}'", s.replace('\'', r"'\''"))
-}
-
-/// Runs the criterion in `workspace`.
-pub async fn grade(p: &Params, workspace: &Path) -> Outcome {
-    // `run_shell` adds to the host's environment; start over from a minimal one.
-    let mut wrapped = String::from("exec env -i");
-    for key in ["PATH", "HOME", "LANG", "TERM"] {
-        if let Some(value) = std::env::var_os(key) {
-            wrapped.push_str(&format!(" {key}={}", quote(&value.to_string_lossy())));
-        }
-    }
-    for (key, value) in &p.env {
-        wrapped.push_str(&format!(" {}={}", quote(key), quote(value)));
-    }
-    // The process mark `run_shell` set survives the cleared environment, so whatever the
-    // check leaves running is found and stopped when it ends.
-    wrapped.push_str(&format!(" {MARK_VAR}=\"${MARK_VAR}\""));
-    wrapped.push_str(&format!(" sh -c {}", quote(&p.command)));
+/// Runs the criterion in `workspace` under `env` (its `env` param is added).
+pub async fn grade(p: &Params, workspace: &Path, env: &CommandEnv<'_>) -> Outcome {
+    let mut env = env.clone();
+    env.vars
+        .extend(p.env.iter().map(|(k, v)| (k.clone(), v.clone())));
     let timeout = Duration::from_secs_f64(p.timeout);
-    let out = match run_shell(&wrapped, workspace, &[], timeout, MAX_OUTPUT).await {
+    let out = match exec::run(&p.command, workspace, &env, timeout).await {
         Ok(out) => out,
         Err(e) => {
             return error(
@@ -142,9 +156,7 @@ pub async fn grade(p: &Params, workspace: &Path) -> Outcome {
             );
         }
     };
-    let exit = out
-        .exit_code
-        .map_or("none (killed)".to_string(), |c| c.to_string());
+    let exit = exec::exit_text(&out);
     let mut details = format!(
         "command: {}\nexit code: {exit} (expected {})\n{}\n{}",
         p.command,
@@ -187,7 +199,10 @@ pub async fn grade(p: &Params, workspace: &Path) -> Outcome {
             }
             None => error(
                 "bad_score_output",
-                "stdout has no line holding a number (0–1)".into(),
+                format!(
+                    "the first line of stdout is not a number (0–1): {:?}",
+                    out.stdout.lines().next().unwrap_or("")
+                ),
                 details,
             ),
         };
@@ -240,31 +255,16 @@ fn error(kind: &str, message: String, details: String) -> Outcome {
     }
 }
 
-fn stream(label: &str, text: &str) -> String {
-    if text.is_empty() {
-        return format!("{label}: (empty)");
-    }
-    let shown: String = text.chars().take(SHOWN).collect();
-    let more = text.chars().count().saturating_sub(SHOWN);
-    if more > 0 {
-        format!("{label}:\n{shown}… ({more} more characters)")
-    } else {
-        format!("{label}:\n{shown}")
-    }
-}
-
-/// The score on the last non-empty line, else on the first.
+/// The score on the first line of stdout (coder_eval: `float(lines[0].strip())`), when
+/// it is a finite number.
 fn score_line(stdout: &str) -> Option<f64> {
-    let lines: Vec<&str> = stdout
+    stdout
         .lines()
+        .next()
         .map(str::trim)
         .filter(|l| !l.is_empty())
-        .collect();
-    let parse = |l: &&str| l.parse::<f64>().ok().filter(|f| f.is_finite());
-    lines
-        .last()
-        .and_then(parse)
-        .or_else(|| lines.first().and_then(parse))
+        .and_then(|l| l.parse::<f64>().ok())
+        .filter(|f| f.is_finite())
 }
 
 #[cfg(test)]
@@ -278,7 +278,7 @@ mod tests {
 
     async fn run(v: Value) -> Outcome {
         let p = parse(&params(v)).unwrap();
-        grade(&p, &std::env::temp_dir()).await
+        grade(&p, &std::env::temp_dir(), &CommandEnv::default()).await
     }
 
     #[tokio::test]
@@ -329,13 +329,18 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn score_from_stdout_reads_the_last_line() {
+    async fn score_from_stdout_reads_the_first_line() {
         let o =
-            run(json!({"command": "echo checking; echo 0.75", "score_from_stdout": true})).await;
+            run(json!({"command": "echo 0.75; echo details follow", "score_from_stdout": true}))
+                .await;
         assert_eq!(o.score, 0.75, "{}", o.details);
-        let o = run(json!({"command": "echo 0.5; echo details follow", "score_from_stdout": true}))
-            .await;
-        assert_eq!(o.score, 0.5, "the first line as a fallback");
+        // coder_eval reads the first line only: a number further down does not count.
+        let o = run(json!({"command": "echo checking; echo 0.5", "score_from_stdout": true})).await;
+        assert_eq!(o.error.unwrap().0, "bad_score_output");
+        let o = run(json!({"command": "echo; echo 0.5", "score_from_stdout": true})).await;
+        assert_eq!(o.error.unwrap().0, "bad_score_output");
+        let o = run(json!({"command": "echo nan", "score_from_stdout": true})).await;
+        assert_eq!(o.error.unwrap().0, "bad_score_output");
         let o = run(json!({"command": "echo 7", "score_from_stdout": true})).await;
         assert_eq!(o.score, 1.0);
         assert!(o.details.contains("clamped"), "{}", o.details);
@@ -374,6 +379,26 @@ mod tests {
         assert!(
             !table.contains(&marker),
             "a detached process survived:\n{table}"
+        );
+    }
+
+    #[test]
+    fn program_stdout_equals_is_run_command() {
+        let p = from_program_stdout_equals(&params(
+            json!({"command": "echo hi", "expected_output": "hi", "timeout": 5}),
+        ))
+        .unwrap();
+        assert_eq!(
+            Value::Object(p.clone()),
+            json!({"command": "echo hi", "expected_stdout": "hi", "timeout": 5})
+        );
+        parse(&p).unwrap();
+        assert!(from_program_stdout_equals(&params(json!({"command": "x"}))).is_err());
+        assert!(
+            from_program_stdout_equals(&params(
+                json!({"command": "x", "expected_output": "y", "env": {}})
+            ))
+            .is_err()
         );
     }
 

@@ -8,15 +8,46 @@
 
 use super::builtin::{self, BuiltinCriteria};
 use super::run_command;
+use super::{judge, plugins, python, reference, suite};
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 use std::fmt;
+use std::path::PathBuf;
+
+/// The host-native criterion types: they run processes or call models, which a WASI
+/// component cannot.
+pub const HOST_TYPES: &[&str] = &[
+    "run_command",
+    "program_stdout_equals",
+    "pytest",
+    "pylint_score",
+    "import_check",
+    "reference_comparison",
+    "llm_judge",
+    "agent_judge",
+];
+
+/// coder_eval criterion types that need a vendor's service or CLI, which cannot run here:
+/// refused at load, with where they belong (a vendor plugin: see [`super::plugins`]).
+pub const VENDOR_TYPES: &[(&str, &str)] = &[
+    (
+        "uipath_eval",
+        "it runs UiPath's agent evaluation service (the `uipath` CLI and a UiPath tenant)",
+    ),
+    (
+        "system_one_judge",
+        "it calls UiPath's System One judging service",
+    ),
+];
 
 /// One entry of a task's `success_criteria`.
 ///
 /// Common keys: `type`, `weight` (default 1.0; 0 = informational: shown, not counted),
-/// `pass_threshold` (0–1, default 0.9), `description`. Every other key is the
+/// `pass_threshold` (0–1, default 0.9; 0.7 for the judges; `similarity_threshold` for
+/// `reference_comparison`, `min_score / 10` for `pylint_score`), `description`,
+/// `suite_thresholds` (judged across a dataset's rows, [`suite`]). Every other key is the
 /// criterion's parameters (flattened into its params). `type: component`
 /// takes `component: PATH` (a `.wasm` grader, relative to the task file's folder) and
 /// `params: {...}` (handed to the grader as they are).
@@ -43,6 +74,9 @@ pub struct CriterionSpec {
     pub weight: f64,
     /// The score (0–1) at which the criterion passes.
     pub pass_threshold: f64,
+    /// Minimums over a dataset's rows, judged at suite level ([`suite`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suite_thresholds: Option<BTreeMap<String, f64>>,
     /// The other keys: the criterion's parameters, as written.
     #[serde(flatten)]
     pub(crate) params: Map<String, Value>,
@@ -71,8 +105,34 @@ pub(crate) enum Criterion {
         /// Handed to the grader as they are.
         params: Value,
     },
-    /// The host-native `run_command`.
+    /// The host-native `run_command` (and coder_eval's older `program_stdout_equals`).
     RunCommand(run_command::Params),
+    /// Another host-native criterion; its params (checked at load) are the spec's.
+    Host(HostKind),
+    /// A plugin type registered by name (`--criteria DIR`, [`plugins`]).
+    Plugin {
+        /// The component file.
+        path: PathBuf,
+        /// Handed to the component as they are.
+        params: Value,
+    },
+}
+
+/// The host-native criteria besides `run_command`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HostKind {
+    /// `pytest` ([`python`]).
+    Pytest,
+    /// `pylint_score` ([`python`]).
+    PylintScore,
+    /// `import_check` ([`python`]).
+    ImportCheck,
+    /// `reference_comparison` ([`reference`]).
+    ReferenceComparison,
+    /// `llm_judge` ([`judge`]).
+    LlmJudge,
+    /// `agent_judge` ([`judge::agent`]).
+    AgentJudge,
 }
 
 /// The default `pass_threshold`.
@@ -86,7 +146,8 @@ impl CriterionSpec {
             Value::Object(map) => map,
             _ => Map::new(),
         };
-        CriterionSpec::resolved(kind.to_string(), None, 1.0, DEFAULT_PASS_THRESHOLD, params)
+        let threshold = default_threshold(kind, None);
+        CriterionSpec::resolved(kind.to_string(), None, 1.0, threshold, None, params)
     }
 
     /// Checks and resolves a criterion's parts.
@@ -95,6 +156,7 @@ impl CriterionSpec {
         description: Option<String>,
         weight: f64,
         pass_threshold: f64,
+        suite_thresholds: Option<BTreeMap<String, f64>>,
         params: Map<String, Value>,
     ) -> Result<CriterionSpec, String> {
         let mut spec = CriterionSpec {
@@ -102,6 +164,7 @@ impl CriterionSpec {
             description,
             weight,
             pass_threshold,
+            suite_thresholds,
             params,
             criterion: Criterion::Component {
                 path: String::new(),
@@ -126,7 +189,58 @@ impl CriterionSpec {
                 self.pass_threshold
             )));
         }
+        if let Some(t) = &self.suite_thresholds {
+            suite::validate(&self.kind, self.weight, t).map_err(at)?;
+        }
+        let host = |kind: HostKind, check: Result<(), String>| {
+            check.map(|()| Criterion::Host(kind)).map_err(at)
+        };
         match self.kind.as_str() {
+            "program_stdout_equals" => run_command::from_program_stdout_equals(&self.params)
+                .and_then(|p| run_command::parse(&p))
+                .map(Criterion::RunCommand)
+                .map_err(at),
+            "pytest" => host(HostKind::Pytest, python::validate_pytest(&self.params)),
+            "pylint_score" => host(
+                HostKind::PylintScore,
+                python::validate_pylint(&self.params).map(drop),
+            ),
+            "import_check" => host(
+                HostKind::ImportCheck,
+                python::validate_import_check(&self.params),
+            ),
+            "reference_comparison" => host(
+                HostKind::ReferenceComparison,
+                reference::validate(&self.params).map(drop),
+            ),
+            "llm_judge" => host(
+                HostKind::LlmJudge,
+                judge::LlmJudge::parse(&self.params).map(drop),
+            ),
+            "agent_judge" => host(
+                HostKind::AgentJudge,
+                judge::agent::AgentJudge::parse(&self.params).map(drop),
+            ),
+            kind if plugins::lookup(kind).is_some() => {
+                let plugin = plugins::lookup(kind).expect("just looked up");
+                plugins::validate(kind, &self.params).map_err(at)?;
+                Ok(Criterion::Plugin {
+                    path: plugin.component,
+                    params: plugins::guest_params(&self.params),
+                })
+            }
+            kind if VENDOR_TYPES.iter().any(|(t, _)| *t == kind) => {
+                let why = VENDOR_TYPES
+                    .iter()
+                    .find(|(t, _)| *t == kind)
+                    .map_or("", |(_, w)| w);
+                Err(format!(
+                    "criterion type `{kind}` belongs to a vendor plugin: {why}, which is not \
+                     available here. Provide it as a plugin criterion (a .wasm registered \
+                     under the name `{kind}` with --criteria DIR, see README \"Criterion \
+                     plugins\"), or remove the criterion"
+                ))
+            }
             "component" => {
                 self.validate_component().map_err(at)?;
                 Ok(Criterion::Component {
@@ -157,7 +271,10 @@ impl CriterionSpec {
                 }
                 None => {
                     let mut known = builtin::all_types();
-                    known.extend(["run_command", "component"]);
+                    known.extend(HOST_TYPES.iter().copied());
+                    known.push("component");
+                    let plugged = plugins::names();
+                    known.extend(plugged.iter().map(String::as_str));
                     let hint = crate::suggest::closest(kind, known.iter().copied())
                         .map(|best| format!(" (did you mean `{best}`?)"))
                         .unwrap_or_default();
@@ -189,11 +306,27 @@ impl CriterionSpec {
         }
     }
 
-    /// Whether the criterion only reads (every built-in WASM criterion and every
-    /// component); `run_command` runs a process in the workspace and is not. After a
-    /// crash or timeout, only read-only criteria run, as evidence.
+    /// Whether the criterion only reads (every built-in WASM criterion, every component
+    /// and plugin, `reference_comparison`); `run_command`, `pytest`, `pylint_score` and
+    /// `import_check` run code in the workspace, and the judges call a model (at a cost),
+    /// so they are not. After a crash or timeout, only read-only criteria run, as
+    /// evidence.
     pub fn is_read_only(&self) -> bool {
-        !matches!(self.criterion, Criterion::RunCommand(_))
+        match &self.criterion {
+            Criterion::RunCommand(_) => false,
+            Criterion::Host(kind) => *kind == HostKind::ReferenceComparison,
+            Criterion::Builtin { .. } | Criterion::Component { .. } | Criterion::Plugin { .. } => {
+                true
+            }
+        }
+    }
+
+    /// Whether it runs in the grader sandbox on the trajectory (a WASM criterion).
+    pub(crate) fn is_wasm(&self) -> bool {
+        matches!(
+            self.criterion,
+            Criterion::Builtin { .. } | Criterion::Component { .. } | Criterion::Plugin { .. }
+        )
     }
 
     /// The params a built-in guest receives: the parameters plus `type`.
@@ -224,6 +357,7 @@ impl<'de> Visitor<'de> for SpecVisitor {
         let mut description = None;
         let mut weight = None;
         let mut pass_threshold = None;
+        let mut suite_thresholds = None;
         let mut params = Map::new();
         while let Some(key) = map.next_key::<String>()? {
             let duplicate = |k: &str| de::Error::custom(format!("duplicate key `{k}`"));
@@ -237,6 +371,9 @@ impl<'de> Visitor<'de> for SpecVisitor {
                 "description" => description = map.next_value::<Option<String>>()?,
                 "weight" => weight = Some(map.next_value::<f64>()?),
                 "pass_threshold" => pass_threshold = Some(map.next_value::<f64>()?),
+                "suite_thresholds" => {
+                    suite_thresholds = Some(map.next_value::<BTreeMap<String, f64>>()?)
+                }
                 _ => {
                     if params.contains_key(&key) {
                         return Err(duplicate(&key));
@@ -251,16 +388,40 @@ impl<'de> Visitor<'de> for SpecVisitor {
                 }
             }
         }
+        let kind = kind.ok_or_else(|| de::Error::missing_field("type"))?;
+        let mut threshold = default_threshold(&kind, pass_threshold);
+        // coder_eval: similarity_threshold is reference_comparison's pass threshold, and
+        // pylint_score's min_score (0–10) sets it.
+        if kind == "reference_comparison"
+            && let Ok(similarity) = reference::validate(&params)
+        {
+            threshold = similarity;
+        }
+        if kind == "pylint_score"
+            && let Ok(Some(min)) = python::validate_pylint(&params)
+        {
+            threshold = min;
+        }
         let spec = CriterionSpec::resolved(
-            kind.ok_or_else(|| de::Error::missing_field("type"))?,
+            kind,
             description,
             weight.unwrap_or(1.0),
-            pass_threshold.unwrap_or(DEFAULT_PASS_THRESHOLD),
+            threshold,
+            suite_thresholds,
             params,
         )
         .map_err(de::Error::custom)?;
         Ok(spec)
     }
+}
+
+/// The pass threshold of a criterion of `kind` when the task gives `given` (None: the
+/// type's default: 0.7 for the judges, 0.9 otherwise).
+fn default_threshold(kind: &str, given: Option<f64>) -> f64 {
+    given.unwrap_or(match kind {
+        "llm_judge" | "agent_judge" => judge::JUDGE_PASS_THRESHOLD,
+        _ => DEFAULT_PASS_THRESHOLD,
+    })
 }
 
 /// Reads any value as JSON while checking, as each string is read, the parameters whose
@@ -299,6 +460,7 @@ impl CheckedValue<'_> {
             ("json_check", ["assertions", _, "expected"]) => sibling("operator") == Some("regex"),
             ("run_command", ["expected_stdout_regex"]) => true,
             ("run_command", ["expected_stdout"]) => sibling("stdout_match") == Some("regex"),
+            ("cli_called", ["flags", _, "matches_regex"]) => true,
             _ => false,
         };
         if is_regex {
@@ -320,6 +482,9 @@ impl CheckedValue<'_> {
                     | "classification_match",
                 ["path"],
             ) | ("json_check", ["json_schema"])
+                | ("import_check" | "pytest" | "pylint_score", ["path"])
+                | ("reference_comparison", ["agent_file"])
+                | ("cli_called", ["log"])
         );
         if is_path {
             criteria_common::check_path(&path.join("."), s)?;

@@ -26,6 +26,9 @@ pub struct CriterionResult {
     pub duration_ms: u64,
     /// Set when the criterion could not judge.
     pub error: Option<CriterionError>,
+    /// A judge's prompt, verdict, usage and cost (`llm_judge`, `agent_judge`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub judge: Option<super::JudgeRecord>,
 }
 
 /// Why a criterion could not judge.
@@ -35,8 +38,11 @@ pub struct CriterionError {
     /// panic; the message holds the guest's panic text), `deadline`, `read`, `invalid`,
     /// `unsupported_version`, `wrong_world`, `forbidden_import`, `instantiate`. From the
     /// grader itself: `grading_error` (it returned an error value), `invalid_verdict` (a
-    /// score that is not a number). From `run_command`: `spawn`, `timeout`,
-    /// `bad_score_output`. From the host: `invalid_criterion`, `internal`.
+    /// score that is not a number). From `run_command`, `pytest`, `pylint_score`,
+    /// `import_check`, `reference_comparison`: `spawn`, `timeout`, `bad_score_output`,
+    /// `missing_file`, `syntax_error`, `no_reference`, `comparison_failed`. From the
+    /// judges: `judge_unconfigured`, `judge_script`, `judge_request`, `judge_answer`,
+    /// `no_verdict`, `invalid_verdict`. From the host: `invalid_criterion`, `internal`.
     pub kind: String,
     /// A sentence naming the criterion's component or command.
     pub message: String,
@@ -131,6 +137,7 @@ mod tests {
                 kind: "out_of_fuel".into(),
                 message: "m".into(),
             }),
+            judge: None,
         };
         let json = serde_json::to_value(&one).unwrap();
         assert_eq!(json["type"], "file_exists");

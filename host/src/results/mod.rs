@@ -30,16 +30,22 @@
 //!
 //! History:
 //! - `task.json` 1: first version. Later, within 1: `error_kind` (the kind of an ERROR's
-//!   `error`), written only when set.
+//!   `error`), written only when set; a criterion's `judge` (its judge's prompt, verdict,
+//!   usage and cost), written only for judges; `run.json`'s `suite_thresholds`, written
+//!   only when a criterion sets any.
 //! - turn record 1: first version.
 
 mod criterion;
+mod judge;
 mod stop;
+mod suite;
 mod task;
 mod turn;
 
 pub use criterion::{CriterionError, CriterionResult, TaskStatus};
+pub use judge::{JudgeRecord, JudgeUsage, JudgeVerdict};
 pub use stop::StopReason;
+pub use suite::{SuiteThresholdResult, ThresholdCheck};
 pub use task::{
     CliInfo, LimitsRecord, Paths, RunRow, RunSummary, StepRecord, StopRecord, TaskResult,
 };

@@ -202,6 +202,10 @@ pub struct RunRow {
 pub struct RunSummary {
     pub result_version: u32,
     pub rows: Vec<RunRow>,
+    /// Every criterion's `suite_thresholds`, judged over its dataset's rows (absent when
+    /// no criterion sets any). One that is not `passed` makes the run's exit code 1.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suite_thresholds: Vec<super::SuiteThresholdResult>,
 }
 
 #[cfg(test)]

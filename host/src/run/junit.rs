@@ -14,13 +14,15 @@
 //! Each test case's `system-out` holds the score, turns, tool calls, the cap that stopped
 //! the turn if one did, and the path of its `task.json` (relative to the suite folder).
 
-use crate::results::{CriterionResult, TaskResult, TaskStatus};
+use crate::results::{CriterionResult, SuiteThresholdResult, TaskResult, TaskStatus};
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 use std::path::Path;
 use std::time::Duration;
 
 /// The JUnit report of these results (see the module docs for the mapping).
-pub fn report(results: &[TaskResult]) -> Report {
+/// A suite `suite_thresholds` with a case per group comes last when any criterion sets
+/// thresholds (a missed threshold is a failure naming it).
+pub fn report(results: &[TaskResult], gates: &[SuiteThresholdResult]) -> Report {
     let mut report = Report::new("coder-eval");
     let mut harnesses: Vec<&str> = Vec::new();
     for r in results {
@@ -41,8 +43,49 @@ pub fn report(results: &[TaskResult]) -> Report {
         total += suite_time;
         report.add_test_suite(suite);
     }
+    if !gates.is_empty() {
+        report.add_test_suite(threshold_suite(gates));
+    }
     report.set_time(total);
     report
+}
+
+/// The `suite_thresholds` suite: a case per group.
+fn threshold_suite(gates: &[SuiteThresholdResult]) -> TestSuite {
+    let mut suite = TestSuite::new("suite_thresholds");
+    for g in gates {
+        let name = format!(
+            "{} / criterion {} ({})",
+            g.task_id,
+            g.criterion_index + 1,
+            g.description
+        );
+        let status = if g.passed {
+            TestCaseStatus::success()
+        } else {
+            let missed: Vec<String> = g
+                .thresholds
+                .iter()
+                .filter(|t| !t.passed)
+                .map(|t| {
+                    format!(
+                        "{} = {} < {}",
+                        t.metric,
+                        t.value.map_or("unknown".into(), |v| format!("{v:.3}")),
+                        t.minimum
+                    )
+                })
+                .collect();
+            let mut s = TestCaseStatus::non_success(NonSuccessKind::Failure);
+            s.set_type("SUITE_THRESHOLD");
+            s.set_message(format!("missed: {}", missed.join(", ")));
+            s
+        };
+        let mut case = TestCase::new(name, status);
+        case.set_classname(g.harness.clone());
+        suite.add_test_case(case);
+    }
+    suite
 }
 
 fn test_case(r: &TaskResult) -> TestCase {
@@ -119,8 +162,14 @@ fn criterion_line(c: &CriterionResult) -> String {
 }
 
 /// Writes [`report`] to `path` atomically (temporary file, then rename).
-pub fn write(path: &Path, results: &[TaskResult]) -> std::io::Result<()> {
-    let text = report(results).to_string().map_err(std::io::Error::other)?;
+pub fn write(
+    path: &Path,
+    results: &[TaskResult],
+    gates: &[SuiteThresholdResult],
+) -> std::io::Result<()> {
+    let text = report(results, gates)
+        .to_string()
+        .map_err(std::io::Error::other)?;
     let tmp = path.with_extension("xml.tmp");
     std::fs::write(&tmp, text)?;
     std::fs::rename(&tmp, path)

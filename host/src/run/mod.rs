@@ -7,11 +7,14 @@
 //! [`error::RunError`]), [`suite`] (`run_all`, then `run.json`, `junit.xml` and
 //! `report.html`), [`verdict`] (a turn's criteria and the task's status), [`locate`]
 //! (finding an agent CLI), `launch` (argv, environment, files), `setup` (the task's
-//! folders), [`regrade`] (the library of `coder-eval grade`), [`report`] and [`junit`].
+//! folders), [`regrade`] (the library of `coder-eval grade`), [`report`] and [`junit`],
+//! [`thresholds`] (the suite-level `suite_thresholds` gate), `judge` (`agent_judge` CLIs
+//! run as tasks of their own).
 //! This file only re-exports.
 
 mod assemble;
 pub mod error;
+mod judge;
 pub mod junit;
 mod launch;
 pub mod locate;
@@ -22,6 +25,7 @@ pub mod regrade;
 pub mod report;
 mod setup;
 pub mod suite;
+pub mod thresholds;
 pub mod verdict;
 
 pub use error::RunError;

@@ -95,7 +95,7 @@ async fn execute(
         policy: options.stop_policy,
     };
     let turn = stage!(turn(launched, planned.model, deadlines, cancel).await);
-    let graded = match grade(p, &dirs, dir, &turn.turn).await {
+    let graded = match grade(p, options, &dirs, dir, &turn.turn).await {
         Ok(graded) => graded,
         Err(error) => {
             let live = &turn.turn;
@@ -258,7 +258,13 @@ async fn turn(
 /// Grade: the reference staged (only now that the agent has finished, beside the
 /// workspace, not in it), the `post_run` steps (informational, as in coder_eval: a
 /// failing one never fails the task), then the criteria and the task's status.
-async fn grade(p: &Prepared, dirs: &Dirs, dir: &Path, turn: &LiveTurn) -> Result<Graded, RunError> {
+async fn grade(
+    p: &Prepared,
+    options: &RunOptions,
+    dirs: &Dirs,
+    dir: &Path,
+    turn: &LiveTurn,
+) -> Result<Graded, RunError> {
     let start = Instant::now();
     let reference_dir = crate::workspace::stage_reference(&p.task, dir)
         .map_err(|e| RunError::Reference(Cause(e)))?;
@@ -273,7 +279,19 @@ async fn grade(p: &Prepared, dirs: &Dirs, dir: &Path, turn: &LiveTurn) -> Result
             steps.push(record);
         }
     }
-    let verdict = verdict::grade(&p.task, &dirs.workspace, &turn.record, &turn.trajectory).await;
+    let judges = verdict::Judges::new(options, dir, &p.task);
+    let verdict = verdict::grade(
+        &p.task,
+        &dirs.workspace,
+        &turn.record,
+        &turn.trajectory,
+        &judges,
+        verdict::Env {
+            reference_dir: reference_dir.as_deref(),
+            path: dirs.env.path(&crate::workspace::host_path()).as_deref(),
+        },
+    )
+    .await;
     Ok(Graded {
         verdict,
         grading_ms: start.elapsed().as_millis() as u64,

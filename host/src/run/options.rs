@@ -20,8 +20,12 @@ pub struct RunOptions {
     pub native_limits: bool,
     /// How the host stops a CLI and what it left behind (graces, give-up).
     pub stop_policy: StopPolicy,
-    /// Host environment variables passed to the CLI (e.g. a real API key).
+    /// Host environment variables passed to the CLI (e.g. a real API key); judges may
+    /// read them too.
     pub pass_env: Vec<String>,
+    /// Host environment variables handed to judges only (`--judge-env`: the judge's API
+    /// key, `ANTHROPIC_BASE_URL`), never to the agent.
+    pub judge_env: Vec<String>,
 }
 
 impl RunOptions {
@@ -35,6 +39,7 @@ impl RunOptions {
             native_limits: true,
             stop_policy: StopPolicy::DEFAULT,
             pass_env: Vec::new(),
+            judge_env: Vec::new(),
         }
     }
 }

@@ -55,11 +55,13 @@ pub enum RegradeError {
 /// Re-grades the run in `result_dir` (`<out>/<task_id>/<harness>`) with the task file
 /// `task` (default: the one the run used). Returns the result as it was and as it is now
 /// (whose `task_file` names the task file that graded it); with `write`, the new one
-/// replaces `task.json` and its row in the suite's `run.json`.
+/// replaces `task.json` and its row in the suite's `run.json`. Judges get the host
+/// variables named in `judge_env`.
 pub async fn regrade(
     result_dir: &Path,
     task: Option<&Path>,
     components: &ComponentSource,
+    judge_env: &[String],
     write: bool,
 ) -> Result<(TaskResult, TaskResult), RegradeError> {
     let path = result_dir.join("task.json");
@@ -86,7 +88,22 @@ pub async fn regrade(
         replay_with_trajectory(&result_dir.join(&before.paths.recording), &options)
             .map_err(|e| RegradeError::Replay(Box::new(e)))?;
     let workspace = result_dir.join(&before.paths.workspace);
-    let verdict = verdict::grade(&task, &workspace, &record, &trajectory).await;
+    let mut run_options = super::RunOptions::new(result_dir.to_path_buf());
+    run_options.components = components.clone();
+    run_options.judge_env = judge_env.to_vec();
+    let judges = verdict::Judges::new(&run_options, result_dir, &task);
+    // The reference the run staged, else staged now from the task file (an older run).
+    let reference = match &before.paths.reference {
+        Some(rel) => Some(result_dir.join(rel)),
+        None => crate::workspace::stage_reference(&task, result_dir)
+            .ok()
+            .flatten(),
+    };
+    let env = verdict::Env {
+        reference_dir: reference.as_deref(),
+        path: None,
+    };
+    let verdict = verdict::grade(&task, &workspace, &record, &trajectory, &judges, env).await;
     let mut after = before.clone();
     after.task_file = task.path.display().to_string();
     after.status = verdict.status;
@@ -147,8 +164,10 @@ fn update_run_summary(result_dir: &Path, after: &TaskResult) -> Result<(), Regra
                 .map_err(|source| RegradeError::Parse { path, source })?,
         );
     }
-    crate::run::write_suite_reports(suite_dir, &results).map_err(|source| RegradeError::Write {
-        path: suite_dir.to_path_buf(),
-        source,
-    })
+    crate::run::write_suite_reports(suite_dir, &results, &summary.suite_thresholds).map_err(
+        |source| RegradeError::Write {
+            path: suite_dir.to_path_buf(),
+            source,
+        },
+    )
 }

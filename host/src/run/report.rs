@@ -12,12 +12,12 @@
 //!   bar and in ms), the criteria with score and details, the error or stop when there is
 //!   one, and what the agent left running.
 
-use crate::results::{CriterionResult, TaskResult, TaskStatus};
+use crate::results::{CriterionResult, SuiteThresholdResult, TaskResult, TaskStatus};
 use maud::{DOCTYPE, Markup, html};
 use std::path::Path;
 
 /// The page for these results (see the module docs for its content).
-pub fn render(results: &[TaskResult]) -> String {
+pub fn render(results: &[TaskResult], gates: &[SuiteThresholdResult]) -> String {
     let mut harnesses: Vec<&str> = Vec::new();
     let mut tasks: Vec<&str> = Vec::new();
     for r in results {
@@ -80,6 +80,7 @@ pub fn render(results: &[TaskResult]) -> String {
                         }
                     }
                 }
+                @if !gates.is_empty() { (thresholds(gates)) }
                 h2 { "Runs" }
                 @for task in &tasks {
                     h3 id=(anchor(task, "")) { (task) }
@@ -94,9 +95,13 @@ pub fn render(results: &[TaskResult]) -> String {
 }
 
 /// Writes [`render`] to `path` atomically (temporary file, then rename).
-pub fn write(path: &Path, results: &[TaskResult]) -> std::io::Result<()> {
+pub fn write(
+    path: &Path,
+    results: &[TaskResult],
+    gates: &[SuiteThresholdResult],
+) -> std::io::Result<()> {
     let tmp = path.with_extension("html.tmp");
-    std::fs::write(&tmp, render(results))?;
+    std::fs::write(&tmp, render(results, gates))?;
     std::fs::rename(&tmp, path)
 }
 
@@ -365,6 +370,39 @@ fn criteria(title: &str, criteria: &[CriterionResult]) -> Markup {
                     td {
                         @if let Some(e) = &c.error { b { (e.kind) ": " } (e.message) }
                         @else { pre { (c.details) } }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The suite-threshold groups: a row each, its thresholds with their values.
+fn thresholds(gates: &[SuiteThresholdResult]) -> Markup {
+    html! {
+        h2 { "Suite thresholds" }
+        table {
+            tr {
+                th { "dataset task" } th { "harness" } th { "criterion" }
+                th { "rows" } th { "thresholds" }
+            }
+            @for g in gates {
+                tr class=(if g.passed { "SUCCESS" } else { "FAILURE" }) {
+                    td { (g.task_id) } td { (g.harness) }
+                    td { (g.criterion_index + 1) ". " (g.description) " (" (g.kind) ")" }
+                    td {
+                        (g.rows)
+                        @if g.ungraded > 0 { " (+" (g.ungraded) " ungraded)" }
+                    }
+                    td {
+                        @for t in &g.thresholds {
+                            div {
+                                (t.metric) " "
+                                (t.value.map_or("unknown".into(), |v| format!("{v:.3}")))
+                                " ≥ " (t.minimum)
+                                @if !t.passed { " — missed" }
+                            }
+                        }
                     }
                 }
             }

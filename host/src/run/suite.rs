@@ -1,9 +1,10 @@
 //! A suite: the prepared task × harness pairs run `jobs` at a time, then `run.json`,
 //! `junit.xml` and `report.html` beside them.
 
-use super::{Prepared, RunOptions, junit, report, run_one};
+use super::{Prepared, RunOptions, junit, report, run_one, thresholds};
 use crate::results::{
-    RunRow, RunSummary, TASK_RESULT_VERSION, TaskResult, TaskStatus, write_json_atomically,
+    RunRow, RunSummary, SuiteThresholdResult, TASK_RESULT_VERSION, TaskResult, TaskStatus,
+    write_json_atomically,
 };
 use std::path::Path;
 use std::sync::Arc;
@@ -44,6 +45,10 @@ pub async fn run_all(
     for r in &skipped {
         on_done(r);
     }
+    let criteria: thresholds::CriteriaByTask = prepared
+        .iter()
+        .map(|p| (p.task.task_id.clone(), p.task.success_criteria.clone()))
+        .collect();
     let semaphore = Arc::new(tokio::sync::Semaphore::new(jobs.max(1)));
     let mut set = tokio::task::JoinSet::new();
     for (index, p) in prepared.into_iter().enumerate() {
@@ -82,14 +87,20 @@ pub async fn run_all(
                 result: format!("{}/{}/task.json", r.task_id, r.harness),
             })
             .collect(),
+        suite_thresholds: thresholds::suite_verdicts(&results, &criteria),
     };
     write_json_atomically(&options.out_dir.join("run.json"), &summary)?;
-    write_suite_reports(&options.out_dir, &results)?;
+    write_suite_reports(&options.out_dir, &results, &summary.suite_thresholds)?;
     Ok(results)
 }
 
-/// Writes a suite's `junit.xml` and `report.html` into `dir` (beside its `run.json`).
-pub fn write_suite_reports(dir: &Path, results: &[TaskResult]) -> std::io::Result<()> {
-    junit::write(&dir.join("junit.xml"), results)?;
-    report::write(&dir.join("report.html"), results)
+/// Writes a suite's `junit.xml` and `report.html` into `dir` (beside its `run.json`),
+/// with its suite-threshold groups.
+pub fn write_suite_reports(
+    dir: &Path,
+    results: &[TaskResult],
+    gates: &[SuiteThresholdResult],
+) -> std::io::Result<()> {
+    junit::write(&dir.join("junit.xml"), results, gates)?;
+    report::write(&dir.join("report.html"), results, gates)
 }

@@ -1,10 +1,32 @@
 //! [`TaskVerdict`]: grading a finished turn and deciding the task's status (rules in
 //! [`crate::grading::task_status`]).
 
+use super::RunOptions;
+use super::judge::JudgeRunner;
+use crate::grading::judge::JudgeEnv;
 use crate::grading::{self, GradeContext};
 use crate::results::{CriterionResult, StampedEvent, TaskStatus, TurnRecord};
 use crate::task::Task;
 use std::path::Path;
+
+/// What the judges of one task's grading get: the variables handed to judges and the
+/// runner of `agent_judge` CLIs.
+pub struct Judges {
+    env: JudgeEnv,
+    runner: JudgeRunner,
+}
+
+impl Judges {
+    /// For the task whose results go to `result_dir`.
+    pub fn new(options: &RunOptions, result_dir: &Path, task: &Task) -> Judges {
+        let mut names = options.pass_env.clone();
+        names.extend(options.judge_env.iter().cloned());
+        Judges {
+            env: JudgeEnv::from_host(&names),
+            runner: JudgeRunner::new(options, result_dir.to_path_buf(), task.dir.clone()),
+        }
+    }
+}
 
 /// The criteria's outcome for one run.
 pub struct TaskVerdict {
@@ -16,12 +38,26 @@ pub struct TaskVerdict {
     pub post_failure: Vec<CriterionResult>,
 }
 
+/// What the task's environment adds for the criteria that run commands or read the
+/// reference.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Env<'a> {
+    /// The reference staged for grading (`<run dir>/reference`), when the task has one:
+    /// `$REFERENCE_DIR` for commands, read by `reference_comparison` and judges.
+    pub reference_dir: Option<&'a Path>,
+    /// `PATH` for commands (mock commands and the task's `.venv` first); `None` = the
+    /// host's.
+    pub path: Option<&'a str>,
+}
+
 /// Grades the run in `workspace` whose turn ended as `turn`.
 pub async fn grade(
     task: &Task,
     workspace: &Path,
     turn: &TurnRecord,
     trajectory: &[StampedEvent],
+    judges: &Judges,
+    env: Env<'_>,
 ) -> TaskVerdict {
     let final_text = turn
         .cli_result
@@ -33,13 +69,17 @@ pub async fn grade(
                 .rfind(|m| m.parent_call_id.is_none())
                 .map(|m| m.text.clone())
         });
-    let ctx = GradeContext {
+    let mut ctx = GradeContext::new(
         workspace,
-        task_dir: &task.dir,
+        &task.dir,
         trajectory,
-        prompt: &task.prompt,
-        final_text: final_text.as_deref(),
-    };
+        &task.prompt,
+        final_text.as_deref(),
+    );
+    ctx.judge_env = Some(&judges.env);
+    ctx.reference_dir = env.reference_dir;
+    ctx.path = env.path;
+    ctx.agent_runner = Some(&judges.runner);
     if grading::criteria_decide(turn.final_status) {
         let criteria = grading::grade_all(&task.success_criteria, &ctx).await;
         let status = grading::task_status(turn.final_status, grading::passed(&criteria));

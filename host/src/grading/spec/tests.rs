@@ -140,6 +140,97 @@ fn other_mistakes_point_at_the_criterion() {
 }
 
 #[test]
+fn coder_eval_types_load_with_their_defaults() {
+    let specs = load(
+        "task_id: t\nsuccess_criteria:\n\
+         - {type: llm_judge, prompt: grade it}\n\
+         - {type: agent_judge, prompt: grade it, pass_threshold: 0.5}\n\
+         - {type: reference_comparison, agent_file: a.py, reference_file: a.py, similarity_threshold: 0.6}\n\
+         - {type: pytest, args: [-q]}\n\
+         - {type: import_check, path: main.py}\n\
+         - {type: cli_called, verb: ixp projects get, flags: {output: {absent: true}}, ignore_flags: []}\n\
+         - {type: classification_match, expected_label: a, allowed_labels: [a, b], suite_thresholds: {accuracy: 0.8, recall.a: 0.5}}\n\n\
+         - {type: pylint_score, path: src, min_score: 8.5}\n\
+         - {type: program_stdout_equals, command: echo hi, expected_output: hi}\n",
+    )
+    .unwrap();
+    let thresholds: Vec<f64> = specs.iter().map(|s| s.pass_threshold).collect();
+    assert_eq!(thresholds, [0.7, 0.5, 0.6, 0.9, 0.9, 0.9, 0.9, 0.85, 0.9]);
+    assert_eq!(specs[6].suite_thresholds.as_ref().unwrap()["recall.a"], 0.5);
+    // suite_thresholds is not a param.
+    assert!(!specs[6].params.contains_key("suite_thresholds"));
+    assert!(!specs[0].is_read_only() && specs[2].is_read_only());
+}
+
+#[test]
+fn new_types_report_mistakes_at_their_line() {
+    let cases = [
+        // (entry, line of the error, text)
+        (
+            "  - type: uipath_eval\n    agent_name: a\n    eval_set: e\n    thresholds: {accuracy: 0.8}\n",
+            5,
+            "criterion type `uipath_eval` belongs to a vendor plugin",
+        ),
+        (
+            "  - type: system_one_judge\n    prompt: p\n",
+            5,
+            "belongs to a vendor plugin",
+        ),
+        (
+            "  - type: cli_called\n    verb: a\n    flags:\n      model: {matches_regex: \"(\"}\n",
+            8,
+            "invalid regex `(`",
+        ),
+        (
+            "  - type: pytest\n    path: ../tests\n",
+            6,
+            "leaves the workspace",
+        ),
+        (
+            "  - type: reference_comparison\n    agent_file: a.py\n    reference_file: a.py\n    comparison_method: diff\n",
+            5,
+            "comparison_method must be ast, token or complexity",
+        ),
+        (
+            "  - type: llm_judge\n    prompt: p\n    capture_transcripts: false\n",
+            5,
+            "unknown field `capture_transcripts`",
+        ),
+        (
+            "  - type: llm_judge\n    prompt: p\n    verdict_channel: text\n",
+            5,
+            "verdict_channel was removed",
+        ),
+        (
+            "  - type: file_exists\n    path: a\n    suite_thresholds: {acuracy: 0.9}\n",
+            5,
+            "unknown metric `acuracy`",
+        ),
+        (
+            "  - type: skill_triggered\n    skill_name: s\n    weight: 0\n    suite_thresholds: {recall.yes: 0.9}\n",
+            5,
+            "cannot also set suite_thresholds",
+        ),
+        (
+            "  - type: pytst\n",
+            5,
+            "unknown criterion type `pytst` (did you mean `pytest`?)",
+        ),
+    ];
+    for (entry, line, want) in cases {
+        let yaml =
+            format!("task_id: t\nsuccess_criteria:\n  - type: file_exists\n    path: ok\n{entry}");
+        let err = load(&yaml).unwrap_err();
+        assert!(err.to_string().contains(want), "{entry:?}: {err}");
+        assert_eq!(
+            err.location().map(|l| l.line()),
+            Some(line),
+            "{entry:?}: {err}"
+        );
+    }
+}
+
+#[test]
 fn type_after_the_params_is_still_validated() {
     let err = load("task_id: t\nsuccess_criteria:\n  - pattern: \"(\"\n    path: a\n    type: file_matches_regex\n").unwrap_err();
     assert!(err.to_string().contains("invalid regex"), "{err}");

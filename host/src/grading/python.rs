@@ -1,0 +1,500 @@
+//! `pytest` and `import_check`: host-native criteria that run Python in the workspace (a
+//! WASI component cannot start processes), with coder_eval's parameter names, defaults
+//! and scoring. Both run through [`super::exec`]: the workspace as the working folder,
+//! the task environment's `PATH` (its virtualenv first, when it has one), no host secrets,
+//! the whole process group stopped on timeout.
+//!
+//! **`pytest`** — `path` (default `.`), `args` (list of extra arguments, default none),
+//! `timeout` (seconds, default 60). Runs `pytest PATH ARGS...` (each shell-quoted) and
+//! reads the counts from its summary, stdout and stderr together:
+//! `passed / (passed + failed + errors)`. No test collected, or every test skipped,
+//! scores 0. A non-zero exit with every test passing scores 0.99, never 1 (coder_eval's
+//! `PYTEST_IMPERFECT_SCORE_CAP`). One difference: coder_eval needs pytest's `collected N
+//! items` header, which `-q` hides, and scores such a run 0; here the counts alone
+//! suffice. `pytest` not on `PATH` (exit 127) is an error (`spawn`) that says so.
+//!
+//! **`pylint_score`** — `path` (required), `min_score` (0–10; when given, the pass
+//! threshold is `min_score / 10`), `fail_under`, `rcfile`, `args`, `timeout` (default
+//! 120). Runs `pylint PATH [--rcfile F] [--fail-under N] ARGS...` and reads "Your code has
+//! been rated at X/10": score `max(0, X / 10)`; no rating in the output is an error
+//! (`bad_score_output`).
+//!
+//! **`import_check`** — `path` (a Python file, required), `timeout` (seconds, default
+//! 30). Parses the file with Python's `ast` (a syntax error scores 0 with an error),
+//! collects every absolute import anywhere in it (`import a.b` → `a.b`, `from a.b import
+//! c` → `a.b`; relative imports are skipped), and checks each one resolves with
+//! `importlib.util.find_spec` in the workspace under the task's `PATH` (`python3`, else
+//! `python`). Score: resolved / checked; 1 when there is no import; a missing file
+//! scores 0 with an error.
+
+use super::exec::{self, CommandEnv, quote, stream};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+use std::path::Path;
+use std::time::Duration;
+
+/// What a host-native criterion concluded (the same shape as `run_command`'s).
+pub use super::run_command::Outcome;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Pytest {
+    #[serde(default = "dot")]
+    path: String,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default = "sixty")]
+    timeout: f64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ImportCheck {
+    path: String,
+    #[serde(default = "thirty")]
+    timeout: f64,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Pylint {
+    path: String,
+    #[serde(default)]
+    min_score: Option<f64>,
+    #[serde(default)]
+    fail_under: Option<f64>,
+    #[serde(default)]
+    rcfile: Option<String>,
+    #[serde(default)]
+    args: Vec<String>,
+    #[serde(default = "one_twenty")]
+    timeout: f64,
+}
+
+fn one_twenty() -> f64 {
+    120.0
+}
+
+fn dot() -> String {
+    ".".into()
+}
+fn sixty() -> f64 {
+    60.0
+}
+fn thirty() -> f64 {
+    30.0
+}
+
+fn parse<T: serde::de::DeserializeOwned>(params: &Map<String, Value>) -> Result<T, String> {
+    serde_json::from_value(Value::Object(params.clone())).map_err(|e| e.to_string())
+}
+
+fn check_timeout(timeout: f64) -> Result<(), String> {
+    if timeout.is_finite() && timeout > 0.0 {
+        Ok(())
+    } else {
+        Err(format!(
+            "timeout must be a positive number of seconds, got {timeout}"
+        ))
+    }
+}
+
+/// Checks `pytest` params.
+pub fn validate_pytest(params: &Map<String, Value>) -> Result<(), String> {
+    let p: Pytest = parse(params)?;
+    check_timeout(p.timeout)?;
+    grader_kit::check_relative(&p.path)
+        .map(drop)
+        .map_err(|e| format!("path: {e}"))
+}
+
+/// Checks `import_check` params.
+pub fn validate_import_check(params: &Map<String, Value>) -> Result<(), String> {
+    let p: ImportCheck = parse(params)?;
+    check_timeout(p.timeout)?;
+    grader_kit::check_relative(&p.path)
+        .map(drop)
+        .map_err(|e| format!("path: {e}"))
+}
+
+/// Checks `pylint_score` params; returns the pass threshold `min_score` sets, if any.
+pub fn validate_pylint(params: &Map<String, Value>) -> Result<Option<f64>, String> {
+    let p: Pylint = parse(params)?;
+    check_timeout(p.timeout)?;
+    grader_kit::check_relative(&p.path)
+        .map(drop)
+        .map_err(|e| format!("path: {e}"))?;
+    if let Some(rc) = &p.rcfile {
+        grader_kit::check_relative(rc)
+            .map(drop)
+            .map_err(|e| format!("rcfile: {e}"))?;
+    }
+    Ok(p.min_score.map(|m| (m / 10.0).clamp(0.0, 1.0)))
+}
+
+/// The rating in pylint's output ("Your code has been rated at 8.75/10").
+fn pylint_rating(output: &str) -> Option<f64> {
+    regex::Regex::new(r"Your code has been rated at (-?\d+(?:\.\d+)?)/10")
+        .expect("a fixed pattern")
+        .captures(output)
+        .and_then(|c| c[1].parse().ok())
+}
+
+/// Runs the `pylint_score` criterion in `workspace`.
+pub async fn grade_pylint(
+    params: &Map<String, Value>,
+    workspace: &Path,
+    env: &CommandEnv<'_>,
+) -> Outcome {
+    let p: Pylint = match parse(params) {
+        Ok(p) => p,
+        Err(e) => return error("invalid_criterion", e, String::new()),
+    };
+    let mut command = format!("pylint {}", quote(&p.path));
+    if let Some(rc) = &p.rcfile {
+        command.push_str(&format!(" --rcfile {}", quote(rc)));
+    }
+    if let Some(f) = p.fail_under {
+        command.push_str(&format!(" --fail-under {f}"));
+    }
+    for arg in &p.args {
+        command.push(' ');
+        command.push_str(&quote(arg));
+    }
+    let out = match exec::run(&command, workspace, env, Duration::from_secs_f64(p.timeout)).await {
+        Ok(out) => out,
+        Err(e) => {
+            return error(
+                "spawn",
+                format!("could not start `{command}`: {e}"),
+                String::new(),
+            );
+        }
+    };
+    let exec_details = format!(
+        "command: {command}\nexit code: {}\n{}\n{}",
+        exec::exit_text(&out),
+        stream("stdout", &out.stdout),
+        stream("stderr", &out.stderr)
+    );
+    if out.timed_out {
+        return error(
+            "timeout",
+            format!("`{command}` timed out after {} s", p.timeout),
+            exec_details,
+        );
+    }
+    if out.exit_code == Some(127) {
+        return error(
+            "spawn",
+            "pylint is not on PATH (install it in the task's environment, e.g. sandbox.python \
+             env_packages: [pylint])"
+                .into(),
+            exec_details,
+        );
+    }
+    match pylint_rating(&format!("{}\n{}", out.stdout, out.stderr)) {
+        Some(rating) => {
+            let score = (rating / 10.0).clamp(0.0, 1.0);
+            Outcome {
+                score,
+                details: format!("pylint score: {rating:.2}/10 (score {score:.3})\n{exec_details}"),
+                error: None,
+            }
+        }
+        None => error(
+            "bad_score_output",
+            "no \"Your code has been rated at X/10\" in pylint's output".into(),
+            exec_details,
+        ),
+    }
+}
+
+fn error(kind: &str, message: String, details: String) -> Outcome {
+    Outcome {
+        score: 0.0,
+        details: if details.is_empty() {
+            message.clone()
+        } else {
+            details
+        },
+        error: Some((kind.to_string(), message)),
+    }
+}
+
+/// The pytest counts read from its output.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct Counts {
+    passed: u64,
+    failed: u64,
+    errors: u64,
+    skipped: u64,
+    collected: Option<u64>,
+}
+
+fn count(text: &str, pattern: &str) -> Option<u64> {
+    regex::RegexBuilder::new(pattern)
+        .case_insensitive(true)
+        .build()
+        .expect("a fixed pattern")
+        .captures(text)
+        .and_then(|c| c[1].parse().ok())
+}
+
+fn counts(output: &str) -> Counts {
+    Counts {
+        passed: count(output, r"(\d+)\s+passed").unwrap_or(0),
+        failed: count(output, r"(\d+)\s+failed").unwrap_or(0),
+        errors: count(output, r"(\d+)\s+errors?\b").unwrap_or(0),
+        skipped: count(output, r"(\d+)\s+skipped").unwrap_or(0),
+        collected: count(output, r"collected\s+(\d+)\s+items?"),
+    }
+}
+
+/// coder_eval's pytest score and a summary line, from the counts and the exit code.
+fn pytest_score(c: &Counts, exit_code: Option<i32>) -> (f64, String) {
+    let ran = c.passed + c.failed + c.errors;
+    let collected = c.collected.unwrap_or(ran + c.skipped);
+    if collected == 0 {
+        return (0.0, "pytest: no tests collected (score 0.00)".into());
+    }
+    if ran == 0 {
+        return (
+            0.0,
+            format!(
+                "pytest: {collected} collected, {} skipped, none ran (score 0.00)",
+                c.skipped
+            ),
+        );
+    }
+    let mut score = c.passed as f64 / ran as f64;
+    if exit_code != Some(0) && score == 1.0 {
+        score = 0.99;
+    }
+    let mut line = format!(
+        "pytest: {} passed, {} failed, {} errors",
+        c.passed, c.failed, c.errors
+    );
+    if c.skipped > 0 {
+        line.push_str(&format!(", {} skipped", c.skipped));
+    }
+    line.push_str(&format!(" out of {collected} collected (score {score:.2})"));
+    (score, line)
+}
+
+/// Runs the `pytest` criterion in `workspace`. Params must have passed
+/// [`validate_pytest`].
+pub async fn grade_pytest(
+    params: &Map<String, Value>,
+    workspace: &Path,
+    env: &CommandEnv<'_>,
+) -> Outcome {
+    let p: Pytest = match parse(params) {
+        Ok(p) => p,
+        Err(e) => return error("invalid_criterion", e, String::new()),
+    };
+    let mut command = format!("pytest {}", quote(&p.path));
+    for arg in &p.args {
+        command.push(' ');
+        command.push_str(&quote(arg));
+    }
+    let out = match exec::run(&command, workspace, env, Duration::from_secs_f64(p.timeout)).await {
+        Ok(out) => out,
+        Err(e) => {
+            return error(
+                "spawn",
+                format!("could not start `{command}`: {e}"),
+                String::new(),
+            );
+        }
+    };
+    let exec_details = format!(
+        "command: {command}\nexit code: {}\n{}\n{}",
+        exec::exit_text(&out),
+        stream("stdout", &out.stdout),
+        stream("stderr", &out.stderr)
+    );
+    if out.timed_out {
+        return error(
+            "timeout",
+            format!("`{command}` timed out after {} s", p.timeout),
+            exec_details,
+        );
+    }
+    if out.exit_code == Some(127) {
+        return error(
+            "spawn",
+            "pytest is not on PATH (install it in the task's environment, e.g. \
+             sandbox.python env_packages: [pytest])"
+                .into(),
+            exec_details,
+        );
+    }
+    let (score, line) = pytest_score(
+        &counts(&format!("{}\n{}", out.stdout, out.stderr)),
+        out.exit_code,
+    );
+    Outcome {
+        score,
+        details: format!("{line}\n{exec_details}"),
+        error: None,
+    }
+}
+
+/// The Python program `import_check` runs: argv[1] is the file; prints one JSON object.
+const IMPORT_CHECK_PY: &str = r#"
+import ast, importlib.util, json, sys
+path = sys.argv[1]
+try:
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+except OSError as e:
+    print(json.dumps({"missing": str(e)})); sys.exit(0)
+try:
+    tree = ast.parse(source, filename=path)
+except SyntaxError as e:
+    print(json.dumps({"syntax_error": str(e)})); sys.exit(0)
+modules = []
+for node in ast.walk(tree):
+    if isinstance(node, ast.Import):
+        names = [a.name for a in node.names]
+    elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        names = [node.module]
+    else:
+        continue
+    for name in names:
+        if name not in modules:
+            modules.append(name)
+sys.path.insert(0, ".")
+resolved = {}
+for m in modules:
+    try:
+        resolved[m] = importlib.util.find_spec(m) is not None
+    except Exception:
+        resolved[m] = False
+print(json.dumps({"modules": modules, "resolved": resolved}))
+"#;
+
+/// Runs the `import_check` criterion in `workspace`. Params must have passed
+/// [`validate_import_check`].
+pub async fn grade_import_check(
+    params: &Map<String, Value>,
+    workspace: &Path,
+    env: &CommandEnv<'_>,
+) -> Outcome {
+    let p: ImportCheck = match parse(params) {
+        Ok(p) => p,
+        Err(e) => return error("invalid_criterion", e, String::new()),
+    };
+    if !workspace.join(&p.path).is_file() {
+        return error(
+            "missing_file",
+            format!("file `{}` does not exist", p.path),
+            String::new(),
+        );
+    }
+    let command = format!(
+        "py=$(command -v python3 || command -v python) || {{ echo 'no python3 or python on PATH' >&2; exit 127; }}; \
+         exec \"$py\" -c {} {}",
+        quote(IMPORT_CHECK_PY),
+        quote(&p.path)
+    );
+    let out = match exec::run(&command, workspace, env, Duration::from_secs_f64(p.timeout)).await {
+        Ok(out) => out,
+        Err(e) => {
+            return error(
+                "spawn",
+                format!("could not start python: {e}"),
+                String::new(),
+            );
+        }
+    };
+    let raw = format!(
+        "exit code: {}\n{}",
+        exec::exit_text(&out),
+        stream("stderr", &out.stderr)
+    );
+    if out.timed_out {
+        return error(
+            "timeout",
+            format!(
+                "import_check of `{}` timed out after {} s",
+                p.path, p.timeout
+            ),
+            raw,
+        );
+    }
+    let Some(report) = out
+        .stdout
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str::<Value>(l).ok())
+    else {
+        return error(
+            "spawn",
+            format!(
+                "python did not report on `{}` (is python3 on PATH?)",
+                p.path
+            ),
+            raw,
+        );
+    };
+    if let Some(e) = report.get("syntax_error").and_then(Value::as_str) {
+        return error(
+            "syntax_error",
+            format!("syntax error in `{}`: {e}", p.path),
+            String::new(),
+        );
+    }
+    if let Some(e) = report.get("missing").and_then(Value::as_str) {
+        return error(
+            "missing_file",
+            format!("cannot read `{}`: {e}", p.path),
+            String::new(),
+        );
+    }
+    let modules: Vec<String> = report["modules"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|m| m.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default();
+    if modules.is_empty() {
+        return Outcome {
+            score: 1.0,
+            details: format!("`{}`: no imports to check", p.path),
+            error: None,
+        };
+    }
+    let failed: Vec<&String> = modules
+        .iter()
+        .filter(|m| report["resolved"][m.as_str()] != Value::Bool(true))
+        .collect();
+    let ok = modules.len() - failed.len();
+    let mut details = format!(
+        "`{}`: checked {}, resolved {ok}/{}",
+        p.path,
+        modules.len(),
+        modules.len()
+    );
+    if !failed.is_empty() {
+        details.push_str(&format!(
+            "; failed: {}",
+            failed
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    Outcome {
+        score: ok as f64 / modules.len() as f64,
+        details,
+        error: None,
+    }
+}
+
+#[cfg(test)]
+mod tests;
