@@ -23,10 +23,12 @@
 //! grader_kit::export_grader!(ReadmeMentionsFiles);
 //! ```
 
+mod live;
 mod trajectory;
 
 pub use harness_kit::shell::{shell_command, split_shell, unwrap_shell};
 pub use harness_kit::{Event, ToolStatus, Usage};
+pub use live::{Decidability, LiveVerdict, Watch, watch_all};
 pub use trajectory::{ToolUse, build};
 
 use harness_kit::char_prefix;
