@@ -10,4 +10,5 @@ pub(crate) mod live;
 pub(crate) mod pipeline;
 pub mod recording;
 pub mod replay;
+pub mod early_stop;
 mod timing;
