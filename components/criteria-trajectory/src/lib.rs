@@ -469,10 +469,10 @@ impl Criterion for Trajectory {
     }
 }
 
-grader_kit::export_grader!(Trajectory);
-
 mod live;
 pub use live::{LIVE_TYPES, TrajectoryWatch};
+
+grader_kit::export_live_grader!(Trajectory, TrajectoryWatch);
 
 #[cfg(test)]
 mod tests;
