@@ -8,6 +8,8 @@
 //! the deadline of a turn ([`RunLimitsSpec::deadline`]) and the [`LimitsRecord`] of
 //! `task.json`. How the host stops what it starts is one [`StopPolicy`].
 
+pub mod budget;
+
 use crate::results::{LimitsRecord, StopReason};
 use harness_kit::{LimitKind, RunLimits};
 use serde::{Deserialize, Deserializer};
