@@ -247,5 +247,4 @@ impl SoftBudgets {
 }
 
 #[cfg(test)]
-
 mod tests;
