@@ -7,6 +7,8 @@ mod grade_cmd;
 mod graders;
 mod hot_swap;
 mod live_claude;
+mod live_early_stop;
+mod live_load_errors;
 mod live_scenarios;
 mod replay_codex_pi;
 mod replay_corpus;

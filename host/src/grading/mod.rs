@@ -20,6 +20,7 @@
 //! time.
 
 pub(crate) mod builtin;
+pub mod live;
 pub mod run_command;
 mod spec;
 mod status;

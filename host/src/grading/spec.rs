@@ -8,6 +8,7 @@
 
 use super::builtin::{self, BuiltinCriteria};
 use super::run_command;
+use crate::turn::early_stop::{StopEarlyBlock, StopWhen};
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
@@ -43,6 +44,13 @@ pub struct CriterionSpec {
     pub weight: f64,
     /// The score (0–1) at which the criterion passes.
     pub pass_threshold: f64,
+    /// `stop_early: {on_pass, decide_within}`: arms a live criterion for early stop (see
+    /// `turn::early_stop`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_early: Option<StopEarlyBlock>,
+    /// The older arming, `stop_when: pass|fail` (with `run_limits.stop_early: true`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_when: Option<StopWhen>,
     /// The other keys: the criterion's parameters, as written.
     #[serde(flatten)]
     pub(crate) params: Map<String, Value>,
@@ -102,6 +110,8 @@ impl CriterionSpec {
             description,
             weight,
             pass_threshold,
+            stop_early: None,
+            stop_when: None,
             params,
             criterion: Criterion::Component {
                 path: String::new(),
@@ -224,6 +234,8 @@ impl<'de> Visitor<'de> for SpecVisitor {
         let mut description = None;
         let mut weight = None;
         let mut pass_threshold = None;
+        let mut stop_early: Option<StopEarlyBlock> = None;
+        let mut stop_when: Option<StopWhen> = None;
         let mut params = Map::new();
         while let Some(key) = map.next_key::<String>()? {
             let duplicate = |k: &str| de::Error::custom(format!("duplicate key `{k}`"));
@@ -237,6 +249,13 @@ impl<'de> Visitor<'de> for SpecVisitor {
                 "description" => description = map.next_value::<Option<String>>()?,
                 "weight" => weight = Some(map.next_value::<f64>()?),
                 "pass_threshold" => pass_threshold = Some(map.next_value::<f64>()?),
+                "stop_early" => {
+                    stop_early = Some(
+                        map.next_value::<Option<StopEarlyBlock>>()?
+                            .unwrap_or_default(),
+                    )
+                }
+                "stop_when" => stop_when = Some(map.next_value()?),
                 _ => {
                     if params.contains_key(&key) {
                         return Err(duplicate(&key));
@@ -251,7 +270,7 @@ impl<'de> Visitor<'de> for SpecVisitor {
                 }
             }
         }
-        let spec = CriterionSpec::resolved(
+        let mut spec = CriterionSpec::resolved(
             kind.ok_or_else(|| de::Error::missing_field("type"))?,
             description,
             weight.unwrap_or(1.0),
@@ -259,6 +278,26 @@ impl<'de> Visitor<'de> for SpecVisitor {
             params,
         )
         .map_err(de::Error::custom)?;
+        if (stop_early.is_some() || stop_when.is_some()) && spec.weight == 0.0 {
+            return Err(de::Error::custom(format!(
+                "criterion `{}`: weight 0 makes it informational, so it cannot also be armed \
+                 with `{}` (that arms it for the pass/fail gate); give it a weight, or drop it",
+                spec.kind,
+                if stop_early.is_some() {
+                    "stop_early"
+                } else {
+                    "stop_when"
+                }
+            )));
+        }
+        if stop_early.is_some() && stop_when.is_some() {
+            return Err(de::Error::custom(format!(
+                "criterion `{}`: give either `stop_early:` or the older `stop_when:`, not both",
+                spec.kind
+            )));
+        }
+        spec.stop_early = stop_early;
+        spec.stop_when = stop_when;
         Ok(spec)
     }
 }

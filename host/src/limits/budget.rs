@@ -11,8 +11,8 @@
 //! turn record). USD is the sum of the messages' own `cost_usd`, else the CLI's final
 //! result's total; dollars are never estimated from tokens.
 
+pub use crate::results::{BudgetBreach, BudgetKind, SoftBudgetWarning};
 use harness_kit::{Event, Usage};
-use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
 /// The budgets of a task (from `run_limits:`).
@@ -43,49 +43,6 @@ impl Budgets {
     }
 }
 
-/// Which budget ran out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BudgetKind {
-    MaxInputTokens,
-    MaxOutputTokens,
-    MaxTotalTokens,
-    MaxUsd,
-}
-
-impl BudgetKind {
-    /// The `run_limits` field.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            BudgetKind::MaxInputTokens => "max_input_tokens",
-            BudgetKind::MaxOutputTokens => "max_output_tokens",
-            BudgetKind::MaxTotalTokens => "max_total_tokens",
-            BudgetKind::MaxUsd => "max_usd",
-        }
-    }
-
-    /// A token budget (else the USD one).
-    pub fn is_tokens(self) -> bool {
-        self != BudgetKind::MaxUsd
-    }
-}
-
-/// A budget that ran out, as `task.json` records it (`budget`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct BudgetBreach {
-    pub budget: BudgetKind,
-    /// The running figure that went over: tokens, or USD.
-    pub actual: f64,
-    /// The budget: tokens, or USD.
-    pub limit: f64,
-    /// The 0-based index in the trajectory of the event that took it over.
-    pub event_index: u64,
-    /// ms from the turn's start to that event.
-    pub at_ms: u64,
-    /// Main-thread model calls begun by then.
-    pub model_calls: u32,
-}
-
 /// Counts usage and cost as the events arrive and says when a budget runs out.
 #[derive(Debug, Clone, Default)]
 pub struct BudgetMeter {
@@ -93,6 +50,7 @@ pub struct BudgetMeter {
     usage: HashMap<String, Usage>,
     cost: HashMap<String, f64>,
     final_cost: Option<f64>,
+    final_usage: Option<Usage>,
     events: u64,
     main_calls: u32,
     breach: Option<BudgetBreach>,
@@ -114,7 +72,13 @@ impl BudgetMeter {
     /// Input, output tokens and USD so far (USD `None` while no cost was reported).
     pub fn totals(&self) -> (u64, u64, Option<f64>) {
         let (mut input, mut output) = (0u64, 0u64);
-        for u in self.usage.values() {
+        let from_result: Vec<&Usage> = self.final_usage.iter().collect();
+        let usages: Vec<&Usage> = if self.usage.is_empty() {
+            from_result
+        } else {
+            self.usage.values().collect()
+        };
+        for u in usages {
             input += u.input_tokens;
             if self.budgets.count_cache_creation {
                 input += u.cache_write_tokens;
@@ -161,7 +125,12 @@ impl BudgetMeter {
                     self.cost.insert(message_id.clone(), *c);
                 }
             }
-            Event::FinalResult { cost_usd, .. } => self.final_cost = *cost_usd,
+            Event::FinalResult {
+                cost_usd, usage, ..
+            } => {
+                self.final_cost = *cost_usd;
+                self.final_usage = *usage;
+            }
             _ => return None,
         }
         let (input, output, usd) = self.totals();
@@ -206,6 +175,75 @@ impl BudgetMeter {
     }
 }
 
+/// When a harness's stream reports what the budgets count (until harness@0.2.0's
+/// `capabilities` declare it per component): `None` for a harness this host does not know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reporting {
+    /// Where the stream reports cost: `None` = nowhere (`max_usd` is refused at load).
+    pub cost: Option<ReportedAt>,
+    /// Where it reports token usage.
+    pub usage: ReportedAt,
+}
+
+/// Where in the stream a figure comes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportedAt {
+    /// With every model call: the budget stops the run between calls.
+    EachCall,
+    /// Only in the CLI's final result: the budget is checked when the run ends.
+    FinalResult,
+}
+
+impl ReportedAt {
+    /// For the parity table.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReportedAt::EachCall => "live, between model calls",
+            ReportedAt::FinalResult => {
+                "at the end (the stream reports it only in its final result)"
+            }
+        }
+    }
+}
+
+/// What the built-in harnesses' streams report (their reducers' docs): Claude Code usage
+/// per message and cost in its result; Codex and Gemini CLI usage only in their final
+/// totals and no cost; OpenCode and Pi usage and cost per step / message.
+pub fn reporting(harness: &str) -> Option<Reporting> {
+    use ReportedAt::*;
+    Some(match harness {
+        "claude-code" => Reporting {
+            cost: Some(FinalResult),
+            usage: EachCall,
+        },
+        "codex" | "gemini-cli" => Reporting {
+            cost: None,
+            usage: FinalResult,
+        },
+        "opencode" | "pi" => Reporting {
+            cost: Some(EachCall),
+            usage: EachCall,
+        },
+        _ => return None,
+    })
+}
+
+/// Why `harness` cannot enforce these budgets, if it cannot: `max_usd` on a stream that
+/// carries no cost (coder_eval's newer rule: refused, not silently skipped).
+pub fn refusal(harness: &str, budgets: &Budgets) -> Option<String> {
+    budgets.max_usd?;
+    match reporting(harness) {
+        Some(Reporting { cost: Some(_), .. }) => None,
+        Some(_) => Some(format!(
+            "run_limits.max_usd needs a stream that reports cost, and {harness}'s reports none \
+             (dollars are never estimated from tokens); drop max_usd or budget tokens instead"
+        )),
+        None => Some(format!(
+            "run_limits.max_usd: this host does not know whether {harness}'s stream reports cost"
+        )),
+    }
+}
+
 /// The soft budgets: over them is a warning and a badge, never a stop.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SoftBudgets {
@@ -213,15 +251,6 @@ pub struct SoftBudgets {
     pub expected_turns: Option<u32>,
     /// Tool calls (sub-agents' included, as `max_tool_calls` counts them).
     pub expected_tool_calls: Option<u32>,
-}
-
-/// One soft budget gone over, as `task.json` records it (`soft_budgets`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct SoftBudgetWarning {
-    /// `expected_turns` or `expected_tool_calls`.
-    pub budget: String,
-    pub expected: u32,
-    pub actual: u32,
 }
 
 impl SoftBudgets {

@@ -34,11 +34,16 @@
 //! - turn record 1: first version.
 
 mod criterion;
+mod live;
 mod stop;
 mod task;
 mod turn;
 
 pub use criterion::{CriterionError, CriterionResult, TaskStatus};
+pub use live::{
+    ArmedGate, ArmedRecord, BudgetBreach, BudgetKind, EarlyStopOutcome, EarlyStopReason,
+    EarlyStopRecord, SoftBudgetWarning,
+};
 pub use stop::StopReason;
 pub use task::{CliInfo, LimitsRecord, Paths, RunRow, RunSummary, StopRecord, TaskResult};
 pub use turn::{

@@ -296,7 +296,7 @@ impl LiveWatcher for LiveInstance {
             stamp_us: event.stamp_us,
             event: wit_event,
         };
-        self.observe_wit(&stamped, size + 16).map_err(|e| {
+        super::off_runtime(|| self.observe_wit(&stamped, size + 16)).map_err(|e| {
             let mut text = e.to_string();
             let mut source = std::error::Error::source(&e);
             while let Some(cause) = source {

@@ -30,6 +30,7 @@
 //! recording reaches the same decision at the same event.
 
 use crate::results::StampedEvent;
+pub use crate::results::{ArmedRecord, EarlyStopOutcome, EarlyStopReason, EarlyStopRecord};
 use harness_kit::Event;
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
@@ -125,6 +126,12 @@ pub trait LiveWatcher {
     fn observe(&mut self, event: &StampedEvent) -> Result<LiveVerdict, String>;
 }
 
+impl<T: LiveWatcher + ?Sized> LiveWatcher for Box<T> {
+    fn observe(&mut self, event: &StampedEvent) -> Result<LiveVerdict, String> {
+        (**self).observe(event)
+    }
+}
+
 /// How one criterion is armed (from the task file).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Arming {
@@ -165,53 +172,6 @@ impl Arming {
     fn budget(&self) -> Option<u32> {
         self.decide_within.filter(|_| self.decidability.can_pass)
     }
-}
-
-/// Why an early stop fired (`task.json` `early_stop.reason`, coder_eval's spelling).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EarlyStopReason {
-    /// The `on_pass: stop` subset's floor reached the threshold.
-    CriterionPassed,
-    /// An armed criterion live-failed and the armed ceiling fell below the threshold.
-    CriterionFailed,
-    /// A `decide_within` budget ran out and the armed ceiling fell below the threshold.
-    DecisionBudgetExceeded,
-}
-
-impl EarlyStopReason {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EarlyStopReason::CriterionPassed => "criterion_passed",
-            EarlyStopReason::CriterionFailed => "criterion_failed",
-            EarlyStopReason::DecisionBudgetExceeded => "decision_budget_exceeded",
-        }
-    }
-}
-
-/// The early stop that fired, as `task.json` and `run.json` record it (`early_stop`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EarlyStopRecord {
-    pub reason: EarlyStopReason,
-    /// The deciding criterion's index in `success_criteria`.
-    pub deciding_index: usize,
-    /// The deciding criterion, `type: description`.
-    pub deciding_criterion: String,
-    /// Every armed criterion, `type: description`, in task-file order.
-    pub armed: Vec<String>,
-    /// Main-thread model calls begun when it fired (coder_eval's `sdk_turn_index`).
-    pub model_call_index: u32,
-    /// Finished tool calls when it fired, plus one when it fired on a call's start
-    /// (coder_eval's 1-based `tool_call_index`).
-    pub tool_call_index: u32,
-    /// The 0-based index in the trajectory of the event it fired on.
-    pub event_index: u64,
-    /// ms from the turn's start to that event (its receive stamp, so replay agrees).
-    pub elapsed_ms: u64,
-    /// `max_turns` minus the model calls begun; `null` without `max_turns`.
-    pub turns_remaining: Option<u32>,
-    /// `run_limits.stop_early_gate_threshold`.
-    pub gate_threshold: f64,
 }
 
 /// One armed criterion's state.
@@ -291,6 +251,26 @@ impl<W: LiveWatcher> EarlyStop<W> {
                 Latch::Failed { why, .. } => format!("failed: {why}"),
             })
             .collect()
+    }
+
+    /// What the turn record keeps of this watcher.
+    pub fn outcome(&self) -> EarlyStopOutcome {
+        EarlyStopOutcome {
+            armed: self
+                .arming
+                .iter()
+                .zip(self.verdicts())
+                .map(|(a, verdict)| ArmedRecord {
+                    index: a.index,
+                    criterion: a.label.clone(),
+                    weight: a.weight,
+                    verdict,
+                })
+                .collect(),
+            gate_threshold: self.threshold,
+            fired: self.fired.clone(),
+            disarmed: self.disarmed.clone(),
+        }
     }
 
     /// Takes the next event of the trajectory; returns the stop when it fires on it (once).
@@ -496,12 +476,12 @@ impl<W: LiveWatcher> EarlyStop<W> {
 /// The armed gate of a run cut short by an early stop: the weighted mean of the armed
 /// criteria's final scores (`scores[i]` for `arming[i]`) reaches the threshold. A run that
 /// ends naturally is gated on the full criteria set instead.
-pub fn armed_gate(arming: &[Arming], scores: &[f64], threshold: f64) -> (f64, bool) {
-    let total: f64 = arming.iter().map(|a| a.weight).sum();
+pub fn armed_gate(weights: &[f64], scores: &[f64], threshold: f64) -> (f64, bool) {
+    let total: f64 = weights.iter().sum();
     if total <= 0.0 {
         return (0.0, false);
     }
-    let got: f64 = arming.iter().zip(scores).map(|(a, s)| a.weight * s).sum();
+    let got: f64 = weights.iter().zip(scores).map(|(w, s)| w * s).sum();
     let score = got / total;
     (score, score >= threshold)
 }

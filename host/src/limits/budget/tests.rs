@@ -137,6 +137,53 @@ fn usd_from_messages_else_the_final_result() {
 }
 
 #[test]
+fn usage_only_in_the_final_result_counts_at_the_end() {
+    // Codex and Gemini CLI: no per-message usage, the result's totals.
+    let b = Budgets {
+        max_total_tokens: Some(100),
+        ..Budgets::default()
+    };
+    let fin = Event::FinalResult {
+        success: true,
+        error_kind: None,
+        error_message: None,
+        max_turns_reached: false,
+        num_turns: Some(2),
+        cost_usd: None,
+        duration_ms: None,
+        text: None,
+        usage: Some(Usage {
+            input_tokens: 90,
+            output_tokens: 20,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+        }),
+    };
+    let hit = run(b, &[call(), call(), fin]).unwrap();
+    assert_eq!(
+        (hit.budget, hit.actual, hit.event_index),
+        (BudgetKind::MaxTotalTokens, 110.0, 2)
+    );
+}
+
+#[test]
+fn max_usd_is_refused_where_no_cost_is_reported() {
+    let b = Budgets {
+        max_usd: Some(1.0),
+        ..Budgets::default()
+    };
+    for h in ["codex", "gemini-cli"] {
+        let why = refusal(h, &b).unwrap();
+        assert!(why.contains("max_usd") && why.contains(h), "{why}");
+    }
+    for h in ["claude-code", "opencode", "pi"] {
+        assert_eq!(refusal(h, &b), None, "{h}");
+    }
+    assert!(refusal("my-cli", &b).is_some());
+    assert_eq!(refusal("codex", &Budgets::default()), None);
+}
+
+#[test]
 fn soft_budgets_warn_over_only() {
     let s = SoftBudgets {
         expected_turns: Some(3),
