@@ -123,7 +123,7 @@ fn early_stop_and_budgets_on_every_harness() {
                 assert_eq!(stop, Some(StopReason::MaxOutputTokens), "{what}");
                 assert_eq!(t.final_status, TurnStatus::TokenBudgetExceeded, "{what}");
                 assert_eq!(r.status, TaskStatus::TokenBudgetExceeded, "{what}");
-                if reporting(harness).unwrap().usage == ReportedAt::EachCall {
+                if reporting(harness).unwrap().output == ReportedAt::EachCall {
                     // Stopped between model calls: the fifth step never ran.
                     assert!(!steps(&out, scenario, harness).contains("step 5"), "{what}");
                 }

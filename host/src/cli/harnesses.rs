@@ -88,7 +88,7 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
         // The limits the host enforces from the stream: token and USD budgets (where the
         // stream reports the figures), stop_early (every harness: the host stops the group).
         let reporting = coder_eval::limits::budget::reporting(h.name);
-        let tokens = reporting.map_or("unknown", |r| r.usage.as_str());
+        let tokens = reporting.map_or("unknown".to_string(), |r| r.tokens_text());
         let usd = match reporting {
             Some(r) => r
                 .cost
@@ -99,7 +99,7 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
         };
         let mut live_limits = serde_json::Map::new();
         for field in ["max_input_tokens", "max_output_tokens", "max_total_tokens"] {
-            live_limits.insert(field.into(), tokens.into());
+            live_limits.insert(field.into(), tokens.clone().into());
         }
         live_limits.insert("max_usd".into(), usd.into());
         live_limits.insert(

@@ -8,8 +8,10 @@
 //! output. A budget is exceeded when the running figure goes *over* it (equal is within).
 //! Every model call of the run counts, sub-agents' included (the agent spent them). A
 //! message's usage is taken once per message id (the last report of it wins, as in the
-//! turn record). USD is the sum of the messages' own `cost_usd`, else the CLI's final
-//! result's total; dollars are never estimated from tokens.
+//! turn record); once the CLI's final result reports its own usage total, that total is
+//! the figure (as in the turn record: Claude Code's per-message usage carries only the
+//! output count of the message's start). USD is the sum of the messages' own `cost_usd`,
+//! else the CLI's final result's total; dollars are never estimated from tokens.
 
 pub use crate::results::{BudgetBreach, BudgetKind, SoftBudgetWarning};
 use harness_kit::{Event, Usage};
@@ -72,11 +74,9 @@ impl BudgetMeter {
     /// Input, output tokens and USD so far (USD `None` while no cost was reported).
     pub fn totals(&self) -> (u64, u64, Option<f64>) {
         let (mut input, mut output) = (0u64, 0u64);
-        let from_result: Vec<&Usage> = self.final_usage.iter().collect();
-        let usages: Vec<&Usage> = if self.usage.is_empty() {
-            from_result
-        } else {
-            self.usage.values().collect()
+        let usages: Vec<&Usage> = match &self.final_usage {
+            Some(total) => vec![total],
+            None => self.usage.values().collect(),
         };
         for u in usages {
             input += u.input_tokens;
@@ -181,8 +181,25 @@ impl BudgetMeter {
 pub struct Reporting {
     /// Where the stream reports cost: `None` = nowhere (`max_usd` is refused at load).
     pub cost: Option<ReportedAt>,
-    /// Where it reports token usage.
-    pub usage: ReportedAt,
+    /// Where it reports input tokens.
+    pub input: ReportedAt,
+    /// Where it reports output tokens.
+    pub output: ReportedAt,
+}
+
+impl Reporting {
+    /// Token budgets, for the parity table.
+    pub fn tokens_text(&self) -> String {
+        if self.input == self.output {
+            self.input.as_str().to_string()
+        } else {
+            format!(
+                "input {}; output {}",
+                self.input.as_str(),
+                self.output.as_str()
+            )
+        }
+    }
 }
 
 /// Where in the stream a figure comes.
@@ -206,23 +223,28 @@ impl ReportedAt {
     }
 }
 
-/// What the built-in harnesses' streams report (their reducers' docs): Claude Code usage
-/// per message and cost in its result; Codex and Gemini CLI usage only in their final
-/// totals and no cost; OpenCode and Pi usage and cost per step / message.
+/// What the built-in harnesses' streams report (their reducers' docs; measured against
+/// the scripted model): Claude Code input tokens per message, but each message's output
+/// count is that of its start (1), so output tokens and cost come in its result; Codex and
+/// Gemini CLI usage only in their final totals and no cost; OpenCode and Pi usage and cost
+/// per step / message.
 pub fn reporting(harness: &str) -> Option<Reporting> {
     use ReportedAt::*;
     Some(match harness {
         "claude-code" => Reporting {
             cost: Some(FinalResult),
-            usage: EachCall,
+            input: EachCall,
+            output: FinalResult,
         },
         "codex" | "gemini-cli" => Reporting {
             cost: None,
-            usage: FinalResult,
+            input: FinalResult,
+            output: FinalResult,
         },
         "opencode" | "pi" => Reporting {
             cost: Some(EachCall),
-            usage: EachCall,
+            input: EachCall,
+            output: EachCall,
         },
         _ => return None,
     })

@@ -202,3 +202,37 @@ fn soft_budgets_warn_over_only() {
     );
     assert_eq!(s.check(2, true).len(), 0, "3 visible turns are within 3");
 }
+
+#[test]
+fn the_results_own_total_wins_over_the_messages() {
+    // Claude Code: each message's usage has the output count of its start (1); the
+    // result has the true total.
+    let b = Budgets {
+        max_output_tokens: Some(20),
+        ..Budgets::default()
+    };
+    let mut events = Vec::new();
+    for id in ["a", "b", "c"] {
+        events.push(call());
+        events.push(message(id, 100, 1, 0, 0, None));
+    }
+    assert_eq!(run(b, &events), None, "3 output tokens by the messages");
+    events.push(Event::FinalResult {
+        success: true,
+        error_kind: None,
+        error_message: None,
+        max_turns_reached: false,
+        num_turns: Some(3),
+        cost_usd: None,
+        duration_ms: None,
+        text: None,
+        usage: Some(Usage {
+            input_tokens: 300,
+            output_tokens: 45,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+        }),
+    });
+    let hit = run(b, &events).unwrap();
+    assert_eq!((hit.actual, hit.event_index), (45.0, 6));
+}
