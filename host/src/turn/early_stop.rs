@@ -286,15 +286,12 @@ impl<W: LiveWatcher> EarlyStop<W> {
                 parent_call_id: None,
                 ..
             } => self.main_calls += 1,
-            Event::ToolCallStarted { call_id, .. } => {
-                if self.pending.insert(call_id.clone()) {
-                    in_flight = true;
-                }
+            Event::ToolCallStarted { call_id, .. } if !self.pending.contains(call_id) => {
+                self.pending.insert(call_id.clone());
+                in_flight = true;
             }
-            Event::ToolCallFinished { call_id, .. } => {
-                if self.pending.remove(call_id) {
-                    self.tools_finished += 1;
-                }
+            Event::ToolCallFinished { call_id, .. } if self.pending.remove(call_id) => {
+                self.tools_finished += 1;
             }
             _ => {}
         }
