@@ -295,6 +295,7 @@ impl<W: LiveWatcher> EarlyStop<W> {
             }
             _ => {}
         }
+        let mut passed_now = Vec::new();
         for i in 0..self.arming.len() {
             if self.latched[i] != Latch::Undecided {
                 continue;
@@ -319,7 +320,10 @@ impl<W: LiveWatcher> EarlyStop<W> {
                 LiveVerdict::Failed(_) if !d.can_fail => {
                     return self.contradiction(i, "failed");
                 }
-                LiveVerdict::Passed(s) if s.is_finite() => Latch::Passed(s.clamp(0.0, 1.0)),
+                LiveVerdict::Passed(s) if s.is_finite() => {
+                    passed_now.push(i);
+                    Latch::Passed(s.clamp(0.0, 1.0))
+                }
                 LiveVerdict::Passed(s) => {
                     self.disarm(format!(
                         "the live watcher of criterion {} (`{}`) passed with score {s}",
@@ -331,7 +335,7 @@ impl<W: LiveWatcher> EarlyStop<W> {
                 LiveVerdict::Failed(why) => Latch::Failed { why, budget: false },
             };
         }
-        self.evaluate(index, stamped.stamp_us, in_flight)
+        self.evaluate(index, stamped.stamp_us, in_flight, &passed_now)
     }
 
     fn contradiction(&mut self, i: usize, said: &str) -> Option<&EarlyStopRecord> {
@@ -380,7 +384,13 @@ impl<W: LiveWatcher> EarlyStop<W> {
         (total > 0.0).then(|| got / total)
     }
 
-    fn evaluate(&mut self, index: u64, stamp_us: u64, in_flight: bool) -> Option<&EarlyStopRecord> {
+    fn evaluate(
+        &mut self,
+        index: u64,
+        stamp_us: u64,
+        in_flight: bool,
+        passed_now: &[usize],
+    ) -> Option<&EarlyStopRecord> {
         // decide_within: counted in finished calls, never while a call is in flight (the
         // call in hand may be the one that decides).
         let mut flipped_to_budget = Vec::new();
@@ -427,13 +437,17 @@ impl<W: LiveWatcher> EarlyStop<W> {
             && let Some(floor) = self.floor()
             && floor >= self.threshold
         {
-            // The deciding criterion: the last of the subset in task-file order that is
-            // passed (the one whose pass completed the floor is among them).
-            let deciding = (0..self.arming.len())
+            // The deciding criterion (coder_eval's attribution): the last of the subset,
+            // in task-file order, that passed on this event; else the last of the subset.
+            let subset: Vec<usize> = (0..self.arming.len())
+                .filter(|&i| self.arming[i].pass_trigger())
+                .collect();
+            let deciding = subset
+                .iter()
                 .rev()
-                .find(|&i| {
-                    self.arming[i].pass_trigger() && matches!(self.latched[i], Latch::Passed(_))
-                })
+                .find(|i| passed_now.contains(i))
+                .or(subset.last())
+                .copied()
                 .unwrap_or(0);
             return self.fire(
                 EarlyStopReason::CriterionPassed,

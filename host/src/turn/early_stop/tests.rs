@@ -353,3 +353,27 @@ fn the_armed_gate_is_a_weighted_mean() {
     assert!((s - 0.8).abs() < 1e-9 && ok);
     assert!(armed_gate(&w, &[1.0, 1.0], 1.0).1);
 }
+
+#[test]
+fn the_deciding_criterion_of_a_pass_stop_is_the_one_that_completed_the_floor() {
+    let arming = vec![
+        arm(0, 1.0, true, None, PASS),
+        arm(1, 1.0, true, None, PASS),
+        arm(2, 1.0, true, None, PASS),
+    ];
+    // c2 passes first, c0 completes the floor on event 4.
+    let (r, _) = run(
+        arming.clone(),
+        vec![pass_at(4), pass_at(3), pass_at(1)],
+        1.0,
+        &calls(3),
+    );
+    assert_eq!(r.unwrap().deciding_index, 0);
+    let (r, _) = run(
+        arming,
+        vec![pass_at(1), pass_at(2), pass_at(4)],
+        1.0,
+        &calls(3),
+    );
+    assert_eq!(r.unwrap().deciding_index, 2);
+}
