@@ -8,13 +8,18 @@
 //! the deadline of a turn ([`RunLimitsSpec::deadline`]) and the [`LimitsRecord`] of
 //! `task.json`. How the host stops what it starts is one [`StopPolicy`].
 
+pub mod budget;
+
 use crate::results::{LimitsRecord, StopReason};
 use harness_kit::{LimitKind, RunLimits};
 use serde::{Deserialize, Deserializer};
 use std::time::{Duration, Instant};
 
-/// `run_limits:`. Durations in the file are seconds, or strings with a unit.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+/// `run_limits:`. Durations in the file are seconds, or strings with a unit. The token
+/// and USD budgets, the soft budgets and the early-stop settings carry coder_eval's names
+/// and defaults (see [`budget`] and `turn::early_stop`); a budget of zero or less is an
+/// error naming its field.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunLimitsSpec {
     /// Main-thread model calls: call N+1 beginning stops the turn.
@@ -29,6 +34,102 @@ pub struct RunLimitsSpec {
     /// How long the whole task may run (setup and launch included), from its start.
     #[serde(default, deserialize_with = "duration")]
     pub task_timeout: Option<Duration>,
+    /// Input tokens allowed over the run (see [`budget::Budgets`]).
+    #[serde(default, deserialize_with = "max_input_tokens")]
+    pub max_input_tokens: Option<u64>,
+    /// Output tokens allowed over the run.
+    #[serde(default, deserialize_with = "max_output_tokens")]
+    pub max_output_tokens: Option<u64>,
+    /// Input plus output tokens allowed over the run.
+    #[serde(default, deserialize_with = "max_total_tokens")]
+    pub max_total_tokens: Option<u64>,
+    /// USD allowed over the run; needs a harness whose stream reports cost.
+    #[serde(default, deserialize_with = "max_usd")]
+    pub max_usd: Option<f64>,
+    /// Cache reads count toward the input and total budgets (default false).
+    #[serde(default)]
+    pub count_cached_input: bool,
+    /// Cache writes count toward the input and total budgets (default false).
+    #[serde(default)]
+    pub count_cache_creation: bool,
+    /// Soft budget: visible turns (tool calls, plus one for the final reply); over it is a
+    /// warning and a badge, never a stop.
+    #[serde(default, deserialize_with = "expected_turns")]
+    pub expected_turns: Option<u32>,
+    /// Soft budget: tool calls; over it is a warning and a badge, never a stop.
+    #[serde(default, deserialize_with = "expected_tool_calls")]
+    pub expected_tool_calls: Option<u32>,
+    /// `false`: the kill switch, every criterion's `stop_early` block is disarmed for this
+    /// run. `true`: the older master arm, which arms the criteria that say `stop_when:`.
+    /// Absent: the `stop_early` blocks decide.
+    #[serde(default)]
+    pub stop_early: Option<bool>,
+    /// The weighted bar of early stop (0 < t ≤ 1; default 1.0): the triggers' bound, and
+    /// the gate of a run an early stop cut short (over the armed criteria only).
+    #[serde(default, deserialize_with = "gate_threshold")]
+    pub stop_early_gate_threshold: Option<f64>,
+}
+
+/// The default `stop_early_gate_threshold` (strict AND over the armed criteria).
+pub const DEFAULT_GATE_THRESHOLD: f64 = 1.0;
+
+fn at_least_one<'de, D: Deserializer<'de>, T: TryFrom<u64>>(
+    d: D,
+    field: &str,
+    unit: &str,
+) -> Result<Option<T>, D::Error> {
+    let Some(n) = Option::<f64>::deserialize(d)? else {
+        return Ok(None);
+    };
+    if !(n.is_finite() && n >= 1.0 && n.fract() == 0.0) {
+        return Err(serde::de::Error::custom(format!(
+            "{field} must be a whole number of {unit}, at least 1; got {n}"
+        )));
+    }
+    T::try_from(n as u64)
+        .map(Some)
+        .map_err(|_| serde::de::Error::custom(format!("{field} {n} is too large")))
+}
+
+fn max_input_tokens<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    at_least_one(d, "max_input_tokens", "tokens")
+}
+fn max_output_tokens<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    at_least_one(d, "max_output_tokens", "tokens")
+}
+fn max_total_tokens<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    at_least_one(d, "max_total_tokens", "tokens")
+}
+fn expected_turns<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    at_least_one(d, "expected_turns", "turns")
+}
+fn expected_tool_calls<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    at_least_one(d, "expected_tool_calls", "tool calls")
+}
+
+fn max_usd<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    let Some(usd) = Option::<f64>::deserialize(d)? else {
+        return Ok(None);
+    };
+    if !(usd.is_finite() && usd > 0.0) {
+        return Err(serde::de::Error::custom(format!(
+            "max_usd must be a positive amount of USD, got {usd}"
+        )));
+    }
+    Ok(Some(usd))
+}
+
+fn gate_threshold<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    let Some(t) = Option::<f64>::deserialize(d)? else {
+        return Ok(None);
+    };
+    if !(t.is_finite() && t > 0.0 && t <= 1.0) {
+        return Err(serde::de::Error::custom(format!(
+            "stop_early_gate_threshold must be above 0 and at most 1, got {t} (0 would pass \
+             the armed gate whatever the armed criteria decide)"
+        )));
+    }
+    Ok(Some(t))
 }
 
 impl RunLimitsSpec {
@@ -54,6 +155,32 @@ impl RunLimitsSpec {
         }
     }
 
+    /// The token and USD budgets.
+    pub fn budgets(&self) -> budget::Budgets {
+        budget::Budgets {
+            max_input_tokens: self.max_input_tokens,
+            max_output_tokens: self.max_output_tokens,
+            max_total_tokens: self.max_total_tokens,
+            max_usd: self.max_usd,
+            count_cached_input: self.count_cached_input,
+            count_cache_creation: self.count_cache_creation,
+        }
+    }
+
+    /// The soft budgets.
+    pub fn soft_budgets(&self) -> budget::SoftBudgets {
+        budget::SoftBudgets {
+            expected_turns: self.expected_turns,
+            expected_tool_calls: self.expected_tool_calls,
+        }
+    }
+
+    /// `stop_early_gate_threshold`, or its default.
+    pub fn gate_threshold(&self) -> f64 {
+        self.stop_early_gate_threshold
+            .unwrap_or(DEFAULT_GATE_THRESHOLD)
+    }
+
     /// Whether the task sets the limit of `kind`.
     pub fn is_set(&self, kind: LimitKind) -> bool {
         match kind {
@@ -71,6 +198,16 @@ impl RunLimitsSpec {
             turn_timeout_ms: self.turn_timeout.map(|d| d.as_millis() as u64),
             task_timeout_ms: self.task_timeout.map(|d| d.as_millis() as u64),
             native: native.iter().map(|l| limit_name(*l).to_string()).collect(),
+            max_input_tokens: self.max_input_tokens,
+            max_output_tokens: self.max_output_tokens,
+            max_total_tokens: self.max_total_tokens,
+            max_usd: self.max_usd,
+            count_cached_input: self.count_cached_input,
+            count_cache_creation: self.count_cache_creation,
+            expected_turns: self.expected_turns,
+            expected_tool_calls: self.expected_tool_calls,
+            stop_early: self.stop_early,
+            stop_early_gate_threshold: self.stop_early_gate_threshold,
         }
     }
 

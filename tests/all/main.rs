@@ -10,6 +10,8 @@ mod graders;
 mod hot_swap;
 mod live_claude;
 mod live_criteria;
+mod live_early_stop;
+mod live_load_errors;
 mod live_scenarios;
 mod replay_codex_pi;
 mod replay_corpus;

@@ -212,34 +212,61 @@ fn match_texts(tool: &ToolUse) -> Vec<String> {
     }
 }
 
-fn command_executed(input: &GradingInput, p: CommandExecuted) -> Result<Verdict, String> {
-    let include = pattern("command_pattern", &p.command_pattern)?;
-    let exclude = pattern("exclude_pattern", &p.exclude_pattern)?;
-    let mut matches = Vec::new();
-    for tool in input.tool_uses() {
-        if let Some(want) = &p.tool_name {
+/// Which calls `command_executed` counts: the tool filter and the two patterns (shared by
+/// the batch grade and the live watcher, so both count the same calls).
+struct CommandMatcher {
+    tool_name: Option<String>,
+    include: Option<Regex>,
+    exclude: Option<Regex>,
+}
+
+impl CommandMatcher {
+    fn new(p: &CommandExecuted) -> Result<CommandMatcher, String> {
+        Ok(CommandMatcher {
+            tool_name: p.tool_name.clone(),
+            include: pattern("command_pattern", &p.command_pattern)?,
+            exclude: pattern("exclude_pattern", &p.exclude_pattern)?,
+        })
+    }
+
+    /// Whether `tool` passes the tool filter and the patterns (its status is not looked
+    /// at: `require_success` is the caller's).
+    fn matches(&self, tool: &ToolUse) -> bool {
+        if let Some(want) = &self.tool_name {
             let same = tool.name.eq_ignore_ascii_case(want)
                 || (is_shell_alias(want) && tool.shell_command().is_some());
             if !same {
-                continue;
+                return false;
             }
         }
+        let texts = match_texts(tool);
+        let found = |re: &Regex| {
+            texts
+                .iter()
+                .any(|t| criteria_common::search(re, t).is_some())
+        };
+        if let Some(re) = &self.include
+            && !found(re)
+        {
+            return false;
+        }
+        if let Some(re) = &self.exclude
+            && found(re)
+        {
+            return false;
+        }
+        true
+    }
+}
+
+fn command_executed(input: &GradingInput, p: CommandExecuted) -> Result<Verdict, String> {
+    let matcher = CommandMatcher::new(&p)?;
+    let mut matches = Vec::new();
+    for tool in input.tool_uses() {
         if p.require_success && !tool.succeeded() {
             continue;
         }
-        let texts = match_texts(&tool);
-        if let Some(re) = &include
-            && !texts
-                .iter()
-                .any(|t| criteria_common::search(re, t).is_some())
-        {
-            continue;
-        }
-        if let Some(re) = &exclude
-            && texts
-                .iter()
-                .any(|t| criteria_common::search(re, t).is_some())
-        {
+        if !matcher.matches(&tool) {
             continue;
         }
         let label = match tool.shell_command() {
@@ -310,6 +337,11 @@ fn commands_efficiency(input: &GradingInput, p: CommandsEfficiency) -> Result<Ve
     ))
 }
 
+/// A skill's folder in a path: `skills/<name>/`.
+fn skill_path_re() -> Regex {
+    Regex::new(r"skills[\\/]+([A-Za-z0-9][A-Za-z0-9_-]*)[\\/]+").expect("valid")
+}
+
 /// Every skill name a call engages.
 fn engaged_skills(tool: &ToolUse, path_re: &Regex, out: &mut Vec<String>) {
     if tool.name == "Skill"
@@ -335,7 +367,7 @@ fn engaged_skills(tool: &ToolUse, path_re: &Regex, out: &mut Vec<String>) {
 }
 
 fn skill_triggered(input: &GradingInput, p: SkillTriggered) -> Result<Verdict, String> {
-    let path_re = Regex::new(r"skills[\\/]+([A-Za-z0-9][A-Za-z0-9_-]*)[\\/]+").expect("valid");
+    let path_re = skill_path_re();
     let mut engaged = Vec::new();
     for tool in input.tool_uses() {
         engaged_skills(&tool, &path_re, &mut engaged);
@@ -437,7 +469,10 @@ impl Criterion for Trajectory {
     }
 }
 
-grader_kit::export_grader!(Trajectory);
+mod live;
+pub use live::{LIVE_TYPES, TrajectoryWatch};
+
+grader_kit::export_live_grader!(Trajectory, TrajectoryWatch);
 
 #[cfg(test)]
 mod tests;

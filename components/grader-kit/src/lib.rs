@@ -1,7 +1,9 @@
 //! Shared code for coder-eval grader components (criteria).
 //!
 //! A grader implements the WIT world `coder-eval:grader/grader@0.1.0`
-//! (`wit/grader@0.1.0/grader.wit`): one function, `grade`, that judges one run from the
+//! (`wit/grader@0.1.0/grader.wit`), or `coder-eval:grader/live-grader@0.2.0` when it can
+//! also judge live ([`Watch`], [`export_live_grader!`]): one function, `grade`, that
+//! judges one run from the
 //! criterion's parameters, the agent's trajectory and its workspace (preopened read-only
 //! at `/workspace`). The sandbox grants nothing else: no network, no environment, no
 //! clock that moves, bounded CPU (fuel) and memory.
@@ -23,10 +25,12 @@
 //! grader_kit::export_grader!(ReadmeMentionsFiles);
 //! ```
 
+mod live;
 mod trajectory;
 
 pub use harness_kit::shell::{shell_command, split_shell, unwrap_shell};
-pub use harness_kit::{Event, ToolStatus, Usage};
+pub use harness_kit::{Event, ToolStatus, UnreportedKind, Usage};
+pub use live::{Decidability, LiveVerdict, Watch, watch_all};
 pub use trajectory::{ToolUse, build};
 
 use harness_kit::char_prefix;
@@ -37,6 +41,9 @@ use std::path::{Component, Path, PathBuf};
 #[cfg(target_arch = "wasm32")]
 #[doc(hidden)]
 pub mod wasm;
+#[cfg(target_arch = "wasm32")]
+#[doc(hidden)]
+pub mod wasm_live;
 
 /// The guest path where the host preopens the agent's workspace, read-only.
 pub const WORKSPACE: &str = "/workspace";
@@ -235,6 +242,23 @@ macro_rules! export_grader {
         type __GraderComponent = $crate::wasm::Component<$criterion>;
         #[cfg(target_arch = "wasm32")]
         $crate::wasm::export!(__GraderComponent with_types_in $crate::wasm);
+    };
+}
+
+/// Exports a [`Criterion`] and its live [`Watch`] as the component's `live-grader` world
+/// (`coder-eval:grader@0.2.0`: `criterion` and `live`), so the criterion can be armed with
+/// `stop_early`.
+///
+/// ```ignore
+/// grader_kit::export_live_grader!(MyCriterion, MyWatcher);
+/// ```
+#[macro_export]
+macro_rules! export_live_grader {
+    ($criterion:ty, $watch:ty) => {
+        #[cfg(target_arch = "wasm32")]
+        type __LiveGraderComponent = $crate::wasm_live::Component<$criterion, $watch>;
+        #[cfg(target_arch = "wasm32")]
+        $crate::wasm_live::export_live!(__LiveGraderComponent with_types_in $crate::wasm_live);
     };
 }
 

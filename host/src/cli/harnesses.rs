@@ -88,6 +88,31 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
         let installed = locate::find_cli(h.program, None).ok();
         let caps = builtin_capabilities(h.name);
         let agent_fields: Vec<&str> = caps.agent_fields.iter().map(|f| f.task_key()).collect();
+        // The limits the host enforces from the stream: token and USD budgets (where the
+        // stream reports the figures), stop_early (every harness: the host stops the group).
+        let reporting = coder_eval::limits::budget::reporting(h.name);
+        let tokens = reporting.map_or("unknown".to_string(), |r| r.tokens_text());
+        let usd = match reporting {
+            Some(r) => r
+                .cost
+                .map_or("rejected at load (the stream reports no cost)", |c| {
+                    c.as_str()
+                }),
+            None => "rejected at load",
+        };
+        let mut live_limits = serde_json::Map::new();
+        for field in ["max_input_tokens", "max_output_tokens", "max_total_tokens"] {
+            live_limits.insert(field.into(), tokens.clone().into());
+        }
+        live_limits.insert("max_usd".into(), usd.into());
+        live_limits.insert(
+            "stop_early".into(),
+            "host-enforced, live, on the event that decides".into(),
+        );
+        live_limits.insert(
+            "expected_turns / expected_tool_calls".into(),
+            "a warning and a badge, never a stop".into(),
+        );
         rows.push(serde_json::json!({
             "harness": h.name,
             "program": h.program,
@@ -98,6 +123,7 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
             "contract": HARNESS_CONTRACT,
             "exit_codes": exit_codes,
             "limits": enforcement.iter().map(|(k, v)| (k.to_string(), serde_json::Value::from(*v))).collect::<serde_json::Map<_, _>>(),
+            "live_limits": live_limits,
         }));
     }
     if args.json {
@@ -140,6 +166,25 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
         text += "\nA task that sets another agent field (plugins, setting_sources, \
                  claude_settings, system_prompt_mode: replace, thinking_level, variant, pure, \
                  sdk_options) is refused at load on that harness, naming the field.\n";
+        text += "\n| harness | max_input/output/total_tokens | max_usd | stop_early | expected_turns / expected_tool_calls |\n|---|---|---|---|---|\n";
+        for r in &rows {
+            let l = &r["live_limits"];
+            text += &format!(
+                "| {} | {} | {} | {} | {} |\n",
+                r["harness"].as_str().unwrap_or(""),
+                l["max_output_tokens"].as_str().unwrap_or(""),
+                l["max_usd"].as_str().unwrap_or(""),
+                l["stop_early"].as_str().unwrap_or(""),
+                l["expected_turns / expected_tool_calls"]
+                    .as_str()
+                    .unwrap_or(""),
+            );
+        }
+        text += "\nBudgets count the normalized usage (input = uncached input, plus cache writes \
+                 with count_cache_creation, plus cache reads with count_cached_input; over, \
+                 not at, the budget stops) and the stream's own cost (never estimated from \
+                 tokens). Where the stream reports a figure only in its final result, the \
+                 budget is checked when the run ends.\n";
     } else {
         text += &format!("{:<12} {:<9} {}\n", "harness", "program", "installed CLI");
         for r in &rows {

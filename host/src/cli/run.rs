@@ -256,7 +256,7 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
 fn print_row(r: &TaskResult) {
     let turn = r.turn.as_ref();
     let capped = r
-        .cap_note()
+        .notes()
         .map_or(String::new(), |note| format!("  [{note}]"));
     let leftovers = match r.cli.leftover_processes {
         0 => String::new(),

@@ -31,6 +31,7 @@
 pub(crate) mod builtin;
 pub mod exec;
 pub mod judge;
+pub mod live;
 pub mod plugins;
 pub mod python;
 pub mod reference;

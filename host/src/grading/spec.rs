@@ -9,6 +9,7 @@
 use super::builtin::{self, BuiltinCriteria};
 use super::run_command;
 use super::{judge, plugins, python, reference, suite};
+use crate::turn::early_stop::{StopEarlyBlock, StopWhen};
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
@@ -77,6 +78,13 @@ pub struct CriterionSpec {
     /// Minimums over a dataset's rows, judged at suite level ([`suite`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub suite_thresholds: Option<BTreeMap<String, f64>>,
+    /// `stop_early: {on_pass, decide_within}`: arms a live criterion for early stop (see
+    /// `turn::early_stop`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_early: Option<StopEarlyBlock>,
+    /// The older arming, `stop_when: pass|fail` (with `run_limits.stop_early: true`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_when: Option<StopWhen>,
     /// The other keys: the criterion's parameters, as written.
     #[serde(flatten)]
     pub(crate) params: Map<String, Value>,
@@ -165,6 +173,8 @@ impl CriterionSpec {
             weight,
             pass_threshold,
             suite_thresholds,
+            stop_early: None,
+            stop_when: None,
             params,
             criterion: Criterion::Component {
                 path: String::new(),
@@ -358,6 +368,8 @@ impl<'de> Visitor<'de> for SpecVisitor {
         let mut weight = None;
         let mut pass_threshold = None;
         let mut suite_thresholds = None;
+        let mut stop_early: Option<StopEarlyBlock> = None;
+        let mut stop_when: Option<StopWhen> = None;
         let mut params = Map::new();
         while let Some(key) = map.next_key::<String>()? {
             let duplicate = |k: &str| de::Error::custom(format!("duplicate key `{k}`"));
@@ -374,6 +386,13 @@ impl<'de> Visitor<'de> for SpecVisitor {
                 "suite_thresholds" => {
                     suite_thresholds = Some(map.next_value::<BTreeMap<String, f64>>()?)
                 }
+                "stop_early" => {
+                    stop_early = Some(
+                        map.next_value::<Option<StopEarlyBlock>>()?
+                            .unwrap_or_default(),
+                    )
+                }
+                "stop_when" => stop_when = Some(map.next_value()?),
                 _ => {
                     if params.contains_key(&key) {
                         return Err(duplicate(&key));
@@ -402,7 +421,7 @@ impl<'de> Visitor<'de> for SpecVisitor {
         {
             threshold = min;
         }
-        let spec = CriterionSpec::resolved(
+        let mut spec = CriterionSpec::resolved(
             kind,
             description,
             weight.unwrap_or(1.0),
@@ -411,6 +430,26 @@ impl<'de> Visitor<'de> for SpecVisitor {
             params,
         )
         .map_err(de::Error::custom)?;
+        if (stop_early.is_some() || stop_when.is_some()) && spec.weight == 0.0 {
+            return Err(de::Error::custom(format!(
+                "criterion `{}`: weight 0 makes it informational, so it cannot also be armed \
+                 with `{}` (that arms it for the pass/fail gate); give it a weight, or drop it",
+                spec.kind,
+                if stop_early.is_some() {
+                    "stop_early"
+                } else {
+                    "stop_when"
+                }
+            )));
+        }
+        if stop_early.is_some() && stop_when.is_some() {
+            return Err(de::Error::custom(format!(
+                "criterion `{}`: give either `stop_early:` or the older `stop_when:`, not both",
+                spec.kind
+            )));
+        }
+        spec.stop_early = stop_early;
+        spec.stop_when = stop_when;
         Ok(spec)
     }
 }

@@ -5,7 +5,10 @@ use crate::results::{TaskStatus, TurnStatus};
 /// The rules of issue 4: a cap is a clean stop (SUCCESS when the criteria pass, else
 /// MAX_TURNS_EXHAUSTED), a timeout is TIMEOUT, a reducer failure or a crashed CLI (an
 /// error result, or no result at all) is ERROR whatever the criteria say, and a completed
-/// turn is SUCCESS or FAILURE by the criteria.
+/// turn is SUCCESS or FAILURE by the criteria. An early stop is a clean stop too: SUCCESS
+/// or FAILURE by its armed gate (`criteria_passed` is that gate then). A budget stop is
+/// SUCCESS when the criteria pass, else TOKEN_BUDGET_EXCEEDED or COST_BUDGET_EXCEEDED
+/// (coder_eval's names).
 pub fn task_status(turn: TurnStatus, criteria_passed: bool) -> TaskStatus {
     match turn {
         TurnStatus::Completed if criteria_passed => TaskStatus::Success,
@@ -16,6 +19,13 @@ pub fn task_status(turn: TurnStatus, criteria_passed: bool) -> TaskStatus {
         TurnStatus::MaxTurnsExhausted | TurnStatus::MaxToolCallsExhausted => {
             TaskStatus::MaxTurnsExhausted
         }
+        TurnStatus::EarlyStopped if criteria_passed => TaskStatus::Success,
+        TurnStatus::EarlyStopped => TaskStatus::Failure,
+        TurnStatus::TokenBudgetExceeded | TurnStatus::CostBudgetExceeded if criteria_passed => {
+            TaskStatus::Success
+        }
+        TurnStatus::TokenBudgetExceeded => TaskStatus::TokenBudgetExceeded,
+        TurnStatus::CostBudgetExceeded => TaskStatus::CostBudgetExceeded,
         TurnStatus::Timeout => TaskStatus::Timeout,
         TurnStatus::CliError | TurnStatus::Incomplete | TurnStatus::ReducerFailed => {
             TaskStatus::Error
@@ -29,7 +39,12 @@ pub fn task_status(turn: TurnStatus, criteria_passed: bool) -> TaskStatus {
 pub fn criteria_decide(turn: TurnStatus) -> bool {
     matches!(
         turn,
-        TurnStatus::Completed | TurnStatus::MaxTurnsExhausted | TurnStatus::MaxToolCallsExhausted
+        TurnStatus::Completed
+            | TurnStatus::MaxTurnsExhausted
+            | TurnStatus::MaxToolCallsExhausted
+            | TurnStatus::EarlyStopped
+            | TurnStatus::TokenBudgetExceeded
+            | TurnStatus::CostBudgetExceeded
     )
 }
 
@@ -53,6 +68,11 @@ mod tests {
             (S::ReducerFailed, true, T::Error),
             (S::CliError, true, T::Error),
             (S::Incomplete, true, T::Error),
+            (S::EarlyStopped, true, T::Success),
+            (S::EarlyStopped, false, T::Failure),
+            (S::TokenBudgetExceeded, true, T::Success),
+            (S::TokenBudgetExceeded, false, T::TokenBudgetExceeded),
+            (S::CostBudgetExceeded, false, T::CostBudgetExceeded),
         ];
         for (turn, passed, want) in cases {
             assert_eq!(task_status(turn, passed), want, "{turn:?} {passed}");

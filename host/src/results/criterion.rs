@@ -58,6 +58,11 @@ pub enum TaskStatus {
     Failure,
     /// A cap (`max_turns`, `max_tool_calls`) stopped the run and the criteria failed.
     MaxTurnsExhausted,
+    /// A token budget (`max_input_tokens`, `max_output_tokens`, `max_total_tokens`)
+    /// stopped the run and the criteria failed.
+    TokenBudgetExceeded,
+    /// `max_usd` stopped the run and the criteria failed.
+    CostBudgetExceeded,
     /// A timeout stopped the run (the partial turn is kept; criteria are evidence only).
     Timeout,
     /// The run could not be carried out or read: the reducer failed, the CLI reported a
@@ -77,6 +82,8 @@ impl TaskStatus {
             TaskStatus::Success => "SUCCESS",
             TaskStatus::Failure => "FAILURE",
             TaskStatus::MaxTurnsExhausted => "MAX_TURNS_EXHAUSTED",
+            TaskStatus::TokenBudgetExceeded => "TOKEN_BUDGET_EXCEEDED",
+            TaskStatus::CostBudgetExceeded => "COST_BUDGET_EXCEEDED",
             TaskStatus::Timeout => "TIMEOUT",
             TaskStatus::Error => "ERROR",
             TaskStatus::Skipped => "SKIPPED",
@@ -91,6 +98,8 @@ impl TaskStatus {
             TaskStatus::Failure => '-',
             TaskStatus::Timeout => 'T',
             TaskStatus::MaxTurnsExhausted => 'M',
+            TaskStatus::TokenBudgetExceeded => '#',
+            TaskStatus::CostBudgetExceeded => '$',
             TaskStatus::Error => '!',
             TaskStatus::Skipped => 's',
         }

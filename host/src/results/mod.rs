@@ -37,6 +37,7 @@
 
 mod criterion;
 mod judge;
+mod live;
 mod stop;
 mod suite;
 mod task;
@@ -44,6 +45,10 @@ mod turn;
 
 pub use criterion::{CriterionError, CriterionResult, TaskStatus};
 pub use judge::{JudgeRecord, JudgeUsage, JudgeVerdict};
+pub use live::{
+    ArmedGate, ArmedRecord, BudgetBreach, BudgetKind, EarlyStopOutcome, EarlyStopReason,
+    EarlyStopRecord, SoftBudgetWarning,
+};
 pub use stop::StopReason;
 pub use suite::{SuiteThresholdResult, ThresholdCheck};
 pub use task::{

@@ -23,11 +23,22 @@ pub enum StopReason {
     ResultGrace,
     /// The CLI exited but a descendant held its pipes.
     LeakedPipes,
+    /// The armed criteria's live verdicts settled the armed gate (`stop_early`): a clean
+    /// stop; the turn record's `early_stop` says which trigger, on which event.
+    EarlyStop,
+    /// `max_input_tokens` was exceeded (the turn record's `budget` has the figures).
+    MaxInputTokens,
+    /// `max_output_tokens` was exceeded.
+    MaxOutputTokens,
+    /// `max_total_tokens` was exceeded.
+    MaxTotalTokens,
+    /// `max_usd` was exceeded.
+    MaxUsd,
 }
 
 impl StopReason {
     /// Every reason, in declaration order.
-    pub const ALL: [StopReason; 7] = [
+    pub const ALL: [StopReason; 12] = [
         StopReason::MaxTurns,
         StopReason::MaxToolCalls,
         StopReason::TurnTimeout,
@@ -35,6 +46,11 @@ impl StopReason {
         StopReason::Cancelled,
         StopReason::ResultGrace,
         StopReason::LeakedPipes,
+        StopReason::EarlyStop,
+        StopReason::MaxInputTokens,
+        StopReason::MaxOutputTokens,
+        StopReason::MaxTotalTokens,
+        StopReason::MaxUsd,
     ];
 
     /// The snake_case name used in `task.json` and recordings.
@@ -47,6 +63,11 @@ impl StopReason {
             StopReason::Cancelled => "cancelled",
             StopReason::ResultGrace => "result_grace",
             StopReason::LeakedPipes => "leaked_pipes",
+            StopReason::EarlyStop => "early_stop",
+            StopReason::MaxInputTokens => "max_input_tokens",
+            StopReason::MaxOutputTokens => "max_output_tokens",
+            StopReason::MaxTotalTokens => "max_total_tokens",
+            StopReason::MaxUsd => "max_usd",
         }
     }
 

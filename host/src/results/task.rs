@@ -41,6 +41,18 @@ pub struct TaskResult {
     /// After a timeout or crash: read-only criteria run as evidence; they do not change
     /// the status.
     pub post_failure_criteria_results: Vec<CriterionResult>,
+    /// The gate of a run an early stop cut short: its armed criteria only (the others are
+    /// advisory). Absent when the run was not cut short by an early stop.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub armed_gate: Option<super::ArmedGate>,
+    /// Early-stop triggers that can never fire on their criterion's instance (inert, as in
+    /// coder_eval), e.g. `on_pass: stop` on a bounded `command_executed`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub early_stop_inert: Vec<String>,
+    /// Soft budgets (`expected_turns`, `expected_tool_calls`) gone over: a warning and a
+    /// badge, never a stop.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub soft_budget_warnings: Vec<super::SoftBudgetWarning>,
     /// Workspace setup (copy, starter files, pre_run) plus launch preparation, ms.
     pub setup_ms: u64,
     /// post_run plus grading, ms.
@@ -86,6 +98,67 @@ pub struct StepRecord {
 }
 
 impl TaskResult {
+    /// When the early-stop watcher stopped the run, what decided it, for people:
+    /// "early stop: criterion_passed by `command_executed: step 2 ran` at tool call 2
+    /// (model call 2, 0.4 s); armed gate 1.00 ≥ 1.00".
+    pub fn early_stop_note(&self) -> Option<String> {
+        let fired = self.turn.as_ref()?.early_stop.as_ref()?.fired.as_ref()?;
+        let gate = self.armed_gate.as_ref().map_or(String::new(), |g| {
+            format!(
+                "; armed gate {:.2} {} {:.2}",
+                g.score,
+                if g.passed { "≥" } else { "<" },
+                g.threshold
+            )
+        });
+        Some(format!(
+            "early stop: {} by `{}` at tool call {} (model call {}, {:.1} s){gate}",
+            fired.reason.as_str(),
+            fired.deciding_criterion,
+            fired.tool_call_index,
+            fired.model_call_index,
+            fired.elapsed_ms as f64 / 1000.0
+        ))
+    }
+
+    /// When a token or USD budget stopped the run, which and by how much, for people.
+    pub fn budget_note(&self) -> Option<String> {
+        let b = self.turn.as_ref()?.budget.as_ref()?;
+        Some(format!(
+            "over {}: {} > {} at model call {}",
+            b.budget.as_str(),
+            b.actual,
+            b.limit,
+            b.model_calls
+        ))
+    }
+
+    /// The soft budgets gone over, as a badge: "over expected_tool_calls (4 > 2)".
+    pub fn soft_budget_note(&self) -> Option<String> {
+        (!self.soft_budget_warnings.is_empty()).then(|| {
+            self.soft_budget_warnings
+                .iter()
+                .map(|w| format!("over {} ({} > {})", w.budget, w.actual, w.expected))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+    }
+
+    /// Every stop-and-budget note of the run, joined (cap, early stop, budget, soft
+    /// budgets), for one-line summaries.
+    pub fn notes(&self) -> Option<String> {
+        let notes: Vec<String> = [
+            self.cap_note(),
+            self.early_stop_note(),
+            self.budget_note(),
+            self.soft_budget_note(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        (!notes.is_empty()).then(|| notes.join("; "))
+    }
+
     /// When a cap stopped the turn, which one and who enforced it, for people:
     /// "stopped by max_turns 2 (the CLI's own cap)", "stopped by max_tool_calls 5 (the
     /// host's backstop)". `None` when no cap fired.
@@ -146,6 +219,29 @@ pub struct LimitsRecord {
     pub task_timeout_ms: Option<u64>,
     /// Limits the CLI enforced itself (the host kept its backstop for these too).
     pub native: Vec<String>,
+    /// The budgets, as `run_limits` sets them (`null` = none). Enforced by the host.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_input_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_total_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_usd: Option<f64>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub count_cached_input: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub count_cache_creation: bool,
+    /// Soft budgets (a warning, never a stop).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_turns: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_tool_calls: Option<u32>,
+    /// `run_limits.stop_early` as written (the kill switch, or the older master arm).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_early: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stop_early_gate_threshold: Option<f64>,
 }
 
 /// The host's stop.
@@ -193,6 +289,16 @@ pub struct RunRow {
     /// [`TaskResult::cap_note`]); a capped run can still be a SUCCESS.
     #[serde(default)]
     pub capped: Option<String>,
+    /// When the early-stop watcher stopped the run: the reason, the deciding criterion,
+    /// where, and the armed gate (see [`TaskResult::early_stop_note`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub early_stop: Option<String>,
+    /// When a token or USD budget stopped the run (see [`TaskResult::budget_note`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<String>,
+    /// Soft budgets gone over (a badge, never a stop).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub soft_budgets: Option<String>,
     /// `<task_id>/<harness>/task.json`, relative to `run.json`.
     pub result: String,
 }

@@ -71,6 +71,13 @@ pub struct TurnRecord {
     pub stdout_lines: u64,
     /// Stdout bytes read, newlines included.
     pub stdout_bytes: u64,
+    /// The early-stop watcher of an armed run: the armed criteria, their live verdicts,
+    /// and the stop when one fired. Absent when nothing was armed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub early_stop: Option<super::EarlyStopOutcome>,
+    /// The budget that stopped the turn, with the figures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<super::BudgetBreach>,
 }
 
 /// How a turn ended.
@@ -91,6 +98,13 @@ pub enum TurnStatus {
     Incomplete,
     /// The reducer component failed; the record is partial.
     ReducerFailed,
+    /// The early-stop watcher stopped the turn (a clean stop, like a cap): the run is
+    /// gated on its armed criteria.
+    EarlyStopped,
+    /// A token budget stopped the turn (a clean stop).
+    TokenBudgetExceeded,
+    /// The USD budget stopped the turn (a clean stop).
+    CostBudgetExceeded,
 }
 
 /// One model API call.

@@ -118,6 +118,8 @@ pub(super) fn assemble(p: &Prepared, done: Done) -> TaskResult {
         criteria: verdict.criteria,
         weighted_score: verdict.weighted_score,
         post_failure_criteria_results: verdict.post_failure,
+        armed_gate: verdict.armed_gate,
+        soft_budget_warnings: soft_budget_warnings(p, &turn.record),
         setup_ms: established.setup_ms,
         grading_ms,
         host_turn_work_us: turn.host_work_us,
@@ -150,9 +152,37 @@ pub(super) fn failed(p: &Prepared, error: &RunError, established: Established) -
     result
 }
 
+/// The soft budgets gone over (`expected_turns`: tool calls plus the final reply, as
+/// coder_eval counts visible turns; `expected_tool_calls`), each also a warning on stderr.
+fn soft_budget_warnings(
+    p: &Prepared,
+    turn: &crate::results::TurnRecord,
+) -> Vec<crate::results::SoftBudgetWarning> {
+    let final_reply = turn
+        .cli_result
+        .as_ref()
+        .and_then(|r| r.text.as_ref())
+        .is_some_and(|t| !t.trim().is_empty());
+    let warnings = p
+        .task
+        .run_limits
+        .soft_budgets()
+        .check(turn.tool_calls.len() as u32, final_reply);
+    for w in &warnings {
+        eprintln!(
+            "warning: {} on {}: {} {} over {} (a soft budget: the run was not stopped)",
+            p.task.task_id, p.harness, w.actual, w.budget, w.expected
+        );
+    }
+    warnings
+}
+
 /// A task's result before anything ran: ERROR, no turn, no criteria.
 fn blank(p: &Prepared, native: &[LimitKind]) -> TaskResult {
-    blank_for(&p.task, &p.harness, native)
+    TaskResult {
+        early_stop_inert: p.live.as_ref().map(|l| l.inert.clone()).unwrap_or_default(),
+        ..blank_for(&p.task, &p.harness, native)
+    }
 }
 
 /// A `skip: true` task on `harness`: SKIPPED, nothing started.
@@ -183,6 +213,9 @@ fn blank_for(task: &Task, harness: &str, native: &[LimitKind]) -> TaskResult {
         criteria: Vec::new(),
         weighted_score: None,
         post_failure_criteria_results: Vec::new(),
+        armed_gate: None,
+        early_stop_inert: Vec::new(),
+        soft_budget_warnings: Vec::new(),
         setup_ms: 0,
         grading_ms: 0,
         host_turn_work_us: 0,

@@ -92,7 +92,10 @@ fn test_case(r: &TaskResult) -> TestCase {
     let status_name = r.status.as_str();
     let status = match r.status {
         TaskStatus::Success => TestCaseStatus::success(),
-        TaskStatus::Failure | TaskStatus::MaxTurnsExhausted => {
+        TaskStatus::Failure
+        | TaskStatus::MaxTurnsExhausted
+        | TaskStatus::TokenBudgetExceeded
+        | TaskStatus::CostBudgetExceeded => {
             let failed: Vec<&CriterionResult> = r
                 .criteria
                 .iter()
@@ -141,8 +144,7 @@ fn test_case(r: &TaskResult) -> TestCase {
         r.weighted_score.map_or("-".into(), |s| format!("{s:.2}")),
         turn.map_or("-".into(), |t| t.num_turns.to_string()),
         turn.map_or("-".into(), |t| t.tool_calls.len().to_string()),
-        r.cap_note()
-            .map_or(String::new(), |note| format!("; {note}")),
+        r.notes().map_or(String::new(), |note| format!("; {note}")),
         r.task_id,
         r.harness,
     ));

@@ -17,7 +17,7 @@ use crate::runtime::harness::Launcher;
 use crate::runtime::translator::ComponentTranslator;
 use crate::turn::live::{self, LaunchSpec, LiveTurn};
 use crate::turn::pipeline::Pipeline;
-use crate::turn::recording::{Header, RecordingWriter};
+use crate::turn::recording::{BudgetsHeader, Header, RecordingWriter};
 use coder_eval_scripted_model::{ScriptedModel, ServerConfig};
 use harness_kit::LaunchPlan;
 use std::path::Path;
@@ -202,13 +202,35 @@ async fn launch(
         argv: cli.argv.clone(),
         max_turns: p.task.run_limits.max_turns,
         max_tool_calls: p.task.run_limits.max_tool_calls,
+        early_stop: p.live.clone(),
+        budgets: BudgetsHeader::of(p.task.run_limits.budgets()),
         ..Default::default()
     };
     let recording = RecordingWriter::create(&dir.join("recording.jsonl"), &header)
         .map_err(RunError::Recording)?;
     let stderr_log = std::fs::File::create(dir.join("stderr.log")).map_err(RunError::StderrLog)?;
-    let pipeline = Pipeline::new(&p.harness, &planned.loaded, p.task.run_limits.caps())
+    let mut pipeline = Pipeline::new(&p.harness, &planned.loaded, p.task.run_limits.caps())
         .map_err(RunError::Component)?;
+    // Fresh watchers for this run; one that cannot arm now (it did at load) leaves the run
+    // unwatched, with a diagnostic: early stop fails open.
+    let early_stop = match &p.live {
+        Some(plan) => match crate::grading::live::arm(plan) {
+            Ok(watcher) => Some(watcher),
+            Err(message) => {
+                pipeline.collector.host_diagnostic(
+                    0,
+                    0,
+                    "early_stop_disarmed",
+                    format!("the early-stop watcher could not arm: {message}"),
+                );
+                None
+            }
+        },
+        None => None,
+    };
+    pipeline
+        .collector
+        .watch(early_stop, p.task.run_limits.budgets());
     Ok(Launched {
         spec,
         cli,

@@ -5,6 +5,7 @@
 use super::RunOptions;
 use super::launch::agent_settings;
 use crate::components::ResolveError;
+use crate::grading::live::LivePlan;
 use crate::limits::limit_name;
 use crate::runtime::LoadedComponent;
 use crate::runtime::harness::Launcher;
@@ -21,6 +22,8 @@ pub struct Prepared {
     pub(super) loaded: LoadedComponent,
     /// The scripted model's script, when the task plays one.
     pub(super) script: Option<Script>,
+    /// The task's early stop, when it arms criteria (checked at load).
+    pub live: Option<LivePlan>,
 }
 
 /// Why a run could not start. Nothing has been run when one of these is returned.
@@ -62,6 +65,13 @@ pub enum PrepareError {
         #[source]
         source: Box<crate::task::agent::UnhonouredField>,
     },
+    /// The task's early stop cannot work as written (see `grading::live`).
+    #[error("task `{task}` ({file}): early stop: {message}")]
+    EarlyStop {
+        task: String,
+        file: String,
+        message: String,
+    },
     #[error("task `{task}`: no harness given (set agent.type or pass --harness)")]
     NoHarness { task: String },
     /// Two runs would share one result folder.
@@ -81,6 +91,12 @@ pub fn prepare(
 ) -> Result<Vec<Prepared>, PrepareError> {
     let mut prepared = Vec::new();
     for task in tasks {
+        let live =
+            crate::grading::live::plan(&task).map_err(|message| PrepareError::EarlyStop {
+                task: task.task_id.clone(),
+                file: task.path.display().to_string(),
+                message,
+            })?;
         let names: Vec<String> = if harnesses.is_empty() {
             vec![
                 task.agent
@@ -149,6 +165,15 @@ pub fn prepare(
                     limit: limit_name(*limit).into(),
                 });
             }
+            if let Some(reason) =
+                crate::limits::budget::refusal(&harness, &task.run_limits.budgets())
+            {
+                return Err(PrepareError::Refused {
+                    task: task.task_id.clone(),
+                    harness,
+                    reason,
+                });
+            }
             if prepared
                 .iter()
                 .any(|p: &Prepared| p.task.task_id == task.task_id && p.harness == harness)
@@ -163,6 +188,7 @@ pub fn prepare(
                 harness,
                 loaded,
                 script: script.clone(),
+                live: live.clone(),
             });
         }
     }

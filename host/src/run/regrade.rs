@@ -110,6 +110,7 @@ pub async fn regrade(
     after.criteria = verdict.criteria;
     after.weighted_score = verdict.weighted_score;
     after.post_failure_criteria_results = verdict.post_failure;
+    after.armed_gate = verdict.armed_gate;
     if write {
         write_json_atomically(&path, &after).map_err(|source| RegradeError::Write {
             path: path.clone(),

@@ -250,7 +250,7 @@ fn matrix_cell(r: &TaskResult) -> Markup {
                 ", tools " (turn.map_or("-".into(), |t| t.tool_calls.len().to_string()))
                 ", " (turn.map_or("-".into(), |t| seconds(t.timing.turn_duration_ms)))
             }
-            @if let Some(note) = r.cap_note() { br; i { (note) } }
+            @if let Some(note) = r.notes() { br; i { (note) } }
         }
     }
 }
@@ -270,6 +270,30 @@ fn run_detail(r: &TaskResult) -> Markup {
             @if let Some(error) = &r.error { p { b { "Error: " } (error) } }
             @if let Some(note) = r.cap_note() {
                 p { b { "Capped: " } (note) ", a clean stop: the criteria decide the status." }
+            }
+            @if let Some(note) = r.early_stop_note() {
+                p {
+                    b { "Early stop: " } (note)
+                    ", a clean stop: the armed criteria decide the status, the others are advisory."
+                }
+            }
+            @if let Some(outcome) = r.turn.as_ref().and_then(|t| t.early_stop.as_ref()) {
+                p.muted {
+                    "Armed (threshold " (format!("{:.2}", outcome.gate_threshold)) "): "
+                    @for a in &outcome.armed {
+                        (a.criterion) " (weight " (a.weight) "): " (a.verdict) ". "
+                    }
+                    @if let Some(why) = &outcome.disarmed { "Disarmed: " (why) }
+                }
+            }
+            @if let Some(note) = r.budget_note() {
+                p { b { "Budget: " } (note) ", a clean stop: the criteria decide the status." }
+            }
+            @if let Some(note) = r.soft_budget_note() {
+                p { span.badge { (note) } " (a soft budget: a warning, not a stop)" }
+            }
+            @for inert in &r.early_stop_inert {
+                p.muted { "Inert early-stop trigger: " (inert) }
             }
             @if let Some(stop) = &r.stop {
                 p {

@@ -84,6 +84,9 @@ pub async fn run_all(
                 tool_calls: r.turn.as_ref().map(|t| t.tool_calls.len()),
                 duration_ms: r.turn.as_ref().map(|t| t.timing.turn_duration_ms),
                 capped: r.cap_note(),
+                early_stop: r.early_stop_note(),
+                budget: r.budget_note(),
+                soft_budgets: r.soft_budget_note(),
                 result: format!("{}/{}/task.json", r.task_id, r.harness),
             })
             .collect(),

@@ -5,7 +5,7 @@ use super::RunOptions;
 use super::judge::JudgeRunner;
 use crate::grading::judge::JudgeEnv;
 use crate::grading::{self, GradeContext};
-use crate::results::{CriterionResult, StampedEvent, TaskStatus, TurnRecord};
+use crate::results::{ArmedGate, CriterionResult, StampedEvent, TaskStatus, TurnRecord};
 use crate::task::Task;
 use std::path::Path;
 
@@ -36,6 +36,8 @@ pub struct TaskVerdict {
     pub status: TaskStatus,
     /// After a timeout or crash: the read-only criteria, run as evidence only.
     pub post_failure: Vec<CriterionResult>,
+    /// The gate of a run an early stop cut short (its armed criteria only).
+    pub armed_gate: Option<ArmedGate>,
 }
 
 /// What the task's environment adds for the criteria that run commands or read the
@@ -82,12 +84,37 @@ pub async fn grade(
     ctx.agent_runner = Some(&judges.runner);
     if grading::criteria_decide(turn.final_status) {
         let criteria = grading::grade_all(&task.success_criteria, &ctx).await;
-        let status = grading::task_status(turn.final_status, grading::passed(&criteria));
+        // A run cut short by an early stop is gated on its armed criteria only; a run that
+        // ended any other way, on the full set.
+        let armed_gate = match (&turn.final_status, &turn.early_stop) {
+            (crate::results::TurnStatus::EarlyStopped, Some(outcome)) => {
+                let weights: Vec<f64> = outcome.armed.iter().map(|a| a.weight).collect();
+                let scores: Vec<f64> = outcome
+                    .armed
+                    .iter()
+                    .map(|a| criteria.get(a.index).map_or(0.0, |c| c.score))
+                    .collect();
+                let (score, passed) =
+                    crate::turn::early_stop::armed_gate(&weights, &scores, outcome.gate_threshold);
+                Some(ArmedGate {
+                    score,
+                    threshold: outcome.gate_threshold,
+                    passed,
+                    armed: outcome.armed.iter().map(|a| a.index).collect(),
+                })
+            }
+            _ => None,
+        };
+        let passed = armed_gate
+            .as_ref()
+            .map_or_else(|| grading::passed(&criteria), |g| g.passed);
+        let status = grading::task_status(turn.final_status, passed);
         TaskVerdict {
             weighted_score: grading::weighted_score(&criteria),
             criteria,
             status,
             post_failure: Vec::new(),
+            armed_gate,
         }
     } else {
         let read_only: Vec<_> = task
@@ -101,6 +128,7 @@ pub async fn grade(
             weighted_score: None,
             status: grading::task_status(turn.final_status, false),
             post_failure: grading::grade_all(&read_only, &ctx).await,
+            armed_gate: None,
         }
     }
 }

@@ -40,17 +40,20 @@ pub(crate) const GRADER: Contract = Contract {
 pub(crate) enum Version {
     /// `@0.1.0` of `coder-eval:harness` and `coder-eval:grader` (and `events@0.1.0`).
     V0_1_0,
+    /// `coder-eval:grader@0.2.0` (events@0.2.0; the `live-grader` world adds `live`).
+    V0_2_0,
 }
 
 impl Version {
     /// Every version, the newest last.
-    const ALL: [Version; 1] = [Version::V0_1_0];
+    const ALL: [Version; 2] = [Version::V0_1_0, Version::V0_2_0];
 
     /// The version of `contract` spelled `found` in a component's exports, if this host
     /// speaks it. Accepting a new version is a new arm here.
     fn accepted(contract: &Contract, found: &str) -> Option<Version> {
         match (contract.package, found) {
             ("coder-eval:harness" | "coder-eval:grader", "0.1.0") => Some(Version::V0_1_0),
+            ("coder-eval:grader", "0.2.0") => Some(Version::V0_2_0),
             _ => None,
         }
     }
@@ -59,6 +62,7 @@ impl Version {
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Version::V0_1_0 => "0.1.0",
+            Version::V0_2_0 => "0.2.0",
         }
     }
 
@@ -141,7 +145,9 @@ mod tests {
     fn the_accepted_versions() {
         assert_eq!(Version::accepted(&HARNESS, "0.1.0"), Some(Version::V0_1_0));
         assert_eq!(Version::accepted(&GRADER, "0.1.0"), Some(Version::V0_1_0));
+        assert_eq!(Version::accepted(&GRADER, "0.2.0"), Some(Version::V0_2_0));
         assert_eq!(Version::accepted(&HARNESS, "0.2.0"), None);
+        assert_eq!(Version::supported(&GRADER), "0.1.0, 0.2.0");
         assert_eq!(Version::accepted(&HARNESS, "(none)"), None);
         assert_eq!(Version::supported(&HARNESS), "0.1.0");
     }

@@ -1,4 +1,5 @@
-//! Grader components (`coder-eval:grader/grader@0.1.0`): checking the contract, and
+//! Grader components (`coder-eval:grader/grader@0.1.0`, and `@0.2.0` through
+//! [`super::grader_v2`]): checking the contract, and
 //! calling `grade` in a sandbox that preopens the workspace read-only at `/workspace` and
 //! grants nothing else. Also the contract check shared with harness components.
 //!
@@ -34,38 +35,55 @@ pub(crate) const MAX_VERDICT_TEXT: usize = 64 * 1024;
 pub(crate) const GUEST_WORKSPACE: &str = "/workspace";
 
 /// Checks a component against the grader contract (see [`contract`]): it exports
-/// `criterion` of `coder-eval:grader@0.1.0` and imports nothing but WASI and the
-/// contract's types.
-pub(crate) fn check(loaded: &LoadedComponent) -> Result<(), ComponentError> {
-    contract::check(loaded, &GRADER).map(|_| ())
+/// `criterion` of `coder-eval:grader@0.1.0` or `@0.2.0` and imports nothing but WASI and
+/// the contract's types. Returns the version.
+pub(crate) fn check(loaded: &LoadedComponent) -> Result<contract::Version, ComponentError> {
+    contract::check(loaded, &GRADER)
 }
 
-/// A trajectory converted once to the WIT types, shared by every criterion of a run.
+/// A run's trajectory for graders, converted to each contract version's WIT types once,
+/// when a grader of that version first asks, and shared by every criterion of the run.
 #[derive(Clone)]
 pub(crate) struct Trajectory {
-    events: Arc<Vec<wg::StampedEvent>>,
-    bytes: usize,
+    source: Arc<Vec<StampedEvent>>,
+    v1: Arc<OnceLock<(Vec<wg::StampedEvent>, usize)>>,
+    v2: Arc<OnceLock<super::grader_v2::Trajectory>>,
 }
 
 impl Trajectory {
-    /// Converts the host's trajectory.
+    /// The host's trajectory (converted later, per version).
     pub(crate) fn new(events: &[StampedEvent]) -> Trajectory {
-        let mut bytes = 0usize;
-        let events = events
-            .iter()
-            .map(|s| {
-                let (event, size) = to_wit(&s.event);
-                bytes += size + 16;
-                wg::StampedEvent {
-                    stamp_us: s.stamp_us,
-                    event,
-                }
-            })
-            .collect();
         Trajectory {
-            events: Arc::new(events),
-            bytes,
+            source: Arc::new(events.to_vec()),
+            v1: Arc::default(),
+            v2: Arc::default(),
         }
+    }
+
+    /// As events@0.1.0, with its approximate size in bytes.
+    fn v1(&self) -> &(Vec<wg::StampedEvent>, usize) {
+        self.v1.get_or_init(|| {
+            let mut bytes = 0usize;
+            let events = self
+                .source
+                .iter()
+                .filter_map(|s| {
+                    let (event, size) = to_wit(&s.event)?;
+                    bytes += size + 16;
+                    Some(wg::StampedEvent {
+                        stamp_us: s.stamp_us,
+                        event,
+                    })
+                })
+                .collect();
+            (events, bytes)
+        })
+    }
+
+    /// As events@0.2.0.
+    fn v2(&self) -> &super::grader_v2::Trajectory {
+        self.v2
+            .get_or_init(|| super::grader_v2::Trajectory::new(&self.source))
     }
 }
 
@@ -136,6 +154,15 @@ pub(crate) fn grade(
     loaded: &LoadedComponent,
     input: &GradingInput,
 ) -> Result<Result<GraderVerdict, String>, ComponentError> {
+    if check(loaded)? == contract::Version::V0_2_0 {
+        return super::grader_v2::grade(
+            loaded,
+            &input.params_json,
+            input.trajectory.v2(),
+            &input.prompt,
+            &input.workspace,
+        );
+    }
     let name = loaded.name.to_string();
     let budget = Budget::GRADER;
     let mut store =
@@ -183,11 +210,11 @@ pub(crate) fn grade(
         .map_err(instantiate)?;
     let args = GradingInputRef {
         params_json: &input.params_json,
-        trajectory: &input.trajectory.events,
+        trajectory: &input.trajectory.v1().0,
         prompt: &input.prompt,
         workspace: GUEST_WORKSPACE,
     };
-    let input_bytes = input.params_json.len() + input.prompt.len() + input.trajectory.bytes;
+    let input_bytes = input.params_json.len() + input.prompt.len() + input.trajectory.v1().1;
     let fuel = arm(&mut store, budget, input_bytes);
     let (result,) = func
         .call(&mut store, (args,))

@@ -13,6 +13,7 @@ pub(crate) mod contract;
 mod error;
 pub(crate) mod events;
 pub(crate) mod grader;
+pub mod grader_v2;
 pub mod harness;
 mod sandbox;
 pub mod translator;

@@ -11,8 +11,11 @@
 //! no longer counted, so the record shows `num_turns = N + 1`. The same holds after any
 //! other stop the host decides ([`Collector::freeze`]).
 
+use super::early_stop::EarlyStop;
 use super::timing::{ToolUnion, ms};
+use crate::grading::live::BoxedWatcher;
 use crate::limits::Caps;
+use crate::limits::budget::{BudgetMeter, Budgets};
 use crate::results::{
     CliResult, DiagnosticRecord, MessageRecord, ModelCallRecord, StampedEvent, StopReason,
     ToolCallRecord,
@@ -72,6 +75,10 @@ pub(crate) struct Collector {
     /// Diagnostics about the input itself (unreadable recording lines), which lead the
     /// record's diagnostics and the trajectory whenever they were met.
     pub(super) leading: Vec<StampedEvent>,
+    /// The early-stop watcher of an armed run.
+    pub(super) early_stop: Option<EarlyStop<BoxedWatcher>>,
+    /// The token and USD budgets' meter, when the task sets one.
+    pub(super) budget: Option<BudgetMeter>,
 }
 
 impl Collector {
@@ -98,6 +105,8 @@ impl Collector {
             cli_result: None,
             diagnostics: Vec::new(),
             leading: Vec::new(),
+            early_stop: None,
+            budget: None,
         }
     }
 
@@ -106,6 +115,13 @@ impl Collector {
     pub(crate) fn without_trajectory(mut self) -> Collector {
         self.keep_trajectory = false;
         self
+    }
+
+    /// Watches the turn live: the early-stop watcher (armed criteria) and the budgets.
+    /// Both see every event while the turn counts, so a replay decides at the same event.
+    pub(crate) fn watch(&mut self, early_stop: Option<EarlyStop<BoxedWatcher>>, budgets: Budgets) {
+        self.early_stop = early_stop;
+        self.budget = budgets.any().then(|| BudgetMeter::new(budgets));
     }
 
     /// The host has decided to end the turn (a timeout, Ctrl-C, ...): events that still
@@ -146,6 +162,21 @@ impl Collector {
     /// Takes one event; returns the cap that fires on it, the first time one does.
     pub(crate) fn push(&mut self, stamped: StampedEvent) -> Option<StopReason> {
         let (line, at) = (stamped.line, stamped.stamp_us);
+        // The live watchers first: an early stop and a cap on the same event, the early
+        // stop wins; a cap and a budget, the cap.
+        let (mut early, mut over_budget) = (None, None);
+        if self.counting() {
+            if let Some(watcher) = self.early_stop.as_mut()
+                && watcher.observe(&stamped).is_some()
+            {
+                early = Some(StopReason::EarlyStop);
+            }
+            if let Some(meter) = self.budget.as_mut()
+                && let Some(breach) = meter.observe(at, &stamped.event)
+            {
+                over_budget = Some(breach.budget.stop_reason());
+            }
+        }
         let fired = match &stamped.event {
             Event::Diagnostic { kind, message, raw } => {
                 self.on_diagnostic(line, at, kind, message, raw);
@@ -222,10 +253,14 @@ impl Collector {
                 });
                 None
             }
+            // events@0.2.0: kept in the trajectory; the collector does not un-count
+            // retries or mark totals partial yet (no component the host loads emits them).
+            Event::ModelCallRetried { .. } | Event::Unreported { .. } => None,
         };
         if self.keep_trajectory {
             self.trajectory.push(stamped);
         }
+        let fired = early.or(fired).or(over_budget);
         if fired.is_some() {
             self.stop = fired;
         }

@@ -134,10 +134,23 @@ impl Collector {
 
         let final_status = if timed_out {
             TurnStatus::Timeout
+        } else if self.stop == Some(StopReason::EarlyStop) {
+            TurnStatus::EarlyStopped
         } else if max_turns_exhausted {
             TurnStatus::MaxTurnsExhausted
         } else if self.stop == Some(StopReason::MaxToolCalls) {
             TurnStatus::MaxToolCallsExhausted
+        } else if matches!(
+            self.stop,
+            Some(
+                StopReason::MaxInputTokens
+                    | StopReason::MaxOutputTokens
+                    | StopReason::MaxTotalTokens
+            )
+        ) {
+            TurnStatus::TokenBudgetExceeded
+        } else if self.stop == Some(StopReason::MaxUsd) {
+            TurnStatus::CostBudgetExceeded
         } else if end.reducer_error.is_some() {
             TurnStatus::ReducerFailed
         } else {
@@ -183,6 +196,8 @@ impl Collector {
             reducer_error: end.reducer_error,
             stdout_lines: end.stdout_lines,
             stdout_bytes: end.stdout_bytes,
+            early_stop: self.early_stop.as_ref().map(|e| e.outcome()),
+            budget: self.budget.as_ref().and_then(|m| m.breach().copied()),
         };
         (record, self.trajectory)
     }

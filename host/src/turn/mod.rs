@@ -5,6 +5,7 @@
 //! recording replays through exactly the code that reduced it live.
 
 pub(crate) mod collect;
+pub mod early_stop;
 pub(crate) mod finish;
 pub(crate) mod live;
 pub(crate) mod pipeline;

@@ -86,6 +86,27 @@ fn run(
     if !keep_trajectory {
         pipeline.collector = pipeline.collector.without_trajectory();
     }
+    // The live watchers of the run, re-armed from the header: the same events reach the
+    // same early stop or budget stop at the same event.
+    if let Some(header) = reader.header() {
+        let early_stop = match &header.early_stop {
+            Some(plan) => match crate::grading::live::arm(plan) {
+                Ok(watcher) => Some(watcher),
+                Err(message) => {
+                    pipeline.collector.host_diagnostic(
+                        0,
+                        0,
+                        "early_stop_disarmed",
+                        format!("the early-stop watcher could not arm: {message}"),
+                    );
+                    None
+                }
+            },
+            None => None,
+        };
+        let budgets = header.budgets.map(|b| b.budgets()).unwrap_or_default();
+        pipeline.collector.watch(early_stop, budgets);
+    }
     let io = |source| RecordingError::Io {
         path: path.to_path_buf(),
         source,

@@ -96,6 +96,9 @@ impl Collector {
             ToolStatus::Ok => ToolOutcome::Ok,
             ToolStatus::Error => ToolOutcome::Error,
             ToolStatus::Unknown => ToolOutcome::Unknown,
+            // events@0.2.0; no component the host loads emits it yet (the 0.1.0 binding
+            // sends it as `error`).
+            ToolStatus::Denied => ToolOutcome::Error,
         };
         tool.record.exit_code = exit_code;
         tool.record.output_excerpt = output_excerpt.to_string();

@@ -72,6 +72,56 @@ pub struct Header {
     /// The task's `max_tool_calls`, when it had one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tool_calls: Option<u32>,
+    /// The armed criteria of an early stop (their graders and parameters, the bar): replay
+    /// re-arms them and reaches the same decision at the same event.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub early_stop: Option<crate::grading::live::LivePlan>,
+    /// The task's token and USD budgets, when it had any (replay enforces them again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budgets: Option<BudgetsHeader>,
+}
+
+/// The budgets as a recording's header keeps them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct BudgetsHeader {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_input_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_output_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_total_tokens: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_usd: Option<f64>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub count_cached_input: bool,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub count_cache_creation: bool,
+}
+
+impl BudgetsHeader {
+    /// From the task's budgets; `None` when it sets none.
+    pub fn of(b: crate::limits::budget::Budgets) -> Option<BudgetsHeader> {
+        b.any().then_some(BudgetsHeader {
+            max_input_tokens: b.max_input_tokens,
+            max_output_tokens: b.max_output_tokens,
+            max_total_tokens: b.max_total_tokens,
+            max_usd: b.max_usd,
+            count_cached_input: b.count_cached_input,
+            count_cache_creation: b.count_cache_creation,
+        })
+    }
+
+    /// Back to the budgets.
+    pub fn budgets(&self) -> crate::limits::budget::Budgets {
+        crate::limits::budget::Budgets {
+            max_input_tokens: self.max_input_tokens,
+            max_output_tokens: self.max_output_tokens,
+            max_total_tokens: self.max_total_tokens,
+            max_usd: self.max_usd,
+            count_cached_input: self.count_cached_input,
+            count_cache_creation: self.count_cache_creation,
+        }
+    }
 }
 
 /// One record after the header.

@@ -1,0 +1,248 @@
+//! Which criteria of a task are armed for early stop, checked at load, and their live
+//! watchers, armed once per run (see `turn::early_stop` for the semantics).
+//!
+//! Arming: a criterion's `stop_early:` block, unless `run_limits.stop_early: false` (the
+//! kill switch); or, the older form, `stop_when: pass|fail` with
+//! `run_limits.stop_early: true` (the master arm). Both forms mean the same: `stop_when:
+//! pass` is `stop_early: {on_pass: stop}`, `stop_when: fail` is `stop_early: {}`.
+//!
+//! Refused at load, naming the criterion: an armed criterion that cannot be judged live (a
+//! type whose component has no `live` interface, a built-in type that is not live), one
+//! whose instance can decide nothing live, a `stop_when` naming a verdict the instance
+//! cannot reach, and `run_limits.stop_early: true` with no `stop_when` criterion (coder_eval
+//! removed the master arm: arming is per criterion). A trigger of a `stop_early:` block the
+//! instance cannot decide is inert (coder_eval's rule) and is listed in `inert`.
+
+use super::builtin::{self, BUILTIN_CRITERIA};
+use super::spec::{Criterion, CriterionSpec};
+use crate::runtime::grader_v2::{LiveInstance, exports_live};
+use crate::runtime::{ComponentCache, LoadedComponent, grader};
+use crate::task::Task;
+use crate::turn::early_stop::{Arming, EarlyStop, LiveWatcher, OnPass, StopWhen};
+use serde::{Deserialize, Serialize};
+
+/// One armed criterion, as the run and its recording hold it (a replay re-arms from it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ArmedSpec {
+    /// The criterion's index in `success_criteria`.
+    pub index: usize,
+    /// `type: description`.
+    pub label: String,
+    pub weight: f64,
+    pub on_pass_stop: bool,
+    pub decide_within: Option<u32>,
+    /// The grader: `builtin:<name>`, or the absolute path of the `.wasm` file.
+    pub component: String,
+    /// The parameters the watcher is armed with (the built-ins' include `type`).
+    pub params_json: String,
+}
+
+/// The early stop of a task: the armed criteria and the bar.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LivePlan {
+    pub armed: Vec<ArmedSpec>,
+    /// `run_limits.stop_early_gate_threshold`.
+    pub gate_threshold: f64,
+    /// `run_limits.max_turns`, for `turns_remaining`.
+    pub max_turns: Option<u32>,
+    /// The prompt the watchers are armed with.
+    pub prompt: String,
+    /// Triggers that can never fire on their instance (inert), for people:
+    /// `criterion 2 (command_executed: …): on_pass: stop`.
+    #[serde(default)]
+    pub inert: Vec<String>,
+}
+
+/// A live watcher the early-stop watcher can drive across the turn's task.
+pub type BoxedWatcher = Box<dyn LiveWatcher + Send>;
+
+fn label(spec: &CriterionSpec) -> String {
+    match &spec.description {
+        Some(d) => format!("{}: {d}", spec.kind),
+        None => spec.kind.clone(),
+    }
+}
+
+fn load(component: &str) -> Result<LoadedComponent, String> {
+    let cache = ComponentCache::global();
+    let loaded = match component.strip_prefix("builtin:") {
+        Some(name) => {
+            let family = BUILTIN_CRITERIA
+                .iter()
+                .find(|f| f.name == name)
+                .ok_or_else(|| format!("no built-in criteria component `{name}`"))?;
+            builtin::load(family, cache).map_err(|e| e.to_string())?
+        }
+        None => {
+            let loaded = cache
+                .load_file(std::path::Path::new(component))
+                .map_err(|e| e.to_string())?;
+            grader::check(&loaded).map_err(|e| e.to_string())?;
+            loaded
+        }
+    };
+    Ok(loaded)
+}
+
+/// Arms one watcher of `spec`.
+fn arm_one(spec: &ArmedSpec, prompt: &str) -> Result<LiveInstance, String> {
+    let loaded = load(&spec.component)?;
+    if !exports_live(&loaded) {
+        return Err(format!(
+            "`{}` has no live interface (coder-eval:grader/live@0.2.0): it cannot be judged \
+             live",
+            spec.component
+        ));
+    }
+    crate::runtime::off_runtime(|| LiveInstance::arm(&loaded, &spec.params_json, prompt))
+        .map_err(|e| e.to_string())?
+}
+
+/// The task's early stop, checked (see the module doc for what is refused). `None` when
+/// nothing is armed.
+pub fn plan(task: &Task) -> Result<Option<LivePlan>, String> {
+    let limits = &task.run_limits;
+    let legacy = limits.stop_early == Some(true);
+    if limits.stop_early == Some(false) {
+        return Ok(None);
+    }
+    if legacy && !task.success_criteria.iter().any(|c| c.stop_when.is_some()) {
+        return Err(
+            "run_limits.stop_early: true arms the criteria that say `stop_when:`, and none does; \
+             arming is per criterion: put a `stop_early:` block (e.g. `stop_early: {on_pass: \
+             stop}`) on a live criterion (run_limits.stop_early: false is the kill switch)"
+                .into(),
+        );
+    }
+    let mut armed = Vec::new();
+    let mut inert = Vec::new();
+    for (index, spec) in task.success_criteria.iter().enumerate() {
+        let block = match (spec.stop_early, spec.stop_when) {
+            (Some(block), _) => block,
+            (None, Some(when)) if legacy => when.block(None),
+            (None, Some(_)) => {
+                return Err(format!(
+                    "criterion {} (`{}`): `stop_when:` arms only with run_limits.stop_early: \
+                     true (the older form); or write `stop_early: {{...}}` on it",
+                    index + 1,
+                    spec.kind
+                ));
+            }
+            (None, None) => continue,
+        };
+        let at = |e: String| format!("criterion {} (`{}`): {e}", index + 1, spec.kind);
+        let (component, params) = match &spec.criterion {
+            Criterion::Builtin { family, params, .. } => {
+                (format!("builtin:{}", family.name), params.clone())
+            }
+            Criterion::Component { path, params } => {
+                (task.dir.join(path).display().to_string(), params.clone())
+            }
+            Criterion::RunCommand(_) | Criterion::Host(_) => {
+                return Err(at(format!(
+                    "`stop_early` arms a live criterion, and {} runs after the agent: \
+                     it cannot be judged live (live built-ins: command_executed, skill_triggered; \
+                     or a component exporting coder-eval:grader/live@0.2.0)",
+                    spec.kind
+                )));
+            }
+            Criterion::Plugin { .. } => {
+                return Err(at(format!(
+                    "`stop_early` arms a live criterion; the plugin type `{}` is graded after \
+                     the agent (plugins are batch criteria)",
+                    spec.kind
+                )));
+            }
+        };
+        if let Criterion::Builtin { .. } = &spec.criterion
+            && !criteria_trajectory::LIVE_TYPES.contains(&spec.kind.as_str())
+        {
+            return Err(at(format!(
+                "`stop_early` arms a live criterion, and `{}` cannot be judged live (live \
+                 built-ins: {}; or a component exporting coder-eval:grader/live@0.2.0)",
+                spec.kind,
+                criteria_trajectory::LIVE_TYPES.join(", ")
+            )));
+        }
+        let armed_spec = ArmedSpec {
+            index,
+            label: label(spec),
+            weight: spec.weight,
+            on_pass_stop: block.on_pass == OnPass::Stop,
+            decide_within: block.decide_within,
+            component,
+            params_json: params.to_string(),
+        };
+        let watcher = arm_one(&armed_spec, &task.prompt).map_err(at)?;
+        let d = watcher.decidability();
+        if !d.can_pass && !d.can_fail {
+            return Err(at(
+                "armed with `stop_early`, but this instance can decide nothing live (e.g. \
+                 command_executed with min_count 0 and no max_count always scores 1): no trigger \
+                 could ever fire; drop the block"
+                    .into(),
+            ));
+        }
+        if let Some(when) = spec.stop_when {
+            let (ok, what) = match when {
+                StopWhen::Pass => (d.can_pass, "pass"),
+                StopWhen::Fail => (d.can_fail, "fail"),
+            };
+            if !ok {
+                return Err(at(format!(
+                    "`stop_when: {what}`, but this instance can never {what} live (e.g. \
+                     command_executed passes live only without max_count, fails live only \
+                     with it)"
+                )));
+            }
+        }
+        let arming = to_arming(&armed_spec, d);
+        for trigger in arming.inert_triggers() {
+            inert.push(format!(
+                "criterion {} ({}): {trigger}",
+                index + 1,
+                armed_spec.label
+            ));
+        }
+        armed.push(armed_spec);
+    }
+    if armed.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(LivePlan {
+        armed,
+        gate_threshold: limits.gate_threshold(),
+        max_turns: limits.max_turns,
+        prompt: task.prompt.clone(),
+        inert,
+    }))
+}
+
+fn to_arming(spec: &ArmedSpec, decidability: crate::turn::early_stop::Decidability) -> Arming {
+    Arming {
+        index: spec.index,
+        label: spec.label.clone(),
+        weight: spec.weight,
+        on_pass_stop: spec.on_pass_stop,
+        decide_within: spec.decide_within,
+        decidability,
+    }
+}
+
+/// Fresh watchers for one run (or one replay) of `plan`.
+pub fn arm(plan: &LivePlan) -> Result<EarlyStop<BoxedWatcher>, String> {
+    let mut arming = Vec::new();
+    let mut watchers: Vec<BoxedWatcher> = Vec::new();
+    for spec in &plan.armed {
+        let watcher = arm_one(spec, &plan.prompt)
+            .map_err(|e| format!("criterion {} ({}): {e}", spec.index + 1, spec.label))?;
+        arming.push(to_arming(spec, watcher.decidability()));
+        watchers.push(Box::new(watcher));
+    }
+    Ok(EarlyStop::new(
+        arming,
+        watchers,
+        plan.gate_threshold,
+        plan.max_turns,
+    ))
+}

@@ -1,0 +1,301 @@
+//! Token and USD budgets (`run_limits.max_input_tokens`, `max_output_tokens`,
+//! `max_total_tokens`, `max_usd`, `count_cached_input`, `count_cache_creation`: coder_eval's
+//! names and defaults), enforced live between model calls from the normalized usage, and
+//! the soft budgets `expected_turns` / `expected_tool_calls` (a warning, never a stop).
+//!
+//! Counting (coder_eval's): input = uncached input tokens, plus cache writes when
+//! `count_cache_creation`, plus cache reads when `count_cached_input`; total = input +
+//! output. A budget is exceeded when the running figure goes *over* it (equal is within).
+//! Every model call of the run counts, sub-agents' included (the agent spent them). A
+//! message's usage is taken once per message id (the last report of it wins, as in the
+//! turn record); once the CLI's final result reports its own usage total, that total is
+//! the figure (as in the turn record: Claude Code's per-message usage carries only the
+//! output count of the message's start). USD is the sum of the messages' own `cost_usd`,
+//! else the CLI's final result's total; dollars are never estimated from tokens.
+
+pub use crate::results::{BudgetBreach, BudgetKind, SoftBudgetWarning};
+use harness_kit::{Event, Usage};
+use std::collections::HashMap;
+
+/// The budgets of a task (from `run_limits:`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Budgets {
+    /// Input tokens allowed over the run.
+    pub max_input_tokens: Option<u64>,
+    /// Output tokens allowed over the run.
+    pub max_output_tokens: Option<u64>,
+    /// Input plus output tokens allowed over the run.
+    pub max_total_tokens: Option<u64>,
+    /// USD allowed over the run.
+    pub max_usd: Option<f64>,
+    /// Cache reads count as input (default false: cached reads are nearly free).
+    pub count_cached_input: bool,
+    /// Cache writes count as input (default false). Codex reports its fresh prompt slice
+    /// here, so a Codex input budget needs it.
+    pub count_cache_creation: bool,
+}
+
+impl Budgets {
+    /// Whether any budget is set.
+    pub fn any(&self) -> bool {
+        self.max_input_tokens.is_some()
+            || self.max_output_tokens.is_some()
+            || self.max_total_tokens.is_some()
+            || self.max_usd.is_some()
+    }
+}
+
+/// Counts usage and cost as the events arrive and says when a budget runs out.
+#[derive(Debug, Clone, Default)]
+pub struct BudgetMeter {
+    budgets: Budgets,
+    usage: HashMap<String, Usage>,
+    cost: HashMap<String, f64>,
+    final_cost: Option<f64>,
+    final_usage: Option<Usage>,
+    events: u64,
+    main_calls: u32,
+    breach: Option<BudgetBreach>,
+}
+
+impl BudgetMeter {
+    pub fn new(budgets: Budgets) -> BudgetMeter {
+        BudgetMeter {
+            budgets,
+            ..BudgetMeter::default()
+        }
+    }
+
+    /// The breach, once one happened.
+    pub fn breach(&self) -> Option<&BudgetBreach> {
+        self.breach.as_ref()
+    }
+
+    /// Input, output tokens and USD so far (USD `None` while no cost was reported).
+    pub fn totals(&self) -> (u64, u64, Option<f64>) {
+        let (mut input, mut output) = (0u64, 0u64);
+        let usages: Vec<&Usage> = match &self.final_usage {
+            Some(total) => vec![total],
+            None => self.usage.values().collect(),
+        };
+        for u in usages {
+            input += u.input_tokens;
+            if self.budgets.count_cache_creation {
+                input += u.cache_write_tokens;
+            }
+            if self.budgets.count_cached_input {
+                input += u.cache_read_tokens;
+            }
+            output += u.output_tokens;
+        }
+        let usd = if self.cost.is_empty() {
+            self.final_cost
+        } else {
+            Some(self.cost.values().sum())
+        };
+        (input, output, usd)
+    }
+
+    /// Takes the next event of the trajectory (with its µs stamp); returns the breach when
+    /// this event takes a budget over (once).
+    pub fn observe(&mut self, stamp_us: u64, event: &Event) -> Option<BudgetBreach> {
+        let index = self.events;
+        self.events += 1;
+        if self.breach.is_some() || !self.budgets.any() {
+            return None;
+        }
+        match event {
+            Event::ModelCallStarted {
+                parent_call_id: None,
+                ..
+            } => {
+                self.main_calls += 1;
+                return None;
+            }
+            Event::AssistantMessage {
+                message_id,
+                usage,
+                cost_usd,
+                ..
+            } => {
+                if let Some(u) = usage {
+                    self.usage.insert(message_id.clone(), *u);
+                }
+                if let Some(c) = cost_usd {
+                    self.cost.insert(message_id.clone(), *c);
+                }
+            }
+            Event::FinalResult {
+                cost_usd, usage, ..
+            } => {
+                self.final_cost = *cost_usd;
+                self.final_usage = *usage;
+            }
+            _ => return None,
+        }
+        let (input, output, usd) = self.totals();
+        let b = self.budgets;
+        let over = [
+            (
+                BudgetKind::MaxInputTokens,
+                input as f64,
+                b.max_input_tokens.map(|n| n as f64),
+            ),
+            (
+                BudgetKind::MaxOutputTokens,
+                output as f64,
+                b.max_output_tokens.map(|n| n as f64),
+            ),
+            (
+                BudgetKind::MaxTotalTokens,
+                (input + output) as f64,
+                b.max_total_tokens.map(|n| n as f64),
+            ),
+            (
+                BudgetKind::MaxUsd,
+                usd.unwrap_or(0.0),
+                b.max_usd.filter(|_| usd.is_some()),
+            ),
+        ]
+        .into_iter()
+        .find_map(|(kind, actual, limit)| {
+            limit
+                .filter(|l| actual > *l)
+                .map(|limit| (kind, actual, limit))
+        })?;
+        self.breach = Some(BudgetBreach {
+            budget: over.0,
+            actual: over.1,
+            limit: over.2,
+            event_index: index,
+            at_ms: stamp_us / 1000,
+            model_calls: self.main_calls,
+        });
+        self.breach
+    }
+}
+
+/// When a harness's stream reports what the budgets count (until harness@0.2.0's
+/// `capabilities` declare it per component): `None` for a harness this host does not know.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reporting {
+    /// Where the stream reports cost: `None` = nowhere (`max_usd` is refused at load).
+    pub cost: Option<ReportedAt>,
+    /// Where it reports input tokens.
+    pub input: ReportedAt,
+    /// Where it reports output tokens.
+    pub output: ReportedAt,
+}
+
+impl Reporting {
+    /// Token budgets, for the parity table.
+    pub fn tokens_text(&self) -> String {
+        if self.input == self.output {
+            self.input.as_str().to_string()
+        } else {
+            format!(
+                "input {}; output {}",
+                self.input.as_str(),
+                self.output.as_str()
+            )
+        }
+    }
+}
+
+/// Where in the stream a figure comes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportedAt {
+    /// With every model call: the budget stops the run between calls.
+    EachCall,
+    /// Only in the CLI's final result: the budget is checked when the run ends.
+    FinalResult,
+}
+
+impl ReportedAt {
+    /// For the parity table.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReportedAt::EachCall => "live, between model calls",
+            ReportedAt::FinalResult => {
+                "at the end (the stream reports it only in its final result)"
+            }
+        }
+    }
+}
+
+/// What the built-in harnesses' streams report (their reducers' docs; measured against
+/// the scripted model): Claude Code input tokens per message, but each message's output
+/// count is that of its start (1), so output tokens and cost come in its result; Codex and
+/// Gemini CLI usage only in their final totals and no cost; OpenCode and Pi usage and cost
+/// per step / message.
+pub fn reporting(harness: &str) -> Option<Reporting> {
+    use ReportedAt::*;
+    Some(match harness {
+        "claude-code" => Reporting {
+            cost: Some(FinalResult),
+            input: EachCall,
+            output: FinalResult,
+        },
+        "codex" | "gemini-cli" => Reporting {
+            cost: None,
+            input: FinalResult,
+            output: FinalResult,
+        },
+        "opencode" | "pi" => Reporting {
+            cost: Some(EachCall),
+            input: EachCall,
+            output: EachCall,
+        },
+        _ => return None,
+    })
+}
+
+/// Why `harness` cannot enforce these budgets, if it cannot: `max_usd` on a stream that
+/// carries no cost (coder_eval's newer rule: refused, not silently skipped).
+pub fn refusal(harness: &str, budgets: &Budgets) -> Option<String> {
+    budgets.max_usd?;
+    match reporting(harness) {
+        Some(Reporting { cost: Some(_), .. }) => None,
+        Some(_) => Some(format!(
+            "run_limits.max_usd needs a stream that reports cost, and {harness}'s reports none \
+             (dollars are never estimated from tokens); drop max_usd or budget tokens instead"
+        )),
+        None => Some(format!(
+            "run_limits.max_usd: this host does not know whether {harness}'s stream reports cost"
+        )),
+    }
+}
+
+/// The soft budgets: over them is a warning and a badge, never a stop.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SoftBudgets {
+    /// coder_eval's visible turns: one per tool call, plus one for the final reply.
+    pub expected_turns: Option<u32>,
+    /// Tool calls (sub-agents' included, as `max_tool_calls` counts them).
+    pub expected_tool_calls: Option<u32>,
+}
+
+impl SoftBudgets {
+    /// The warnings for a run with `tool_calls` tool calls and a final reply or not.
+    pub fn check(&self, tool_calls: u32, final_reply: bool) -> Vec<SoftBudgetWarning> {
+        let turns = tool_calls + u32::from(final_reply);
+        [
+            ("expected_turns", self.expected_turns, turns),
+            ("expected_tool_calls", self.expected_tool_calls, tool_calls),
+        ]
+        .into_iter()
+        .filter_map(|(name, expected, actual)| {
+            expected
+                .filter(|e| actual > *e)
+                .map(|expected| SoftBudgetWarning {
+                    budget: name.to_string(),
+                    expected,
+                    actual,
+                })
+        })
+        .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,498 @@
+//! Graders of `coder-eval:grader@0.2.0` (events@0.2.0): batch grading as for 0.1.0, and
+//! live watchers (the `live` interface of the `live-grader` world) for `stop_early`.
+//!
+//! A live watcher is one component instance in its own store, armed once with the
+//! criterion's parameters and the prompt, then called once per event. It runs in the
+//! graders' sandbox (no network, no environment, frozen clocks, seeded randomness, the
+//! memory cap) without the workspace (a live verdict decides from the events alone), and
+//! each call gets fresh fuel that depends only on the event's size, so a replay of the
+//! recording traps, or decides, at the same event.
+
+use super::contract;
+use super::sandbox::{arm, classify, new_store};
+use super::{Budget, ComponentError, HostState, LoadedComponent, engine};
+use crate::results::StampedEvent;
+use crate::turn::early_stop::{Decidability, LiveVerdict, LiveWatcher};
+use harness_kit::{Event, ToolStatus, UnreportedKind, Usage};
+use std::sync::{Arc, OnceLock};
+use wasmtime::Store;
+use wasmtime::component::{ComponentType, Lift, Linker, Lower, ResourceAny};
+
+mod bindings {
+    wasmtime::component::bindgen!({
+        path: ["../wit/events@0.2.0", "../wit/grader@0.2.0"],
+        world: "coder-eval:grader/live-grader@0.2.0",
+    });
+}
+
+use bindings::coder_eval::events::types as wit;
+use bindings::coder_eval::grader::types as wg;
+use bindings::exports::coder_eval::grader::live as wl;
+
+use super::grader::{GUEST_WORKSPACE, GraderVerdict, grader_text};
+
+/// A watcher's call budget: fuel for one event (a regex over a long command stays far
+/// inside it; a loop stops in well under a second), the wall-clock backstop, the memory
+/// cap of graders.
+pub const WATCHER: Budget = Budget {
+    base_fuel: 50_000_000,
+    fuel_per_byte: 100,
+    deadline: std::time::Duration::from_secs(10),
+    memory_bytes: 256 << 20,
+};
+
+fn linker() -> &'static Linker<HostState> {
+    static LINKER: OnceLock<Linker<HostState>> = OnceLock::new();
+    LINKER.get_or_init(|| {
+        let mut linker = Linker::new(engine());
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).expect("WASI links");
+        linker
+    })
+}
+
+/// Whether the component exports the `live` interface of grader@0.2.0.
+pub fn exports_live(loaded: &LoadedComponent) -> bool {
+    let ty = loaded.component.component_type();
+    let wanted = format!("{}/live@0.2.0", contract::GRADER.package);
+    ty.exports(engine()).any(|(n, _)| n == wanted)
+}
+
+/// A trajectory converted once to the 0.2.0 WIT types.
+#[derive(Clone)]
+pub(crate) struct Trajectory {
+    events: Arc<Vec<wg::StampedEvent>>,
+    bytes: usize,
+}
+
+impl Trajectory {
+    pub(crate) fn new(events: &[StampedEvent]) -> Trajectory {
+        let mut bytes = 0usize;
+        let events = events
+            .iter()
+            .map(|s| {
+                let (event, size) = to_wit(&s.event);
+                bytes += size + 16;
+                wg::StampedEvent {
+                    stamp_us: s.stamp_us,
+                    event,
+                }
+            })
+            .collect();
+        Trajectory {
+            events: Arc::new(events),
+            bytes,
+        }
+    }
+}
+
+#[derive(ComponentType, Lower)]
+#[component(record)]
+struct GradingInputRef<'a> {
+    #[component(name = "params-json")]
+    params_json: &'a str,
+    trajectory: &'a [wg::StampedEvent],
+    prompt: &'a str,
+    workspace: &'a str,
+}
+
+#[derive(ComponentType, Lift)]
+#[component(record)]
+struct RawVerdict {
+    score: f64,
+    #[allow(dead_code)]
+    pass: bool,
+    details: String,
+}
+
+#[derive(ComponentType, Lift)]
+#[component(record)]
+struct RawError {
+    message: String,
+}
+
+type GradeResult = (Result<RawVerdict, RawError>,);
+
+/// Runs a 0.2.0 grader's `grade` once, in a fresh sandboxed instance (as
+/// `grader::grade` does for 0.1.0).
+pub(crate) fn grade(
+    loaded: &LoadedComponent,
+    params_json: &str,
+    trajectory: &Trajectory,
+    prompt: &str,
+    workspace: &std::path::Path,
+) -> Result<Result<GraderVerdict, String>, ComponentError> {
+    let name = loaded.name.to_string();
+    let budget = Budget::GRADER;
+    let mut store = new_store(budget, Some(workspace)).map_err(|source| ComponentError::Read {
+        component: name.clone(),
+        path: workspace.to_path_buf(),
+        source,
+    })?;
+    let instance = instantiate(&mut store, loaded, budget)?;
+    let interface = format!("{}/criterion@0.2.0", contract::GRADER.package);
+    let missing = || ComponentError::WrongWorld {
+        component: name.clone(),
+        world: format!("{}/grader@0.2.0", contract::GRADER.package),
+        exports: format!("no `grade` in `{interface}`"),
+    };
+    let iface = instance
+        .get_export_index(&mut store, None, &interface)
+        .ok_or_else(missing)?;
+    let func = instance
+        .get_export_index(&mut store, Some(&iface), "grade")
+        .ok_or_else(missing)?;
+    let func = instance
+        .get_typed_func::<(GradingInputRef<'_>,), GradeResult>(&mut store, &func)
+        .map_err(|source| ComponentError::Instantiate {
+            component: name.clone(),
+            source,
+        })?;
+    let args = GradingInputRef {
+        params_json,
+        trajectory: &trajectory.events,
+        prompt,
+        workspace: GUEST_WORKSPACE,
+    };
+    let fuel = arm(
+        &mut store,
+        budget,
+        params_json.len() + prompt.len() + trajectory.bytes,
+    );
+    let (result,) = func
+        .call(&mut store, (args,))
+        .map_err(|e| classify(&mut store, e, &name, "criterion.grade", budget, fuel))?;
+    Ok(match result {
+        Ok(raw) => Ok(GraderVerdict {
+            score: raw.score,
+            details: grader_text(&raw.details),
+        }),
+        Err(raw) => Err(grader_text(&raw.message)),
+    })
+}
+
+fn instantiate(
+    store: &mut Store<HostState>,
+    loaded: &LoadedComponent,
+    budget: Budget,
+) -> Result<wasmtime::component::Instance, ComponentError> {
+    let name = loaded.name.to_string();
+    let init_fuel = arm(store, budget, 0);
+    match linker().instantiate(&mut *store, &loaded.component) {
+        Ok(instance) => Ok(instance),
+        Err(e) if e.downcast_ref::<wasmtime::Trap>().is_some() => {
+            Err(classify(store, e, &name, "instantiate", budget, init_fuel))
+        }
+        Err(source) => Err(ComponentError::Instantiate {
+            component: name,
+            source,
+        }),
+    }
+}
+
+/// One armed live watcher: its own store and instance, and the watcher resource.
+pub struct LiveInstance {
+    name: String,
+    store: Store<HostState>,
+    live: wl::Guest,
+    watcher: ResourceAny,
+    decidability: Decidability,
+}
+
+impl LiveInstance {
+    /// Arms a watcher of `loaded` for these parameters and prompt. `Ok(Err(message))` is
+    /// the grader's own refusal (these parameters cannot be watched); `Err` a failure of
+    /// the component (it does not export `live`, it trapped).
+    pub fn arm(
+        loaded: &LoadedComponent,
+        params_json: &str,
+        prompt: &str,
+    ) -> Result<Result<LiveInstance, String>, ComponentError> {
+        let name = loaded.name.to_string();
+        let mut store = new_store(WATCHER, None).map_err(|source| ComponentError::Read {
+            component: name.clone(),
+            path: Default::default(),
+            source,
+        })?;
+        let instance = instantiate(&mut store, loaded, WATCHER)?;
+        let wrong = |source| ComponentError::Instantiate {
+            component: name.clone(),
+            source,
+        };
+        let world = bindings::LiveGrader::new(&mut store, &instance).map_err(wrong)?;
+        let live = world.coder_eval_grader_live().clone();
+        let fuel = arm(&mut store, WATCHER, params_json.len() + prompt.len());
+        let armed = live
+            .watcher()
+            .call_arm(&mut store, params_json, prompt)
+            .map_err(|e| classify(&mut store, e, &name, "live.watcher.arm", WATCHER, fuel))?;
+        let watcher = match armed {
+            Ok(w) => w,
+            Err(e) => return Ok(Err(grader_text(&e.message))),
+        };
+        let fuel = arm(&mut store, WATCHER, 0);
+        let d = live
+            .watcher()
+            .call_decidability(&mut store, watcher)
+            .map_err(|e| {
+                classify(
+                    &mut store,
+                    e,
+                    &name,
+                    "live.watcher.decidability",
+                    WATCHER,
+                    fuel,
+                )
+            })?;
+        Ok(Ok(LiveInstance {
+            name,
+            store,
+            live,
+            watcher,
+            decidability: Decidability {
+                can_pass: d.can_pass,
+                can_fail: d.can_fail,
+            },
+        }))
+    }
+
+    /// What this instance can decide live.
+    pub fn decidability(&self) -> Decidability {
+        self.decidability
+    }
+
+    /// One event, converted to the WIT types by the caller ([`to_wit`]).
+    pub fn observe_wit(
+        &mut self,
+        event: &wg::StampedEvent,
+        bytes: usize,
+    ) -> Result<LiveVerdict, ComponentError> {
+        let fuel = arm(&mut self.store, WATCHER, bytes);
+        let verdict = self
+            .live
+            .watcher()
+            .call_observe(&mut self.store, self.watcher, event)
+            .map_err(|e| {
+                classify(
+                    &mut self.store,
+                    e,
+                    &self.name,
+                    "live.watcher.observe",
+                    WATCHER,
+                    fuel,
+                )
+            })?;
+        Ok(match verdict {
+            wl::LiveVerdict::Undecided => LiveVerdict::Undecided,
+            wl::LiveVerdict::Passed(s) => LiveVerdict::Passed(s),
+            wl::LiveVerdict::Failed(why) => LiveVerdict::Failed(grader_text(&why)),
+        })
+    }
+}
+
+impl LiveWatcher for LiveInstance {
+    fn observe(&mut self, event: &StampedEvent) -> Result<LiveVerdict, String> {
+        let (wit_event, size) = to_wit(&event.event);
+        let stamped = wg::StampedEvent {
+            stamp_us: event.stamp_us,
+            event: wit_event,
+        };
+        super::off_runtime(|| self.observe_wit(&stamped, size + 16)).map_err(|e| {
+            let mut text = e.to_string();
+            let mut source = std::error::Error::source(&e);
+            while let Some(cause) = source {
+                text.push_str(&format!(": {cause}"));
+                source = cause.source();
+            }
+            text
+        })
+    }
+}
+
+fn len(s: &Option<String>) -> usize {
+    s.as_ref().map_or(0, String::len)
+}
+
+fn usage_to(u: &Usage) -> wit::Usage {
+    wit::Usage {
+        input_tokens: u.input_tokens,
+        output_tokens: u.output_tokens,
+        cache_read_tokens: u.cache_read_tokens,
+        cache_write_tokens: u.cache_write_tokens,
+    }
+}
+
+/// The host event as the events@0.2.0 event (every event: 0.2.0 has them all), and its
+/// approximate size in bytes (for fuel).
+pub fn to_wit(e: &Event) -> (wit::Event, usize) {
+    match e.clone() {
+        Event::SessionStarted {
+            session_id,
+            cli_version,
+            model,
+            tools,
+        } => {
+            let size = len(&session_id)
+                + len(&cli_version)
+                + len(&model)
+                + tools.iter().map(String::len).sum::<usize>();
+            (
+                wit::Event::SessionStarted(wit::SessionStarted {
+                    session_id,
+                    cli_version,
+                    model,
+                    tools,
+                }),
+                size,
+            )
+        }
+        Event::ModelCallStarted {
+            message_id,
+            parent_call_id,
+        } => {
+            let size = len(&message_id) + len(&parent_call_id);
+            (
+                wit::Event::ModelCallStarted(wit::ModelCallStarted {
+                    message_id,
+                    parent_call_id,
+                }),
+                size,
+            )
+        }
+        Event::AssistantMessage {
+            message_id,
+            parent_call_id,
+            text,
+            usage,
+            cost_usd,
+        } => {
+            let size = message_id.len() + len(&parent_call_id) + text.len();
+            (
+                wit::Event::AssistantMessage(wit::AssistantMessage {
+                    message_id,
+                    parent_call_id,
+                    text,
+                    usage: usage.as_ref().map(usage_to),
+                    cost_usd,
+                }),
+                size,
+            )
+        }
+        Event::ToolCallStarted {
+            call_id,
+            name,
+            input_json,
+            parent_call_id,
+        } => {
+            let size = call_id.len() + name.len() + input_json.len() + len(&parent_call_id);
+            (
+                wit::Event::ToolCallStarted(wit::ToolCallStarted {
+                    call_id,
+                    name,
+                    input_json,
+                    parent_call_id,
+                }),
+                size,
+            )
+        }
+        Event::ToolCallFinished {
+            call_id,
+            status,
+            output_excerpt,
+            exit_code,
+            cli_duration_ms,
+        } => {
+            let size = call_id.len() + output_excerpt.len();
+            (
+                wit::Event::ToolCallFinished(wit::ToolCallFinished {
+                    call_id,
+                    status: match status {
+                        ToolStatus::Ok => wit::ToolStatus::Ok,
+                        ToolStatus::Error => wit::ToolStatus::Error,
+                        ToolStatus::Unknown => wit::ToolStatus::Unknown,
+                        ToolStatus::Denied => wit::ToolStatus::Denied,
+                    },
+                    output_excerpt,
+                    exit_code,
+                    cli_duration_ms,
+                }),
+                size,
+            )
+        }
+        Event::FinalResult {
+            success,
+            error_kind,
+            error_message,
+            max_turns_reached,
+            num_turns,
+            cost_usd,
+            duration_ms,
+            text,
+            usage,
+        } => {
+            let size = len(&error_kind) + len(&error_message) + len(&text);
+            (
+                wit::Event::FinalResult(wit::FinalResult {
+                    success,
+                    error_kind,
+                    error_message,
+                    max_turns_reached,
+                    num_turns,
+                    cost_usd,
+                    duration_ms,
+                    text,
+                    usage: usage.as_ref().map(usage_to),
+                }),
+                size,
+            )
+        }
+        Event::Diagnostic { kind, message, raw } => {
+            let size = kind.len() + message.len() + raw.len();
+            (
+                wit::Event::Diagnostic(wit::Diagnostic { kind, message, raw }),
+                size,
+            )
+        }
+        Event::ModelCallRetried {
+            abandoned_message_id,
+            parent_call_id,
+            attempt,
+            delay_ms,
+            status,
+            error,
+            announced,
+        } => {
+            let size = len(&abandoned_message_id) + len(&parent_call_id) + len(&error);
+            (
+                wit::Event::ModelCallRetried(wit::ModelCallRetried {
+                    abandoned_message_id,
+                    parent_call_id,
+                    attempt,
+                    delay_ms,
+                    status,
+                    error,
+                    announced,
+                }),
+                size,
+            )
+        }
+        Event::Unreported {
+            kind,
+            call_id,
+            reason,
+        } => {
+            let size = len(&call_id) + reason.len();
+            (
+                wit::Event::Unreported(wit::Unreported {
+                    kind: match kind {
+                        UnreportedKind::Usage => wit::UnreportedKind::Usage,
+                        UnreportedKind::Cost => wit::UnreportedKind::Cost,
+                        UnreportedKind::SubagentWork => wit::UnreportedKind::SubagentWork,
+                    },
+                    call_id,
+                    reason,
+                }),
+                size,
+            )
+        }
+    }
+}

@@ -1,0 +1,150 @@
+//! Early stop and budgets on every harness's real CLI against the scripted model
+//! (tasks/scenarios/{early_pass,early_fail,decide_within,token_budget}): the same decision
+//! on the same event everywhere, recorded in task.json, and a replay of each recording
+//! reaches the same decision at the same event (`assert_replay_matches` compares the whole
+//! turn record, its `early_stop` and `budget` included).
+
+use crate::live_claude::{assert_replay_matches, netns_available};
+use crate::support::{bin, root, scratch};
+use coder_eval::limits::budget::{ReportedAt, reporting};
+use coder_eval::results::{
+    BudgetKind, EarlyStopReason, RunSummary, StopReason, TaskResult, TaskStatus, TurnStatus,
+};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+const HARNESSES: [&str; 5] = ["claude-code", "codex", "pi", "opencode", "gemini-cli"];
+const SCENARIOS: [&str; 4] = ["early_pass", "early_fail", "decide_within", "token_budget"];
+
+fn run_matrix(out: &Path) -> BTreeMap<(String, String), TaskResult> {
+    let mut cmd = Command::new(bin());
+    cmd.arg("run");
+    for s in SCENARIOS {
+        cmd.arg(root().join(format!("tasks/scenarios/{s}/task.yaml")));
+    }
+    for h in HARNESSES {
+        cmd.args(["--harness", h]);
+    }
+    cmd.arg("--out").arg(out).args(["--jobs", "2"]);
+    if netns_available() {
+        cmd.arg("--isolate-network");
+    }
+    let output = cmd.output().unwrap();
+    eprintln!(
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let summary: RunSummary =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(summary.rows.len(), SCENARIOS.len() * HARNESSES.len());
+    summary
+        .rows
+        .into_iter()
+        .map(|row| {
+            let r: TaskResult =
+                serde_json::from_str(&std::fs::read_to_string(out.join(&row.result)).unwrap())
+                    .unwrap();
+            ((row.task_id, row.harness), r)
+        })
+        .collect()
+}
+
+fn steps(out: &Path, scenario: &str, harness: &str) -> String {
+    std::fs::read_to_string(out.join(scenario).join(harness).join("workspace/steps.txt"))
+        .unwrap_or_default()
+}
+
+#[test]
+fn early_stop_and_budgets_on_every_harness() {
+    let out = scratch("live-early-stop");
+    let results = run_matrix(&out);
+    for ((scenario, harness), r) in &results {
+        let what = format!("{scenario} on {harness}");
+        let t = r
+            .turn
+            .as_ref()
+            .unwrap_or_else(|| panic!("{what}: {:?}", r.error));
+        assert_replay_matches(&out, r);
+        let stop = r.stop.as_ref().map(|s| s.reason);
+        match scenario.as_str() {
+            "early_pass" | "early_fail" | "decide_within" => {
+                let outcome = t.early_stop.as_ref().expect("armed");
+                let fired = outcome
+                    .fired
+                    .as_ref()
+                    .unwrap_or_else(|| panic!("{what}: no early stop: {outcome:?}"));
+                assert_eq!(stop, Some(StopReason::EarlyStop), "{what}");
+                assert_eq!(t.final_status, TurnStatus::EarlyStopped, "{what}");
+                assert_eq!(fired.gate_threshold, 1.0);
+                assert_eq!(fired.armed.len(), 1, "{what}");
+                assert!(!steps(&out, scenario, harness).contains("step 5"), "{what}");
+                let gate = r.armed_gate.as_ref().expect("gated on the armed criteria");
+                assert_eq!(gate.armed, [0], "{what}");
+                match scenario.as_str() {
+                    "early_pass" => {
+                        assert_eq!(fired.reason, EarlyStopReason::CriterionPassed, "{what}");
+                        assert_eq!(fired.tool_call_index, 2, "{what}");
+                        assert_eq!(fired.model_call_index, 2, "{what}");
+                        assert_eq!(fired.turns_remaining, Some(6), "{what}");
+                        // The advisory criterion failed (step 5 never ran): the run passes
+                        // on its armed criterion alone.
+                        assert!(r.criteria[1].score < 1.0, "{what}");
+                        assert_eq!(r.status, TaskStatus::Success, "{what}");
+                        assert!(gate.passed);
+                    }
+                    "early_fail" => {
+                        assert_eq!(fired.reason, EarlyStopReason::CriterionFailed, "{what}");
+                        assert_eq!(fired.tool_call_index, 2, "{what}");
+                        assert_eq!(fired.turns_remaining, None, "{what}");
+                        assert_eq!(r.status, TaskStatus::Failure, "{what}");
+                        assert!(!gate.passed);
+                    }
+                    _ => {
+                        assert_eq!(
+                            fired.reason,
+                            EarlyStopReason::DecisionBudgetExceeded,
+                            "{what}"
+                        );
+                        assert_eq!(fired.tool_call_index, 2, "{what}");
+                        assert!(outcome.armed[0].verdict.contains("decide_within 2"));
+                        assert_eq!(r.status, TaskStatus::Failure, "{what}");
+                    }
+                }
+            }
+            "token_budget" => {
+                let breach = t
+                    .budget
+                    .as_ref()
+                    .unwrap_or_else(|| panic!("{what}: no budget breach"));
+                assert_eq!(breach.budget, BudgetKind::MaxOutputTokens, "{what}");
+                assert!(breach.actual > 20.0 && breach.limit == 20.0, "{what}");
+                assert_eq!(t.final_status, TurnStatus::TokenBudgetExceeded, "{what}");
+                assert_eq!(r.status, TaskStatus::TokenBudgetExceeded, "{what}");
+                if reporting(harness).unwrap().output == ReportedAt::EachCall {
+                    // Stopped between model calls: the fifth step never ran.
+                    assert_eq!(stop, Some(StopReason::MaxOutputTokens), "{what}");
+                    assert!(!steps(&out, scenario, harness).contains("step 5"), "{what}");
+                } else {
+                    // Found over in the final result: the host stopped nothing (the CLI
+                    // was ending), or the exiting CLI's last moments.
+                    assert!(
+                        matches!(stop, None | Some(StopReason::MaxOutputTokens)),
+                        "{what}: {stop:?}"
+                    );
+                }
+                // expected_tool_calls 2: a warning, never a stop.
+                let soft = &r.soft_budget_warnings;
+                let over = soft.iter().find(|w| w.budget == "expected_tool_calls");
+                if t.tool_calls.len() > 2 {
+                    let over = over.unwrap_or_else(|| panic!("{what}: {soft:?}"));
+                    assert_eq!(over.actual as usize, t.tool_calls.len(), "{what}");
+                } else {
+                    assert_eq!(over, None, "{what}");
+                }
+            }
+            _ => unreachable!(),
+        }
+    }
+}

@@ -1,0 +1,123 @@
+//! Early stop and budgets that cannot work as written are refused at load, before any agent
+//! starts, with an error naming the field (exit code 2, nothing run).
+
+use crate::support::{bin, scratch};
+use std::process::Command;
+
+/// Runs `coder-eval run` on a task whose `run_limits` and criteria are given; returns the
+/// exit code and stderr.
+fn load(name: &str, harness: &str, run_limits: &str, criteria: &str) -> (i32, String) {
+    let dir = scratch(&format!("live-load-{name}"));
+    let task = dir.join("task.yaml");
+    std::fs::write(
+        &task,
+        format!(
+            "task_id: {name}\ninitial_prompt: hi\nagent: {{type: {harness}}}\nrun_limits: {run_limits}\nsuccess_criteria:\n{criteria}"
+        ),
+    )
+    .unwrap();
+    let out = Command::new(bin())
+        .arg("run")
+        .arg(&task)
+        .arg("--out")
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const CE: &str = "  - type: command_executed\n    command_pattern: x\n";
+
+#[track_caller]
+fn refused(name: &str, harness: &str, run_limits: &str, criteria: &str, wants: &[&str]) {
+    let (code, stderr) = load(name, harness, run_limits, criteria);
+    assert_eq!(code, 2, "{name}: {stderr}");
+    for w in wants {
+        assert!(stderr.contains(w), "{name}: `{w}` not in: {stderr}");
+    }
+}
+
+#[test]
+fn bad_budgets_name_their_field() {
+    for (field, value) in [
+        ("max_input_tokens", "0"),
+        ("max_output_tokens", "-5"),
+        ("max_total_tokens", "1.5"),
+        ("max_usd", "0"),
+        ("max_usd", "-1"),
+        ("expected_turns", "0"),
+        ("expected_tool_calls", "0"),
+        ("stop_early_gate_threshold", "0"),
+        ("stop_early_gate_threshold", "1.5"),
+    ] {
+        refused(
+            field,
+            "claude-code",
+            &format!("{{{field}: {value}}}"),
+            CE,
+            &[field],
+        );
+    }
+}
+
+#[test]
+fn max_usd_is_refused_where_the_stream_reports_no_cost() {
+    for harness in ["codex", "gemini-cli"] {
+        refused(
+            "usd",
+            harness,
+            "{max_usd: 1.0}",
+            CE,
+            &["max_usd", "reports no"],
+        );
+    }
+}
+
+#[test]
+fn arming_what_cannot_be_live_is_refused() {
+    refused(
+        "not_live",
+        "claude-code",
+        "{}",
+        "  - type: file_exists\n    path: a.txt\n    stop_early: {}\n",
+        &["file_exists", "cannot be judged live"],
+    );
+    refused(
+        "weight0",
+        "claude-code",
+        "{}",
+        &format!("{CE}    weight: 0\n    stop_early: {{}}\n"),
+        &["weight 0", "stop_early"],
+    );
+    refused(
+        "dead",
+        "claude-code",
+        "{}",
+        &format!("{CE}    min_count: 0\n    stop_early: {{on_pass: stop}}\n"),
+        &["criterion 1", "can decide nothing"],
+    );
+    refused(
+        "stop_when",
+        "claude-code",
+        "{stop_early: true}",
+        &format!("{CE}    max_count: 2\n    stop_when: pass\n"),
+        &["stop_when: pass", "never pass"],
+    );
+    refused(
+        "master_arm",
+        "claude-code",
+        "{stop_early: true}",
+        &format!("{CE}    stop_early: {{}}\n"),
+        &["run_limits.stop_early: true", "stop_when"],
+    );
+    refused(
+        "decide_within0",
+        "claude-code",
+        "{}",
+        &format!("{CE}    stop_early: {{decide_within: 0}}\n"),
+        &["decide_within"],
+    );
+}
