@@ -14,6 +14,9 @@ pub(crate) struct BuiltinCriteria {
     pub types: &'static [&'static str],
     /// Its parameter check, compiled natively from the same crate, run at task load.
     pub validate: fn(&Value) -> Result<(), String>,
+    /// Which of its parameters' strings are regexes or workspace paths, as the crate
+    /// itself declares them: checked as each string is read, so an error points at it.
+    pub param_kind: criteria_common::ParamKindFn,
     /// The component's bytes (see [`crate::embedded`]).
     pub wasm: &'static [u8],
 }
@@ -39,18 +42,21 @@ pub(crate) const BUILTIN_CRITERIA: &[BuiltinCriteria] = &[
         name: "criteria-files",
         types: criteria_files::TYPES,
         validate: criteria_files::validate,
+        param_kind: criteria_files::param_kind,
         wasm: embedded::CRITERIA_FILES,
     },
     BuiltinCriteria {
         name: "criteria-json",
         types: criteria_json::TYPES,
         validate: criteria_json::validate,
+        param_kind: criteria_json::param_kind,
         wasm: embedded::CRITERIA_JSON,
     },
     BuiltinCriteria {
         name: "criteria-trajectory",
         types: criteria_trajectory::TYPES,
         validate: criteria_trajectory::validate,
+        param_kind: criteria_trajectory::param_kind,
         wasm: embedded::CRITERIA_TRAJECTORY,
     },
 ];

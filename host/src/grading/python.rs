@@ -496,5 +496,16 @@ pub async fn grade_import_check(
     }
 }
 
+/// Which parameter strings of `pytest`, `import_check` and `pylint_score` are workspace
+/// paths, for the check made as the task file is read.
+pub(crate) fn param_kind(
+    path: &[criteria_common::PathSeg<'_>],
+) -> Option<criteria_common::ParamKind> {
+    match path {
+        [criteria_common::PathSeg::Key("path")] => Some(criteria_common::ParamKind::WorkspacePath),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -280,6 +280,19 @@ fn agent_target(workspace: &Path, pattern: &str) -> Result<PathBuf, String> {
     }
 }
 
+/// Which parameter strings of `reference_comparison` are workspace paths, for the check
+/// made as the task file is read.
+pub(crate) fn param_kind(
+    path: &[criteria_common::PathSeg<'_>],
+) -> Option<criteria_common::ParamKind> {
+    match path {
+        [criteria_common::PathSeg::Key("agent_file")] => {
+            Some(criteria_common::ParamKind::WorkspacePath)
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -267,6 +267,22 @@ fn score_line(stdout: &str) -> Option<f64> {
         .filter(|f| f.is_finite())
 }
 
+/// Which of `run_command`'s parameter strings are regexes, for the check made as the task
+/// file is read (the same shape as the criteria crates' `param_kind`).
+pub(crate) fn param_kind(
+    path: &[criteria_common::PathSeg<'_>],
+    siblings: &serde_json::Map<String, serde_json::Value>,
+) -> Option<criteria_common::ParamKind> {
+    use criteria_common::{ParamKind, PathSeg::Key, sibling};
+    match path {
+        [Key("expected_stdout_regex")] => Some(ParamKind::Regex),
+        [Key("expected_stdout")] if sibling(siblings, "stdout_match") == Some("regex") => {
+            Some(ParamKind::Regex)
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

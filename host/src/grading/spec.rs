@@ -10,6 +10,7 @@ use super::builtin::{self, BuiltinCriteria};
 use super::run_command;
 use super::{judge, plugins, python, reference, suite};
 use crate::turn::early_stop::{StopEarlyBlock, StopWhen};
+use criteria_common::PathSeg;
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
@@ -399,7 +400,7 @@ impl<'de> Visitor<'de> for SpecVisitor {
                     }
                     let seed = CheckedValue {
                         kind: kind.as_deref(),
-                        path: vec![key.clone()],
+                        path: vec![Seg::Key(key.clone())],
                         siblings: &params,
                     };
                     let value = map.next_value_seed(seed)?;
@@ -463,20 +464,28 @@ fn default_threshold(kind: &str, given: Option<f64>) -> f64 {
     })
 }
 
+/// One step from a criterion's parameters down to a value.
+#[derive(Debug, Clone)]
+enum Seg {
+    Key(String),
+    Index(usize),
+}
+
 /// Reads any value as JSON while checking, as each string is read, the parameters whose
-/// validity does not depend on others: regexes and workspace paths. An error raised here
-/// carries that string's position.
+/// validity does not depend on others: regexes and workspace paths. Which strings those
+/// are, each criterion says itself: the criteria crates' `param_kind`, and the host-side
+/// types' own modules. An error raised here carries that string's position.
 struct CheckedValue<'a> {
     /// The criterion's type, when its `type` key came earlier.
     kind: Option<&'a str>,
     /// The keys and indexes from the criterion down to this value.
-    path: Vec<String>,
+    path: Vec<Seg>,
     /// The keys already read in the enclosing mapping.
     siblings: &'a Map<String, Value>,
 }
 
 impl CheckedValue<'_> {
-    fn child<'b>(&'b self, part: String, siblings: &'b Map<String, Value>) -> CheckedValue<'b> {
+    fn child<'b>(&'b self, part: Seg, siblings: &'b Map<String, Value>) -> CheckedValue<'b> {
         let mut path = self.path.clone();
         path.push(part);
         CheckedValue {
@@ -486,49 +495,43 @@ impl CheckedValue<'_> {
         }
     }
 
+    /// The dotted path of this value (`patterns.0.pattern`).
+    fn label(&self) -> String {
+        self.path
+            .iter()
+            .map(|s| match s {
+                Seg::Key(k) => k.clone(),
+                Seg::Index(i) => i.to_string(),
+            })
+            .collect::<Vec<_>>()
+            .join(".")
+    }
+
     fn check_str(&self, s: &str) -> Result<(), String> {
         let Some(kind) = self.kind else {
             return Ok(());
         };
-        let path: Vec<&str> = self.path.iter().map(String::as_str).collect();
-        let sibling = |k: &str| self.siblings.get(k).and_then(Value::as_str);
-        let is_regex = match (kind, path.as_slice()) {
-            ("file_matches_regex", ["pattern"]) => true,
-            ("file_check", ["patterns", _, "pattern"]) => true,
-            ("command_executed", ["command_pattern" | "exclude_pattern"]) => true,
-            ("json_check", ["assertions", _, "expected"]) => sibling("operator") == Some("regex"),
-            ("run_command", ["expected_stdout_regex"]) => true,
-            ("run_command", ["expected_stdout"]) => sibling("stdout_match") == Some("regex"),
-            ("cli_called", ["flags", _, "matches_regex"]) => true,
-            _ => false,
+        let path: Vec<PathSeg<'_>> = self
+            .path
+            .iter()
+            .map(|s| match s {
+                Seg::Key(k) => PathSeg::Key(k),
+                Seg::Index(i) => PathSeg::Index(*i),
+            })
+            .collect();
+        let param_kind = match super::builtin::for_type(kind) {
+            Some(family) => (family.param_kind)(kind, &path, self.siblings),
+            None => match kind {
+                "run_command" => super::run_command::param_kind(&path, self.siblings),
+                "import_check" | "pytest" | "pylint_score" => python::param_kind(&path),
+                "reference_comparison" => reference::param_kind(&path),
+                _ => None,
+            },
         };
-        if is_regex {
-            // Whether VERBOSE (flags 64) applies is not known yet: accept either reading;
-            // the full check at the end of the criterion has the flags.
-            let name = path.join(".");
-            if criteria_common::regex(&name, s, 0).is_err() {
-                criteria_common::regex(&name, s, criteria_common::FLAG_VERBOSE)?;
-            }
+        match param_kind {
+            Some(param) => param.check(&self.label(), s),
+            None => Ok(()),
         }
-        let is_path = matches!(
-            (kind, path.as_slice()),
-            (
-                "file_exists"
-                    | "file_contains"
-                    | "file_check"
-                    | "file_matches_regex"
-                    | "json_check"
-                    | "classification_match",
-                ["path"],
-            ) | ("json_check", ["json_schema"])
-                | ("import_check" | "pytest" | "pylint_score", ["path"])
-                | ("reference_comparison", ["agent_file"])
-                | ("cli_called", ["log"])
-        );
-        if is_path {
-            criteria_common::check_path(&path.join("."), s)?;
-        }
-        Ok(())
     }
 }
 
@@ -562,7 +565,7 @@ impl<'de> Visitor<'de> for CheckedValue<'_> {
             .ok_or_else(|| E::custom(format!("{} is not a JSON number", v)))
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
-        let label = self.path.join(".");
+        let label = self.label();
         self.check_str(v).map_err(|e| {
             // The error's path already names the key (`success_criteria[1].pattern: ...`).
             let e = e.strip_prefix(&format!("{label}: ")).unwrap_or(&e);
@@ -586,7 +589,7 @@ impl<'de> Visitor<'de> for CheckedValue<'_> {
         let empty = Map::new();
         let mut items = Vec::new();
         loop {
-            let seed = self.child(items.len().to_string(), &empty);
+            let seed = self.child(Seg::Index(items.len()), &empty);
             match seq.next_element_seed(seed)? {
                 Some(v) => items.push(v),
                 None => return Ok(Value::Array(items)),
@@ -596,7 +599,7 @@ impl<'de> Visitor<'de> for CheckedValue<'_> {
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
         while let Some(key) = map.next_key::<String>()? {
-            let value = map.next_value_seed(self.child(key.clone(), &out))?;
+            let value = map.next_value_seed(self.child(Seg::Key(key.clone()), &out))?;
             out.insert(key, value);
         }
         Ok(Value::Object(out))

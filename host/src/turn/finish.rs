@@ -268,19 +268,9 @@ fn add(a: Usage, b: &Usage) -> Usage {
     }
 }
 
-/// The shell command of a tool call, when its input has one (`command`, or `cmd` as a
-/// string or argv list).
+/// The shell command of a tool call, when its input has one: the one definition the
+/// reducers and the graders use too ([`harness_kit::shell::shell_command`]: `command`, or
+/// `cmd`, as a string, or an argv joined with shell quoting).
 fn command_of(tool: &ToolCallRecord) -> Option<String> {
-    let input = tool.input.as_object()?;
-    match input.get("command").or_else(|| input.get("cmd"))? {
-        serde_json::Value::String(s) => Some(s.clone()),
-        serde_json::Value::Array(parts) => Some(
-            parts
-                .iter()
-                .filter_map(serde_json::Value::as_str)
-                .collect::<Vec<_>>()
-                .join(" "),
-        ),
-        _ => None,
-    }
+    harness_kit::shell::shell_command(&tool.input)
 }
