@@ -1,5 +1,8 @@
-//! The normalized event model and the launch types, mirroring `wit/events@0.1.0` and
-//! `wit/harness@0.1.0` field by field (see there for each field's meaning).
+//! The normalized event model and the launch types, mirroring `wit/events@0.2.0` and
+//! `wit/harness@0.2.0` field by field (see there for each field's meaning). The 0.1.0
+//! contracts are a subset: [`ToolStatus::Denied`], [`Event::ModelCallRetried`] and
+//! [`Event::Unreported`] are new in events@0.2.0, and the 0.1.0 binding
+//! (`export_harness_v0_1!`) converts them down (denied → error, the new events left out).
 
 use serde::{Deserialize, Serialize};
 
@@ -19,9 +22,24 @@ pub enum ToolStatus {
     Ok,
     Error,
     Unknown,
+    /// Never executed: the CLI refused it (a permission rule, a declined approval, a
+    /// sandbox policy). Not a command the agent ran. New in events@0.2.0.
+    Denied,
 }
 
-/// One normalized event (`coder-eval:events/types@0.1.0.event`).
+/// What a stream left out (`coder-eval:events/types@0.2.0.unreported-kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnreportedKind {
+    /// Token usage of a model call or a step.
+    Usage,
+    /// Cost in USD.
+    Cost,
+    /// The events of a sub-agent (its model calls and tool calls).
+    SubagentWork,
+}
+
+/// One normalized event (`coder-eval:events/types@0.2.0.event`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
@@ -71,6 +89,32 @@ pub enum Event {
         kind: String,
         message: String,
         raw: String,
+    },
+    /// A model call was retried, or an attempt the stream had begun was abandoned for
+    /// another: the abandoned attempt is not a model call. New in events@0.2.0.
+    ModelCallRetried {
+        /// The abandoned attempt's message id, when the stream announced one.
+        abandoned_message_id: Option<String>,
+        parent_call_id: Option<String>,
+        /// The CLI's attempt number (1 = the first retry), when reported.
+        attempt: Option<u32>,
+        /// ms the CLI said it would wait, when reported.
+        delay_ms: Option<u64>,
+        /// HTTP status of the failed attempt, when reported.
+        status: Option<u32>,
+        /// The error as the CLI reports it.
+        error: Option<String>,
+        /// `true` when the CLI announced the retry; `false` when the reducer inferred it.
+        announced: bool,
+    },
+    /// Work the stream shows happened but whose figures it does not carry: the totals
+    /// it would feed are partial. New in events@0.2.0.
+    Unreported {
+        kind: UnreportedKind,
+        /// The tool call (sub-agent) or message the gap belongs to, when known.
+        call_id: Option<String>,
+        /// What is missing and why, for people.
+        reason: String,
     },
 }
 

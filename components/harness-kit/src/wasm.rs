@@ -128,12 +128,12 @@ impl<H: Harness> reducer::GuestStreamReducer for StreamReducer<H> {
 
     fn feed(&self, line: Vec<u8>, stamp_us: u64) -> Vec<wit::Event> {
         let events = self.0.borrow_mut().feed(&line, stamp_us);
-        events.into_iter().map(event).collect()
+        events.into_iter().filter_map(event).collect()
     }
 
     fn finish(&self, truncated: Option<Vec<u8>>) -> Vec<wit::Event> {
         let events = self.0.borrow_mut().finish(truncated.as_deref());
-        events.into_iter().map(event).collect()
+        events.into_iter().filter_map(event).collect()
     }
 }
 
@@ -146,9 +146,11 @@ fn usage(u: model::Usage) -> wit::Usage {
     }
 }
 
-fn event(e: model::Event) -> wit::Event {
+/// The event as events@0.1.0 has it: `denied` becomes `error`, and the events 0.1.0 does
+/// not have are left out.
+fn event(e: model::Event) -> Option<wit::Event> {
     use model::Event as E;
-    match e {
+    Some(match e {
         E::SessionStarted {
             session_id,
             cli_version,
@@ -201,7 +203,7 @@ fn event(e: model::Event) -> wit::Event {
             call_id,
             status: match status {
                 model::ToolStatus::Ok => wit::ToolStatus::Ok,
-                model::ToolStatus::Error => wit::ToolStatus::Error,
+                model::ToolStatus::Error | model::ToolStatus::Denied => wit::ToolStatus::Error,
                 model::ToolStatus::Unknown => wit::ToolStatus::Unknown,
             },
             output_excerpt,
@@ -232,5 +234,6 @@ fn event(e: model::Event) -> wit::Event {
         E::Diagnostic { kind, message, raw } => {
             wit::Event::Diagnostic(wit::Diagnostic { kind, message, raw })
         }
-    }
+        E::ModelCallRetried { .. } | E::Unreported { .. } => return None,
+    })
 }

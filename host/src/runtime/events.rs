@@ -103,9 +103,10 @@ fn len(s: &Option<String>) -> usize {
 }
 
 /// The host event as the WIT event, and its approximate size in bytes (for fuel): what
-/// a grader receives.
-pub(crate) fn to_wit(e: &Event) -> (wit::Event, usize) {
-    match e.clone() {
+/// a grader receives. `None` for the events events@0.1.0 does not have (a 0.1.0 grader
+/// never saw them); a denied call goes down as `error`.
+pub(crate) fn to_wit(e: &Event) -> Option<(wit::Event, usize)> {
+    Some(match e.clone() {
         Event::SessionStarted {
             session_id,
             cli_version,
@@ -179,7 +180,7 @@ pub(crate) fn to_wit(e: &Event) -> (wit::Event, usize) {
                 call_id,
                 status: match status {
                     ToolStatus::Ok => wit::ToolStatus::Ok,
-                    ToolStatus::Error => wit::ToolStatus::Error,
+                    ToolStatus::Error | ToolStatus::Denied => wit::ToolStatus::Error,
                     ToolStatus::Unknown => wit::ToolStatus::Unknown,
                 },
                 output_excerpt,
@@ -218,5 +219,6 @@ pub(crate) fn to_wit(e: &Event) -> (wit::Event, usize) {
             let event = wit::Diagnostic { kind, message, raw };
             (wit::Event::Diagnostic(event), size)
         }
-    }
+        Event::ModelCallRetried { .. } | Event::Unreported { .. } => return None,
+    })
 }

@@ -53,13 +53,13 @@ impl Trajectory {
         let mut bytes = 0usize;
         let events = events
             .iter()
-            .map(|s| {
-                let (event, size) = to_wit(&s.event);
+            .filter_map(|s| {
+                let (event, size) = to_wit(&s.event)?;
                 bytes += size + 16;
-                wg::StampedEvent {
+                Some(wg::StampedEvent {
                     stamp_us: s.stamp_us,
                     event,
-                }
+                })
             })
             .collect();
         Trajectory {

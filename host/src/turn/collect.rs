@@ -222,6 +222,9 @@ impl Collector {
                 });
                 None
             }
+            // events@0.2.0: kept in the trajectory; the collector does not un-count
+            // retries or mark totals partial yet (no component the host loads emits them).
+            Event::ModelCallRetried { .. } | Event::Unreported { .. } => None,
         };
         if self.keep_trajectory {
             self.trajectory.push(stamped);

@@ -4,7 +4,8 @@ use harness_kit::testing::diagnostic_kinds;
 type Reduced = harness_kit::testing::Reduced<GeminiReducer>;
 
 /// A compact picture of the events: C = call started, M = message, S = tool started,
-/// F = tool finished, R = final result, D = diagnostic, I = session.
+/// F = tool finished, R = final result, D = diagnostic, I = session, Y = retry,
+/// U = unreported.
 fn shape(events: &[Event]) -> String {
     events
         .iter()
@@ -16,6 +17,8 @@ fn shape(events: &[Event]) -> String {
             Event::ToolCallFinished { .. } => 'F',
             Event::FinalResult { .. } => 'R',
             Event::Diagnostic { .. } => 'D',
+            Event::ModelCallRetried { .. } => 'Y',
+            Event::Unreported { .. } => 'U',
         })
         .collect()
 }
