@@ -132,6 +132,8 @@ impl Launcher {
                     meaning: e.meaning,
                 })
                 .collect(),
+            // harness@0.1.0 has no side files.
+            side_files: Vec::new(),
         }))
     }
 

@@ -12,6 +12,12 @@ pub struct HostileReducer;
 
 impl Harness for Hostile {
     type Reducer = HostileReducer;
+    fn describe() -> harness_kit::Capabilities {
+        ClaudeCode::describe()
+    }
+    fn totals(cli_version: Option<&str>) -> harness_kit::TotalsScope {
+        ClaudeCode::totals(cli_version)
+    }
     fn plan(settings: &AgentSettings, limits: &RunLimits) -> Result<LaunchPlan, String> {
         ClaudeCode::plan(settings, limits)
     }
@@ -36,4 +42,5 @@ impl Reducer for HostileReducer {
     }
 }
 
-harness_kit::export_harness!(Hostile);
+// harness@0.1.0 like the product harnesses' default, until the host loads 0.2.0.
+harness_kit::export_harness_v0_1!(Hostile);
