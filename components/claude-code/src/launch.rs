@@ -256,4 +256,73 @@ mod tests {
             r#"{"file_path":"/w/app.py","content":"x"}"#
         );
     }
+
+    #[test]
+    fn agent_fields_of_0_2_reach_the_command_line() {
+        let settings = AgentSettings {
+            system_prompt: Some("Be brief.".into()),
+            system_prompt_mode: harness_kit::SystemPromptMode::Replace,
+            setting_sources: Some(vec!["project".into(), "local".into()]),
+            settings_json: Some(r#"{"env":{"A":"1"}}"#.into()),
+            plugin_dirs: vec!["/p/one".into(), "/p/two".into()],
+            sdk_options_json: Some(r#"{"effort":"high","max_budget_usd":1.5}"#.into()),
+            session: Some(SessionRequest::Resume(
+                "9a4f2e77-3333-4000-8000-000000000b40".into(),
+            )),
+            ..Default::default()
+        };
+        let argv = ClaudeCode::plan(&settings, &RunLimits::default())
+            .unwrap()
+            .argv
+            .join(" ");
+        for part in [
+            "--system-prompt Be brief.",
+            "--setting-sources project,local",
+            r#"--settings {"env":{"A":"1"}}"#,
+            "--plugin-dir /p/one --plugin-dir /p/two",
+            "--effort high --max-budget-usd 1.5",
+            "--resume 9a4f2e77-3333-4000-8000-000000000b40",
+        ] {
+            assert!(argv.contains(part), "{part} missing from {argv}");
+        }
+        assert!(!argv.contains("--append-system-prompt"));
+        let start = AgentSettings {
+            session: Some(SessionRequest::Start("0000-1".into())),
+            setting_sources: Some(Vec::new()),
+            ..Default::default()
+        };
+        let plan = ClaudeCode::plan(&start, &RunLimits::default()).unwrap();
+        let at = plan.argv.iter().position(|a| a == "--session-id").unwrap();
+        assert_eq!(plan.argv[at + 1], "0000-1");
+        let at = plan
+            .argv
+            .iter()
+            .position(|a| a == "--setting-sources")
+            .unwrap();
+        assert_eq!(
+            plan.argv[at + 1],
+            "",
+            "an empty list loads no settings file"
+        );
+    }
+
+    #[test]
+    fn unknown_sdk_options_and_unhonoured_fields_are_refused_by_name() {
+        let bad = AgentSettings {
+            sdk_options_json: Some(r#"{"permission_prompt_tool_name":"x"}"#.into()),
+            ..Default::default()
+        };
+        let err = ClaudeCode::plan(&bad, &RunLimits::default()).unwrap_err();
+        assert!(
+            err.contains("sdk_options.permission_prompt_tool_name"),
+            "{err}"
+        );
+        let thinking = AgentSettings {
+            thinking_level: Some("high".into()),
+            skill_dirs: vec!["/s".into()],
+            ..Default::default()
+        };
+        let err = ClaudeCode::plan(&thinking, &RunLimits::default()).unwrap_err();
+        assert!(err.contains("thinking-level, skills"), "{err}");
+    }
 }

@@ -282,8 +282,9 @@ impl ClaudeReducer {
                 out.push(Event::diagnostic(
                     "permission_denial",
                     format!(
-                        "`result.permission_denials` lists {tool} call `{call_id}`, whose \
-                         result did not read as a refusal: it stays as its result said"
+                        "`result.permission_denials` says {tool} call `{call_id}` was refused, \
+                         but its tool_result (not a known refusal) already ended it: the call \
+                         stays as that result said"
                     ),
                     b"",
                 ));

@@ -439,4 +439,55 @@ mod tests {
         );
         assert_eq!(call.arguments_json, r#"{"cmd":"cat src/app.py"}"#);
     }
+
+    #[test]
+    fn resume_uses_exec_resume_with_the_sandbox_as_a_config_override() {
+        let settings = AgentSettings {
+            permission_mode: Some("workspace-write".into()),
+            session: Some(harness_kit::SessionRequest::Resume("01a2-thread".into())),
+            ..Default::default()
+        };
+        let plan = Codex::plan(&settings, &RunLimits::default()).unwrap();
+        assert_eq!(
+            plan.argv.join(" "),
+            r#"codex exec resume --json --skip-git-repo-check -c sandbox_mode="workspace-write" 01a2-thread"#
+        );
+        assert_eq!(
+            plan.prompt,
+            PromptDelivery::ArgvAt(8),
+            "the prompt follows the id"
+        );
+        let start = AgentSettings {
+            session: Some(harness_kit::SessionRequest::Start("x".into())),
+            ..Default::default()
+        };
+        assert!(Codex::plan(&start, &RunLimits::default()).is_err());
+    }
+
+    #[test]
+    fn a_replacing_prompt_and_a_thinking_level_go_in_the_config() {
+        let settings = AgentSettings {
+            system_prompt: Some("Only answer.".into()),
+            system_prompt_mode: harness_kit::SystemPromptMode::Replace,
+            thinking_level: Some("high".into()),
+            ..Default::default()
+        };
+        let plan = Codex::plan(&settings, &RunLimits::default()).unwrap();
+        let toml = &plan.files[0].content;
+        assert!(
+            toml.contains(
+                r#"model_instructions_file = "{{home}}/.codex/coder-eval-instructions.md""#
+            )
+        );
+        assert!(toml.contains(r#"model_reasoning_effort = "high""#));
+        assert!(!toml.contains("developer_instructions"));
+        assert_eq!(plan.files[1].path, ".codex/coder-eval-instructions.md");
+        assert_eq!(plan.files[1].content, "Only answer.");
+        let plugins = AgentSettings {
+            plugin_dirs: vec!["/p".into()],
+            ..Default::default()
+        };
+        let err = Codex::plan(&plugins, &RunLimits::default()).unwrap_err();
+        assert!(err.contains("plugins"), "{err}");
+    }
 }

@@ -191,11 +191,9 @@ impl Reducer for CodexReducer {
                 out.push(Event::Unreported {
                     kind: UnreportedKind::Usage,
                     call_id: None,
-                    reason: format!(
-                        "turn {} failed: codex reports usage only in turn.completed, so this \
-                         turn's tokens are unknown (not zero)",
-                        self.turns
-                    ),
+                    reason: "the turn failed: codex reports usage only in turn.completed, so \
+                             this turn's tokens are unknown (not zero)"
+                        .into(),
                 });
             }
             Some("error") => {

@@ -326,4 +326,32 @@ mod tests {
         assert_eq!(call.name, "read_file");
         assert_eq!(call.arguments_json, r#"{"file_path":"a.txt"}"#);
     }
+
+    #[test]
+    fn a_replacing_prompt_and_sessions() {
+        let settings = AgentSettings {
+            system_prompt: Some("Only this.".into()),
+            system_prompt_mode: harness_kit::SystemPromptMode::Replace,
+            session: Some(harness_kit::SessionRequest::Start("3f1c".into())),
+            ..Default::default()
+        };
+        let plan = GeminiCli::plan(&settings, &RunLimits::default()).unwrap();
+        assert!(plan.argv.join(" ").ends_with("--session-id 3f1c"));
+        assert!(plan.env.contains(&(
+            "GEMINI_SYSTEM_MD".into(),
+            "{{home}}/.gemini/coder-eval-system.md".into()
+        )));
+        assert!(
+            plan.files
+                .iter()
+                .any(|f| f.path == SYSTEM_MD_PATH && f.content == "Only this.")
+        );
+        assert!(!plan.files.iter().any(|f| f.path == CONTEXT_PATH));
+        let resume = AgentSettings {
+            session: Some(harness_kit::SessionRequest::Resume("3f1c".into())),
+            ..Default::default()
+        };
+        let plan = GeminiCli::plan(&resume, &RunLimits::default()).unwrap();
+        assert!(plan.argv.join(" ").ends_with("--resume 3f1c"));
+    }
 }

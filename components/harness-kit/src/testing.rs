@@ -148,10 +148,10 @@ impl<R> Reduced<R> {
         let mut out: Vec<(&str, &str, Option<ToolStatus>)> = Vec::new();
         for e in &self.events {
             match e {
-                Event::ToolCallStarted { call_id, name, .. } => {
-                    if !out.iter().any(|(id, _, _)| id == call_id) {
-                        out.push((call_id, name, None));
-                    }
+                Event::ToolCallStarted { call_id, name, .. }
+                    if !out.iter().any(|(id, _, _)| id == call_id) =>
+                {
+                    out.push((call_id, name, None));
                 }
                 Event::ToolCallFinished {
                     call_id, status, ..

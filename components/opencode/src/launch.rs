@@ -404,4 +404,31 @@ mod tests {
         assert_eq!(call.name, "read");
         assert_eq!(call.arguments_json, r#"{"filePath":"/etc/hosts"}"#);
     }
+
+    #[test]
+    fn variant_pure_and_resume_reach_the_command_line() {
+        let settings = AgentSettings {
+            model_variant: Some("high".into()),
+            pure: true,
+            session: Some(harness_kit::SessionRequest::Resume("ses_abc".into())),
+            ..Default::default()
+        };
+        let plan = OpenCode::plan(&settings, &RunLimits::default()).unwrap();
+        assert_eq!(
+            plan.argv.join(" "),
+            "opencode run --format json --session ses_abc --variant high --pure"
+        );
+        let start = AgentSettings {
+            session: Some(harness_kit::SessionRequest::Start("ses_x".into())),
+            ..Default::default()
+        };
+        assert!(OpenCode::plan(&start, &RunLimits::default()).is_err());
+        let replace = AgentSettings {
+            system_prompt: Some("x".into()),
+            system_prompt_mode: harness_kit::SystemPromptMode::Replace,
+            ..Default::default()
+        };
+        let err = OpenCode::plan(&replace, &RunLimits::default()).unwrap_err();
+        assert!(err.contains("system-prompt-replace"), "{err}");
+    }
 }

@@ -201,10 +201,9 @@ impl Reducer for OpenCodeReducer {
                 out.push(Event::Unreported {
                     kind: UnreportedKind::Usage,
                     call_id: Some(key.clone()),
-                    reason: format!(
-                        "step `{key}` has no step_finish: its tokens and cost are not in the \
-                         stream"
-                    ),
+                    reason: "the step has no step_finish: its tokens and cost are not in the \
+                             stream"
+                        .into(),
                 });
             }
         }

@@ -380,4 +380,53 @@ mod tests {
             ("read", r#"{"path":"a.txt"}"#)
         );
     }
+
+    #[test]
+    fn thinking_skills_replace_and_sessions_reach_the_command_line() {
+        let settings = AgentSettings {
+            system_prompt: Some("Terse.".into()),
+            system_prompt_mode: harness_kit::SystemPromptMode::Replace,
+            thinking_level: Some("high".into()),
+            skill_dirs: vec!["/skills/a".into()],
+            session: Some(harness_kit::SessionRequest::Start("run-1".into())),
+            ..Default::default()
+        };
+        let plan = Pi::plan(&settings, &RunLimits::default()).unwrap();
+        let argv = plan.argv.join(" ");
+        assert!(argv.contains("--system-prompt Terse."), "{argv}");
+        assert!(argv.contains("--thinking high"), "{argv}");
+        assert!(argv.contains("--skill /skills/a"), "{argv}");
+        assert!(
+            argv.contains("--session {{home}}/.pi/coder-eval-sessions/run-1.jsonl"),
+            "{argv}"
+        );
+        assert!(!argv.contains("--no-session"));
+        let resume = AgentSettings {
+            session: Some(harness_kit::SessionRequest::Resume("run-1".into())),
+            ..Default::default()
+        };
+        let again = Pi::plan(&resume, &RunLimits::default()).unwrap();
+        assert!(
+            again
+                .argv
+                .join(" ")
+                .contains("--session {{home}}/.pi/coder-eval-sessions/run-1.jsonl")
+        );
+        for bad in ["../x", ""] {
+            let s = AgentSettings {
+                session: Some(harness_kit::SessionRequest::Resume(bad.into())),
+                ..Default::default()
+            };
+            assert!(Pi::plan(&s, &RunLimits::default()).is_err(), "{bad}");
+        }
+        let level = AgentSettings {
+            thinking_level: Some("extreme".into()),
+            ..Default::default()
+        };
+        assert!(
+            Pi::plan(&level, &RunLimits::default())
+                .unwrap_err()
+                .contains("extreme")
+        );
+    }
 }
