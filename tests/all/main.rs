@@ -3,6 +3,7 @@
 
 mod bad_input;
 mod cache;
+mod contracts;
 mod grade_cmd;
 mod graders;
 mod hot_swap;

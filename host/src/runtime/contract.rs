@@ -3,10 +3,10 @@
 //! A component is checked before it is instantiated: it must export the contract's
 //! interfaces at a version this host speaks, and import nothing but WASI and the
 //! contract's own type interfaces. A released `wit/<pkg>@<ver>/` folder is never edited
-//! (`wit/README.md`); the next version goes beside it, and the host accepts both. To
-//! accept `harness@0.2.0` or `grader@0.2.0`, add its arm to [`Version::accepted`] (and its
-//! bindings, converted up to the host's one model at the boundary, to `harness.rs` or
-//! `grader.rs`).
+//! (`wit/README.md`); the next version goes beside it, and the host accepts both. The
+//! host speaks `harness@0.1.0` and `@0.2.0` (`harness.rs` converts both to its one model)
+//! and `grader@0.1.0`. To accept `grader@0.2.0`, add its arm to [`Version::accepted`] (and
+//! its bindings, converted at the boundary, to `grader.rs`).
 
 use super::{ComponentError, LoadedComponent, engine};
 
@@ -40,17 +40,20 @@ pub(crate) const GRADER: Contract = Contract {
 pub(crate) enum Version {
     /// `@0.1.0` of `coder-eval:harness` and `coder-eval:grader` (and `events@0.1.0`).
     V0_1_0,
+    /// `@0.2.0` of `coder-eval:harness` (with `events@0.2.0`).
+    V0_2_0,
 }
 
 impl Version {
     /// Every version, the newest last.
-    const ALL: [Version; 1] = [Version::V0_1_0];
+    const ALL: [Version; 2] = [Version::V0_1_0, Version::V0_2_0];
 
     /// The version of `contract` spelled `found` in a component's exports, if this host
     /// speaks it. Accepting a new version is a new arm here.
     fn accepted(contract: &Contract, found: &str) -> Option<Version> {
         match (contract.package, found) {
             ("coder-eval:harness" | "coder-eval:grader", "0.1.0") => Some(Version::V0_1_0),
+            ("coder-eval:harness", "0.2.0") => Some(Version::V0_2_0),
             _ => None,
         }
     }
@@ -59,6 +62,7 @@ impl Version {
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             Version::V0_1_0 => "0.1.0",
+            Version::V0_2_0 => "0.2.0",
         }
     }
 
@@ -141,8 +145,11 @@ mod tests {
     fn the_accepted_versions() {
         assert_eq!(Version::accepted(&HARNESS, "0.1.0"), Some(Version::V0_1_0));
         assert_eq!(Version::accepted(&GRADER, "0.1.0"), Some(Version::V0_1_0));
-        assert_eq!(Version::accepted(&HARNESS, "0.2.0"), None);
+        assert_eq!(Version::accepted(&HARNESS, "0.2.0"), Some(Version::V0_2_0));
+        assert_eq!(Version::accepted(&GRADER, "0.2.0"), None);
+        assert_eq!(Version::accepted(&HARNESS, "9.0.0"), None);
         assert_eq!(Version::accepted(&HARNESS, "(none)"), None);
-        assert_eq!(Version::supported(&HARNESS), "0.1.0");
+        assert_eq!(Version::supported(&HARNESS), "0.1.0, 0.2.0");
+        assert_eq!(Version::supported(&GRADER), "0.1.0");
     }
 }

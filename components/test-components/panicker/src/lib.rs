@@ -39,5 +39,4 @@ impl Reducer for HostileReducer {
     }
 }
 
-// harness@0.1.0 like the product harnesses' default, until the host loads 0.2.0.
-harness_kit::export_harness_v0_1!(Hostile);
+harness_kit::export_harness!(Hostile);
