@@ -4,6 +4,7 @@
 mod bad_input;
 mod cache;
 mod coder_eval_compat;
+mod contracts;
 mod criteria_coder_eval;
 mod grade_cmd;
 mod graders;

@@ -88,13 +88,13 @@ fn wrong_wit_version_is_refused_before_instantiation() {
             ..
         })) => {
             assert!(component.ends_with("test_wrong_version.wasm"));
-            assert_eq!(found, "0.2.0");
-            assert_eq!(supported, "0.1.0");
+            assert_eq!(found, "9.0.0");
+            assert_eq!(supported, "0.1.0, 0.2.0");
         }
         other => panic!("expected UnsupportedVersion, got {other:?}"),
     }
     assert!(
-        err.to_string().contains("coder-eval:harness@0.2.0"),
+        err.to_string().contains("coder-eval:harness@9.0.0"),
         "{err}"
     );
     host_still_works();

@@ -1,10 +1,23 @@
 //! Launch plan and neutral-action translation for Claude Code 2.1.x.
 
 use harness_kit::{
-    AgentSettings, Harness, LaunchPlan, LimitKind, NeutralAction, PromptDelivery, RunLimits,
-    ToolCall,
+    AgentField, AgentSettings, Capabilities, Harness, LaunchPlan, LimitKind, NeutralAction,
+    PromptDelivery, RunLimits, SessionRequest, SystemPromptMode, ToolCall, TotalsScope,
 };
-use serde_json::json;
+use serde_json::{Value, json};
+
+/// The first Claude Code version whose `--resume`d process restores the session's saved
+/// totals, so its `result.total_cost_usd` is a running total for the whole session
+/// (Enderfga/claw-orchestrator PR #112; field case B40). Earlier versions restart at zero.
+pub const SESSION_TOTALS_SINCE: (u32, u32, u32) = (2, 1, 277);
+
+/// coder_eval `sdk_options` keys (Claude Agent SDK option names) that have a `claude -p`
+/// flag, and the flag (checked against `claude --help` of 2.1.197).
+pub const SDK_OPTION_FLAGS: [(&str, &str); 3] = [
+    ("effort", "--effort"),
+    ("max_budget_usd", "--max-budget-usd"),
+    ("fallback_model", "--fallback-model"),
+];
 
 /// The Claude Code harness.
 pub struct ClaudeCode;
@@ -12,7 +25,43 @@ pub struct ClaudeCode;
 impl Harness for ClaudeCode {
     type Reducer = crate::ClaudeReducer;
 
+    /// Checked against `claude --help` of 2.1.197: `--system-prompt` (replace),
+    /// `--setting-sources`, `--settings`, `--plugin-dir`, the [`SDK_OPTION_FLAGS`],
+    /// `--session-id` / `--resume`. Skills come with plugins (no `skills`). The stream
+    /// reports `total_cost_usd` and usage per assistant message.
+    fn describe() -> Capabilities {
+        use AgentField::*;
+        Capabilities {
+            agent_fields: vec![
+                Model,
+                AllowedTools,
+                DisallowedTools,
+                PermissionMode,
+                SystemPrompt,
+                SystemPromptReplace,
+                SettingSources,
+                Settings,
+                Plugins,
+                SdkOptions,
+            ],
+            resume: true,
+            reports_cost: true,
+            usage_per_call: true,
+        }
+    }
+
+    /// `result.total_cost_usd` / `usage` are running totals of one process before 2.1.277,
+    /// of the whole session from 2.1.277 on (B40). An unknown or unreadable version is
+    /// answered for 2.1.197, the version this harness was recorded with: per process.
+    fn totals(cli_version: Option<&str>) -> TotalsScope {
+        match cli_version.and_then(version_of) {
+            Some(v) if v >= SESSION_TOTALS_SINCE => TotalsScope::PerSession,
+            _ => TotalsScope::PerProcess,
+        }
+    }
+
     fn plan(settings: &AgentSettings, limits: &RunLimits) -> Result<LaunchPlan, String> {
+        Self::describe().check(settings)?;
         let mut argv: Vec<String> = [
             "claude",
             "-p",
@@ -44,7 +93,29 @@ impl Harness for ClaudeCode {
             ]);
         }
         if let Some(prompt) = &settings.system_prompt {
-            argv.extend(["--append-system-prompt".into(), prompt.clone()]);
+            let flag = match settings.system_prompt_mode {
+                SystemPromptMode::Append => "--append-system-prompt",
+                SystemPromptMode::Replace => "--system-prompt",
+            };
+            argv.extend([flag.into(), prompt.clone()]);
+        }
+        if let Some(sources) = &settings.setting_sources {
+            // An empty list loads no settings file (`--setting-sources ""`).
+            argv.extend(["--setting-sources".into(), sources.join(",")]);
+        }
+        if let Some(json) = &settings.settings_json {
+            argv.extend(["--settings".into(), json.clone()]);
+        }
+        for dir in &settings.plugin_dirs {
+            argv.extend(["--plugin-dir".into(), dir.clone()]);
+        }
+        if let Some(options) = &settings.sdk_options_json {
+            argv.extend(sdk_option_args(options)?);
+        }
+        match &settings.session {
+            None => {}
+            Some(SessionRequest::Start(id)) => argv.extend(["--session-id".into(), id.clone()]),
+            Some(SessionRequest::Resume(id)) => argv.extend(["--resume".into(), id.clone()]),
         }
 
         let mut env: Vec<(String, String)> = [
@@ -76,6 +147,7 @@ impl Harness for ClaudeCode {
             caveats: Vec::new(),
             // No documented exit codes beyond 0 and 1.
             exit_codes: Vec::new(),
+            side_files: Vec::new(),
         })
     }
 
@@ -99,6 +171,41 @@ impl Harness for ClaudeCode {
             arguments_json: args.to_string(),
         }
     }
+}
+
+/// "2.1.277" (or "2.1.277 (Claude Code)") as a comparable triple.
+fn version_of(text: &str) -> Option<(u32, u32, u32)> {
+    let mut parts = text.split_whitespace().next()?.split('.');
+    let mut next = || parts.next()?.parse::<u32>().ok();
+    Some((next()?, next()?, next()?))
+}
+
+/// The flags for coder_eval `sdk_options` (a JSON object): each key of
+/// [`SDK_OPTION_FLAGS`] with its value (a string, or a number for `max_budget_usd`); any
+/// other key is refused by name.
+fn sdk_option_args(json: &str) -> Result<Vec<String>, String> {
+    let options: serde_json::Map<String, Value> = serde_json::from_str(json)
+        .map_err(|e| format!("`sdk_options` is not a JSON object: {e}"))?;
+    let mut args = Vec::new();
+    for (key, value) in &options {
+        let Some((_, flag)) = SDK_OPTION_FLAGS.iter().find(|(k, _)| k == key) else {
+            return Err(format!(
+                "claude -p has no flag for `sdk_options.{key}` (it passes on: {})",
+                SDK_OPTION_FLAGS.map(|(k, _)| k).join(", ")
+            ));
+        };
+        let value = match value {
+            Value::String(s) => s.clone(),
+            Value::Number(n) => n.to_string(),
+            other => {
+                return Err(format!(
+                    "`sdk_options.{key}` must be a string or a number, not {other}"
+                ));
+            }
+        };
+        args.extend([flag.to_string(), value]);
+    }
+    Ok(args)
 }
 
 #[cfg(test)]
@@ -148,5 +255,74 @@ mod tests {
             call.arguments_json,
             r#"{"file_path":"/w/app.py","content":"x"}"#
         );
+    }
+
+    #[test]
+    fn agent_fields_of_0_2_reach_the_command_line() {
+        let settings = AgentSettings {
+            system_prompt: Some("Be brief.".into()),
+            system_prompt_mode: harness_kit::SystemPromptMode::Replace,
+            setting_sources: Some(vec!["project".into(), "local".into()]),
+            settings_json: Some(r#"{"env":{"A":"1"}}"#.into()),
+            plugin_dirs: vec!["/p/one".into(), "/p/two".into()],
+            sdk_options_json: Some(r#"{"effort":"high","max_budget_usd":1.5}"#.into()),
+            session: Some(SessionRequest::Resume(
+                "9a4f2e77-3333-4000-8000-000000000b40".into(),
+            )),
+            ..Default::default()
+        };
+        let argv = ClaudeCode::plan(&settings, &RunLimits::default())
+            .unwrap()
+            .argv
+            .join(" ");
+        for part in [
+            "--system-prompt Be brief.",
+            "--setting-sources project,local",
+            r#"--settings {"env":{"A":"1"}}"#,
+            "--plugin-dir /p/one --plugin-dir /p/two",
+            "--effort high --max-budget-usd 1.5",
+            "--resume 9a4f2e77-3333-4000-8000-000000000b40",
+        ] {
+            assert!(argv.contains(part), "{part} missing from {argv}");
+        }
+        assert!(!argv.contains("--append-system-prompt"));
+        let start = AgentSettings {
+            session: Some(SessionRequest::Start("0000-1".into())),
+            setting_sources: Some(Vec::new()),
+            ..Default::default()
+        };
+        let plan = ClaudeCode::plan(&start, &RunLimits::default()).unwrap();
+        let at = plan.argv.iter().position(|a| a == "--session-id").unwrap();
+        assert_eq!(plan.argv[at + 1], "0000-1");
+        let at = plan
+            .argv
+            .iter()
+            .position(|a| a == "--setting-sources")
+            .unwrap();
+        assert_eq!(
+            plan.argv[at + 1],
+            "",
+            "an empty list loads no settings file"
+        );
+    }
+
+    #[test]
+    fn unknown_sdk_options_and_unhonoured_fields_are_refused_by_name() {
+        let bad = AgentSettings {
+            sdk_options_json: Some(r#"{"permission_prompt_tool_name":"x"}"#.into()),
+            ..Default::default()
+        };
+        let err = ClaudeCode::plan(&bad, &RunLimits::default()).unwrap_err();
+        assert!(
+            err.contains("sdk_options.permission_prompt_tool_name"),
+            "{err}"
+        );
+        let thinking = AgentSettings {
+            thinking_level: Some("high".into()),
+            skill_dirs: vec!["/s".into()],
+            ..Default::default()
+        };
+        let err = ClaudeCode::plan(&thinking, &RunLimits::default()).unwrap_err();
+        assert!(err.contains("thinking-level, skills"), "{err}");
     }
 }

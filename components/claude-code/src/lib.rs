@@ -12,5 +12,7 @@ mod reducer;
 pub use launch::ClaudeCode;
 pub use reducer::ClaudeReducer;
 
-#[cfg(feature = "export")]
+#[cfg(all(feature = "export", not(feature = "harness-v0-1")))]
 harness_kit::export_harness!(ClaudeCode);
+#[cfg(all(feature = "export", feature = "harness-v0-1"))]
+harness_kit::export_harness_v0_1!(ClaudeCode);

@@ -31,8 +31,14 @@ pub struct ClaudeReducer {
     config: ReducerConfig,
     /// Messages seen so far, by message id.
     messages: HashMap<String, Message>,
-    /// The message a partial-message stream is on, by thread (`None` = main thread).
-    streaming: HashMap<Option<String>, String>,
+    /// The message a partial-message stream is on, by thread (`None` = main thread), and
+    /// whether it was confirmed (a `message_stop`, or a complete `assistant` line). An
+    /// unconfirmed one that another message supersedes was an abandoned attempt (B39).
+    streaming: HashMap<Option<String>, (String, bool)>,
+    /// Tool calls finished as denied (a permission rule refused them).
+    tools_denied: HashSet<String>,
+    /// The text of the last synthetic (`<synthetic>`) message: the CLI's own error (B38).
+    synthetic_text: Option<String>,
     /// Tool calls started (ids), so a repeated block does not start one twice.
     tools_started: HashSet<String>,
     /// Tool calls finished (ids), so a repeated result does not finish one twice.
@@ -55,6 +61,8 @@ impl Reducer for ClaudeReducer {
             config,
             messages: HashMap::new(),
             streaming: HashMap::new(),
+            tools_denied: HashSet::new(),
+            synthetic_text: None,
             tools_started: HashSet::new(),
             tools_finished: HashSet::new(),
             last_main_text: String::new(),
@@ -109,6 +117,22 @@ impl ClaudeReducer {
             }),
             // "requesting" before each model request: no fact beyond what follows.
             "status" => {}
+            // The CLI retries a failed request (2.1.2xx): an attempt already streaming on
+            // this thread is abandoned, and no model call at all when none was.
+            "api_retry" => {
+                let parent = parsed.parent_tool_use_id.as_deref().map(String::from);
+                let abandoned = self.abandon_streaming(&parent);
+                out.push(Event::ModelCallRetried {
+                    call_started: abandoned.is_some(),
+                    abandoned_message_id: abandoned,
+                    parent_call_id: parent,
+                    attempt: parsed.attempt.map(|a| a as u32),
+                    delay_ms: parsed.retry_delay_ms,
+                    status: parsed.error_status.map(|s| s as u32),
+                    error: parsed.error.as_deref().map(String::from),
+                    announced: true,
+                });
+            }
             "compact_boundary" => {
                 let meta = parsed.compact_metadata.as_ref();
                 let trigger = meta.and_then(|m| m.trigger.as_deref()).unwrap_or("?");
@@ -145,10 +169,40 @@ impl ClaudeReducer {
             ));
             return;
         };
+        if message.model.as_deref() == Some("<synthetic>") {
+            // The CLI's own message (an API error, B38): no model call made it, so it is
+            // neither a call, nor a message, nor the agent's answer.
+            let text: String = message
+                .content
+                .iter()
+                .filter(|b| b.kind.as_deref() == Some("text"))
+                .filter_map(|b| b.text.as_deref())
+                .collect();
+            let error = parsed.error.as_deref().unwrap_or("unknown");
+            out.push(Event::diagnostic(
+                "synthetic_message",
+                format!("the CLI wrote a synthetic assistant message (error `{error}`), not a model call: {text}"),
+                line,
+            ));
+            self.synthetic_text = Some(text);
+            return;
+        }
         let id = match message.id.as_deref() {
             Some(id) => id.to_string(),
             None => self.made_up_ids.next_id(),
         };
+        // The complete message of another id while a streamed one was never confirmed: the
+        // streamed attempt was abandoned and retried without streaming (B39).
+        match self.streaming.get(&parent).map(|(s, c)| (*s == id, *c)) {
+            Some((false, false)) => {
+                let abandoned = self.abandon_streaming(&parent);
+                out.push(inferred_retry(abandoned, &parent));
+            }
+            Some((true, false)) => {
+                self.streaming.insert(parent.clone(), (id.clone(), true));
+            }
+            _ => {}
+        }
         self.open_message(&id, &parent, out);
         let usage = message.usage.map(usage_of);
         let msg = self.messages.get_mut(&id).expect("opened above");
@@ -187,6 +241,57 @@ impl ClaudeReducer {
         out.push(message_event(&id, msg));
     }
 
+    /// Forgets the unconfirmed attempt streaming on `parent`'s thread, and returns its id
+    /// (`None` when none was streaming or it was confirmed).
+    fn abandon_streaming(&mut self, parent: &Option<String>) -> Option<String> {
+        match self.streaming.get(parent) {
+            Some((id, false)) => {
+                let id = id.clone();
+                self.streaming.remove(parent);
+                // Nothing of it is kept: a retry may come back with the same id.
+                self.messages.remove(&id);
+                Some(id)
+            }
+            _ => None,
+        }
+    }
+
+    /// `result.permission_denials`: a listed call not yet finished is finished as denied;
+    /// one already finished otherwise is noted (the first end stands).
+    fn denials(&mut self, parsed: &Line, out: &mut Vec<Event>) {
+        for denial in &parsed.permission_denials {
+            let Some(call_id) = denial.tool_use_id.as_deref() else {
+                continue;
+            };
+            if self.tools_denied.contains(call_id) {
+                continue;
+            }
+            let tool = denial.tool_name.as_deref().unwrap_or("?");
+            if self.tools_finished.insert(call_id.to_string()) {
+                self.tools_denied.insert(call_id.to_string());
+                if self.tools_started.contains(call_id) {
+                    out.push(Event::ToolCallFinished {
+                        call_id: call_id.to_string(),
+                        status: ToolStatus::Denied,
+                        output_excerpt: String::new(),
+                        exit_code: None,
+                        cli_duration_ms: None,
+                    });
+                }
+            } else {
+                out.push(Event::diagnostic(
+                    "permission_denial",
+                    format!(
+                        "`result.permission_denials` says {tool} call `{call_id}` was refused, \
+                         but its tool_result (not a known refusal) already ended it: the call \
+                         stays as that result said"
+                    ),
+                    b"",
+                ));
+            }
+        }
+    }
+
     /// Starts a model call the first time a message id is seen.
     fn open_message(&mut self, id: &str, parent: &Option<String>, out: &mut Vec<Event>) {
         if self.messages.contains_key(id) {
@@ -220,14 +325,20 @@ impl ClaudeReducer {
             }
             let is_error = block.is_error == Some(true);
             let output = result_text(block.content.as_ref());
-            let exit_code = if is_error {
+            let denied = is_error && is_permission_refusal(&output);
+            let exit_code = if is_error && !denied {
                 exit_code_of(&output)
             } else {
                 None
             };
+            if denied {
+                self.tools_denied.insert(call_id.to_string());
+            }
             out.push(Event::ToolCallFinished {
                 call_id: call_id.to_string(),
-                status: if is_error {
+                status: if denied {
+                    ToolStatus::Denied
+                } else if is_error {
                     ToolStatus::Error
                 } else {
                     ToolStatus::Ok
@@ -248,11 +359,23 @@ impl ClaudeReducer {
                 let Some(id) = event.message.as_ref().and_then(|m| m.id.as_deref()) else {
                     return;
                 };
+                // A new attempt while the last one never finished: that one was abandoned
+                // (a retry the CLI announced removed it already).
+                if matches!(self.streaming.get(&parent), Some((prev, false)) if prev != id) {
+                    let abandoned = self.abandon_streaming(&parent);
+                    out.push(inferred_retry(abandoned, &parent));
+                }
+                let confirmed = self.messages.contains_key(id);
                 self.open_message(id, &parent, out);
-                self.streaming.insert(parent, id.to_string());
+                self.streaming.insert(parent, (id.to_string(), confirmed));
+            }
+            Some("message_stop") => {
+                if let Some((_, confirmed)) = self.streaming.get_mut(&parent) {
+                    *confirmed = true;
+                }
             }
             Some("message_delta") => {
-                let Some(id) = self.streaming.get(&parent) else {
+                let Some((id, _)) = self.streaming.get(&parent) else {
                     return;
                 };
                 let (Some(msg), Some(delta_usage)) = (self.messages.get_mut(id), event.usage)
@@ -269,11 +392,36 @@ impl ClaudeReducer {
     }
 
     fn result(&mut self, parsed: &Line, out: &mut Vec<Event>) {
+        self.denials(parsed, out);
         let subtype = parsed.subtype.as_deref().unwrap_or("");
         let is_error = parsed.is_error.unwrap_or(false);
         let success = subtype == "success" && !is_error;
-        let mut text = parsed.result.as_deref().map(String::from);
-        if text.as_deref().is_none_or(str::is_empty) && !self.last_main_text.is_empty() {
+        // An API error ends as `subtype: success` with `is_error: true`, its message in
+        // `result` (e.g. "API Error: 400 …", or the synthetic message's text, B38): that
+        // text is the CLI's error, not the agent's answer.
+        let api_error = subtype == "success" && is_error;
+        if let (true, Some(status)) = (api_error, parsed.api_error_status) {
+            out.push(Event::diagnostic(
+                "api_error",
+                format!(
+                    "the model API answered HTTP {status}{}: the run ended on an API error, \
+                     not an agent failure",
+                    self.synthetic_text
+                        .as_deref()
+                        .map_or(String::new(), |t| format!(" (\"{t}\")"))
+                ),
+                b"",
+            ));
+        }
+        let mut text = if api_error {
+            None
+        } else {
+            parsed.result.as_deref().map(String::from)
+        };
+        if !api_error
+            && text.as_deref().is_none_or(str::is_empty)
+            && !self.last_main_text.is_empty()
+        {
             out.push(Event::diagnostic(
                 "result_text_reconstructed",
                 "`result` text was empty or missing; rebuilt from the last assistant message",
@@ -281,9 +429,6 @@ impl ClaudeReducer {
             ));
             text = Some(self.last_main_text.clone());
         }
-        // An API error ends as `subtype: success` with `is_error: true`, its message in
-        // `result` (e.g. "API Error: 400 …").
-        let api_error = subtype == "success" && is_error;
         let error_message = parsed
             .error
             .as_deref()
@@ -299,12 +444,10 @@ impl ClaudeReducer {
             .or_else(|| (!success).then(|| format!("the CLI ended with `{subtype}`")));
         out.push(Event::FinalResult {
             success,
-            error_kind: (!success).then(|| {
-                if api_error {
-                    "is_error".to_string()
-                } else {
-                    subtype.to_string()
-                }
+            error_kind: (!success).then(|| match (api_error, parsed.terminal_reason.as_deref()) {
+                (true, Some(reason)) => reason.to_string(),
+                (true, None) => "is_error".to_string(),
+                (false, _) => subtype.to_string(),
             }),
             error_message: if success { None } else { error_message },
             max_turns_reached: subtype == "error_max_turns",
@@ -315,6 +458,43 @@ impl ClaudeReducer {
             usage: parsed.usage.map(usage_of),
         });
     }
+}
+
+/// A retry the stream shows only by a new message superseding an unfinished one.
+fn inferred_retry(abandoned: Option<String>, parent: &Option<String>) -> Event {
+    Event::ModelCallRetried {
+        call_started: true,
+        abandoned_message_id: abandoned,
+        parent_call_id: parent.clone(),
+        attempt: None,
+        delay_ms: None,
+        status: None,
+        error: None,
+        announced: false,
+    }
+}
+
+/// What Claude Code 2.1.x writes as the `tool_result` of a call its permission rules or
+/// mode refused (strings of its binary): the call never ran.
+const REFUSALS: [&str; 4] = [
+    // No rule allows it and no one can be asked (`-p` without a bypass).
+    "Claude requested permissions to use ",
+    // A deny rule: "Permission to use Bash with command rm -rf / has been denied."
+    "Permission to use ",
+    // The auto-mode classifier.
+    "Permission for this action has been denied",
+    // An approval declined.
+    "The user doesn't want to proceed with this tool use",
+];
+
+/// Whether an error `tool_result`'s text is a refusal rather than the tool's own failure
+/// (which Bash reports as "Exit code N" and others with their own message).
+fn is_permission_refusal(output: &str) -> bool {
+    let text = output.trim_start();
+    REFUSALS.iter().any(|r| text.starts_with(r))
+        && (text.contains("haven't granted")
+            || text.contains("has been denied")
+            || text.contains("doesn't want to proceed"))
 }
 
 fn message_event(id: &str, msg: &Message) -> Event {

@@ -13,7 +13,9 @@
 //! base URL, a `mock` provider on the Responses wire API (0.171 refuses `wire_api = "chat"`).
 
 use harness_kit::{
-    AgentSettings, Caveat, Harness, LaunchPlan, NeutralAction, PromptDelivery, RunLimits, ToolCall,
+    AgentField, AgentSettings, Capabilities, Caveat, ConfigFile, Harness, LaunchPlan,
+    NeutralAction, PromptDelivery, RunLimits, SessionRequest, SystemPromptMode, ToolCall,
+    TotalsScope,
 };
 use serde_json::{Value, json};
 
@@ -31,6 +33,35 @@ pub const SANDBOX_MODES: [&str; 3] = ["read-only", "workspace-write", "danger-fu
 impl Harness for Codex {
     type Reducer = crate::CodexReducer;
 
+    /// Checked against `codex exec --help` / `codex exec resume --help` of 0.171.0: the
+    /// model and the sandbox mode (`permission_mode`), instructions added
+    /// (`developer_instructions`) or replaced (`model_instructions_file`), the reasoning
+    /// effort (`thinking_level` as `model_reasoning_effort`), and `codex exec resume <id>`.
+    /// No per-tool lists, plugins, settings files or sdk options; a session cannot be
+    /// started with a chosen id (Codex names its threads). The stream carries no cost, and
+    /// usage only at `turn.completed`.
+    fn describe() -> Capabilities {
+        use AgentField::*;
+        Capabilities {
+            agent_fields: vec![
+                Model,
+                PermissionMode,
+                SystemPrompt,
+                SystemPromptReplace,
+                ThinkingLevel,
+            ],
+            resume: true,
+            reports_cost: false,
+            usage_per_call: false,
+        }
+    }
+
+    /// `turn.completed.usage` is the thread's running total (B10), and a resumed thread
+    /// (`exec resume`) goes on counting: per session, on every version checked.
+    fn totals(_cli_version: Option<&str>) -> TotalsScope {
+        TotalsScope::PerSession
+    }
+
     /// Codex has no native turn or tool-call cap (`native_limits` is empty: the host's
     /// backstop enforces `max_turns` and `max_tool_calls`) and no per-tool allow or deny
     /// list, so a task with `allowed_tools` or `disallowed_tools` is refused.
@@ -42,11 +73,35 @@ impl Harness for Codex {
                     .into(),
             );
         }
-        let mut argv: Vec<String> = ["codex", "exec", "--json", "--skip-git-repo-check"]
-            .map(String::from)
-            .to_vec();
+        Self::describe().check(settings)?;
+        let resume = match &settings.session {
+            None => None,
+            Some(SessionRequest::Resume(id)) => Some(id.clone()),
+            Some(SessionRequest::Start(_)) => {
+                return Err(
+                    "codex names its own threads: it cannot start a session with a \
+                            chosen id (start without one, then resume the thread id its \
+                            `thread.started` reported)"
+                        .into(),
+                );
+            }
+        };
+        // `codex exec resume <id> <prompt>` takes the same output flags but no `--sandbox`:
+        // there the sandbox mode goes in as a config override.
+        let mut argv: Vec<String> = if resume.is_some() {
+            ["codex", "exec", "resume", "--json", "--skip-git-repo-check"]
+                .map(String::from)
+                .to_vec()
+        } else {
+            ["codex", "exec", "--json", "--skip-git-repo-check"]
+                .map(String::from)
+                .to_vec()
+        };
         match settings.permission_mode.as_deref() {
             None => argv.push("--dangerously-bypass-approvals-and-sandbox".into()),
+            Some(mode) if SANDBOX_MODES.contains(&mode) && resume.is_some() => {
+                argv.extend(["-c".into(), format!("sandbox_mode={}", toml_string(mode))]);
+            }
             Some(mode) if SANDBOX_MODES.contains(&mode) => {
                 argv.extend(["--sandbox".into(), mode.to_string()]);
             }
@@ -70,14 +125,26 @@ impl Harness for Codex {
             (None, None) => {}
         }
 
+        if let Some(id) = resume {
+            argv.push(id);
+        }
+        let mut files = vec![ConfigFile {
+            path: ".codex/config.toml".into(),
+            content: config_toml(settings),
+        }];
+        if let (Some(prompt), SystemPromptMode::Replace) =
+            (&settings.system_prompt, settings.system_prompt_mode)
+        {
+            files.push(ConfigFile {
+                path: INSTRUCTIONS_PATH.into(),
+                content: prompt.clone(),
+            });
+        }
         let prompt_index = argv.len() as u32;
         Ok(LaunchPlan {
             argv,
             env,
-            files: vec![harness_kit::ConfigFile {
-                path: ".codex/config.toml".into(),
-                content: config_toml(settings),
-            }],
+            files,
             // The prompt is the last argument.
             prompt: PromptDelivery::ArgvAt(prompt_index),
             native_limits: Vec::new(),
@@ -92,6 +159,7 @@ impl Harness for Codex {
             ],
             // No documented exit codes beyond 0 and 1.
             exit_codes: Vec::new(),
+            side_files: Vec::new(),
         })
     }
 
@@ -117,6 +185,9 @@ impl Harness for Codex {
     }
 }
 
+/// Where a replacing system prompt is written, under the private HOME.
+const INSTRUCTIONS_PATH: &str = ".codex/coder-eval-instructions.md";
+
 /// `$CODEX_HOME/config.toml`. Root keys first: in TOML a bare key after a `[table]` header
 /// belongs to that table.
 fn config_toml(settings: &AgentSettings) -> String {
@@ -126,11 +197,23 @@ fn config_toml(settings: &AgentSettings) -> String {
         toml.push_str("model_provider = \"mock\"\n");
     }
     toml.push_str("check_for_update_on_startup = false\n");
-    if let Some(prompt) = &settings.system_prompt {
+    match (&settings.system_prompt, settings.system_prompt_mode) {
+        (None, _) => {}
         // Codex's way to add to its instructions (it has no --append-system-prompt).
-        toml.push_str(&format!(
+        (Some(prompt), SystemPromptMode::Append) => toml.push_str(&format!(
             "developer_instructions = {}\n",
             toml_string(prompt)
+        )),
+        // A file that replaces Codex's built-in instructions.
+        (Some(_), SystemPromptMode::Replace) => toml.push_str(&format!(
+            "model_instructions_file = {}\n",
+            toml_string(&format!("{{{{home}}}}/{INSTRUCTIONS_PATH}"))
+        )),
+    }
+    if let Some(effort) = &settings.thinking_level {
+        toml.push_str(&format!(
+            "model_reasoning_effort = {}\n",
+            toml_string(effort)
         ));
     }
     toml.push_str("\n[analytics]\nenabled = false\n\n[features]\nplugins = false\n");
@@ -355,5 +438,56 @@ mod tests {
             "/w",
         );
         assert_eq!(call.arguments_json, r#"{"cmd":"cat src/app.py"}"#);
+    }
+
+    #[test]
+    fn resume_uses_exec_resume_with_the_sandbox_as_a_config_override() {
+        let settings = AgentSettings {
+            permission_mode: Some("workspace-write".into()),
+            session: Some(harness_kit::SessionRequest::Resume("01a2-thread".into())),
+            ..Default::default()
+        };
+        let plan = Codex::plan(&settings, &RunLimits::default()).unwrap();
+        assert_eq!(
+            plan.argv.join(" "),
+            r#"codex exec resume --json --skip-git-repo-check -c sandbox_mode="workspace-write" 01a2-thread"#
+        );
+        assert_eq!(
+            plan.prompt,
+            PromptDelivery::ArgvAt(8),
+            "the prompt follows the id"
+        );
+        let start = AgentSettings {
+            session: Some(harness_kit::SessionRequest::Start("x".into())),
+            ..Default::default()
+        };
+        assert!(Codex::plan(&start, &RunLimits::default()).is_err());
+    }
+
+    #[test]
+    fn a_replacing_prompt_and_a_thinking_level_go_in_the_config() {
+        let settings = AgentSettings {
+            system_prompt: Some("Only answer.".into()),
+            system_prompt_mode: harness_kit::SystemPromptMode::Replace,
+            thinking_level: Some("high".into()),
+            ..Default::default()
+        };
+        let plan = Codex::plan(&settings, &RunLimits::default()).unwrap();
+        let toml = &plan.files[0].content;
+        assert!(
+            toml.contains(
+                r#"model_instructions_file = "{{home}}/.codex/coder-eval-instructions.md""#
+            )
+        );
+        assert!(toml.contains(r#"model_reasoning_effort = "high""#));
+        assert!(!toml.contains("developer_instructions"));
+        assert_eq!(plan.files[1].path, ".codex/coder-eval-instructions.md");
+        assert_eq!(plan.files[1].content, "Only answer.");
+        let plugins = AgentSettings {
+            plugin_dirs: vec!["/p".into()],
+            ..Default::default()
+        };
+        let err = Codex::plan(&plugins, &RunLimits::default()).unwrap_err();
+        assert!(err.contains("plugins"), "{err}");
     }
 }

@@ -26,5 +26,7 @@ mod reducer;
 pub use launch::{Codex, DEFAULT_MODEL, SANDBOX_MODES};
 pub use reducer::CodexReducer;
 
-#[cfg(feature = "export")]
+#[cfg(all(feature = "export", not(feature = "harness-v0-1")))]
 harness_kit::export_harness!(Codex);
+#[cfg(all(feature = "export", feature = "harness-v0-1"))]
+harness_kit::export_harness_v0_1!(Codex);

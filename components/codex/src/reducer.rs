@@ -24,8 +24,8 @@
 //!   `exec_command` (input `{"command", "command_line"}`, the shell wrappers removed in
 //!   `command` by `harness_kit::shell::unwrap_shell`, as graders read them), `file_change` → `apply_patch` (input `{"changes"}`), `mcp_tool_call` →
 //!   `mcp__<server>__<tool>`, `web_search`, `collab_tool_call` → its `tool`. Status
-//!   `completed` is ok (error for a non-zero exit code), `failed` and `declined` are errors,
-//!   no status is unknown. An `item.completed` without `item.started` starts and ends the
+//!   `completed` is ok (error for a non-zero exit code), `failed` is an error, `declined`
+//!   (the CLI refused to run it, e.g. `rm -rf /`) is denied, no status is unknown. An `item.completed` without `item.started` starts and ends the
 //!   tool on the same line.
 //! - `turn.completed.usage` is the thread's cumulative total with overlapping buckets
 //!   (`input_tokens` includes `cached_input_tokens` and `cache_write_input_tokens`,
@@ -36,12 +36,18 @@
 //!   stream, because a later `turn.started` reopens the run (then the run is incomplete). No
 //!   terminal event → no [`FinalResult`](Event::FinalResult): the host reports `incomplete`.
 //! - `error` items and top-level `error` events are diagnostics (`error_item`,
-//!   `cli_error`), not failures. Unknown event and item types, broken lines and the old
+//!   `cli_error`), not failures; a top-level `Reconnecting... n/m (…)` is the CLI retrying
+//!   its model request (B42): a [`ModelCallRetried`](Event::ModelCallRetried) with the
+//!   attempt and HTTP status, before any output of that request (no call abandoned).
+//! - A turn that fails (`turn.failed`) reports no usage: an
+//!   [`Unreported`](Event::Unreported) `usage` says so, so the totals read as unknown, not
+//!   zero (B42). Unknown event and item types, broken lines and the old
 //!   `{"id","msg"}` / app-server schemas (`unsupported_stream_schema`) are diagnostics.
 
 use harness_kit::reduce::{IdMaker, decode_object, type_diagnostic};
 use harness_kit::{
-    Event, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, str_field, truncated_line, u64_field,
+    Event, Reducer, ReducerConfig, ToolStatus, UnreportedKind, Usage, excerpt, str_field,
+    truncated_line, u64_field,
 };
 use items::{inner_error, tool_call_of, tool_output};
 use serde_json::{Map, Value};
@@ -180,13 +186,27 @@ impl Reducer for CodexReducer {
             Some("item.updated") => self.item(&obj, Phase::Updated, line, &mut out),
             Some("item.completed") => self.item(&obj, Phase::Completed, line, &mut out),
             Some("turn.completed") => self.turn_completed(&obj),
-            Some("turn.failed") => self.turn_failed(&obj),
+            Some("turn.failed") => {
+                self.turn_failed(&obj);
+                out.push(Event::Unreported {
+                    kind: UnreportedKind::Usage,
+                    call_id: None,
+                    reason: "the turn failed: codex reports usage only in turn.completed, so \
+                             this turn's tokens are unknown (not zero)"
+                        .into(),
+                });
+            }
             Some("error") => {
                 let message = obj
                     .get("message")
                     .and_then(Value::as_str)
                     .unwrap_or("")
                     .to_string();
+                if let Some(retry) = reconnecting(&message) {
+                    out.push(retry);
+                    self.last_error = Some(message);
+                    return out;
+                }
                 out.push(Event::diagnostic(
                     "cli_error",
                     format!("the CLI reported an error (not by itself a failed run): {message}"),
@@ -399,7 +419,9 @@ impl CodexReducer {
             .and_then(|c| i32::try_from(c).ok());
         let status = match str_field(item, "status") {
             Some("completed") => ToolStatus::Ok,
-            Some("failed" | "declined" | "error") => ToolStatus::Error,
+            Some("failed" | "error") => ToolStatus::Error,
+            // Never executed: not a command the agent ran.
+            Some("declined") => ToolStatus::Denied,
             _ => ToolStatus::Unknown,
         };
         // The exit code, when there is one, settles what the status leaves open.
@@ -425,6 +447,29 @@ impl CodexReducer {
             cli_duration_ms: None,
         });
     }
+}
+
+/// Codex's notice that it retries its model request: "Reconnecting... 2/5 (unexpected
+/// status 500 Internal Server Error: …)" (0.171).
+fn reconnecting(message: &str) -> Option<Event> {
+    let rest = message.strip_prefix("Reconnecting...")?.trim_start();
+    let (count, detail) = rest.split_once(' ').unwrap_or((rest, ""));
+    let attempt = count.split('/').next().and_then(|n| n.parse().ok());
+    let detail = detail.trim().trim_start_matches('(').trim_end_matches(')');
+    let status = detail
+        .strip_prefix("unexpected status ")
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|s| s.parse().ok());
+    Some(Event::ModelCallRetried {
+        call_started: false,
+        abandoned_message_id: None,
+        parent_call_id: None,
+        attempt,
+        delay_ms: None,
+        status,
+        error: (!detail.is_empty()).then(|| detail.to_string()),
+        announced: true,
+    })
 }
 
 #[cfg(test)]

@@ -6,8 +6,9 @@
 //! method selected.", exit 41).
 
 use harness_kit::{
-    AgentSettings, Caveat, ConfigFile, ExitCode, Harness, LaunchPlan, LimitKind, NeutralAction,
-    PromptDelivery, RunLimits, ToolCall,
+    AgentField, AgentSettings, Capabilities, Caveat, ConfigFile, ExitCode, Harness, LaunchPlan,
+    LimitKind, NeutralAction, PromptDelivery, RunLimits, SessionRequest, SystemPromptMode,
+    ToolCall, TotalsScope,
 };
 use serde_json::{Map, Value, json};
 
@@ -23,6 +24,10 @@ pub const SETTINGS_PATH: &str = ".gemini/settings.json";
 /// The global context file, relative to HOME: Gemini CLI adds it to its system instruction,
 /// so the task's `system_prompt` goes there.
 pub const CONTEXT_PATH: &str = ".gemini/GEMINI.md";
+
+/// The file that replaces Gemini CLI's system prompt (`GEMINI_SYSTEM_MD` points at it),
+/// relative to HOME.
+pub const SYSTEM_MD_PATH: &str = ".gemini/coder-eval-system.md";
 
 /// Gemini CLI 0.61's fatal exit codes (its `Fatal*Error` classes): headless mode often
 /// prints nothing on stdout for these, only the exit code and a line on stderr (B33).
@@ -51,7 +56,37 @@ const APPROVAL_MODES: [&str; 4] = ["default", "auto_edit", "yolo", "plan"];
 impl Harness for GeminiCli {
     type Reducer = crate::GeminiReducer;
 
+    /// Checked against `gemini --help` and the bundle of 0.61.0: `-m`, `--approval-mode`,
+    /// the settings' `tools.core` / `tools.exclude`, the system prompt appended (the global
+    /// `GEMINI.md`) or replaced (`GEMINI_SYSTEM_MD`), and `--session-id <uuid>` /
+    /// `--resume <uuid>`. No thinking level, plugins, skills folders the plan could hand
+    /// over, settings files or sdk options. The stream reports usage only in its final
+    /// `result.stats`, and no cost.
+    fn describe() -> Capabilities {
+        use AgentField::*;
+        Capabilities {
+            agent_fields: vec![
+                Model,
+                AllowedTools,
+                DisallowedTools,
+                PermissionMode,
+                SystemPrompt,
+                SystemPromptReplace,
+            ],
+            resume: true,
+            reports_cost: false,
+            usage_per_call: false,
+        }
+    }
+
+    /// `result.stats` counts the process's own model calls (its telemetry counters start
+    /// at zero in each process): per process.
+    fn totals(_cli_version: Option<&str>) -> TotalsScope {
+        TotalsScope::PerProcess
+    }
+
     fn plan(settings: &AgentSettings, limits: &RunLimits) -> Result<LaunchPlan, String> {
+        Self::describe().check(settings)?;
         let mut argv: Vec<String> = ["gemini", "-p", "--output-format", "stream-json"]
             .map(String::from)
             .to_vec();
@@ -105,14 +140,29 @@ impl Harness for GeminiCli {
             path: SETTINGS_PATH.into(),
             content: Value::Object(config).to_string(),
         }];
-        if let Some(prompt) = &settings.system_prompt {
-            files.push(ConfigFile {
+        let mut env = vec![("GEMINI_CLI_TRUST_WORKSPACE".to_string(), "true".to_string())];
+        match (&settings.system_prompt, settings.system_prompt_mode) {
+            (None, _) => {}
+            (Some(prompt), SystemPromptMode::Append) => files.push(ConfigFile {
                 path: CONTEXT_PATH.into(),
                 content: prompt.clone(),
-            });
+            }),
+            (Some(prompt), SystemPromptMode::Replace) => {
+                files.push(ConfigFile {
+                    path: SYSTEM_MD_PATH.into(),
+                    content: prompt.clone(),
+                });
+                env.push((
+                    "GEMINI_SYSTEM_MD".into(),
+                    format!("{{{{home}}}}/{SYSTEM_MD_PATH}"),
+                ));
+            }
         }
-
-        let mut env = vec![("GEMINI_CLI_TRUST_WORKSPACE".to_string(), "true".to_string())];
+        match &settings.session {
+            None => {}
+            Some(SessionRequest::Start(id)) => argv.extend(["--session-id".into(), id.clone()]),
+            Some(SessionRequest::Resume(id)) => argv.extend(["--resume".into(), id.clone()]),
+        }
         if let Some(key) = &settings.api_key {
             env.push(("GEMINI_API_KEY".into(), key.clone()));
         }
@@ -127,6 +177,7 @@ impl Harness for GeminiCli {
             prompt: PromptDelivery::ArgvAt(2),
             native_limits,
             unsupported_limits: Vec::new(),
+            side_files: Vec::new(),
             caveats: vec![
                 // Gemini CLI 0.61 reports a failing shell command that printed output as
                 // `status: "success"`, with no exit code in the stream.
@@ -274,5 +325,33 @@ mod tests {
         );
         assert_eq!(call.name, "read_file");
         assert_eq!(call.arguments_json, r#"{"file_path":"a.txt"}"#);
+    }
+
+    #[test]
+    fn a_replacing_prompt_and_sessions() {
+        let settings = AgentSettings {
+            system_prompt: Some("Only this.".into()),
+            system_prompt_mode: harness_kit::SystemPromptMode::Replace,
+            session: Some(harness_kit::SessionRequest::Start("3f1c".into())),
+            ..Default::default()
+        };
+        let plan = GeminiCli::plan(&settings, &RunLimits::default()).unwrap();
+        assert!(plan.argv.join(" ").ends_with("--session-id 3f1c"));
+        assert!(plan.env.contains(&(
+            "GEMINI_SYSTEM_MD".into(),
+            "{{home}}/.gemini/coder-eval-system.md".into()
+        )));
+        assert!(
+            plan.files
+                .iter()
+                .any(|f| f.path == SYSTEM_MD_PATH && f.content == "Only this.")
+        );
+        assert!(!plan.files.iter().any(|f| f.path == CONTEXT_PATH));
+        let resume = AgentSettings {
+            session: Some(harness_kit::SessionRequest::Resume("3f1c".into())),
+            ..Default::default()
+        };
+        let plan = GeminiCli::plan(&resume, &RunLimits::default()).unwrap();
+        assert!(plan.argv.join(" ").ends_with("--resume 3f1c"));
     }
 }

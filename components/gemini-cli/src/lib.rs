@@ -21,5 +21,7 @@ mod reducer;
 pub use launch::GeminiCli;
 pub use reducer::GeminiReducer;
 
-#[cfg(feature = "export")]
+#[cfg(all(feature = "export", not(feature = "harness-v0-1")))]
 harness_kit::export_harness!(GeminiCli);
+#[cfg(all(feature = "export", feature = "harness-v0-1"))]
+harness_kit::export_harness_v0_1!(GeminiCli);

@@ -152,6 +152,7 @@ fn event(e: wit::Event) -> Event {
             raw: d.raw,
         },
         wit::Event::ModelCallRetried(r) => Event::ModelCallRetried {
+            call_started: r.call_started,
             abandoned_message_id: r.abandoned_message_id,
             parent_call_id: r.parent_call_id,
             attempt: r.attempt,

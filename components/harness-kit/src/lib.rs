@@ -1,8 +1,10 @@
 //! Shared code for coder-eval harness components.
 //!
-//! A harness component implements the WIT world `coder-eval:harness/harness@0.1.0`
-//! (`wit/harness@0.1.0/harness.wit`): a launch plan for one agent CLI and a reducer that
-//! turns the CLI's stdout lines into the normalized events of `coder-eval:events@0.1.0`.
+//! A harness component implements the WIT world `coder-eval:harness/harness@0.2.0`
+//! (`wit/harness@0.2.0/harness.wit`): what the harness can do (`describe`, `totals`), a
+//! launch plan for one agent CLI and a reducer that turns the CLI's stdout lines into the
+//! normalized events of `coder-eval:events@0.2.0`. [`export_harness_v0_1!`] exports the
+//! released 0.1.0 world instead, for hosts that load only 0.1.0.
 //!
 //! This crate holds that model as plain Rust ([`Event`], [`LaunchPlan`], ...) so that a
 //! harness's logic compiles and tests natively, and [`export_harness!`] binds a
@@ -46,11 +48,27 @@ pub use model::*;
 #[cfg(target_arch = "wasm32")]
 #[doc(hidden)]
 pub mod wasm;
+#[cfg(target_arch = "wasm32")]
+#[doc(hidden)]
+pub mod wasm_v0_1;
+
+#[cfg(target_arch = "wasm32")]
+#[global_allocator]
+static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
 
 /// One agent CLI: how to launch it and how to read its stream.
 pub trait Harness: 'static {
     /// The stream reducer of this CLI.
     type Reducer: Reducer;
+
+    /// What this harness can do: the agent fields its CLI honours, whether it resumes a
+    /// session, whether its stream reports cost, and usage per model call. No default:
+    /// each harness declares what it checked its CLI for.
+    fn describe() -> Capabilities;
+
+    /// How the totals the CLI reports accumulate, for the CLI version the host saw (`None`
+    /// when unknown: answer for the versions the harness was checked against).
+    fn totals(cli_version: Option<&str>) -> TotalsScope;
 
     /// The launch plan for these settings and limits, or a sentence saying why the CLI
     /// cannot honour them.
@@ -68,12 +86,21 @@ pub trait Reducer {
     /// One stdout line (without its newline) received `stamp_us` µs after the turn began;
     /// returns the events it completes.
     fn feed(&mut self, line: &[u8], stamp_us: u64) -> Vec<Event>;
+    /// A side file the launch plan named (`path` as the plan gave it), read after the CLI
+    /// exited; `None` when the CLI did not write it. Called before [`Reducer::finish`].
+    /// Returns the events the file adds. The default adds none: right for a reducer whose
+    /// plan names no side files.
+    fn side_file(&mut self, path: &str, content: Option<&[u8]>) -> Vec<Event> {
+        let _ = (path, content);
+        Vec::new()
+    }
     /// End of stream; `truncated` holds bytes after the last newline. Returns the events
     /// still pending.
     fn finish(&mut self, truncated: Option<&[u8]>) -> Vec<Event>;
 }
 
-/// Exports a [`Harness`] implementation as the component's `harness` world.
+/// Exports a [`Harness`] implementation as the component's world
+/// `coder-eval:harness/harness@0.2.0`.
 ///
 /// ```ignore
 /// struct ClaudeCode;
@@ -87,5 +114,22 @@ macro_rules! export_harness {
         type __HarnessComponent = $crate::wasm::Component<$harness>;
         #[cfg(target_arch = "wasm32")]
         $crate::wasm::export!(__HarnessComponent with_types_in $crate::wasm);
+    };
+}
+
+/// Exports a [`Harness`] implementation as the released world
+/// `coder-eval:harness/harness@0.1.0`, for a host that loads only 0.1.0 (and to prove a
+/// host still loads 0.1.0 components). The harness's [`Harness::describe`] and
+/// [`Harness::totals`] are not exported (0.1.0 has neither), the agent fields new in 0.2.0
+/// reach it unset, a plan that names side files is refused, and events@0.2.0's new events
+/// are converted down (a denied call becomes an error; retries and unreported work are left
+/// out).
+#[macro_export]
+macro_rules! export_harness_v0_1 {
+    ($harness:ty) => {
+        #[cfg(target_arch = "wasm32")]
+        type __HarnessComponentV01 = $crate::wasm_v0_1::Component<$harness>;
+        #[cfg(target_arch = "wasm32")]
+        $crate::wasm_v0_1::export_v0_1!(__HarnessComponentV01 with_types_in $crate::wasm_v0_1);
     };
 }

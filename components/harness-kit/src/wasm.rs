@@ -1,13 +1,14 @@
-//! Binds a [`Harness`] to the WIT world `coder-eval:harness/harness@0.1.0`. Only built for
-//! wasm32; [`export_harness!`](crate::export_harness) is the entry point.
+//! Binds a [`Harness`] to the WIT world `coder-eval:harness/harness@0.2.0` (with
+//! `coder-eval:events@0.2.0`). Only built for wasm32; [`export_harness!`](crate::export_harness)
+//! is the entry point.
 
 use crate::{Harness, Reducer, model};
 use std::cell::RefCell;
 use std::marker::PhantomData;
 
 wit_bindgen::generate!({
-    path: ["../../wit/events@0.1.0", "../../wit/harness@0.1.0"],
-    world: "coder-eval:harness/harness@0.1.0",
+    path: ["../../wit/events@0.2.0", "../../wit/harness@0.2.0"],
+    world: "coder-eval:harness/harness@0.2.0",
     pub_export_macro: true,
     default_bindings_module: "harness_kit::wasm",
     generate_all,
@@ -16,30 +17,86 @@ wit_bindgen::generate!({
 use coder_eval::events::types as wit;
 use exports::coder_eval::harness::{launch, reducer};
 
-#[global_allocator]
-static ALLOCATOR: talc::wasm::WasmDynamicTalc = talc::wasm::new_wasm_dynamic_allocator();
-
 /// The component type a harness is exported as.
 pub struct Component<H>(PhantomData<H>);
 
 /// The `stream-reducer` resource around a harness's [`Reducer`].
 pub struct StreamReducer<H: Harness>(RefCell<H::Reducer>);
 
+fn settings_of(s: launch::AgentSettings) -> model::AgentSettings {
+    model::AgentSettings {
+        model: s.model,
+        allowed_tools: s.allowed_tools,
+        disallowed_tools: s.disallowed_tools,
+        permission_mode: s.permission_mode,
+        system_prompt: s.system_prompt,
+        model_base_url: s.model_base_url,
+        api_key: s.api_key,
+        as_root: s.as_root,
+        system_prompt_mode: match s.system_prompt_mode {
+            launch::SystemPromptMode::Append => model::SystemPromptMode::Append,
+            launch::SystemPromptMode::Replace => model::SystemPromptMode::Replace,
+        },
+        thinking_level: s.thinking_level,
+        model_variant: s.model_variant,
+        pure: s.pure,
+        setting_sources: s.setting_sources,
+        settings_json: s.settings_json,
+        plugin_dirs: s.plugin_dirs,
+        skill_dirs: s.skill_dirs,
+        sdk_options_json: s.sdk_options_json,
+        session: s.session.map(|r| match r {
+            launch::SessionRequest::Start(id) => model::SessionRequest::Start(id),
+            launch::SessionRequest::Resume(id) => model::SessionRequest::Resume(id),
+        }),
+    }
+}
+
+fn field(f: model::AgentField) -> launch::AgentField {
+    use launch::AgentField as W;
+    use model::AgentField as M;
+    match f {
+        M::Model => W::Model,
+        M::AllowedTools => W::AllowedTools,
+        M::DisallowedTools => W::DisallowedTools,
+        M::PermissionMode => W::PermissionMode,
+        M::SystemPrompt => W::SystemPrompt,
+        M::SystemPromptReplace => W::SystemPromptReplace,
+        M::ThinkingLevel => W::ThinkingLevel,
+        M::ModelVariant => W::ModelVariant,
+        M::Pure => W::Pure,
+        M::SettingSources => W::SettingSources,
+        M::Settings => W::Settings,
+        M::Plugins => W::Plugins,
+        M::Skills => W::Skills,
+        M::SdkOptions => W::SdkOptions,
+    }
+}
+
 impl<H: Harness> launch::Guest for Component<H> {
+    fn describe() -> launch::Capabilities {
+        let c = H::describe();
+        launch::Capabilities {
+            agent_fields: c.agent_fields.into_iter().map(field).collect(),
+            resume: c.resume,
+            reports_cost: c.reports_cost,
+            usage_per_call: c.usage_per_call,
+        }
+    }
+
+    fn totals(cli_version: Option<String>) -> launch::TotalsScope {
+        match H::totals(cli_version.as_deref()) {
+            model::TotalsScope::PerCall => launch::TotalsScope::PerCall,
+            model::TotalsScope::PerProcess => launch::TotalsScope::PerProcess,
+            model::TotalsScope::PerSession => launch::TotalsScope::PerSession,
+        }
+    }
+
     fn plan(
         settings: launch::AgentSettings,
         limits: launch::RunLimits,
     ) -> Result<launch::LaunchPlan, String> {
-        let settings = model::AgentSettings {
-            model: settings.model,
-            allowed_tools: settings.allowed_tools,
-            disallowed_tools: settings.disallowed_tools,
-            permission_mode: settings.permission_mode,
-            system_prompt: settings.system_prompt,
-            model_base_url: settings.model_base_url,
-            api_key: settings.api_key,
-            as_root: settings.as_root,
-        };
+        let settings = settings_of(settings);
         let limits = model::RunLimits {
             max_turns: limits.max_turns,
             max_tool_calls: limits.max_tool_calls,
@@ -88,6 +145,7 @@ impl<H: Harness> launch::Guest for Component<H> {
                     meaning: e.meaning,
                 })
                 .collect(),
+            side_files: plan.side_files,
         })
     }
 
@@ -128,12 +186,17 @@ impl<H: Harness> reducer::GuestStreamReducer for StreamReducer<H> {
 
     fn feed(&self, line: Vec<u8>, stamp_us: u64) -> Vec<wit::Event> {
         let events = self.0.borrow_mut().feed(&line, stamp_us);
-        events.into_iter().filter_map(event).collect()
+        events.into_iter().map(event).collect()
+    }
+
+    fn side_file(&self, path: String, content: Option<Vec<u8>>) -> Vec<wit::Event> {
+        let events = self.0.borrow_mut().side_file(&path, content.as_deref());
+        events.into_iter().map(event).collect()
     }
 
     fn finish(&self, truncated: Option<Vec<u8>>) -> Vec<wit::Event> {
         let events = self.0.borrow_mut().finish(truncated.as_deref());
-        events.into_iter().filter_map(event).collect()
+        events.into_iter().map(event).collect()
     }
 }
 
@@ -146,11 +209,9 @@ fn usage(u: model::Usage) -> wit::Usage {
     }
 }
 
-/// The event as events@0.1.0 has it: `denied` becomes `error`, and the events 0.1.0 does
-/// not have are left out.
-fn event(e: model::Event) -> Option<wit::Event> {
+fn event(e: model::Event) -> wit::Event {
     use model::Event as E;
-    Some(match e {
+    match e {
         E::SessionStarted {
             session_id,
             cli_version,
@@ -203,8 +264,9 @@ fn event(e: model::Event) -> Option<wit::Event> {
             call_id,
             status: match status {
                 model::ToolStatus::Ok => wit::ToolStatus::Ok,
-                model::ToolStatus::Error | model::ToolStatus::Denied => wit::ToolStatus::Error,
+                model::ToolStatus::Error => wit::ToolStatus::Error,
                 model::ToolStatus::Unknown => wit::ToolStatus::Unknown,
+                model::ToolStatus::Denied => wit::ToolStatus::Denied,
             },
             output_excerpt,
             exit_code,
@@ -234,6 +296,37 @@ fn event(e: model::Event) -> Option<wit::Event> {
         E::Diagnostic { kind, message, raw } => {
             wit::Event::Diagnostic(wit::Diagnostic { kind, message, raw })
         }
-        E::ModelCallRetried { .. } | E::Unreported { .. } => return None,
-    })
+        E::ModelCallRetried {
+            call_started,
+            abandoned_message_id,
+            parent_call_id,
+            attempt,
+            delay_ms,
+            status,
+            error,
+            announced,
+        } => wit::Event::ModelCallRetried(wit::ModelCallRetried {
+            call_started,
+            abandoned_message_id,
+            parent_call_id,
+            attempt,
+            delay_ms,
+            status,
+            error,
+            announced,
+        }),
+        E::Unreported {
+            kind,
+            call_id,
+            reason,
+        } => wit::Event::Unreported(wit::Unreported {
+            kind: match kind {
+                model::UnreportedKind::Usage => wit::UnreportedKind::Usage,
+                model::UnreportedKind::Cost => wit::UnreportedKind::Cost,
+                model::UnreportedKind::SubagentWork => wit::UnreportedKind::SubagentWork,
+            },
+            call_id,
+            reason,
+        }),
+    }
 }

@@ -7,8 +7,8 @@
 //! own OpenCode state leaks in.
 
 use harness_kit::{
-    AgentSettings, Caveat, ConfigFile, Harness, LaunchPlan, NeutralAction, PromptDelivery,
-    RunLimits, ToolCall,
+    AgentField, AgentSettings, Capabilities, Caveat, ConfigFile, Harness, LaunchPlan,
+    NeutralAction, PromptDelivery, RunLimits, SessionRequest, ToolCall, TotalsScope,
 };
 use serde_json::{Map, Value, json};
 
@@ -34,10 +34,58 @@ const PERMISSIONS: [&str; 3] = ["allow", "ask", "deny"];
 impl Harness for OpenCode {
     type Reducer = crate::OpenCodeReducer;
 
+    /// Checked against `opencode run --help` of 1.18: `-m`, the config's permissions,
+    /// tools and `instructions` (appended: no way to replace the system prompt), `--variant`,
+    /// `--pure`, and `--session <id>` to continue a session (OpenCode names its sessions:
+    /// none can be started with a chosen id). No thinking level (`--thinking` only shows
+    /// thinking blocks), plugins, settings files, skills or sdk options. Each `step_finish`
+    /// carries its step's tokens and `cost` in USD.
+    fn describe() -> Capabilities {
+        use AgentField::*;
+        Capabilities {
+            agent_fields: vec![
+                Model,
+                AllowedTools,
+                DisallowedTools,
+                PermissionMode,
+                SystemPrompt,
+                ModelVariant,
+                Pure,
+            ],
+            resume: true,
+            reports_cost: true,
+            usage_per_call: true,
+        }
+    }
+
+    /// Tokens and cost come per step (`step_finish`): the host sums them.
+    fn totals(_cli_version: Option<&str>) -> TotalsScope {
+        TotalsScope::PerCall
+    }
+
     fn plan(settings: &AgentSettings, limits: &RunLimits) -> Result<LaunchPlan, String> {
+        Self::describe().check(settings)?;
         let mut argv: Vec<String> = ["opencode", "run", "--format", "json"]
             .map(String::from)
             .to_vec();
+        match &settings.session {
+            None => {}
+            Some(SessionRequest::Resume(id)) => argv.extend(["--session".into(), id.clone()]),
+            Some(SessionRequest::Start(_)) => {
+                return Err(
+                    "opencode names its own sessions: it cannot start one with a \
+                            chosen id (start without one, then resume the `sessionID` its \
+                            stream reported)"
+                        .into(),
+                );
+            }
+        }
+        if let Some(variant) = &settings.model_variant {
+            argv.extend(["--variant".into(), variant.clone()]);
+        }
+        if settings.pure {
+            argv.push("--pure".into());
+        }
         let mut config = Map::new();
         config.insert(
             "$schema".into(),
@@ -170,6 +218,7 @@ impl Harness for OpenCode {
             // `steps` only asks the model to stop: the host's backstop is the cap.
             native_limits: Vec::new(),
             unsupported_limits: Vec::new(),
+            side_files: Vec::new(),
             caveats: vec![
                 // `opencode run --format json` prints a tool only once it has finished.
                 Caveat::ToolStartFromCliDuration,
@@ -354,5 +403,32 @@ mod tests {
         );
         assert_eq!(call.name, "read");
         assert_eq!(call.arguments_json, r#"{"filePath":"/etc/hosts"}"#);
+    }
+
+    #[test]
+    fn variant_pure_and_resume_reach_the_command_line() {
+        let settings = AgentSettings {
+            model_variant: Some("high".into()),
+            pure: true,
+            session: Some(harness_kit::SessionRequest::Resume("ses_abc".into())),
+            ..Default::default()
+        };
+        let plan = OpenCode::plan(&settings, &RunLimits::default()).unwrap();
+        assert_eq!(
+            plan.argv.join(" "),
+            "opencode run --format json --session ses_abc --variant high --pure"
+        );
+        let start = AgentSettings {
+            session: Some(harness_kit::SessionRequest::Start("ses_x".into())),
+            ..Default::default()
+        };
+        assert!(OpenCode::plan(&start, &RunLimits::default()).is_err());
+        let replace = AgentSettings {
+            system_prompt: Some("x".into()),
+            system_prompt_mode: harness_kit::SystemPromptMode::Replace,
+            ..Default::default()
+        };
+        let err = OpenCode::plan(&replace, &RunLimits::default()).unwrap_err();
+        assert!(err.contains("system-prompt-replace"), "{err}");
     }
 }

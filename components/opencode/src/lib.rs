@@ -21,5 +21,7 @@ mod reducer;
 pub use launch::OpenCode;
 pub use reducer::OpenCodeReducer;
 
-#[cfg(feature = "export")]
+#[cfg(all(feature = "export", not(feature = "harness-v0-1")))]
 harness_kit::export_harness!(OpenCode);
+#[cfg(all(feature = "export", feature = "harness-v0-1"))]
+harness_kit::export_harness_v0_1!(OpenCode);

@@ -18,6 +18,10 @@
 //!   run's own session) belongs to a sub-agent. Its parent call id is the `task` tool call
 //!   whose `metadata.sessionId` names that session when that is known, else the sub-agent's
 //!   session id itself (OpenCode reports the task call only once its sub-agent has ended).
+//! - **Unreported work**: a `task` call whose sub-agent session printed no part (1.18
+//!   prints only the root session's parts, B45) → [`Unreported`](Event::Unreported)
+//!   `subagent-work` for that call; a step with no `step_finish` at the end of the stream →
+//!   `Unreported` `usage` for that step. Absent is not zero.
 //! - **End**: there is no result line, so `finish` makes the `FinalResult`: failure when an
 //!   `error` line was seen; success when the last main-thread step ended with a final reason
 //!   (not `tool-calls` / `unknown`, OpenCode's own loop condition); otherwise no result and
@@ -28,7 +32,8 @@
 
 use harness_kit::reduce::{IdMaker, decode_object, no_output, type_diagnostic};
 use harness_kit::{
-    Event, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, str_field, truncated_line, u64_field,
+    Event, Reducer, ReducerConfig, ToolStatus, UnreportedKind, Usage, excerpt, str_field,
+    truncated_line, u64_field,
 };
 use serde_json::{Map, Value};
 use std::collections::{HashMap, HashSet};
@@ -60,6 +65,10 @@ pub struct OpenCodeReducer {
     errors: Vec<(String, String)>,
     /// Ids for steps without any id.
     made_up_ids: IdMaker,
+    /// Step keys in the order the steps started.
+    step_order: Vec<String>,
+    /// Sessions that had a part in the stream.
+    seen_sessions: HashSet<String>,
 }
 
 struct Step {
@@ -95,6 +104,8 @@ impl Reducer for OpenCodeReducer {
             last_main_step: None,
             errors: Vec::new(),
             made_up_ids: IdMaker::new("opencode-msg"),
+            step_order: Vec::new(),
+            seen_sessions: HashSet::new(),
         }
     }
 
@@ -184,6 +195,18 @@ impl Reducer for OpenCodeReducer {
             out.push(no_output("OpenCode", None));
             return out;
         }
+        // A step without `step_finish` reported no tokens or cost: unknown, not zero.
+        for key in &self.step_order {
+            if self.steps[key].finish_reason.is_none() {
+                out.push(Event::Unreported {
+                    kind: UnreportedKind::Usage,
+                    call_id: Some(key.clone()),
+                    reason: "the step has no step_finish: its tokens and cost are not in the \
+                             stream"
+                        .into(),
+                });
+            }
+        }
         let last = self.last_main_step.as_ref().and_then(|k| self.steps.get(k));
         let text = last.map(|s| s.text.clone()).filter(|t| !t.is_empty());
         if !self.errors.is_empty() {
@@ -270,6 +293,7 @@ impl OpenCodeReducer {
         if self.main_session.is_none() && !session.is_empty() {
             self.main_session = Some(session.clone());
         }
+        self.seen_sessions.insert(session.clone());
         let parent = match &self.main_session {
             Some(main) if *main != session && !session.is_empty() => Some(
                 self.sub_sessions
@@ -307,6 +331,7 @@ impl OpenCodeReducer {
             self.last_main_step = Some(key.clone());
         }
         self.last_step_in_session.insert(owner.session, key.clone());
+        self.step_order.push(key.clone());
         out.push(Event::ModelCallStarted {
             message_id: Some(key.clone()),
             parent_call_id: owner.parent.clone(),
@@ -420,12 +445,36 @@ impl OpenCodeReducer {
         });
         if self.tools_finished.insert(call_id.clone()) {
             out.push(Event::ToolCallFinished {
-                call_id,
+                call_id: call_id.clone(),
                 status,
                 output_excerpt: excerpt(&output, self.config.excerpt_bytes as usize),
                 exit_code,
                 cli_duration_ms,
             });
+            // A sub-agent that ran but printed nothing (1.18 prints only the root
+            // session's parts, B45): its calls, tools and tokens are unknown, not zero.
+            if name == "task"
+                && let Some(child) = str_field(metadata, "sessionId")
+                && !self.seen_sessions.contains(child)
+            {
+                let model = metadata.get("model").map(|m| {
+                    format!(
+                        " on {}/{}",
+                        str_field(m, "providerID").unwrap_or("?"),
+                        str_field(m, "modelID").unwrap_or("?")
+                    )
+                });
+                out.push(Event::Unreported {
+                    kind: UnreportedKind::SubagentWork,
+                    call_id: Some(call_id),
+                    reason: format!(
+                        "sub-agent session `{child}`{} ran, but OpenCode printed none of its \
+                         events: its model calls, tool calls, tokens and cost are not in the \
+                         stream (`opencode export {child}` can recover them)",
+                        model.unwrap_or_default()
+                    ),
+                });
+            }
         }
     }
 }

@@ -11,8 +11,8 @@
 //! URL. Without one, Pi runs with its own provider defaults and no `models.json`.
 
 use harness_kit::{
-    AgentSettings, ConfigFile, Harness, LaunchPlan, NeutralAction, PromptDelivery, RunLimits,
-    ToolCall,
+    AgentField, AgentSettings, Capabilities, ConfigFile, Harness, LaunchPlan, NeutralAction,
+    PromptDelivery, RunLimits, SessionRequest, SystemPromptMode, ToolCall, TotalsScope,
 };
 use serde_json::json;
 
@@ -47,6 +47,34 @@ const TOOL_NAMES: [(&str, &str); 14] = [
 impl Harness for Pi {
     type Reducer = crate::PiReducer;
 
+    /// Checked against `pi --help` of 0.73.1: `--model`, `--tools`, `--system-prompt`
+    /// (replace) and `--append-system-prompt`, `--thinking`, `--skill <dir>`, and
+    /// `--session <file>` (a session file of our naming: created when missing, resumed when
+    /// present). No permission modes, plugins, settings files or sdk options. Each
+    /// assistant `message_end` carries its call's usage and `cost.total` in USD.
+    fn describe() -> Capabilities {
+        use AgentField::*;
+        Capabilities {
+            agent_fields: vec![
+                Model,
+                AllowedTools,
+                DisallowedTools,
+                SystemPrompt,
+                SystemPromptReplace,
+                ThinkingLevel,
+                Skills,
+            ],
+            resume: true,
+            reports_cost: true,
+            usage_per_call: true,
+        }
+    }
+
+    /// Usage and cost come per assistant message (B22): the host sums them.
+    fn totals(_cli_version: Option<&str>) -> TotalsScope {
+        TotalsScope::PerCall
+    }
+
     /// Pi has no native turn or tool-call cap (`native_limits` is empty: the host's backstop
     /// enforces them) and no permission prompts, so a task with a `permission_mode` is
     /// refused. `allowed_tools` / `disallowed_tools` become `--tools` (Pi's names, or the
@@ -56,6 +84,15 @@ impl Harness for Pi {
             return Err(format!(
                 "pi has no permission modes (it runs every tool without asking): remove \
                  `permission_mode: {mode}` from the task to run it on pi"
+            ));
+        }
+        Self::describe().check(settings)?;
+        if let Some(level) = &settings.thinking_level
+            && !THINKING_LEVELS.contains(&level.as_str())
+        {
+            return Err(format!(
+                "pi has no thinking level `{level}`: use one of {}",
+                THINKING_LEVELS.join(", ")
             ));
         }
         let mut argv: Vec<String> = ["pi", "-p", "--mode", "json"].map(String::from).to_vec();
@@ -76,7 +113,18 @@ impl Harness for Pi {
                 }
             }
         }
-        argv.push("--no-session".into());
+        match &settings.session {
+            None => argv.push("--no-session".into()),
+            // Pi opens the file when it exists and starts a new session in it when not.
+            Some(SessionRequest::Start(id) | SessionRequest::Resume(id)) => {
+                argv.extend(["--session".into(), session_file(id)?]);
+                // Makes the folder (Pi writes the file but not its folder).
+                files.push(ConfigFile {
+                    path: ".pi/coder-eval-sessions/README".into(),
+                    content: "Pi session files of coder-eval's time-budget runs.\n".into(),
+                });
+            }
+        }
         if let Some(tools) = tool_list(settings)? {
             if tools.is_empty() {
                 argv.push("--no-tools".into());
@@ -85,7 +133,17 @@ impl Harness for Pi {
             }
         }
         if let Some(prompt) = &settings.system_prompt {
-            argv.extend(["--append-system-prompt".into(), prompt.clone()]);
+            let flag = match settings.system_prompt_mode {
+                SystemPromptMode::Append => "--append-system-prompt",
+                SystemPromptMode::Replace => "--system-prompt",
+            };
+            argv.extend([flag.into(), prompt.clone()]);
+        }
+        if let Some(level) = &settings.thinking_level {
+            argv.extend(["--thinking".into(), level.clone()]);
+        }
+        for dir in &settings.skill_dirs {
+            argv.extend(["--skill".into(), dir.clone()]);
         }
         let prompt_index = argv.len() as u32;
         Ok(LaunchPlan {
@@ -100,6 +158,7 @@ impl Harness for Pi {
             caveats: Vec::new(),
             // No documented exit codes beyond 0 and 1.
             exit_codes: Vec::new(),
+            side_files: Vec::new(),
         })
     }
 
@@ -119,6 +178,24 @@ impl Harness for Pi {
             arguments_json: args.to_string(),
         }
     }
+}
+
+/// Pi's `--thinking` levels (0.73.1).
+pub const THINKING_LEVELS: [&str; 6] = ["off", "minimal", "low", "medium", "high", "xhigh"];
+
+/// The session file for session id `id`, under the private HOME: a path (with a `/`), so
+/// Pi opens it as a file rather than searching its own session ids.
+fn session_file(id: &str) -> Result<String, String> {
+    if id.is_empty()
+        || !id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        return Err(format!(
+            "session id `{id}` must be letters, digits, `-` and `_` only"
+        ));
+    }
+    Ok(format!("{{{{home}}}}/.pi/coder-eval-sessions/{id}.jsonl"))
 }
 
 /// `~/.pi/agent/models.json` with the `mock` provider serving `model`.
@@ -301,6 +378,55 @@ mod tests {
         assert_eq!(
             (call.name.as_str(), call.arguments_json.as_str()),
             ("read", r#"{"path":"a.txt"}"#)
+        );
+    }
+
+    #[test]
+    fn thinking_skills_replace_and_sessions_reach_the_command_line() {
+        let settings = AgentSettings {
+            system_prompt: Some("Terse.".into()),
+            system_prompt_mode: harness_kit::SystemPromptMode::Replace,
+            thinking_level: Some("high".into()),
+            skill_dirs: vec!["/skills/a".into()],
+            session: Some(harness_kit::SessionRequest::Start("run-1".into())),
+            ..Default::default()
+        };
+        let plan = Pi::plan(&settings, &RunLimits::default()).unwrap();
+        let argv = plan.argv.join(" ");
+        assert!(argv.contains("--system-prompt Terse."), "{argv}");
+        assert!(argv.contains("--thinking high"), "{argv}");
+        assert!(argv.contains("--skill /skills/a"), "{argv}");
+        assert!(
+            argv.contains("--session {{home}}/.pi/coder-eval-sessions/run-1.jsonl"),
+            "{argv}"
+        );
+        assert!(!argv.contains("--no-session"));
+        let resume = AgentSettings {
+            session: Some(harness_kit::SessionRequest::Resume("run-1".into())),
+            ..Default::default()
+        };
+        let again = Pi::plan(&resume, &RunLimits::default()).unwrap();
+        assert!(
+            again
+                .argv
+                .join(" ")
+                .contains("--session {{home}}/.pi/coder-eval-sessions/run-1.jsonl")
+        );
+        for bad in ["../x", ""] {
+            let s = AgentSettings {
+                session: Some(harness_kit::SessionRequest::Resume(bad.into())),
+                ..Default::default()
+            };
+            assert!(Pi::plan(&s, &RunLimits::default()).is_err(), "{bad}");
+        }
+        let level = AgentSettings {
+            thinking_level: Some("extreme".into()),
+            ..Default::default()
+        };
+        assert!(
+            Pi::plan(&level, &RunLimits::default())
+                .unwrap_err()
+                .contains("extreme")
         );
     }
 }

@@ -19,5 +19,7 @@ mod reducer;
 pub use launch::{DEFAULT_MODEL, DEFAULT_TOOLS, Pi};
 pub use reducer::PiReducer;
 
-#[cfg(feature = "export")]
+#[cfg(all(feature = "export", not(feature = "harness-v0-1")))]
 harness_kit::export_harness!(Pi);
+#[cfg(all(feature = "export", feature = "harness-v0-1"))]
+harness_kit::export_harness_v0_1!(Pi);

@@ -23,7 +23,14 @@
 //!   ends after a `turn_end` whose message did not ask for tools still gets its result,
 //!   derived the same way; a stream cut inside a run gets none (the host reports
 //!   `incomplete`).
-//! - Retries, compactions, unknown types and broken lines become diagnostics.
+//! - `auto_retry_start` (Pi's automatic retry after a failed call, B47) →
+//!   [`ModelCallRetried`](Event::ModelCallRetried) with the attempt, delay, error and HTTP
+//!   status; when the last call's message failed, that attempt is abandoned (`call_started`,
+//!   its message id) and no longer counted in `num_turns`. `auto_retry_end {success:
+//!   false}` (retries exhausted, B47b) abandons the last attempt too and fails the run with
+//!   `finalError`, whatever the exit code (json mode exits 0); `{success: true}` is a
+//!   `retry` diagnostic.
+//! - Compactions, unknown types and broken lines become diagnostics.
 
 use harness_kit::reduce::{IdMaker, decode_object, type_diagnostic};
 use harness_kit::{
@@ -51,8 +58,11 @@ pub struct PiReducer {
     tools_finished: HashSet<String>,
     /// The last assistant message that ended.
     last_assistant: Option<Outcome>,
-    /// Main-thread model calls so far.
+    /// Main-thread model calls so far (less the failed attempts the CLI retried).
     main_calls: u32,
+    /// The last call's assistant message failed (its id): the attempt a following
+    /// `auto_retry_start` abandons.
+    failed_call: Option<String>,
     /// The result of the last finished agent run, emitted at the end of the stream.
     pending_final: Option<Event>,
     /// Ids for messages without a `responseId`.
@@ -95,6 +105,7 @@ impl Reducer for PiReducer {
             tools_finished: HashSet::new(),
             last_assistant: None,
             main_calls: 0,
+            failed_call: None,
             pending_final: None,
             made_up_ids: IdMaker::new("pi-msg"),
         }
@@ -177,16 +188,50 @@ impl Reducer for PiReducer {
                     self.pending_final = Some(self.final_result(None));
                 }
             }
-            "auto_retry_start" => out.push(Event::diagnostic(
-                "retry",
-                "auto_retry_start: the CLI retries a failed model call",
-                line,
-            )),
-            "auto_retry_end" => out.push(Event::diagnostic(
-                "retry",
-                "auto_retry_end: the CLI's automatic retry ended",
-                line,
-            )),
+            // The failed attempt is not a model call: the CLI waits `delayMs`, then starts
+            // a new agent run (B47).
+            "auto_retry_start" => {
+                let field = |key: &str| obj.get(key).and_then(Value::as_u64);
+                let error = obj
+                    .get("errorMessage")
+                    .and_then(Value::as_str)
+                    .map(String::from);
+                out.push(self.abandon_failed_call(
+                    field("attempt").map(|a| a as u32),
+                    field("delayMs"),
+                    error,
+                ));
+            }
+            "auto_retry_end" => {
+                if obj.get("success").and_then(Value::as_bool) == Some(false) {
+                    // Retries exhausted (B47b): the last attempt failed too, and is no
+                    // call either; the run failed, whatever the exit code says.
+                    let error = obj
+                        .get("finalError")
+                        .and_then(Value::as_str)
+                        .map(String::from);
+                    out.push(self.abandon_failed_call(None, None, error.clone()));
+                    self.pending_final = Some(Event::FinalResult {
+                        success: false,
+                        error_kind: Some("retries_exhausted".into()),
+                        error_message: Some(error.unwrap_or_else(|| {
+                            "the CLI's automatic retries were exhausted".into()
+                        })),
+                        max_turns_reached: false,
+                        num_turns: Some(self.main_calls),
+                        cost_usd: None,
+                        duration_ms: None,
+                        text: None,
+                        usage: None,
+                    });
+                } else {
+                    out.push(Event::diagnostic(
+                        "retry",
+                        "auto_retry_end: the CLI's automatic retry recovered",
+                        line,
+                    ));
+                }
+            }
             "compaction_start" | "auto_compaction_start" => out.push(Event::diagnostic(
                 "compact_boundary",
                 "the CLI starts compacting the context",
@@ -268,6 +313,7 @@ impl PiReducer {
         };
         let usage = message.get("usage").filter(|u| u.is_object());
         let outcome = Outcome::of(message);
+        self.failed_call = outcome.failed().then(|| id.clone());
         out.push(Event::AssistantMessage {
             message_id: id,
             parent_call_id: None,
@@ -284,6 +330,35 @@ impl PiReducer {
                 .and_then(Value::as_f64),
         });
         self.last_assistant = Some(outcome);
+    }
+
+    /// A retry (or the end of retrying) of the last call, when its message failed: that
+    /// attempt is un-counted. Without a failed message the retry abandons no call.
+    fn abandon_failed_call(
+        &mut self,
+        attempt: Option<u32>,
+        delay_ms: Option<u64>,
+        error: Option<String>,
+    ) -> Event {
+        let abandoned = self.failed_call.take();
+        if abandoned.is_some() {
+            self.main_calls = self.main_calls.saturating_sub(1);
+        }
+        Event::ModelCallRetried {
+            call_started: abandoned.is_some(),
+            abandoned_message_id: abandoned,
+            parent_call_id: None,
+            attempt,
+            delay_ms,
+            // Pi's provider errors start with the HTTP status ("429 Rate limit ...").
+            status: error
+                .as_deref()
+                .and_then(|e| e.split_whitespace().next())
+                .filter(|w| w.len() == 3)
+                .and_then(|w| w.parse().ok()),
+            error,
+            announced: true,
+        }
     }
 
     /// Reports a message the stream cut before its `message_end`, with its streamed text.

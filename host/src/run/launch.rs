@@ -22,6 +22,8 @@ pub(super) fn agent_settings(task: &Task, model_base_url: Option<String>) -> Age
         model_base_url,
         // SAFETY: geteuid has no preconditions.
         as_root: unsafe { libc::geteuid() } == 0,
+        // The agent fields of harness@0.2.0 are not read from task files yet.
+        ..Default::default()
     }
 }
 

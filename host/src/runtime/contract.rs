@@ -3,10 +3,10 @@
 //! A component is checked before it is instantiated: it must export the contract's
 //! interfaces at a version this host speaks, and import nothing but WASI and the
 //! contract's own type interfaces. A released `wit/<pkg>@<ver>/` folder is never edited
-//! (`wit/README.md`); the next version goes beside it, and the host accepts both. To
-//! accept `harness@0.2.0` or `grader@0.2.0`, add its arm to [`Version::accepted`] (and its
-//! bindings, converted up to the host's one model at the boundary, to `harness.rs` or
-//! `grader.rs`).
+//! (`wit/README.md`); the next version goes beside it, and the host accepts both. The
+//! host speaks `harness@0.1.0` and `@0.2.0` (`harness.rs` converts both to its one model)
+//! and `grader@0.1.0`. To accept `grader@0.2.0`, add its arm to [`Version::accepted`] (and
+//! its bindings, converted at the boundary, to `grader.rs`).
 
 use super::{ComponentError, LoadedComponent, engine};
 
@@ -40,7 +40,8 @@ pub(crate) const GRADER: Contract = Contract {
 pub(crate) enum Version {
     /// `@0.1.0` of `coder-eval:harness` and `coder-eval:grader` (and `events@0.1.0`).
     V0_1_0,
-    /// `coder-eval:grader@0.2.0` (events@0.2.0; the `live-grader` world adds `live`).
+    /// `@0.2.0`: `coder-eval:harness` (with `events@0.2.0`), `coder-eval:grader`
+    /// (events@0.2.0; the `live-grader` world adds `live`).
     V0_2_0,
 }
 
@@ -54,6 +55,7 @@ impl Version {
         match (contract.package, found) {
             ("coder-eval:harness" | "coder-eval:grader", "0.1.0") => Some(Version::V0_1_0),
             ("coder-eval:grader", "0.2.0") => Some(Version::V0_2_0),
+            ("coder-eval:harness", "0.2.0") => Some(Version::V0_2_0),
             _ => None,
         }
     }
@@ -146,9 +148,11 @@ mod tests {
         assert_eq!(Version::accepted(&HARNESS, "0.1.0"), Some(Version::V0_1_0));
         assert_eq!(Version::accepted(&GRADER, "0.1.0"), Some(Version::V0_1_0));
         assert_eq!(Version::accepted(&GRADER, "0.2.0"), Some(Version::V0_2_0));
-        assert_eq!(Version::accepted(&HARNESS, "0.2.0"), None);
+        assert_eq!(Version::accepted(&HARNESS, "0.2.0"), Some(Version::V0_2_0));
+        assert_eq!(Version::accepted(&HARNESS, "9.0.0"), None);
         assert_eq!(Version::supported(&GRADER), "0.1.0, 0.2.0");
         assert_eq!(Version::accepted(&HARNESS, "(none)"), None);
-        assert_eq!(Version::supported(&HARNESS), "0.1.0");
+        assert_eq!(Version::supported(&HARNESS), "0.1.0, 0.2.0");
+        assert_eq!(Version::supported(&GRADER), "0.1.0");
     }
 }

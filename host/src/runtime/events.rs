@@ -23,6 +23,105 @@ mod bindings {
 #[allow(unreachable_pub)]
 pub use bindings::coder_eval::events::types as wit;
 
+mod bindings_v0_2 {
+    wasmtime::component::bindgen!({
+        inline: "
+            package coder-eval:host-events-v0-2;
+            world events {
+                import coder-eval:events/types@0.2.0;
+            }
+        ",
+        path: "../wit/events@0.2.0",
+    });
+}
+
+/// The generated types of `coder-eval:events/types@0.2.0`, for harness@0.2.0 components.
+#[allow(unreachable_pub)]
+pub use bindings_v0_2::coder_eval::events::types as wit_v0_2;
+
+/// An events@0.2.0 event as the host's model (which is 0.2.0's: nothing is lost).
+pub(crate) fn from_wit_v0_2(e: wit_v0_2::Event) -> Event {
+    use wit_v0_2 as w;
+    let usage = |u: w::Usage| Usage {
+        input_tokens: u.input_tokens,
+        output_tokens: u.output_tokens,
+        cache_read_tokens: u.cache_read_tokens,
+        cache_write_tokens: u.cache_write_tokens,
+    };
+    match e {
+        w::Event::SessionStarted(s) => Event::SessionStarted {
+            session_id: s.session_id,
+            cli_version: s.cli_version,
+            model: s.model,
+            tools: s.tools,
+        },
+        w::Event::ModelCallStarted(m) => Event::ModelCallStarted {
+            message_id: m.message_id,
+            parent_call_id: m.parent_call_id,
+        },
+        w::Event::AssistantMessage(m) => Event::AssistantMessage {
+            message_id: m.message_id,
+            parent_call_id: m.parent_call_id,
+            text: m.text,
+            usage: m.usage.map(usage),
+            cost_usd: m.cost_usd,
+        },
+        w::Event::ToolCallStarted(t) => Event::ToolCallStarted {
+            call_id: t.call_id,
+            name: t.name,
+            input_json: t.input_json,
+            parent_call_id: t.parent_call_id,
+        },
+        w::Event::ToolCallFinished(t) => Event::ToolCallFinished {
+            call_id: t.call_id,
+            status: match t.status {
+                w::ToolStatus::Ok => ToolStatus::Ok,
+                w::ToolStatus::Error => ToolStatus::Error,
+                w::ToolStatus::Unknown => ToolStatus::Unknown,
+                w::ToolStatus::Denied => ToolStatus::Denied,
+            },
+            output_excerpt: t.output_excerpt,
+            exit_code: t.exit_code,
+            cli_duration_ms: t.cli_duration_ms,
+        },
+        w::Event::FinalResult(r) => Event::FinalResult {
+            success: r.success,
+            error_kind: r.error_kind,
+            error_message: r.error_message,
+            max_turns_reached: r.max_turns_reached,
+            num_turns: r.num_turns,
+            cost_usd: r.cost_usd,
+            duration_ms: r.duration_ms,
+            text: r.text,
+            usage: r.usage.map(usage),
+        },
+        w::Event::Diagnostic(d) => Event::Diagnostic {
+            kind: d.kind,
+            message: d.message,
+            raw: d.raw,
+        },
+        w::Event::ModelCallRetried(r) => Event::ModelCallRetried {
+            call_started: r.call_started,
+            abandoned_message_id: r.abandoned_message_id,
+            parent_call_id: r.parent_call_id,
+            attempt: r.attempt,
+            delay_ms: r.delay_ms,
+            status: r.status,
+            error: r.error,
+            announced: r.announced,
+        },
+        w::Event::Unreported(u) => Event::Unreported {
+            kind: match u.kind {
+                w::UnreportedKind::Usage => harness_kit::UnreportedKind::Usage,
+                w::UnreportedKind::Cost => harness_kit::UnreportedKind::Cost,
+                w::UnreportedKind::SubagentWork => harness_kit::UnreportedKind::SubagentWork,
+            },
+            call_id: u.call_id,
+            reason: u.reason,
+        },
+    }
+}
+
 fn usage_from(u: wit::Usage) -> Usage {
     Usage {
         input_tokens: u.input_tokens,

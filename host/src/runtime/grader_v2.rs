@@ -453,6 +453,7 @@ pub fn to_wit(e: &Event) -> (wit::Event, usize) {
             )
         }
         Event::ModelCallRetried {
+            call_started,
             abandoned_message_id,
             parent_call_id,
             attempt,
@@ -464,6 +465,7 @@ pub fn to_wit(e: &Event) -> (wit::Event, usize) {
             let size = len(&abandoned_message_id) + len(&parent_call_id) + len(&error);
             (
                 wit::Event::ModelCallRetried(wit::ModelCallRetried {
+                    call_started,
                     abandoned_message_id,
                     parent_call_id,
                     attempt,

@@ -1,12 +1,15 @@
-//! Harness components (`coder-eval:harness/harness@0.1.0`): checking the contract,
-//! calling `launch` and driving a `stream-reducer`.
+//! Harness components (`coder-eval:harness/harness@0.2.0` and the released `@0.1.0`):
+//! checking the contract, calling `launch` and driving a `stream-reducer`. Both versions
+//! are converted to the host's one model (harness-kit's, which is 0.2.0's) here, at the
+//! boundary; what 0.1.0 lacks gets the meaning 0.1.0 had (see [`Launcher::describe`],
+//! [`Launcher::totals`], [`Reducer::side_file`]).
 
-use super::contract;
+use super::contract::{self, Version};
 use super::sandbox::{arm, classify, new_store};
 use super::{Budget, ComponentError, HostState, LoadedComponent};
 use harness_kit::{
-    AgentSettings, Caveat, ConfigFile, Event, ExitCode, LaunchPlan, LimitKind, NeutralAction,
-    PromptDelivery, ReducerConfig, RunLimits, ToolCall,
+    AgentSettings, Capabilities, Event, LaunchPlan, NeutralAction, ReducerConfig, RunLimits,
+    ToolCall, TotalsScope,
 };
 use std::sync::{Arc, OnceLock};
 use wasmtime::Store;
@@ -20,9 +23,28 @@ mod bindings {
     });
 }
 
-use super::events::{from_wit, wit};
+mod bindings_v0_2 {
+    wasmtime::component::bindgen!({
+        path: ["../wit/events@0.2.0", "../wit/harness@0.2.0"],
+        world: "coder-eval:harness/harness@0.2.0",
+        with: { "coder-eval:events/types": crate::runtime::events::wit_v0_2 },
+    });
+}
+
+use super::events::{from_wit, from_wit_v0_2};
+use convert::*;
+
+mod convert;
 use bindings::exports::coder_eval::harness::launch as wl;
 use bindings::exports::coder_eval::harness::reducer as wr;
+use bindings_v0_2::exports::coder_eval::harness::launch as wl2;
+use bindings_v0_2::exports::coder_eval::harness::reducer as wr2;
+
+/// A harness instance's bindings, by the contract version it exports.
+enum Bindings {
+    V0_1(bindings::Harness),
+    V0_2(bindings_v0_2::Harness),
+}
 
 fn linker() -> &'static Linker<HostState> {
     static LINKER: OnceLock<Linker<HostState>> = OnceLock::new();
@@ -34,8 +56,8 @@ fn linker() -> &'static Linker<HostState> {
 }
 
 /// Checks a component against the harness contract (see `runtime::contract`): it exports
-/// `launch` and `reducer` of `coder-eval:harness@0.1.0`, and imports nothing but WASI and
-/// the event types.
+/// `launch` and `reducer` of `coder-eval:harness@0.2.0` or `@0.1.0`, and imports nothing
+/// but WASI and the event types.
 pub fn check(loaded: &LoadedComponent) -> Result<(), ComponentError> {
     contract::check(loaded, &contract::HARNESS).map(|_| ())
 }
@@ -44,7 +66,7 @@ pub fn check(loaded: &LoadedComponent) -> Result<(), ComponentError> {
 pub struct Launcher {
     name: Arc<str>,
     store: Store<HostState>,
-    bindings: bindings::Harness,
+    bindings: Bindings,
 }
 
 impl Launcher {
@@ -58,33 +80,98 @@ impl Launcher {
         })
     }
 
-    /// The launch plan, or the component's reason for refusing these settings.
+    /// The contract version the component exports.
+    pub fn version(&self) -> &'static str {
+        match self.bindings {
+            Bindings::V0_1(_) => Version::V0_1_0.as_str(),
+            Bindings::V0_2(_) => Version::V0_2_0.as_str(),
+        }
+    }
+
+    /// What the harness can do (harness@0.2.0 `describe`); a 0.1.0 component gets the
+    /// 0.1.0 agent fields, no resume, no cost, no per-call usage.
+    pub fn describe(&mut self) -> Result<Capabilities, ComponentError> {
+        let Bindings::V0_2(b) = &self.bindings else {
+            return Ok(capabilities_v0_1());
+        };
+        let fuel = arm(&mut self.store, Budget::REDUCER, 0);
+        let store = &mut self.store;
+        let caps = super::off_runtime(|| b.coder_eval_harness_launch().call_describe(&mut *store))
+            .map_err(|e| {
+                classify(
+                    &mut self.store,
+                    e,
+                    &self.name,
+                    "describe",
+                    Budget::REDUCER,
+                    fuel,
+                )
+            })?;
+        Ok(Capabilities {
+            agent_fields: caps.agent_fields.into_iter().map(agent_field).collect(),
+            resume: caps.resume,
+            reports_cost: caps.reports_cost,
+            usage_per_call: caps.usage_per_call,
+        })
+    }
+
+    /// How the CLI's reported totals accumulate for `cli_version` (harness@0.2.0
+    /// `totals`); a 0.1.0 component's are taken as per process, as the host always did.
+    pub fn totals(&mut self, cli_version: Option<&str>) -> Result<TotalsScope, ComponentError> {
+        let Bindings::V0_2(b) = &self.bindings else {
+            return Ok(TotalsScope::PerProcess);
+        };
+        let fuel = arm(&mut self.store, Budget::REDUCER, 0);
+        let store = &mut self.store;
+        let scope = super::off_runtime(|| {
+            b.coder_eval_harness_launch()
+                .call_totals(&mut *store, cli_version)
+        })
+        .map_err(|e| {
+            classify(
+                &mut self.store,
+                e,
+                &self.name,
+                "totals",
+                Budget::REDUCER,
+                fuel,
+            )
+        })?;
+        Ok(match scope {
+            wl2::TotalsScope::PerCall => TotalsScope::PerCall,
+            wl2::TotalsScope::PerProcess => TotalsScope::PerProcess,
+            wl2::TotalsScope::PerSession => TotalsScope::PerSession,
+        })
+    }
+
+    /// The launch plan, or the component's reason for refusing these settings. A 0.1.0
+    /// component refuses the agent fields it cannot receive, by name.
     pub fn plan(
         &mut self,
         settings: &AgentSettings,
         limits: &RunLimits,
     ) -> Result<Result<LaunchPlan, String>, ComponentError> {
-        let wsettings = wl::AgentSettings {
-            model: settings.model.clone(),
-            allowed_tools: settings.allowed_tools.clone(),
-            disallowed_tools: settings.disallowed_tools.clone(),
-            permission_mode: settings.permission_mode.clone(),
-            system_prompt: settings.system_prompt.clone(),
-            model_base_url: settings.model_base_url.clone(),
-            api_key: settings.api_key.clone(),
-            as_root: settings.as_root,
-        };
-        let wlimits = wl::RunLimits {
-            max_turns: limits.max_turns,
-            max_tool_calls: limits.max_tool_calls,
-            turn_timeout_ms: limits.turn_timeout_ms,
-        };
+        if let Bindings::V0_1(_) = self.bindings {
+            if let Err(why) = capabilities_v0_1().check(settings) {
+                return Ok(Err(format!("{why} (a harness@0.1.0 component)")));
+            }
+            if settings.session.is_some() {
+                return Ok(Err(
+                    "a harness@0.1.0 component cannot start or resume a session".into(),
+                ));
+            }
+        }
         let fuel = arm(&mut self.store, Budget::REDUCER, 0);
         let (bindings, store) = (&self.bindings, &mut self.store);
-        let plan = super::off_runtime(|| {
-            bindings
+        let plan = super::off_runtime(|| match bindings {
+            Bindings::V0_1(b) => b
                 .coder_eval_harness_launch()
-                .call_plan(&mut *store, &wsettings, wlimits)
+                .call_plan(&mut *store, &settings_v0_1(settings), limits_v0_1(limits))
+                .map(|r| r.map(plan_v0_1)),
+            Bindings::V0_2(b) => b
+                .coder_eval_harness_launch()
+                .call_plan(&mut *store, &settings_v0_2(settings), limits_v0_2(limits))
+                .map(|r| r.map(plan_v0_2)),
         })
         .map_err(|e| {
             classify(
@@ -96,43 +183,7 @@ impl Launcher {
                 fuel,
             )
         })?;
-        Ok(plan.map(|p| LaunchPlan {
-            argv: p.argv,
-            env: p.env,
-            files: p
-                .files
-                .into_iter()
-                .map(|f| ConfigFile {
-                    path: f.path,
-                    content: f.content,
-                })
-                .collect(),
-            prompt: match p.prompt {
-                wl::PromptDelivery::ArgvAt(i) => PromptDelivery::ArgvAt(i),
-                wl::PromptDelivery::Stdin => PromptDelivery::Stdin,
-            },
-            native_limits: p.native_limits.into_iter().map(limit_kind).collect(),
-            unsupported_limits: p.unsupported_limits.into_iter().map(limit_kind).collect(),
-            caveats: p
-                .caveats
-                .into_iter()
-                .map(|c| match c {
-                    wl::Caveat::ParallelCallsSerialized => Caveat::ParallelCallsSerialized,
-                    wl::Caveat::ShellFailuresUnreported => Caveat::ShellFailuresUnreported,
-                    wl::Caveat::ToolStartFromCliDuration => Caveat::ToolStartFromCliDuration,
-                    wl::Caveat::ToolStartReportedLate => Caveat::ToolStartReportedLate,
-                })
-                .collect(),
-            exit_codes: p
-                .exit_codes
-                .into_iter()
-                .map(|e| ExitCode {
-                    code: e.code,
-                    kind: e.kind,
-                    meaning: e.meaning,
-                })
-                .collect(),
-        }))
+        Ok(plan)
     }
 
     /// This CLI's tool call for a neutral scripted-model action.
@@ -141,21 +192,33 @@ impl Launcher {
         action: &NeutralAction,
         workspace: &str,
     ) -> Result<ToolCall, ComponentError> {
-        let waction = match action.clone() {
-            NeutralAction::WriteFile { path, content } => {
-                wl::NeutralAction::WriteFile((path, content))
-            }
-            NeutralAction::Shell { command } => wl::NeutralAction::Shell(command),
-            NeutralAction::ReadFile { path } => wl::NeutralAction::ReadFile(path),
-        };
         let fuel = arm(&mut self.store, Budget::REDUCER, 0);
         let (bindings, store) = (&self.bindings, &mut self.store);
-        let call = super::off_runtime(|| {
-            bindings.coder_eval_harness_launch().call_translate_action(
-                &mut *store,
-                &waction,
-                workspace,
-            )
+        let call = super::off_runtime(|| match bindings {
+            Bindings::V0_1(b) => {
+                let waction = match action.clone() {
+                    NeutralAction::WriteFile { path, content } => {
+                        wl::NeutralAction::WriteFile((path, content))
+                    }
+                    NeutralAction::Shell { command } => wl::NeutralAction::Shell(command),
+                    NeutralAction::ReadFile { path } => wl::NeutralAction::ReadFile(path),
+                };
+                b.coder_eval_harness_launch()
+                    .call_translate_action(&mut *store, &waction, workspace)
+                    .map(|c| (c.name, c.arguments_json))
+            }
+            Bindings::V0_2(b) => {
+                let waction = match action.clone() {
+                    NeutralAction::WriteFile { path, content } => {
+                        wl2::NeutralAction::WriteFile((path, content))
+                    }
+                    NeutralAction::Shell { command } => wl2::NeutralAction::Shell(command),
+                    NeutralAction::ReadFile { path } => wl2::NeutralAction::ReadFile(path),
+                };
+                b.coder_eval_harness_launch()
+                    .call_translate_action(&mut *store, &waction, workspace)
+                    .map(|c| (c.name, c.arguments_json))
+            }
         })
         .map_err(|e| {
             classify(
@@ -168,34 +231,32 @@ impl Launcher {
             )
         })?;
         Ok(ToolCall {
-            name: call.name,
-            arguments_json: call.arguments_json,
+            name: call.0,
+            arguments_json: call.1,
         })
     }
 }
 
-fn limit_kind(kind: wl::LimitKind) -> LimitKind {
-    match kind {
-        wl::LimitKind::MaxTurns => LimitKind::MaxTurns,
-        wl::LimitKind::MaxToolCalls => LimitKind::MaxToolCalls,
-        wl::LimitKind::TurnTimeout => LimitKind::TurnTimeout,
-    }
-}
-
-fn instantiate(
-    loaded: &LoadedComponent,
-) -> Result<(Store<HostState>, bindings::Harness), ComponentError> {
+fn instantiate(loaded: &LoadedComponent) -> Result<(Store<HostState>, Bindings), ComponentError> {
+    let version = contract::check(loaded, &contract::HARNESS)?;
     let mut store = new_store(Budget::REDUCER, None).map_err(|source| ComponentError::Read {
         component: loaded.name.to_string(),
         path: Default::default(),
         source,
     })?;
     arm(&mut store, Budget::REDUCER, 0);
-    let bindings = bindings::Harness::instantiate(&mut store, &loaded.component, linker())
-        .map_err(|source| ComponentError::Instantiate {
-            component: loaded.name.to_string(),
-            source,
-        })?;
+    let instantiated = match version {
+        Version::V0_1_0 => bindings::Harness::instantiate(&mut store, &loaded.component, linker())
+            .map(Bindings::V0_1),
+        Version::V0_2_0 => {
+            bindings_v0_2::Harness::instantiate(&mut store, &loaded.component, linker())
+                .map(Bindings::V0_2)
+        }
+    };
+    let bindings = instantiated.map_err(|source| ComponentError::Instantiate {
+        component: loaded.name.to_string(),
+        source,
+    })?;
     Ok((store, bindings))
 }
 
@@ -204,7 +265,7 @@ fn instantiate(
 pub struct Reducer {
     name: Arc<str>,
     store: Store<HostState>,
-    bindings: bindings::Harness,
+    bindings: Bindings,
     resource: ResourceAny,
     poisoned: bool,
 }
@@ -214,8 +275,8 @@ impl Reducer {
     pub fn new(loaded: &LoadedComponent, config: ReducerConfig) -> Result<Reducer, ComponentError> {
         let (mut store, bindings) = super::off_runtime(|| instantiate(loaded))?;
         let fuel = arm(&mut store, Budget::REDUCER, 0);
-        let resource = super::off_runtime(|| {
-            bindings
+        let resource = super::off_runtime(|| match &bindings {
+            Bindings::V0_1(b) => b
                 .coder_eval_harness_reducer()
                 .stream_reducer()
                 .call_constructor(
@@ -223,7 +284,16 @@ impl Reducer {
                     wr::ReducerConfig {
                         excerpt_bytes: config.excerpt_bytes,
                     },
-                )
+                ),
+            Bindings::V0_2(b) => b
+                .coder_eval_harness_reducer()
+                .stream_reducer()
+                .call_constructor(
+                    &mut store,
+                    wr2::ReducerConfig {
+                        excerpt_bytes: config.excerpt_bytes,
+                    },
+                ),
         })
         .map_err(|e| {
             classify(
@@ -246,20 +316,53 @@ impl Reducer {
 
     /// Feeds one line (without its newline) received at `stamp_us` µs into the turn.
     pub fn feed(&mut self, line: &[u8], stamp_us: u64) -> Result<Vec<Event>, ComponentError> {
-        self.call("stream-reducer.feed", line.len(), |b, s, r| {
-            b.coder_eval_harness_reducer()
+        self.call("stream-reducer.feed", line.len(), |b, s, r| match b {
+            Bindings::V0_1(b) => b
+                .coder_eval_harness_reducer()
                 .stream_reducer()
                 .call_feed(s, r, line, stamp_us)
+                .map(|e| e.into_iter().map(from_wit).collect()),
+            Bindings::V0_2(b) => b
+                .coder_eval_harness_reducer()
+                .stream_reducer()
+                .call_feed(s, r, line, stamp_us)
+                .map(|e| e.into_iter().map(from_wit_v0_2).collect()),
+        })
+    }
+
+    /// A side file the launch plan named, read after the CLI exited (`None` when the CLI
+    /// did not write it): the events it adds. A harness@0.1.0 component names none and is
+    /// never asked.
+    pub fn side_file(
+        &mut self,
+        path: &str,
+        content: Option<&[u8]>,
+    ) -> Result<Vec<Event>, ComponentError> {
+        let len = content.map_or(0, <[u8]>::len);
+        self.call("stream-reducer.side-file", len, |b, s, r| match b {
+            Bindings::V0_1(_) => Ok(Vec::new()),
+            Bindings::V0_2(b) => b
+                .coder_eval_harness_reducer()
+                .stream_reducer()
+                .call_side_file(s, r, path, content)
+                .map(|e| e.into_iter().map(from_wit_v0_2).collect()),
         })
     }
 
     /// Ends the stream; `truncated` holds the bytes after the last newline, if any.
     pub fn finish(&mut self, truncated: Option<&[u8]>) -> Result<Vec<Event>, ComponentError> {
         let len = truncated.map_or(0, <[u8]>::len);
-        self.call("stream-reducer.finish", len, |b, s, r| {
-            b.coder_eval_harness_reducer()
+        self.call("stream-reducer.finish", len, |b, s, r| match b {
+            Bindings::V0_1(b) => b
+                .coder_eval_harness_reducer()
                 .stream_reducer()
                 .call_finish(s, r, truncated)
+                .map(|e| e.into_iter().map(from_wit).collect()),
+            Bindings::V0_2(b) => b
+                .coder_eval_harness_reducer()
+                .stream_reducer()
+                .call_finish(s, r, truncated)
+                .map(|e| e.into_iter().map(from_wit_v0_2).collect()),
         })
     }
 
@@ -267,11 +370,7 @@ impl Reducer {
         &mut self,
         call: &str,
         input_bytes: usize,
-        f: impl FnOnce(
-            &bindings::Harness,
-            &mut Store<HostState>,
-            ResourceAny,
-        ) -> wasmtime::Result<Vec<wit::Event>>
+        f: impl FnOnce(&Bindings, &mut Store<HostState>, ResourceAny) -> wasmtime::Result<Vec<Event>>
         + Send,
     ) -> Result<Vec<Event>, ComponentError> {
         if self.poisoned {
@@ -282,7 +381,7 @@ impl Reducer {
         let fuel = arm(&mut self.store, Budget::REDUCER, input_bytes);
         let (bindings, store, resource) = (&self.bindings, &mut self.store, self.resource);
         match super::off_runtime(|| f(bindings, store, resource)) {
-            Ok(events) => Ok(events.into_iter().map(from_wit).collect()),
+            Ok(events) => Ok(events),
             Err(err) => {
                 self.poisoned = true;
                 Err(classify(

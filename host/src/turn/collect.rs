@@ -182,6 +182,15 @@ impl Collector {
                 self.on_diagnostic(line, at, kind, message, raw);
                 None
             }
+            // events@0.2.0: recorded as the diagnostics a harness@0.1.0 component sends in
+            // their place (harness_kit::down_to_diagnostic), so both versions give the same
+            // record. Un-counting retried calls and partial totals are still to come.
+            event @ (Event::ModelCallRetried { .. } | Event::Unreported { .. }) => {
+                if let Some((kind, message)) = harness_kit::down_to_diagnostic(event) {
+                    self.on_diagnostic(line, at, &kind, &message, "");
+                }
+                None
+            }
             _ if !self.counting() => None,
             Event::SessionStarted {
                 session_id,
@@ -253,9 +262,6 @@ impl Collector {
                 });
                 None
             }
-            // events@0.2.0: kept in the trajectory; the collector does not un-count
-            // retries or mark totals partial yet (no component the host loads emits them).
-            Event::ModelCallRetried { .. } | Event::Unreported { .. } => None,
         };
         if self.keep_trajectory {
             self.trajectory.push(stamped);

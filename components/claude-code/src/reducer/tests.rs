@@ -124,3 +124,221 @@ fn an_api_error_reported_as_success_keeps_its_message() {
         Event::FinalResult { success: false, error_kind: Some(k), error_message: Some(m), .. }
             if k == "is_error" && m == "API Error: 400 bad request")));
 }
+
+const FIELD2: &str = "tests/corpus/field2/claude-code";
+
+fn field2(case: &str) -> Reduced {
+    Reduced::file(&format!("{FIELD2}/{case}.jsonl"))
+}
+
+/// B38 (2.1.233): a 403 reported as `subtype: success` with a `<synthetic>` message. Right
+/// values from its expected.md.
+#[test]
+fn b38_synthetic_message_is_no_call_and_the_result_is_an_api_error() {
+    let r = field2("B38-api-error-reported-as-success");
+    assert_eq!(r.turns(), 1);
+    assert_eq!(
+        r.messages(),
+        [(
+            "msg_01B38aaaaaaaaaaaaaaaaaaa",
+            "I'll run the test suite first."
+        )]
+    );
+    assert_eq!(
+        r.tools(),
+        [("toolu_01B38bash0000000000000", "Bash", Some(ToolStatus::Ok))]
+    );
+    let Some(Event::FinalResult {
+        success,
+        error_kind,
+        error_message,
+        num_turns,
+        cost_usd,
+        text,
+        usage,
+        ..
+    }) = r.final_result()
+    else {
+        panic!("no result: {r:?}")
+    };
+    assert!(!success);
+    assert_eq!(error_kind.as_deref(), Some("api_error"));
+    assert!(
+        error_message
+            .as_deref()
+            .is_some_and(|m| m.starts_with("Your organization has disabled Claude subscription")),
+        "{error_message:?}"
+    );
+    // The synthetic text is the CLI's error, not the agent's answer.
+    assert_eq!(*text, None);
+    assert_eq!(*num_turns, Some(2), "kept as reported");
+    assert_eq!(*cost_usd, Some(0.019305));
+    assert_eq!(
+        *usage,
+        Some(Usage {
+            input_tokens: 6,
+            output_tokens: 57,
+            cache_read_tokens: 18200,
+            cache_write_tokens: 1400,
+        })
+    );
+    assert_eq!(r.kinds(), ["synthetic_message", "api_error"]);
+    assert!(
+        r.iter()
+            .any(|e| matches!(e, Event::Diagnostic { kind, message, .. }
+        if kind == "api_error" && message.contains("HTTP 403")))
+    );
+}
+
+/// B39 (2.1.251, `--include-partial-messages`): an announced retry (529, 600 ms) and an
+/// inferred one (a `message_start` superseded by a complete message of another id).
+#[test]
+fn b39_abandoned_attempts_are_retries_not_calls() {
+    let r = field2("B39-partial-messages-retry-restarts-stream");
+    assert_eq!(r.turns(), 2);
+    assert_eq!(
+        r.messages(),
+        [
+            ("msg_01B39attempt2bbbbbbbbbb", "I'll run the tests."),
+            (
+                "msg_01B39call2attempt2ddddd",
+                "All 12 tests passed; nothing to fix."
+            ),
+        ]
+    );
+    assert!(
+        !r.iter()
+            .any(|e| matches!(e, Event::AssistantMessage { text, .. }
+            if text.contains("I'll look at the") || text.contains("All 12 tests pa")
+                && text != "All 12 tests passed; nothing to fix."))
+    );
+    assert_eq!(
+        r.retries(),
+        [
+            (
+                true,
+                true,
+                Some("msg_01B39attempt1aaaaaaaaaa"),
+                Some(1),
+                Some(600),
+                Some(529)
+            ),
+            (
+                false,
+                true,
+                Some("msg_01B39call2attempt1ccccc"),
+                None,
+                None,
+                None
+            ),
+        ]
+    );
+    assert_eq!(
+        r.tools(),
+        [(
+            "toolu_01B39bash00000000000000",
+            "Bash",
+            Some(ToolStatus::Ok)
+        )]
+    );
+    assert!(
+        r.iter()
+            .any(|e| matches!(e, Event::ToolCallStarted { input_json, .. }
+        if input_json == r#"{"command":"pytest -q","description":"Run the tests"}"#))
+    );
+    let Some(Event::FinalResult {
+        success,
+        text,
+        usage,
+        cost_usd,
+        ..
+    }) = r.final_result()
+    else {
+        panic!("no result")
+    };
+    assert!(success);
+    assert_eq!(
+        text.as_deref(),
+        Some("All 12 tests passed; nothing to fix.")
+    );
+    assert_eq!(*cost_usd, Some(0.029483));
+    assert_eq!(
+        *usage,
+        Some(Usage {
+            input_tokens: 9,
+            output_tokens: 52,
+            cache_read_tokens: 41150,
+            cache_write_tokens: 1210,
+        })
+    );
+    // The messages' own usage leaves the abandoned attempts out too.
+    let u = r.message_usage().unwrap();
+    assert_eq!((u.input_tokens, u.output_tokens), (9, 52));
+}
+
+/// B40 (2.1.278, `--resume`): the reducer reports what the stream says (the session's
+/// running total); `totals` tells the host it is per session from 2.1.277 on.
+#[test]
+fn b40_resumed_total_is_reported_as_seen_and_declared_per_session() {
+    use harness_kit::{Harness, TotalsScope};
+    let r = field2("B40-resume-restores-cost-total");
+    assert_eq!(r.turns(), 1);
+    let Some(Event::FinalResult {
+        success,
+        cost_usd,
+        usage,
+        ..
+    }) = r.final_result()
+    else {
+        panic!("no result")
+    };
+    assert!(success);
+    assert_eq!(*cost_usd, Some(0.386463));
+    assert_eq!(
+        *usage,
+        Some(Usage {
+            input_tokens: 3,
+            output_tokens: 400,
+            cache_read_tokens: 26808,
+            cache_write_tokens: 0,
+        })
+    );
+    assert!(r.iter().any(
+        |e| matches!(e, Event::SessionStarted { cli_version: Some(v), .. }
+        if v == "2.1.278")
+    ));
+    let totals = crate::ClaudeCode::totals;
+    assert_eq!(totals(Some("2.1.278")), TotalsScope::PerSession);
+    assert_eq!(totals(Some("2.1.277")), TotalsScope::PerSession);
+    assert_eq!(totals(Some("2.1.276")), TotalsScope::PerProcess);
+    assert_eq!(totals(Some("2.1.197")), TotalsScope::PerProcess);
+    assert_eq!(totals(Some("3.0.0 (Claude Code)")), TotalsScope::PerSession);
+    assert_eq!(totals(None), TotalsScope::PerProcess);
+}
+
+#[test]
+fn a_refused_call_is_denied_and_a_failed_one_an_error() {
+    let r = Reduced::new(concat!(
+        r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"rm -rf /"}},{"type":"tool_use","id":"t2","name":"Bash","input":{"command":"false"}},{"type":"tool_use","id":"t3","name":"Write","input":{}},{"type":"tool_use","id":"t4","name":"Bash","input":{"command":"git push"}}]}}"#,
+        "\n",
+        r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"Permission to use Bash with command rm -rf / has been denied.","is_error":true},{"type":"tool_result","tool_use_id":"t2","content":"Exit code 1","is_error":true},{"type":"tool_result","tool_use_id":"t3","content":"Claude requested permissions to use Write, but you haven't granted it yet.","is_error":true}]}}"#,
+        "\n",
+        r#"{"type":"result","subtype":"success","is_error":false,"result":"done","permission_denials":[{"tool_name":"Bash","tool_use_id":"t1"},{"tool_name":"Write","tool_use_id":"t3"},{"tool_name":"Bash","tool_use_id":"t4"},{"tool_name":"Bash","tool_use_id":"t2"}]}"#,
+    ));
+    assert_eq!(
+        r.tools(),
+        [
+            ("t1", "Bash", Some(ToolStatus::Denied)),
+            ("t2", "Bash", Some(ToolStatus::Error)),
+            ("t3", "Write", Some(ToolStatus::Denied)),
+            // Listed in permission_denials with no result of its own.
+            ("t4", "Bash", Some(ToolStatus::Denied)),
+        ]
+    );
+    // t2 is listed but its result was the command's own failure: it stays, with a note.
+    assert_eq!(r.kinds(), ["permission_denial"]);
+    assert!(!r.iter().any(
+        |e| matches!(e, Event::ToolCallFinished { call_id, exit_code: Some(_), .. }
+        if call_id == "t1")
+    ));
+}

@@ -56,6 +56,32 @@ pub struct Line<'a> {
     pub duration_ms: Option<u64>,
     #[serde(deserialize_with = "lenient::field")]
     pub usage: Option<UsageFields>,
+    /// Why the run ended (2.1.2xx): `completed`, `max_turns`, `api_error`, ...
+    #[serde(borrow, deserialize_with = "lenient::field")]
+    pub terminal_reason: Option<Cow<'a, str>>,
+    /// The HTTP status of the API error that ended the run.
+    #[serde(deserialize_with = "lenient::field")]
+    pub api_error_status: Option<u64>,
+    /// Tool calls the permission rules refused.
+    #[serde(borrow, deserialize_with = "lenient::list")]
+    pub permission_denials: Vec<PermissionDenial<'a>>,
+    // system/api_retry
+    #[serde(deserialize_with = "lenient::field")]
+    pub attempt: Option<u64>,
+    #[serde(deserialize_with = "lenient::field")]
+    pub retry_delay_ms: Option<u64>,
+    #[serde(deserialize_with = "lenient::field")]
+    pub error_status: Option<u64>,
+}
+
+/// One entry of `result.permission_denials`.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+pub struct PermissionDenial<'a> {
+    #[serde(borrow, deserialize_with = "lenient::field")]
+    pub tool_use_id: Option<Cow<'a, str>>,
+    #[serde(borrow, deserialize_with = "lenient::field")]
+    pub tool_name: Option<Cow<'a, str>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -80,6 +106,9 @@ pub struct RateLimitInfo<'a> {
 pub struct Message<'a> {
     #[serde(borrow, deserialize_with = "lenient::field")]
     pub id: Option<Cow<'a, str>>,
+    /// The model; `<synthetic>` for a message the CLI wrote itself (an API error).
+    #[serde(borrow, deserialize_with = "lenient::field")]
+    pub model: Option<Cow<'a, str>>,
     #[serde(borrow, deserialize_with = "lenient::list")]
     pub content: Vec<Block<'a>>,
     #[serde(deserialize_with = "lenient::field")]
@@ -151,6 +180,7 @@ pub struct UsageFields {
 
 impl<'de: 'a, 'a> Object<'de> for Line<'a> {}
 impl<'de: 'a, 'a> Object<'de> for CompactMetadata<'a> {}
+impl<'de: 'a, 'a> Object<'de> for PermissionDenial<'a> {}
 impl<'de: 'a, 'a> Object<'de> for RateLimitInfo<'a> {}
 impl<'de: 'a, 'a> Object<'de> for Message<'a> {}
 impl<'de: 'a, 'a> Object<'de> for Block<'a> {}

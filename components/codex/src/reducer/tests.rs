@@ -157,7 +157,8 @@ fn tool_status_exit_code_and_wrapper() {
         finished,
         [
             (ToolStatus::Error, Some(2), "ls: cannot access"),
-            (ToolStatus::Error, None, "out"),
+            // Declined by the CLI: never run (this said Error before).
+            (ToolStatus::Denied, None, "out"),
             (ToolStatus::Error, None, "update a.go"),
             (ToolStatus::Ok, None, "body"),
             (ToolStatus::Unknown, None, ""),
@@ -381,4 +382,34 @@ fn todo_list_updates_are_model_output_not_tools() {
         events.count(|e| matches!(e, Event::ToolCallStarted { .. })),
         1
     );
+}
+
+/// B42 (codex exec): five reconnects on HTTP 500, `error`, `turn.failed`, exit 0. Right
+/// values from its expected.md.
+#[test]
+fn b42_a_failed_turn_is_an_error_with_unknown_usage() {
+    let r = Reduced::file("tests/corpus/field2/codex/B42-turn-failed-exit-zero.jsonl");
+    assert_eq!(r.turns(), 0);
+    assert!(r.tools().is_empty());
+    let retries = r.retries();
+    assert_eq!(retries.len(), 5);
+    for (n, retry) in retries.iter().enumerate() {
+        assert_eq!(
+            *retry,
+            (true, false, None, Some(n as u32 + 1), None, Some(500))
+        );
+    }
+    assert!(matches!(r.final_result(),
+        Some(Event::FinalResult { success: false, error_message: Some(m), usage: None, cost_usd: None, num_turns: Some(0), .. })
+            if m == "Internal server error"));
+    assert_eq!(r.unreported(), [(UnreportedKind::Usage, None)]);
+    // The fatal `error` line stays a diagnostic.
+    assert_eq!(r.kinds(), ["cli_error"]);
+}
+
+#[test]
+fn a_completed_turn_has_nothing_unreported() {
+    let r = Reduced::new(&[START.to_string(), msg("item_0", "hi"), DONE.to_string()].join("\n"));
+    assert!(r.unreported().is_empty());
+    assert!(r.retries().is_empty());
 }

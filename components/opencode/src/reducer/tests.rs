@@ -365,3 +365,93 @@ fn excerpt_is_capped() {
     assert!(events.iter().any(|e| matches!(e,
         Event::ToolCallFinished { output_excerpt, .. } if output_excerpt == "abcd")));
 }
+
+/// B45 (opencode 1.18.x): a `task` sub-agent whose events the CLI drops. Right values from
+/// its expected.md.
+#[test]
+fn b45_a_silent_sub_agent_is_unreported_work_not_zero() {
+    let r = Reduced::file("tests/corpus/field2/opencode/B45-task-subagent-events-dropped.jsonl");
+    assert_eq!(r.turns(), 2);
+    let ids: Vec<&str> = r.messages().into_iter().map(|(id, _)| id).collect();
+    assert_eq!(
+        ids,
+        [
+            "msg_d4ba583e1001Ab3dE5fG7hJ9kL",
+            "msg_d4ba6f02a001Mn1pQ3rS5tU7vW"
+        ]
+    );
+    assert_eq!(
+        r.tools(),
+        [("call_b45task0001", "task", Some(ToolStatus::Ok))]
+    );
+    assert!(r.iter().any(|e| matches!(
+        e,
+        Event::ToolCallFinished {
+            cli_duration_ms: Some(42_386),
+            ..
+        }
+    )));
+    assert_eq!(
+        r.unreported(),
+        [(UnreportedKind::SubagentWork, Some("call_b45task0001"))]
+    );
+    assert!(
+        r.iter()
+            .any(|e| matches!(e, Event::Unreported { reason, .. }
+        if reason.contains("ses_2b45a9d04ffeVb7Lq2cXn5HuWs")
+            && reason.contains("anthropic/claude-sonnet-4-6")))
+    );
+    let u = r.message_usage().unwrap();
+    assert_eq!(
+        (
+            u.input_tokens,
+            u.output_tokens,
+            u.cache_read_tokens,
+            u.cache_write_tokens
+        ),
+        (2362, 99, 26121, 0)
+    );
+    let cost: f64 = r
+        .iter()
+        .filter_map(|e| match e {
+            Event::AssistantMessage {
+                cost_usd,
+                message_id,
+                ..
+            } => Some((message_id.clone(), *cost_usd)),
+            _ => None,
+        })
+        .collect::<std::collections::HashMap<_, _>>()
+        .values()
+        .flatten()
+        .sum();
+    assert!((cost - 0.0164).abs() < 1e-9, "{cost}");
+    assert!(
+        matches!(r.final_result(), Some(Event::FinalResult { success: true, text: Some(t), .. })
+        if t == "Config is loaded in load.ts, overridden in flags.ts and consumed in boot.ts.")
+    );
+}
+
+#[test]
+fn a_sub_agent_whose_parts_show_is_not_unreported_and_a_cut_step_is() {
+    let main = "ses_main";
+    let child = "ses_child";
+    let r = Reduced::new(
+        &[
+            step_start(main, main, "m1"),
+            step_start(main, child, "c1"),
+            step_finish("c1", "stop"),
+            format!(
+                r#"{{"type":"tool_use","sessionID":"{main}","part":{{"type":"tool","tool":"task","callID":"k1","messageID":"m1","sessionID":"{main}","state":{{"status":"completed","input":{{}},"output":"x","metadata":{{"sessionId":"{child}"}}}}}}}}"#
+            ),
+            step_finish("m1", "tool-calls"),
+            step_start(main, main, "m2"),
+        ]
+        .join("\n"),
+    );
+    assert_eq!(
+        r.unreported(),
+        [(UnreportedKind::Usage, Some("m2"))],
+        "{r:?}"
+    );
+}

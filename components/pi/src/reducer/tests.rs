@@ -120,7 +120,9 @@ fn will_retry_is_not_the_end() {
         r#"{"type":"auto_retry_start"}"#,
     ));
     assert!(events.final_result().is_none());
-    assert_eq!(events.kinds(), ["retry", "retry", "missing_terminal_event"]);
+    assert_eq!(events.kinds(), ["retry", "missing_terminal_event"]);
+    // No failed message before it: the retry abandons no call.
+    assert_eq!(events.retries(), [(true, false, None, None, None, None)]);
 }
 
 #[test]
@@ -146,6 +148,8 @@ fn the_last_agent_run_decides() {
     let events = Reduced::new(failed);
     assert!(events.final_result().is_none());
     assert_eq!(events.calls(), 2);
+    // The failed attempt is un-counted (B47).
+    assert_eq!(events.turns(), 1);
 
     // The retry succeeds: one result, the retry's.
     let events = Reduced::new(&format!(
@@ -158,7 +162,8 @@ fn the_last_agent_run_decides() {
         .filter(|e| matches!(e, Event::FinalResult { .. }))
         .collect();
     assert!(
-        matches!(results[..], [Event::FinalResult { success: true, num_turns: Some(2), text: Some(t), .. }] if t == "ok")
+        // One call: the failed attempt was retried, not a turn (B47; this said 2 before).
+        matches!(results[..], [Event::FinalResult { success: true, num_turns: Some(1), text: Some(t), .. }] if t == "ok")
     );
 }
 
@@ -273,4 +278,82 @@ fn tool_end_without_start_and_exit_code_details() {
             cli_duration_ms: None,
         }
     );
+}
+
+const FIELD2: &str = "tests/corpus/field2/pi";
+
+/// B47 (pi 0.73.1): a 429, `agent_end`, `auto_retry_start` (2 s), a new run that succeeds.
+/// Right values from its expected.md.
+#[test]
+fn b47_a_retried_attempt_is_not_a_turn_and_the_last_run_decides() {
+    let r = Reduced::file(&format!("{FIELD2}/B47-agent-end-then-auto-retry.jsonl"));
+    assert_eq!(r.turns(), 2);
+    let abandoned: Vec<&str> = r.abandoned().into_iter().collect();
+    assert_eq!(r.retries().len(), 1);
+    assert_eq!(
+        r.retries()[0],
+        (
+            true,
+            true,
+            Some(abandoned[0]),
+            Some(1),
+            Some(2000),
+            Some(429)
+        )
+    );
+    assert!(r.iter().any(
+        |e| matches!(e, Event::ModelCallRetried { error: Some(m), .. }
+        if m == "429 Rate limit reached for requests")
+    ));
+    let texts: Vec<&str> = r.messages().into_iter().map(|(_, t)| t).collect();
+    assert_eq!(texts, ["", "All 12 tests passed."]);
+    assert_eq!(r.tools(), [("call_mock_0_0", "bash", Some(ToolStatus::Ok))]);
+    let u = r.message_usage().unwrap();
+    assert_eq!(
+        (
+            u.input_tokens,
+            u.output_tokens,
+            u.cache_read_tokens,
+            u.cache_write_tokens
+        ),
+        (3108, 31, 0, 0)
+    );
+    let costs: Vec<Option<f64>> = r
+        .iter()
+        .filter_map(|e| match e {
+            Event::AssistantMessage { cost_usd, .. } => Some(*cost_usd),
+            _ => None,
+        })
+        .collect();
+    assert!(costs.iter().all(|c| *c == Some(0.0)), "{costs:?}");
+    let results: Vec<&Event> = r
+        .iter()
+        .filter(|e| matches!(e, Event::FinalResult { .. }))
+        .collect();
+    assert!(
+        matches!(results[..], [Event::FinalResult { success: true, num_turns: Some(2), text: Some(t), .. }]
+            if t == "All 12 tests passed."),
+        "{results:?}"
+    );
+    assert_eq!(r.kinds(), ["retry"], "the recovery is noted");
+}
+
+/// B47b: four 429s, three retries, `auto_retry_end {success: false}`, exit 0.
+#[test]
+fn b47b_exhausted_retries_are_an_error_with_no_turns() {
+    let r = Reduced::file(&format!(
+        "{FIELD2}/B47b-auto-retry-exhausted-exit-zero.jsonl"
+    ));
+    assert_eq!(r.calls(), 4, "four attempts started");
+    assert_eq!(r.turns(), 0);
+    let retries = r.retries();
+    assert_eq!(retries.len(), 4, "three retries and the final give-up");
+    let delays: u64 = retries.iter().filter_map(|t| t.4).sum();
+    assert_eq!(delays, 14_000);
+    assert!(retries.iter().all(|t| t.1), "each abandons its attempt");
+    assert!(r.tools().is_empty());
+    assert!(r.messages().is_empty());
+    assert!(matches!(r.final_result(),
+        Some(Event::FinalResult { success: false, num_turns: Some(0), error_message: Some(m), text: None, .. })
+            if m == "429 Rate limit reached for requests"));
 }

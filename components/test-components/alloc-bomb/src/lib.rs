@@ -12,6 +12,12 @@ pub struct HostileReducer;
 
 impl Harness for Hostile {
     type Reducer = HostileReducer;
+    fn describe() -> harness_kit::Capabilities {
+        ClaudeCode::describe()
+    }
+    fn totals(cli_version: Option<&str>) -> harness_kit::TotalsScope {
+        ClaudeCode::totals(cli_version)
+    }
     fn plan(settings: &AgentSettings, limits: &RunLimits) -> Result<LaunchPlan, String> {
         ClaudeCode::plan(settings, limits)
     }

@@ -13,6 +13,12 @@ pub struct TaggedReducer(ClaudeReducer);
 
 impl Harness for Tagger {
     type Reducer = TaggedReducer;
+    fn describe() -> harness_kit::Capabilities {
+        ClaudeCode::describe()
+    }
+    fn totals(cli_version: Option<&str>) -> harness_kit::TotalsScope {
+        ClaudeCode::totals(cli_version)
+    }
     fn plan(settings: &AgentSettings, limits: &RunLimits) -> Result<LaunchPlan, String> {
         ClaudeCode::plan(settings, limits)
     }
@@ -63,4 +69,6 @@ impl Reducer for TaggedReducer {
     }
 }
 
-harness_kit::export_harness!(Tagger);
+// Stays on the released harness@0.1.0 world: the host's tests load it to prove that a
+// 0.1.0 component still runs beside 0.2.0 ones.
+harness_kit::export_harness_v0_1!(Tagger);

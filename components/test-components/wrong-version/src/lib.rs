@@ -1,10 +1,10 @@
-//! A harness component built against `coder-eval:harness@0.2.0` (a version the host does
+//! A harness component built against `coder-eval:harness@9.0.0` (a version the host does
 //! not speak). The host must refuse it by reading its exports, before instantiating it.
 #![cfg(target_arch = "wasm32")]
 
 wit_bindgen::generate!({
     path: ["../../../wit/events@0.1.0", "wit"],
-    world: "coder-eval:harness/harness@0.2.0",
+    world: "coder-eval:harness/harness@9.0.0",
     generate_all,
 });
 

@@ -96,8 +96,8 @@ impl Collector {
             ToolStatus::Ok => ToolOutcome::Ok,
             ToolStatus::Error => ToolOutcome::Error,
             ToolStatus::Unknown => ToolOutcome::Unknown,
-            // events@0.2.0; no component the host loads emits it yet (the 0.1.0 binding
-            // sends it as `error`).
+            // events@0.2.0: as a harness@0.1.0 component sends it, until the record has a
+            // denied outcome (and keeps such calls out of `commands`).
             ToolStatus::Denied => ToolOutcome::Error,
         };
         tool.record.exit_code = exit_code;
