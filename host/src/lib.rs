@@ -22,6 +22,7 @@ pub mod results;
 pub mod run;
 pub mod runtime;
 mod suggest;
+pub mod sandbox;
 pub mod task;
 pub mod turn;
 pub mod workspace;
