@@ -5,6 +5,7 @@ mod bad_input;
 mod cache;
 mod coder_eval_compat;
 mod criteria_coder_eval;
+mod docker;
 mod grade_cmd;
 mod graders;
 mod hot_swap;

@@ -488,7 +488,10 @@ pub async fn remove_leftovers(docker: &Docker) -> Result<Vec<String>, DockerErro
     let list = docker
         .list_containers(Some(ListContainersOptions {
             all: true,
-            filters: Some(HashMap::from([("label".to_string(), vec![LABEL.to_string()])])),
+            filters: Some(HashMap::from([(
+                "label".to_string(),
+                vec![LABEL.to_string()],
+            )])),
             ..Default::default()
         }))
         .await

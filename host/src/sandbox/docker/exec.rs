@@ -103,7 +103,11 @@ pub(super) async fn start(
         )
         .await
         .map_err(api("start an exec"))?;
-    let StartExecResults::Attached { mut output, mut input } = started else {
+    let StartExecResults::Attached {
+        mut output,
+        mut input,
+    } = started
+    else {
         unreachable!("an exec started without detach is attached");
     };
     let (out_reader, mut out_writer) = tokio::io::duplex(PIPE_BYTES);
@@ -179,14 +183,14 @@ impl DockerExec {
     /// [`stop`](Self::stop)).
     pub async fn wait(&self) -> Result<i64, DockerError> {
         loop {
-            let info = self
-                .docker
-                .inspect_exec(&self.id)
-                .await
-                .map_err(|source| DockerError::Api {
-                    what: "inspect an exec",
-                    source,
-                })?;
+            let info =
+                self.docker
+                    .inspect_exec(&self.id)
+                    .await
+                    .map_err(|source| DockerError::Api {
+                        what: "inspect an exec",
+                        source,
+                    })?;
             if info.running == Some(false)
                 && let Some(code) = info.exit_code
             {
@@ -215,9 +219,9 @@ impl DockerExec {
         self.stop_in_container(grace).await
     }
 
-    /// Reads stdout and stderr to their ends and waits for the exit code (for short
-    /// commands: setup steps, criteria, tests).
-    pub async fn output(mut self) -> Result<(Vec<u8>, Vec<u8>, i64), DockerError> {
+    /// Reads stdout and stderr to their ends (those not taken) and waits for the exit
+    /// code (for short commands: setup steps, criteria, tests).
+    pub async fn output(&mut self) -> Result<(Vec<u8>, Vec<u8>, i64), DockerError> {
         use tokio::io::AsyncReadExt;
         let mut out = Vec::new();
         let mut err = Vec::new();

@@ -23,7 +23,10 @@ pub struct ImageReady {
 /// Makes the image of `source` available: checks a local image exists (it is never
 /// pulled), or builds the Dockerfile. Errors: [`DockerError::ImageMissing`],
 /// [`DockerError::Build`] (with the build's log), or the API call's failure.
-pub async fn ensure_image(docker: &Docker, source: &ImageSource) -> Result<ImageReady, DockerError> {
+pub async fn ensure_image(
+    docker: &Docker,
+    source: &ImageSource,
+) -> Result<ImageReady, DockerError> {
     match source {
         ImageSource::Local(image) => {
             exists(docker, image).await?;
@@ -65,11 +68,8 @@ pub async fn ensure_image(docker: &Docker, source: &ImageSource) -> Result<Image
                 labels: Some([(super::LABEL.to_string(), "built".to_string())].into()),
                 ..Default::default()
             };
-            let mut stream = docker.build_image(
-                options,
-                None,
-                Some(bollard::body_full(tar.into())),
-            );
+            let mut stream =
+                docker.build_image(options, None, Some(bollard::body_full(tar.into())));
             let mut log = String::new();
             while let Some(item) = stream.next().await {
                 match item {

@@ -308,7 +308,11 @@ impl DockerSpec {
     /// `env_passthrough` then `env_passthrough_extra`, without repeats.
     pub fn passthrough_names(&self) -> Vec<String> {
         let mut names: Vec<String> = Vec::new();
-        for name in self.env_passthrough.iter().chain(&self.env_passthrough_extra) {
+        for name in self
+            .env_passthrough
+            .iter()
+            .chain(&self.env_passthrough_extra)
+        {
             if !names.contains(name) {
                 names.push(name.clone());
             }
@@ -478,7 +482,12 @@ fn parse_build_flags(args: &[String]) -> Result<BuildFlags, DockerSpecError> {
             Some((n, v)) => (n, Some(v.to_string())),
             None => (arg.as_str(), None),
         };
-        let mut value = || inline.clone().or_else(|| it.next().cloned()).ok_or_else(refuse);
+        let mut value = || {
+            inline
+                .clone()
+                .or_else(|| it.next().cloned())
+                .ok_or_else(refuse)
+        };
         match name {
             "--target" => flags.target = Some(value()?),
             "--network" => flags.network = Some(value()?),
@@ -510,7 +519,10 @@ pub fn expand_env(text: &str) -> String {
                 .unwrap_or(after.len());
             (&after[..end], end)
         };
-        match (!name.is_empty()).then(|| std::env::var(name).ok()).flatten() {
+        match (!name.is_empty())
+            .then(|| std::env::var(name).ok())
+            .flatten()
+        {
             Some(value) => out.push_str(&value),
             None => out.push_str(&rest[at..at + 1 + len]),
         }
@@ -550,8 +562,18 @@ mod tests {
         .unwrap();
         assert_eq!(s.network.network_mode(), "none");
         assert_eq!(s.passthrough_names(), ["X", "Y"]);
-        assert!(spec("network: bridge").unwrap().network.reaches_host_loopback());
-        assert!(spec("network: host").unwrap().network.reaches_host_loopback());
+        assert!(
+            spec("network: bridge")
+                .unwrap()
+                .network
+                .reaches_host_loopback()
+        );
+        assert!(
+            spec("network: host")
+                .unwrap()
+                .network
+                .reaches_host_loopback()
+        );
     }
 
     #[test]
@@ -575,16 +597,28 @@ mod tests {
             dockerfile_path: Some(p.into()),
             ..DockerSpec::default()
         };
-        match with("./env/Dockerfile").image_source(&task, "My/Row 1").unwrap() {
+        match with("./env/Dockerfile")
+            .image_source(&task, "My/Row 1")
+            .unwrap()
+        {
             ImageSource::Build { tag, context, .. } => {
                 assert_eq!(tag, "coder-eval-task-my-row-1:built");
                 assert!(context.ends_with("task/env"));
             }
             other => panic!("{other:?}"),
         }
-        let err = with("env/Nope").validate(&task, "t").unwrap_err().to_string();
-        assert!(err.starts_with("sandbox.docker.dockerfile_path: ") && err.ends_with("does not exist"), "{err}");
-        let err = with("../Dockerfile").validate(&task, "t").unwrap_err().to_string();
+        let err = with("env/Nope")
+            .validate(&task, "t")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("sandbox.docker.dockerfile_path: ") && err.ends_with("does not exist"),
+            "{err}"
+        );
+        let err = with("../Dockerfile")
+            .validate(&task, "t")
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("leaves the task folder"), "{err}");
         let abs = root.join("Dockerfile").display().to_string();
         let err = with(&abs).validate(&task, "t").unwrap_err().to_string();
@@ -595,7 +629,10 @@ mod tests {
         let mut s = with("env/Dockerfile");
         s.build.secrets = vec!["id=a,env=B".into()];
         let err = s.validate(&task, "t").unwrap_err().to_string();
-        assert!(err.starts_with("sandbox.docker.build.secrets: needs BuildKit"), "{err}");
+        assert!(
+            err.starts_with("sandbox.docker.build.secrets: needs BuildKit"),
+            "{err}"
+        );
         let mut s = with("env/Dockerfile");
         s.build.extra_args = vec!["--squash".into()];
         let err = s.validate(&task, "t").unwrap_err().to_string();
@@ -643,8 +680,14 @@ mod tests {
     fn env_expansion_follows_expandvars() {
         // SAFETY: single-threaded use of a variable no other test reads.
         unsafe { std::env::set_var("CE_DOCKER_SPEC_V", "val") };
-        assert_eq!(expand_env("a/$CE_DOCKER_SPEC_V/${CE_DOCKER_SPEC_V}x"), "a/val/valx");
-        assert_eq!(expand_env("$CE_DOCKER_UNSET_V/${CE_DOCKER_UNSET_V}"), "$CE_DOCKER_UNSET_V/${CE_DOCKER_UNSET_V}");
+        assert_eq!(
+            expand_env("a/$CE_DOCKER_SPEC_V/${CE_DOCKER_SPEC_V}x"),
+            "a/val/valx"
+        );
+        assert_eq!(
+            expand_env("$CE_DOCKER_UNSET_V/${CE_DOCKER_UNSET_V}"),
+            "$CE_DOCKER_UNSET_V/${CE_DOCKER_UNSET_V}"
+        );
         assert_eq!(expand_env("cost $ 5 ${"), "cost $ 5 ${");
     }
 }
