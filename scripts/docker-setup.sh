@@ -4,8 +4,11 @@
 # the base image is made here: a minimal Debian root file system (debootstrap, from the
 # same Debian mirror apt uses, same release as the host, so the host's `node`, mounted
 # read-only into containers, finds the C library it was built for; ~1 min once), imported
-# as coder-eval-base:local. When debootstrap cannot run, a busybox image with the C
-# libraries of the host's `node` copied in (seconds, but no bash) is made instead.
+# as coder-eval-base:local. When debootstrap cannot run, a busybox image with the host's
+# C and C++ runtime libraries copied in (seconds; but no bash, which some agent tools
+# expect) is made instead.
+#
+# CODER_EVAL_DOCKER_BASE=busybox skips debootstrap and makes the busybox image directly.
 #
 # Idempotent: each step is skipped when already done. Exits 0 with a message when Docker
 # cannot run here; the driver: docker tests then skip, saying why.
@@ -68,9 +71,10 @@ trap 'as_root rm -rf "$rootfs"' EXIT
 started=$(date +%s)
 suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
 kind=debian
-if ! command -v debootstrap >/dev/null ||
+if [ "${CODER_EVAL_DOCKER_BASE:-debian}" = busybox ] || ! command -v debootstrap >/dev/null ||
     ! as_root debootstrap --variant=minbase "$suite" "$rootfs" "$(mirror)" >"$rootfs.log" 2>&1; then
-    say "debootstrap failed (log: $rootfs.log); making a busybox image instead"
+    [ "${CODER_EVAL_DOCKER_BASE:-debian}" = busybox ] ||
+        say "debootstrap failed (log: $rootfs.log); making a busybox image instead"
     kind=busybox
     as_root rm -rf "$rootfs" && mkdir -p "$rootfs"
     busybox=$(command -v busybox) || give_up "neither debootstrap nor busybox works"
@@ -82,10 +86,11 @@ if ! command -v debootstrap >/dev/null ||
     done
     echo "root:x:0:0:root:/root:/bin/sh" >"$rootfs/etc/passwd"
     echo "root:x:0:" >"$rootfs/etc/group"
-    # The host's node needs its C libraries (and loader) at the same paths.
-    if node=$(command -v node); then
-        for lib in $(ldd "$node" | grep -o '/[^ ]*'); do cp -L --parents "$lib" "$rootfs"; done
-    fi
+    # The host's node and the agent CLIs' native binaries (Claude Code is one) need the
+    # host's C and C++ runtime (and loader) at the same paths.
+    libs=$(dpkg -L libc6 libgcc-s1 libstdc++6 2>/dev/null | grep -E '\.so(\.[0-9]+)*$')
+    if node=$(command -v node); then libs="$libs $(ldd "$node" | grep -o '/[^ ]*')"; fi
+    for lib in $libs; do [ -f "$lib" ] && cp -L --parents "$lib" "$rootfs"; done
 fi
 say "importing $IMAGE ($kind root file system)"
 tar -C "$rootfs" -c . | docker import \

@@ -1,6 +1,7 @@
 //! `driver: docker` against a real daemon and the local base image that
-//! `scripts/docker-setup.sh` makes (coder-eval-base:local). Each test says why and returns
-//! early when no daemon answers or the image is missing.
+//! `scripts/docker-setup.sh` makes (coder-eval-base:local; `CODER_EVAL_TEST_DOCKER_IMAGE`
+//! names another, e.g. its busybox variant). Each test says why and returns early when no
+//! daemon answers or the image is missing.
 
 use crate::support::{root, scratch};
 use coder_eval::sandbox::docker::{
@@ -51,6 +52,20 @@ fn cli_mounts() -> Vec<PathBuf> {
     paths
 }
 
+/// The base image the tests run.
+fn base_image() -> String {
+    std::env::var("CODER_EVAL_TEST_DOCKER_IMAGE")
+        .unwrap_or_else(|_| docker::spec::DEFAULT_IMAGE.to_string())
+}
+
+/// The default spec, on [`base_image`].
+fn base_spec() -> DockerSpec {
+    DockerSpec {
+        image: Some(base_image()),
+        ..DockerSpec::default()
+    }
+}
+
 /// Whether the daemon and the base image are here; prints why not.
 async fn docker_ready(test: &str) -> bool {
     let client = match docker::connect().await {
@@ -60,14 +75,10 @@ async fn docker_ready(test: &str) -> bool {
             return false;
         }
     };
-    if client
-        .inspect_image(docker::spec::DEFAULT_IMAGE)
-        .await
-        .is_err()
-    {
+    if client.inspect_image(&base_image()).await.is_err() {
         eprintln!(
             "skipped {test}: no image {} (run scripts/docker-setup.sh)",
-            docker::spec::DEFAULT_IMAGE
+            base_image()
         );
         return false;
     }
@@ -114,12 +125,10 @@ async fn exec_streams_stdout_stderr_stdin_and_exit_code() {
     }
     let d = dirs("exec");
     let started = Instant::now();
-    let sandbox = DockerSandbox::prepare(
-        &DockerSpec::default(),
-        &request(&d, vec![], DockerLimits::default()),
-    )
-    .await
-    .unwrap();
+    let sandbox =
+        DockerSandbox::prepare(&base_spec(), &request(&d, vec![], DockerLimits::default()))
+            .await
+            .unwrap();
     let create_ms = started.elapsed().as_millis();
     let (out, err, code) = run(&sandbox, sh(&d, "echo hi; echo err >&2; exit 3")).await;
     assert_eq!((out.as_str(), err.as_str(), code), ("hi\n", "err\n", 3));
@@ -166,7 +175,7 @@ async fn host_node_and_clis_run_inside_through_the_mounts() {
     }
     let d = dirs("node");
     let sandbox = DockerSandbox::prepare(
-        &DockerSpec::default(),
+        &base_spec(),
         &request(&d, cli_mounts(), DockerLimits::default()),
     )
     .await
@@ -221,7 +230,7 @@ async fn limits_are_applied_to_the_container() {
         max_cpus: Some(0.5),
         max_pids: Some(24),
     };
-    let sandbox = DockerSandbox::prepare(&DockerSpec::default(), &request(&d, vec![], limits))
+    let sandbox = DockerSandbox::prepare(&base_spec(), &request(&d, vec![], limits))
         .await
         .unwrap();
     let info = sandbox
@@ -271,7 +280,7 @@ async fn network_none_cannot_reach_the_hosts_loopback_bridge_can() {
         let d = dirs(&format!("net-{network:?}"));
         let spec = DockerSpec {
             network,
-            ..DockerSpec::default()
+            ..base_spec()
         };
         let sandbox = DockerSandbox::prepare(
             &spec,
@@ -292,13 +301,13 @@ async fn network_none_cannot_reach_the_hosts_loopback_bridge_can() {
     drop(listener);
 }
 
-/// Starts a command that detaches two sleeps and waits on a third, and checks that
-/// the stop leaves none of them.
+/// Starts a command that detaches two sleeps (`setsid`, and `nohup` where the image has
+/// it: busybox has none) and runs a third.
 async fn detached_sleeps(sandbox: &DockerSandbox, d: &Dirs) -> DockerExec {
     let mut exec = sandbox
         .exec(sh(
             d,
-            "setsid sleep 300 & nohup sleep 301 >/dev/null 2>&1 & echo started; exec sleep 302",
+            "setsid sleep 300 & $(command -v nohup) sleep 301 >/dev/null 2>&1 & echo started; exec sleep 302",
         ))
         .await
         .unwrap();
@@ -326,12 +335,10 @@ async fn stop_kills_everything_the_exec_started() {
         return;
     }
     let d = dirs("stop");
-    let sandbox = DockerSandbox::prepare(
-        &DockerSpec::default(),
-        &request(&d, vec![], DockerLimits::default()),
-    )
-    .await
-    .unwrap();
+    let sandbox =
+        DockerSandbox::prepare(&base_spec(), &request(&d, vec![], DockerLimits::default()))
+            .await
+            .unwrap();
     assert!(
         sandbox.host_sees_processes(),
         "a local daemon's processes are the host's"
@@ -390,21 +397,40 @@ async fn the_container_is_removed_when_dropped() {
         return;
     }
     let d = dirs("drop");
-    let sandbox = DockerSandbox::prepare(
-        &DockerSpec::default(),
-        &request(&d, vec![], DockerLimits::default()),
-    )
-    .await
-    .unwrap();
+    let sandbox =
+        DockerSandbox::prepare(&base_spec(), &request(&d, vec![], DockerLimits::default()))
+            .await
+            .unwrap();
     let id = sandbox.id().to_string();
     let _running = sandbox.exec(sh(&d, "sleep 600")).await.unwrap();
     assert!(container_exists(&id).await);
     drop(sandbox);
     assert!(!container_exists(&id).await, "dropped, so removed");
-    // Leftovers of a dead host are found by their label.
+    // Leftovers of a dead host are found by their label; a live host's are kept.
     let (client, _) = docker::connect().await.unwrap();
+    let live = DockerSandbox::prepare(&base_spec(), &request(&d, vec![], DockerLimits::default()))
+        .await
+        .unwrap();
+    let orphan = client
+        .create_container(
+            None::<bollard::query_parameters::CreateContainerOptions>,
+            bollard::models::ContainerCreateBody {
+                image: Some(base_image().into()),
+                cmd: Some(vec!["true".into()]),
+                // A pid above any pid_max: its host is gone.
+                labels: Some([(docker::LABEL.to_string(), "999999999".to_string())].into()),
+                ..Default::default()
+            },
+        )
+        .await
+        .unwrap()
+        .id;
     let removed = docker::remove_leftovers(&client).await.unwrap();
-    assert!(!removed.contains(&id));
+    assert!(removed.contains(&orphan), "{removed:?}");
+    assert!(!removed.contains(&live.id().to_string()));
+    assert!(!container_exists(&orphan).await);
+    assert!(container_exists(live.id()).await);
+    live.remove().await.unwrap();
 }
 
 #[tokio::test]
@@ -422,7 +448,7 @@ async fn missing_image_and_missing_daemon_are_clear_errors() {
     let d = dirs("noimage");
     let spec = DockerSpec {
         image: Some("coder-eval-no-such-image:1".into()),
-        ..DockerSpec::default()
+        ..base_spec()
     };
     let err = DockerSandbox::prepare(&spec, &request(&d, vec![], DockerLimits::default()))
         .await
@@ -436,7 +462,7 @@ async fn missing_image_and_missing_daemon_are_clear_errors() {
     );
     let spec = DockerSpec {
         dockerfile_path: Some("nope/Dockerfile".into()),
-        ..DockerSpec::default()
+        ..base_spec()
     };
     let err = DockerSandbox::prepare(&spec, &request(&d, vec![], DockerLimits::default()))
         .await
@@ -457,13 +483,13 @@ async fn a_task_dockerfile_is_built_and_used() {
         d.task.join("environment/Dockerfile"),
         format!(
             "FROM {}\nARG GREETING\nRUN touch /marker && echo \"$GREETING\" > /greeting\nCOPY input.txt /input.txt\n",
-            docker::spec::DEFAULT_IMAGE
+            base_image()
         ),
     )
     .unwrap();
     let mut spec = DockerSpec {
         dockerfile_path: Some("./environment/Dockerfile".into()),
-        ..DockerSpec::default()
+        ..base_spec()
     };
     spec.build.args.insert("GREETING".into(), "hello".into());
     let t = Instant::now();
@@ -486,10 +512,7 @@ async fn a_task_dockerfile_is_built_and_used() {
     // A failing build is an error carrying the build's log.
     std::fs::write(
         d.task.join("environment/Dockerfile"),
-        format!(
-            "FROM {}\nRUN echo about to fail && exit 7\n",
-            docker::spec::DEFAULT_IMAGE
-        ),
+        format!("FROM {}\nRUN echo about to fail && exit 7\n", base_image()),
     )
     .unwrap();
     match DockerSandbox::prepare(&spec, &request(&d, vec![], DockerLimits::default())).await {
@@ -516,7 +539,7 @@ async fn working_dir_gets_the_workspace_and_gives_it_back() {
     std::fs::write(d.workspace.join("sub/keep.txt"), "kept\n").unwrap();
     let spec = DockerSpec {
         working_dir: Some("/app".into()),
-        ..DockerSpec::default()
+        ..base_spec()
     };
     let sandbox = DockerSandbox::prepare(&spec, &request(&d, vec![], DockerLimits::default()))
         .await
@@ -539,6 +562,117 @@ async fn working_dir_gets_the_workspace_and_gives_it_back() {
     assert_eq!(
         std::fs::read_to_string(d.workspace.join("sub/keep.txt")).unwrap(),
         "kept\n"
+    );
+    sandbox.remove().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_real_claude_cli_runs_in_the_container_against_the_scripted_model() {
+    use coder_eval_scripted_model::{Script, ScriptedModel, ServerConfig};
+    use tokio::io::AsyncBufReadExt;
+    let test = "the_real_claude_cli_runs_in_the_container_against_the_scripted_model";
+    if !docker_ready(test).await {
+        return;
+    }
+    let claude = root().join("harnesses/node_modules/.bin/claude");
+    if !claude.exists() {
+        eprintln!(
+            "skipped {test}: no {} (scripts/setup.sh installs it)",
+            claude.display()
+        );
+        return;
+    }
+    let d = dirs("claude");
+    let script = Script::from_str(
+        "name: docker\nreplies:\n  - text: Hello from inside the container.\n",
+        "docker test",
+        true,
+    )
+    .unwrap();
+    let model = ScriptedModel::start(ServerConfig::new(script, d.workspace.display().to_string()))
+        .await
+        .unwrap();
+    let sandbox = DockerSandbox::prepare(
+        &base_spec(),
+        &request(&d, cli_mounts(), DockerLimits::default()),
+    )
+    .await
+    .unwrap();
+    // The environment the run loop gives Claude Code (its launch plan and the host's own).
+    let url = model.base_url();
+    let mut env = env(&d);
+    for (k, v) in [
+        ("LANG", "C.UTF-8"),
+        ("TERM", "dumb"),
+        ("DISABLE_AUTOUPDATER", "1"),
+        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+        ("DISABLE_TELEMETRY", "1"),
+        ("DISABLE_ERROR_REPORTING", "1"),
+        ("ANTHROPIC_BASE_URL", url.as_str()),
+        ("ANTHROPIC_API_KEY", "sk-test"),
+        ("IS_SANDBOX", "1"),
+        ("HTTPS_PROXY", url.as_str()),
+        ("HTTP_PROXY", url.as_str()),
+        ("NO_PROXY", "127.0.0.1,localhost"),
+    ] {
+        env.push((k.into(), v.into()));
+    }
+    let argv = [
+        claude.display().to_string().as_str(),
+        "-p",
+        "Say hello.",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--dangerously-skip-permissions",
+    ]
+    .map(String::from)
+    .to_vec();
+    let t = Instant::now();
+    let mut exec = sandbox
+        .exec(ExecRequest {
+            argv,
+            env,
+            cwd: d.workspace.clone(),
+            stdin: None,
+        })
+        .await
+        .unwrap();
+    // Line by line, as the turn loop reads a child's stdout.
+    let mut lines = tokio::io::BufReader::new(exec.stdout.take().unwrap()).lines();
+    let mut seen = Vec::new();
+    let read = async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            seen.push(line);
+        }
+    };
+    if tokio::time::timeout(Duration::from_secs(120), read)
+        .await
+        .is_err()
+    {
+        exec.stop(Duration::from_secs(1)).await.unwrap();
+        panic!("claude did not finish in 120 s; stdout so far: {seen:?}");
+    }
+    let code = exec.wait().await.unwrap();
+    let (_, err, _) = exec.output().await.unwrap();
+    eprintln!(
+        "timing: claude -p in the container, {} ms, {} stdout lines",
+        t.elapsed().as_millis(),
+        seen.len()
+    );
+    assert_eq!(code, 0, "stderr: {}", String::from_utf8_lossy(&err));
+    let result = seen
+        .iter()
+        .find(|l| l.contains("\"type\":\"result\""))
+        .unwrap_or_else(|| panic!("no result line: {seen:?}"));
+    assert!(
+        result.contains("Hello from inside the container."),
+        "{result}"
+    );
+    assert_eq!(
+        exec.stop(Duration::from_secs(1)).await.unwrap(),
+        0,
+        "nothing left behind"
     );
     sandbox.remove().await.unwrap();
 }
