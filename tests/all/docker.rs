@@ -263,42 +263,79 @@ async fn limits_are_applied_to_the_container() {
     sandbox.remove().await.unwrap();
 }
 
+/// A server on the host's loopback that greets each connection; its port.
+async fn greeter() -> u16 {
+    use tokio::io::AsyncWriteExt;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        while let Ok((mut conn, _)) = listener.accept().await {
+            let _ = conn.write_all(b"hello from the host\n").await;
+        }
+    });
+    port
+}
+
+/// What `node` in the container reads from `127.0.0.1:port`, or the connection's error.
+async fn probe(sandbox: &DockerSandbox, d: &Dirs, port: u16) -> String {
+    let script = format!(
+        "require('net').connect({port},'127.0.0.1').on('data',b=>{{console.log(String(b).trim());process.exit(0)}}).on('error',e=>{{console.log(e.code);process.exit(1)}}).on('end',()=>{{console.log('closed');process.exit(1)}})"
+    );
+    let req = ExecRequest {
+        argv: vec!["node".into(), "-e".into(), script],
+        env: env(d),
+        cwd: d.workspace.clone(),
+        stdin: None,
+    };
+    let (out, err, _) = run(sandbox, req).await;
+    format!(
+        "{}{}",
+        out.trim(),
+        if out.is_empty() { err } else { String::new() }
+    )
+}
+
 #[tokio::test]
-async fn network_none_cannot_reach_the_hosts_loopback_bridge_can() {
-    if !docker_ready("network_none_cannot_reach_the_hosts_loopback_bridge_can").await {
+async fn network_none_reaches_only_forwarded_host_ports_bridge_reaches_the_host() {
+    if !docker_ready("network_none_reaches_only_forwarded_host_ports_bridge_reaches_the_host").await
+    {
         return;
     }
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let probe = format!(
-        "require('net').connect({port},'127.0.0.1').on('connect',()=>{{console.log('reached');process.exit(0)}}).on('error',e=>{{console.log(e.code);process.exit(1)}})"
-    );
-    for (network, expect) in [
-        (DockerNetwork::None, "ECONNREFUSED"),
-        (DockerNetwork::Bridge, "reached"),
-    ] {
-        let d = dirs(&format!("net-{network:?}"));
+    let (model, other) = (greeter().await, greeter().await);
+    let sandbox_on = |network: DockerNetwork, name: &str| {
+        let d = dirs(name);
         let spec = DockerSpec {
             network,
             ..base_spec()
         };
-        let sandbox = DockerSandbox::prepare(
-            &spec,
-            &request(&d, docker::host_node_paths(), DockerLimits::default()),
-        )
-        .await
-        .unwrap();
-        let req = ExecRequest {
-            argv: vec!["node".into(), "-e".into(), probe.clone()],
-            env: env(&d),
-            cwd: d.workspace.clone(),
-            stdin: None,
-        };
-        let (out, err, _) = run(&sandbox, req).await;
-        assert_eq!(out.trim(), expect, "network {network:?}: {err}");
-        sandbox.remove().await.unwrap();
-    }
-    drop(listener);
+        async move {
+            let sandbox = DockerSandbox::prepare(
+                &spec,
+                &request(&d, docker::host_node_paths(), DockerLimits::default()),
+            )
+            .await
+            .unwrap();
+            (sandbox, d)
+        }
+    };
+    let hello = "hello from the host";
+
+    let (sealed, d) = sandbox_on(DockerNetwork::None, "net-none").await;
+    assert_eq!(probe(&sealed, &d, model).await, "ECONNREFUSED");
+    sealed.forward_host_port(model).unwrap();
+    assert_eq!(probe(&sealed, &d, model).await, hello);
+    assert_eq!(
+        probe(&sealed, &d, other).await,
+        "ECONNREFUSED",
+        "only the forwarded port"
+    );
+    sealed.remove().await.unwrap();
+
+    let (open, d) = sandbox_on(DockerNetwork::Bridge, "net-bridge").await;
+    assert_eq!(probe(&open, &d, model).await, hello);
+    assert_eq!(probe(&open, &d, other).await, hello);
+    open.forward_host_port(model).unwrap();
+    open.remove().await.unwrap();
 }
 
 /// Starts a command that detaches two sleeps (`setsid`, and `nohup` where the image has
@@ -415,7 +452,7 @@ async fn the_container_is_removed_when_dropped() {
         .create_container(
             None::<bollard::query_parameters::CreateContainerOptions>,
             bollard::models::ContainerCreateBody {
-                image: Some(base_image().into()),
+                image: Some(base_image()),
                 cmd: Some(vec!["true".into()]),
                 // A pid above any pid_max: its host is gone.
                 labels: Some([(docker::LABEL.to_string(), "999999999".to_string())].into()),
@@ -592,87 +629,93 @@ async fn the_real_claude_cli_runs_in_the_container_against_the_scripted_model() 
     let model = ScriptedModel::start(ServerConfig::new(script, d.workspace.display().to_string()))
         .await
         .unwrap();
-    let sandbox = DockerSandbox::prepare(
-        &base_spec(),
-        &request(&d, cli_mounts(), DockerLimits::default()),
-    )
-    .await
-    .unwrap();
-    // The environment the run loop gives Claude Code (its launch plan and the host's own).
-    let url = model.base_url();
-    let mut env = env(&d);
-    for (k, v) in [
-        ("LANG", "C.UTF-8"),
-        ("TERM", "dumb"),
-        ("DISABLE_AUTOUPDATER", "1"),
-        ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
-        ("DISABLE_TELEMETRY", "1"),
-        ("DISABLE_ERROR_REPORTING", "1"),
-        ("ANTHROPIC_BASE_URL", url.as_str()),
-        ("ANTHROPIC_API_KEY", "sk-test"),
-        ("IS_SANDBOX", "1"),
-        ("HTTPS_PROXY", url.as_str()),
-        ("HTTP_PROXY", url.as_str()),
-        ("NO_PROXY", "127.0.0.1,localhost"),
-    ] {
-        env.push((k.into(), v.into()));
-    }
-    let argv = [
-        claude.display().to_string().as_str(),
-        "-p",
-        "Say hello.",
-        "--output-format",
-        "stream-json",
-        "--verbose",
-        "--dangerously-skip-permissions",
-    ]
-    .map(String::from)
-    .to_vec();
-    let t = Instant::now();
-    let mut exec = sandbox
-        .exec(ExecRequest {
-            argv,
-            env,
-            cwd: d.workspace.clone(),
-            stdin: None,
-        })
-        .await
-        .unwrap();
-    // Line by line, as the turn loop reads a child's stdout.
-    let mut lines = tokio::io::BufReader::new(exec.stdout.take().unwrap()).lines();
-    let mut seen = Vec::new();
-    let read = async {
-        while let Some(line) = lines.next_line().await.unwrap() {
-            seen.push(line);
+    // In the host's network namespace, and sealed with only the model's port forwarded in.
+    for network in [DockerNetwork::Bridge, DockerNetwork::None] {
+        let spec = DockerSpec {
+            network,
+            ..base_spec()
+        };
+        let sandbox =
+            DockerSandbox::prepare(&spec, &request(&d, cli_mounts(), DockerLimits::default()))
+                .await
+                .unwrap();
+        sandbox.forward_host_port(model.port()).unwrap();
+        // The environment the run loop gives Claude Code (its launch plan and the host's own).
+        let url = model.base_url();
+        let mut env = env(&d);
+        for (k, v) in [
+            ("LANG", "C.UTF-8"),
+            ("TERM", "dumb"),
+            ("DISABLE_AUTOUPDATER", "1"),
+            ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1"),
+            ("DISABLE_TELEMETRY", "1"),
+            ("DISABLE_ERROR_REPORTING", "1"),
+            ("ANTHROPIC_BASE_URL", url.as_str()),
+            ("ANTHROPIC_API_KEY", "sk-test"),
+            ("IS_SANDBOX", "1"),
+            ("HTTPS_PROXY", url.as_str()),
+            ("HTTP_PROXY", url.as_str()),
+            ("NO_PROXY", "127.0.0.1,localhost"),
+        ] {
+            env.push((k.into(), v.into()));
         }
-    };
-    if tokio::time::timeout(Duration::from_secs(120), read)
-        .await
-        .is_err()
-    {
-        exec.stop(Duration::from_secs(1)).await.unwrap();
-        panic!("claude did not finish in 120 s; stdout so far: {seen:?}");
+        let argv = [
+            claude.display().to_string().as_str(),
+            "-p",
+            "Say hello.",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--dangerously-skip-permissions",
+        ]
+        .map(String::from)
+        .to_vec();
+        let t = Instant::now();
+        let mut exec = sandbox
+            .exec(ExecRequest {
+                argv,
+                env,
+                cwd: d.workspace.clone(),
+                stdin: None,
+            })
+            .await
+            .unwrap();
+        // Line by line, as the turn loop reads a child's stdout.
+        let mut lines = tokio::io::BufReader::new(exec.stdout.take().unwrap()).lines();
+        let mut seen = Vec::new();
+        let read = async {
+            while let Some(line) = lines.next_line().await.unwrap() {
+                seen.push(line);
+            }
+        };
+        if tokio::time::timeout(Duration::from_secs(120), read)
+            .await
+            .is_err()
+        {
+            exec.stop(Duration::from_secs(1)).await.unwrap();
+            panic!("claude did not finish in 120 s; stdout so far: {seen:?}");
+        }
+        let code = exec.wait().await.unwrap();
+        let (_, err, _) = exec.output().await.unwrap();
+        eprintln!(
+            "timing: claude -p in the container (network {network:?}), {} ms, {} stdout lines",
+            t.elapsed().as_millis(),
+            seen.len()
+        );
+        assert_eq!(code, 0, "stderr: {}", String::from_utf8_lossy(&err));
+        let result = seen
+            .iter()
+            .find(|l| l.contains("\"type\":\"result\""))
+            .unwrap_or_else(|| panic!("no result line: {seen:?}"));
+        assert!(
+            result.contains("Hello from inside the container."),
+            "{result}"
+        );
+        assert_eq!(
+            exec.stop(Duration::from_secs(1)).await.unwrap(),
+            0,
+            "nothing left behind"
+        );
+        sandbox.remove().await.unwrap();
     }
-    let code = exec.wait().await.unwrap();
-    let (_, err, _) = exec.output().await.unwrap();
-    eprintln!(
-        "timing: claude -p in the container, {} ms, {} stdout lines",
-        t.elapsed().as_millis(),
-        seen.len()
-    );
-    assert_eq!(code, 0, "stderr: {}", String::from_utf8_lossy(&err));
-    let result = seen
-        .iter()
-        .find(|l| l.contains("\"type\":\"result\""))
-        .unwrap_or_else(|| panic!("no result line: {seen:?}"));
-    assert!(
-        result.contains("Hello from inside the container."),
-        "{result}"
-    );
-    assert_eq!(
-        exec.stop(Duration::from_secs(1)).await.unwrap(),
-        0,
-        "nothing left behind"
-    );
-    sandbox.remove().await.unwrap();
 }

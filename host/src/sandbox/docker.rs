@@ -24,7 +24,8 @@
 //!
 //! Networks: `bridge` (coder_eval's default) and `host` run in the host's network
 //! namespace, the only one that reaches the host's loopback scripted model; `none` has no
-//! network at all. Containers carry the label [`LABEL`] = the host's pid, so
+//! network at all, except the ports the run forwards in
+//! ([`DockerSandbox::forward_host_port`]: the scripted model's). Containers carry the label [`LABEL`] = the host's pid, so
 //! [`remove_leftovers`] finds and removes those of a host that died.
 //!
 //! Only a daemon on a local unix socket is used (`DOCKER_HOST=unix://…`, else
@@ -32,6 +33,7 @@
 //! daemon on this machine.
 
 mod exec;
+mod forward;
 mod image;
 pub mod spec;
 
@@ -112,6 +114,15 @@ pub enum DockerError {
         #[source]
         source: bollard::errors::Error,
     },
+    /// A host port could not be forwarded into the container.
+    #[error("could not forward the host's port {port} into the container")]
+    Forward {
+        /// The port.
+        port: u16,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
     /// A local file operation failed.
     #[error("could not {what} ({path})")]
     Io {
@@ -169,6 +180,11 @@ pub struct DockerSandbox {
     /// The workspace on the host, when `working_dir` moved the agent elsewhere.
     copy_back: Option<PathBuf>,
     host_sees_processes: bool,
+    /// The container's init process in the host's PID namespace (when it is visible).
+    init_pid: Option<i64>,
+    network: DockerNetwork,
+    /// Ports forwarded in by [`forward_host_port`](Self::forward_host_port).
+    forwards: std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>,
     removed: AtomicBool,
 }
 
@@ -273,6 +289,9 @@ impl DockerSandbox {
                 .unwrap_or_else(|| request.workspace.clone()),
             copy_back: working_dir.as_ref().map(|_| request.workspace.clone()),
             host_sees_processes: false,
+            init_pid: None,
+            network: spec.network,
+            forwards: Default::default(),
             removed: AtomicBool::new(false),
         };
         // From here on, an error drops `sandbox`, which removes the container.
@@ -284,7 +303,8 @@ impl DockerSandbox {
                 what: "start the container",
                 source,
             })?;
-        sandbox.host_sees_processes = sandbox.init_visible().await;
+        sandbox.init_pid = sandbox.visible_init().await;
+        sandbox.host_sees_processes = sandbox.init_pid.is_some();
         if let Some(dir) = &working_dir {
             sandbox.copy_in(&request.workspace, dir).await?;
         }
@@ -315,6 +335,30 @@ impl DockerSandbox {
     /// daemon in the host's PID namespace), so stops use the host's process table.
     pub fn host_sees_processes(&self) -> bool {
         self.host_sees_processes
+    }
+
+    /// Makes `127.0.0.1:port` inside the container reach `127.0.0.1:port` on the host, for
+    /// a network that does not reach the host's loopback (`none`): a sealed run still
+    /// reaches the scripted model at the URL its launch plan names, and nothing else. With
+    /// `bridge` or `host` it does nothing (the host's loopback is the container's). Needs
+    /// the host to see the container's processes and the right to enter its network
+    /// namespace (root).
+    pub fn forward_host_port(&self, port: u16) -> Result<(), DockerError> {
+        if self.network.reaches_host_loopback() {
+            return Ok(());
+        }
+        let failed = |source| DockerError::Forward { port, source };
+        let pid = self.init_pid.ok_or_else(|| {
+            failed(std::io::Error::other(
+                "the host does not see the container's processes",
+            ))
+        })?;
+        let task = forward::forward(pid, port).map_err(failed)?;
+        self.forwards
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(task);
+        Ok(())
     }
 
     /// Starts `request` in the container (see [`DockerExec`]).
@@ -384,6 +428,7 @@ impl DockerSandbox {
         if self.removed.swap(true, Ordering::SeqCst) {
             return Ok(());
         }
+        self.stop_forwards();
         let options = RemoveContainerOptions {
             force: true,
             v: true,
@@ -431,17 +476,25 @@ impl DockerSandbox {
             })
     }
 
-    /// Whether the container's init process is in the host's `/proc` (its cgroup names
+    /// The container's init process, when it is in the host's `/proc` (its cgroup names
     /// the container).
-    async fn init_visible(&self) -> bool {
-        let Ok(info) = self.docker.inspect_container(&self.id, None).await else {
-            return false;
-        };
-        let Some(pid) = info.state.and_then(|s| s.pid).filter(|&p| p > 0) else {
-            return false;
-        };
+    async fn visible_init(&self) -> Option<i64> {
+        let info = self.docker.inspect_container(&self.id, None).await.ok()?;
+        let pid = info.state.and_then(|s| s.pid).filter(|&p| p > 0)?;
         std::fs::read_to_string(format!("/proc/{pid}/cgroup"))
             .is_ok_and(|cgroup| cgroup.contains(&self.id))
+            .then_some(pid)
+    }
+
+    fn stop_forwards(&self) {
+        for task in self
+            .forwards
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .drain(..)
+        {
+            task.abort();
+        }
     }
 
     fn user(&self) -> &str {
@@ -451,6 +504,7 @@ impl DockerSandbox {
 
 impl Drop for DockerSandbox {
     fn drop(&mut self) {
+        self.stop_forwards();
         if !self.removed.swap(true, Ordering::SeqCst) {
             // Synchronous: an error path may drop the sandbox where no runtime runs.
             let _ = remove_blocking(&self.socket, &self.id);

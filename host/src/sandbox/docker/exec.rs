@@ -16,7 +16,8 @@ use tokio::io::{AsyncRead, AsyncWriteExt, DuplexStream, ReadBuf};
 
 /// Bytes buffered per stream between the daemon and the reader.
 const PIPE_BYTES: usize = 256 * 1024;
-/// How often [`DockerExec::wait`] asks the daemon whether the exec ended.
+/// How often [`DockerExec::wait`] asks the daemon whether the exec ended (at once when
+/// its output stream ends, which is when it exits unless it left processes behind).
 const POLL: Duration = Duration::from_millis(20);
 
 /// What to run: the launch plan's argv, environment (complete: nothing of the container's
@@ -42,6 +43,8 @@ pub struct DockerExec {
     id: String,
     mark: String,
     host_sees_processes: bool,
+    /// Becomes `true` when the daemon closed the output stream.
+    output_ended: tokio::sync::watch::Receiver<bool>,
     /// The command's stdout: bytes as the command writes them; end of file once every
     /// process holding it closed it.
     pub stdout: Option<ExecOutput>,
@@ -112,6 +115,7 @@ pub(super) async fn start(
     };
     let (out_reader, mut out_writer) = tokio::io::duplex(PIPE_BYTES);
     let (err_reader, mut err_writer) = tokio::io::duplex(PIPE_BYTES);
+    let (ended_tx, output_ended) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
         // A reader that went away stops being fed; the rest is still drained so the exec
         // never blocks on a full connection.
@@ -132,6 +136,7 @@ pub(super) async fn start(
                 Err(_) => break,
             }
         }
+        let _ = ended_tx.send(true);
     });
     let stdin = request.stdin;
     tokio::spawn(async move {
@@ -147,6 +152,7 @@ pub(super) async fn start(
         id: created.id,
         mark,
         host_sees_processes: sandbox.host_sees_processes,
+        output_ended,
         stdout: Some(ExecOutput(out_reader)),
         stderr: Some(ExecOutput(err_reader)),
     })
@@ -196,7 +202,12 @@ impl DockerExec {
             {
                 return Ok(code);
             }
-            tokio::time::sleep(POLL).await;
+            let mut ended = self.output_ended.clone();
+            if *ended.borrow_and_update() {
+                tokio::time::sleep(POLL).await;
+            } else {
+                let _ = tokio::time::timeout(POLL, ended.changed()).await;
+            }
         }
     }
 
