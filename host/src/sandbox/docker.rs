@@ -268,7 +268,7 @@ impl DockerSandbox {
         let created = docker
             .create_container(
                 Some(CreateContainerOptions {
-                    name: None,
+                    name: Some(container_name(&request.task_id)),
                     platform: String::new(),
                 }),
                 body,
@@ -575,6 +575,16 @@ pub async fn remove_leftovers(docker: &Docker) -> Result<Vec<String>, DockerErro
         }
     }
     Ok(removed)
+}
+
+/// `coder-eval-<task>-<host pid>-<n>`, unique on this machine, readable in `docker ps`.
+fn container_name(task_id: &str) -> String {
+    let task: String = task_id
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .take(40)
+        .collect();
+    format!("coder-eval-{task}-{}", crate::process::new_mark())
 }
 
 /// The image's `WORKDIR`, or `/root` when it sets none (coder_eval's `auto`).

@@ -151,8 +151,8 @@ pub enum DockerNetwork {
     /// in the host's network namespace (Docker's `host` mode).
     #[default]
     Bridge,
-    /// No network at all: not even the host's loopback, so the CLI cannot reach the
-    /// scripted model (fully sealed runs).
+    /// No network (fully sealed runs): not even the host's loopback, except the ports the
+    /// run forwards in (`DockerSandbox::forward_host_port`: the scripted model's).
     None,
     /// The host's network namespace, said explicitly (coder-eval's own value).
     Host,
@@ -167,7 +167,8 @@ impl DockerNetwork {
         }
     }
 
-    /// Whether the CLI reaches services on the host's loopback (the scripted model).
+    /// Whether the CLI reaches services on the host's loopback (the scripted model) without
+    /// a port forwarded in.
     pub fn reaches_host_loopback(self) -> bool {
         self.network_mode() == "host"
     }
