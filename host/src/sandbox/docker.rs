@@ -191,10 +191,17 @@ pub struct DockerSandbox {
 /// The socket of the local daemon: `DOCKER_HOST` when it is `unix://PATH`, else
 /// [`DEFAULT_SOCKET`].
 pub fn socket_path() -> Result<PathBuf, DockerError> {
-    match std::env::var("DOCKER_HOST") {
-        Ok(value) if !value.is_empty() => match value.strip_prefix("unix://") {
+    socket_from(std::env::var("DOCKER_HOST").ok().as_deref())
+}
+
+/// [`socket_path`] for a `DOCKER_HOST` value.
+fn socket_from(docker_host: Option<&str>) -> Result<PathBuf, DockerError> {
+    match docker_host {
+        Some(value) if !value.is_empty() => match value.strip_prefix("unix://") {
             Some(path) => Ok(PathBuf::from(path)),
-            None => Err(DockerError::NotLocal { value }),
+            None => Err(DockerError::NotLocal {
+                value: value.to_string(),
+            }),
         },
         _ => Ok(PathBuf::from(DEFAULT_SOCKET)),
     }
@@ -669,4 +676,116 @@ fn container_body(
         host_config: Some(host_config),
         ..Default::default()
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(dir: &Path) -> SandboxRequest {
+        SandboxRequest {
+            task_id: "data/row 1".into(),
+            task_dir: dir.to_path_buf(),
+            workspace: dir.join("ws"),
+            home: dir.join("home"),
+            read_only: vec![dir.join("clis")],
+            limits: DockerLimits {
+                max_memory_mb: Some(512),
+                max_cpus: Some(1.5),
+                max_pids: Some(100),
+            },
+        }
+    }
+
+    #[test]
+    fn the_container_maps_the_spec_and_limits() {
+        let dir = std::env::temp_dir().join(format!("ce-docker-body-{}", std::process::id()));
+        for sub in ["ws", "home", "clis"] {
+            std::fs::create_dir_all(dir.join(sub)).unwrap();
+        }
+        let dir = dir.canonicalize().unwrap();
+        let spec = DockerSpec {
+            network: DockerNetwork::None,
+            extra_mounts: vec![format!("clis:/opt/clis:ro")],
+            ..DockerSpec::default()
+        };
+        let body = container_body(&spec, &request(&dir), "img:1").unwrap();
+        assert_eq!(body.image.as_deref(), Some("img:1"));
+        let labels = body.labels.unwrap();
+        assert_eq!(labels[LABEL], std::process::id().to_string());
+        assert_eq!(labels[TASK_LABEL], "data/row 1");
+        let host = body.host_config.unwrap();
+        assert_eq!(host.network_mode.as_deref(), Some("none"));
+        assert_eq!(host.memory, Some(512 << 20));
+        assert_eq!(host.memory_swap, Some(512 << 20));
+        assert_eq!(host.nano_cpus, Some(1_500_000_000));
+        assert_eq!(host.pids_limit, Some(100));
+        assert_eq!(host.init, Some(true));
+        assert_eq!(host.cap_drop, Some(vec!["ALL".to_string()]));
+        let mounts: Vec<(String, String, bool)> = host
+            .mounts
+            .unwrap()
+            .into_iter()
+            .map(|m| (m.source.unwrap(), m.target.unwrap(), m.read_only.unwrap()))
+            .collect();
+        let at = |p: &str| dir.join(p).display().to_string();
+        assert_eq!(
+            mounts,
+            [
+                (at("ws"), at("ws"), false),
+                (at("home"), at("home"), false),
+                (at("clis"), at("clis"), true),
+                (at("clis"), "/opt/clis".to_string(), true),
+            ]
+        );
+
+        let open = DockerSpec {
+            agent_isolation: false,
+            ..DockerSpec::default()
+        };
+        let mut unlimited = request(&dir);
+        unlimited.limits = DockerLimits::default();
+        let host = container_body(&open, &unlimited, "img:1")
+            .unwrap()
+            .host_config
+            .unwrap();
+        assert_eq!(host.network_mode.as_deref(), Some("host"));
+        assert_eq!(
+            (host.memory, host.nano_cpus, host.pids_limit),
+            (None, None, None)
+        );
+        assert_eq!((host.cap_drop, host.security_opt), (None, None));
+
+        let mut missing = request(&dir);
+        missing.read_only.push(dir.join("nope"));
+        let err = container_body(&open, &missing, "img:1").unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("could not find a path to mount ("),
+            "{err}"
+        );
+        assert_eq!(
+            container_name("data/row 1")
+                .split('-')
+                .take(5)
+                .collect::<Vec<_>>(),
+            ["coder", "eval", "data", "row", "1"]
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn docker_host_must_be_a_local_socket() {
+        assert_eq!(socket_from(None).unwrap(), Path::new(DEFAULT_SOCKET));
+        assert_eq!(socket_from(Some("")).unwrap(), Path::new(DEFAULT_SOCKET));
+        assert_eq!(
+            socket_from(Some("unix:///run/user/1000/docker.sock")).unwrap(),
+            Path::new("/run/user/1000/docker.sock")
+        );
+        let err = socket_from(Some("tcp://127.0.0.1:2375")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "DOCKER_HOST=tcp://127.0.0.1:2375 is not a local unix socket: driver: docker needs the daemon on this machine (unix://PATH)"
+        );
+    }
 }
