@@ -20,13 +20,14 @@ const PIPE_BYTES: usize = 256 * 1024;
 /// its output stream ends, which is when it exits unless it left processes behind).
 const POLL: Duration = Duration::from_millis(20);
 
-/// What to run: the launch plan's argv, environment (complete: nothing of the container's
-/// or the host's is added but the mark), working folder, and stdin.
+/// What to run: the launch plan's argv, environment, working folder, and stdin. Nothing of
+/// the host's environment is added but the mark; Docker puts the image's own `ENV` under
+/// `env` (which overrides it).
 #[derive(Debug, Clone, Default)]
 pub struct ExecRequest {
     /// Program and arguments; the program is looked up on `env`'s `PATH` in the container.
     pub argv: Vec<String>,
-    /// The whole environment.
+    /// The environment (`PATH` included: the image's is used otherwise).
     pub env: Vec<(String, String)>,
     /// The working folder (a path in the container: the workspace's host path works).
     pub cwd: PathBuf,
@@ -36,7 +37,8 @@ pub struct ExecRequest {
 
 /// A running exec. Read `stdout` and `stderr` (take them, like a child's pipes), then
 /// [`wait`](Self::wait) for the exit code; [`stop`](Self::stop) ends every process the
-/// exec started, wherever it went.
+/// exec started, wherever it went. Dropping it stops nothing: what it started runs until
+/// a stop or the container's removal.
 pub struct DockerExec {
     docker: Docker,
     container: String,
