@@ -32,27 +32,23 @@
 //! `/var/run/docker.sock`): same-path bind mounts and the stop through `/proc` need the
 //! daemon on this machine.
 
+mod container;
 mod exec;
 mod forward;
 mod image;
 pub mod spec;
+mod workdir;
 
+pub use container::remove_leftovers;
 pub use exec::{DockerExec, ExecOutput, ExecRequest};
 pub use image::ImageReady;
 pub use spec::{DockerBuild, DockerNetwork, DockerSpec, DockerSpecError, ImageSource};
 
 use bollard::Docker;
-use bollard::models::{ContainerCreateBody, HostConfig, Mount, MountType};
-use bollard::query_parameters::{
-    CreateContainerOptions, DownloadFromContainerOptions, ListContainersOptions,
-    RemoveContainerOptions, UploadToContainerOptions,
-};
-use futures_util::StreamExt;
-use std::collections::HashMap;
+use bollard::query_parameters::{CreateContainerOptions, RemoveContainerOptions};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
 
 /// The label on every container (and built image) coder-eval makes; a container's value
 /// is the pid of the host process that made it.
@@ -263,7 +259,7 @@ impl DockerSandbox {
         let image = image::ensure_image(&docker, &source).await?;
         let working_dir = match spec.working_dir_checked()? {
             None => None,
-            Some("auto") => Some(image_workdir(&docker, &image.image).await?),
+            Some("auto") => Some(container::image_workdir(&docker, &image.image).await?),
             Some(path) => Some(PathBuf::from(path)),
         };
         let owner = std::fs::metadata(&request.workspace).map_err(|source| DockerError::Io {
@@ -271,11 +267,11 @@ impl DockerSandbox {
             path: request.workspace.clone(),
             source,
         })?;
-        let body = container_body(spec, request, &image.image)?;
+        let body = container::container_body(spec, request, &image.image)?;
         let created = docker
             .create_container(
                 Some(CreateContainerOptions {
-                    name: Some(container_name(&request.task_id)),
+                    name: Some(container::container_name(&request.task_id)),
                     platform: String::new(),
                 }),
                 body,
@@ -313,7 +309,7 @@ impl DockerSandbox {
         sandbox.init_pid = sandbox.visible_init().await;
         sandbox.host_sees_processes = sandbox.init_pid.is_some();
         if let Some(dir) = &working_dir {
-            sandbox.copy_in(&request.workspace, dir).await?;
+            workdir::copy_in(&sandbox.docker, &sandbox.id, &request.workspace, dir).await?;
         }
         Ok(sandbox)
     }
@@ -376,57 +372,12 @@ impl DockerSandbox {
     /// After the agent ran in `working_dir`: replaces the workspace's contents with that
     /// folder's, so criteria grade what the agent left. Does nothing without `working_dir`.
     pub async fn copy_out(&self) -> Result<(), DockerError> {
-        let Some(workspace) = &self.copy_back else {
-            return Ok(());
-        };
-        let io = |what, source| DockerError::Io {
-            what,
-            path: workspace.clone(),
-            source,
-        };
-        let mut stream = self.docker.download_from_container(
-            &self.id,
-            Some(DownloadFromContainerOptions {
-                path: self.agent_dir.display().to_string(),
-            }),
-        );
-        let mut tar_bytes = Vec::new();
-        while let Some(chunk) = stream.next().await {
-            tar_bytes.extend_from_slice(&chunk.map_err(|source| DockerError::Api {
-                what: "copy working_dir out of the container",
-                source,
-            })?);
-        }
-        for entry in std::fs::read_dir(workspace).map_err(|e| io("read the workspace", e))? {
-            let path = entry.map_err(|e| io("read the workspace", e))?.path();
-            let removed = if path.is_dir() && !path.is_symlink() {
-                std::fs::remove_dir_all(&path)
-            } else {
-                std::fs::remove_file(&path)
-            };
-            removed.map_err(|e| io("clear the workspace", e))?;
-        }
-        let mut archive = tar::Archive::new(tar_bytes.as_slice());
-        for entry in archive.entries().map_err(|e| io("unpack working_dir", e))? {
-            let mut entry = entry.map_err(|e| io("unpack working_dir", e))?;
-            let path = entry.path().map_err(|e| io("unpack working_dir", e))?;
-            // The archive's first component is the folder itself; nothing may climb out.
-            let inner: PathBuf = path.components().skip(1).collect();
-            let safe = inner
-                .components()
-                .all(|c| matches!(c, std::path::Component::Normal(_)));
-            if inner.as_os_str().is_empty() || !safe {
-                continue;
+        match &self.copy_back {
+            Some(workspace) => {
+                workdir::copy_out(&self.docker, &self.id, &self.agent_dir, workspace).await
             }
-            let dest = workspace.join(&inner);
-            if let Some(parent) = dest.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| io("unpack working_dir", e))?;
-            }
-            entry
-                .unpack(&dest)
-                .map_err(|e| io("unpack working_dir", e))?;
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Force-removes the container (killing everything still running in it) and its
@@ -454,33 +405,6 @@ impl DockerSandbox {
                 })
             }
         }
-    }
-
-    async fn copy_in(&self, workspace: &Path, dir: &Path) -> Result<(), DockerError> {
-        let io = |source| DockerError::Io {
-            what: "pack the workspace for working_dir",
-            path: workspace.to_path_buf(),
-            source,
-        };
-        let inner = dir.strip_prefix("/").unwrap_or(dir);
-        let mut builder = tar::Builder::new(Vec::new());
-        builder.follow_symlinks(false);
-        builder.append_dir_all(inner, workspace).map_err(io)?;
-        let tar_bytes = builder.into_inner().map_err(io)?;
-        self.docker
-            .upload_to_container(
-                &self.id,
-                Some(UploadToContainerOptions {
-                    path: "/".into(),
-                    ..Default::default()
-                }),
-                bollard::body_full(tar_bytes.into()),
-            )
-            .await
-            .map_err(|source| DockerError::Api {
-                what: "copy the workspace into working_dir",
-                source,
-            })
     }
 
     /// The container's init process, when it is in the host's `/proc` (its cgroup names
@@ -514,265 +438,14 @@ impl Drop for DockerSandbox {
         self.stop_forwards();
         if !self.removed.swap(true, Ordering::SeqCst) {
             // Synchronous: an error path may drop the sandbox where no runtime runs.
-            let _ = remove_blocking(&self.socket, &self.id);
+            let _ = container::remove_blocking(&self.socket, &self.id);
         }
     }
-}
-
-/// `DELETE /containers/<id>?force=true&v=true` over the unix socket, without the async
-/// client. `Ok` once the daemon answered 2xx or 404.
-fn remove_blocking(socket: &Path, id: &str) -> std::io::Result<()> {
-    use std::io::{Read, Write};
-    let mut stream = std::os::unix::net::UnixStream::connect(socket)?;
-    stream.set_read_timeout(Some(Duration::from_secs(60)))?;
-    write!(
-        stream,
-        "DELETE /containers/{id}?force=true&v=true HTTP/1.0\r\nHost: docker\r\n\r\n"
-    )?;
-    let mut reply = Vec::new();
-    stream.read_to_end(&mut reply)?;
-    let status = String::from_utf8_lossy(&reply);
-    let code = status.split_whitespace().nth(1).unwrap_or("");
-    if code.starts_with('2') || code == "404" {
-        Ok(())
-    } else {
-        Err(std::io::Error::other(format!(
-            "remove container {id}: {}",
-            status.lines().next().unwrap_or("")
-        )))
-    }
-}
-
-/// Removes the containers labelled [`LABEL`] whose host process is gone (a host that was
-/// killed before it could remove them). Returns their ids.
-pub async fn remove_leftovers(docker: &Docker) -> Result<Vec<String>, DockerError> {
-    let list = docker
-        .list_containers(Some(ListContainersOptions {
-            all: true,
-            filters: Some(HashMap::from([(
-                "label".to_string(),
-                vec![LABEL.to_string()],
-            )])),
-            ..Default::default()
-        }))
-        .await
-        .map_err(|source| DockerError::Api {
-            what: "list containers",
-            source,
-        })?;
-    let mut removed = Vec::new();
-    for container in list {
-        let (Some(id), Some(labels)) = (container.id, container.labels) else {
-            continue;
-        };
-        let owner_alive = labels
-            .get(LABEL)
-            .and_then(|pid| pid.parse::<u32>().ok())
-            .is_some_and(|pid| Path::new(&format!("/proc/{pid}")).exists());
-        if owner_alive {
-            continue;
-        }
-        let options = RemoveContainerOptions {
-            force: true,
-            v: true,
-            link: false,
-        };
-        if docker.remove_container(&id, Some(options)).await.is_ok() {
-            removed.push(id);
-        }
-    }
-    Ok(removed)
-}
-
-/// `coder-eval-<task>-<host pid>-<n>`, unique on this machine, readable in `docker ps`.
-fn container_name(task_id: &str) -> String {
-    let task: String = task_id
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
-        .take(40)
-        .collect();
-    format!("coder-eval-{task}-{}", crate::process::new_mark())
-}
-
-/// The image's `WORKDIR`, or `/root` when it sets none (coder_eval's `auto`).
-async fn image_workdir(docker: &Docker, image: &str) -> Result<PathBuf, DockerError> {
-    let info = docker
-        .inspect_image(image)
-        .await
-        .map_err(|source| DockerError::Api {
-            what: "inspect the image",
-            source,
-        })?;
-    let dir = info
-        .config
-        .and_then(|c| c.working_dir)
-        .filter(|d| d.starts_with('/'));
-    Ok(PathBuf::from(dir.unwrap_or_else(|| "/root".into())))
-}
-
-/// The container: a shell that waits on a stdin nobody writes (only `sh` is needed from
-/// the image), under Docker's init; mounts, limits, network and labels from the spec.
-fn container_body(
-    spec: &DockerSpec,
-    request: &SandboxRequest,
-    image: &str,
-) -> Result<ContainerCreateBody, DockerError> {
-    let bind = |path: &Path, target: &Path, read_only: bool| -> Result<Mount, DockerError> {
-        let source = path.canonicalize().map_err(|source| DockerError::Io {
-            what: "find a path to mount",
-            path: path.to_path_buf(),
-            source,
-        })?;
-        Ok(Mount {
-            target: Some(target.display().to_string()),
-            source: Some(source.display().to_string()),
-            typ: Some(MountType::BIND),
-            read_only: Some(read_only),
-            ..Default::default()
-        })
-    };
-    let mut mounts = vec![
-        bind(&request.workspace, &request.workspace, false)?,
-        bind(&request.home, &request.home, false)?,
-    ];
-    for path in &request.read_only {
-        mounts.push(bind(path, path, true)?);
-    }
-    for extra in spec.extra_mounts(&request.task_dir)? {
-        mounts.push(bind(&extra.source, &extra.target, extra.read_only)?);
-    }
-    let limits = request.limits;
-    let memory = limits
-        .max_memory_mb
-        .map(|mb| (mb as i64).saturating_mul(1024 * 1024));
-    let host_config = HostConfig {
-        mounts: Some(mounts),
-        network_mode: Some(spec.network.network_mode().into()),
-        memory,
-        memory_swap: memory,
-        nano_cpus: limits.max_cpus.map(|c| (c * 1e9) as i64),
-        pids_limit: limits.max_pids,
-        init: Some(true),
-        cap_drop: spec.agent_isolation.then(|| vec!["ALL".to_string()]),
-        security_opt: spec
-            .agent_isolation
-            .then(|| vec!["no-new-privileges".to_string()]),
-        ..Default::default()
-    };
-    Ok(ContainerCreateBody {
-        image: Some(image.into()),
-        entrypoint: Some(vec![
-            "sh".into(),
-            "-c".into(),
-            "read -r _ || :; exit 0".into(),
-        ]),
-        cmd: Some(vec![]),
-        open_stdin: Some(true),
-        working_dir: Some(request.workspace.display().to_string()),
-        labels: Some(HashMap::from([
-            (LABEL.to_string(), std::process::id().to_string()),
-            (TASK_LABEL.to_string(), request.task_id.clone()),
-        ])),
-        host_config: Some(host_config),
-        ..Default::default()
-    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn request(dir: &Path) -> SandboxRequest {
-        SandboxRequest {
-            task_id: "data/row 1".into(),
-            task_dir: dir.to_path_buf(),
-            workspace: dir.join("ws"),
-            home: dir.join("home"),
-            read_only: vec![dir.join("clis")],
-            limits: DockerLimits {
-                max_memory_mb: Some(512),
-                max_cpus: Some(1.5),
-                max_pids: Some(100),
-            },
-        }
-    }
-
-    #[test]
-    fn the_container_maps_the_spec_and_limits() {
-        let dir = std::env::temp_dir().join(format!("ce-docker-body-{}", std::process::id()));
-        for sub in ["ws", "home", "clis"] {
-            std::fs::create_dir_all(dir.join(sub)).unwrap();
-        }
-        let dir = dir.canonicalize().unwrap();
-        let spec = DockerSpec {
-            network: DockerNetwork::None,
-            extra_mounts: vec![format!("clis:/opt/clis:ro")],
-            ..DockerSpec::default()
-        };
-        let body = container_body(&spec, &request(&dir), "img:1").unwrap();
-        assert_eq!(body.image.as_deref(), Some("img:1"));
-        let labels = body.labels.unwrap();
-        assert_eq!(labels[LABEL], std::process::id().to_string());
-        assert_eq!(labels[TASK_LABEL], "data/row 1");
-        let host = body.host_config.unwrap();
-        assert_eq!(host.network_mode.as_deref(), Some("none"));
-        assert_eq!(host.memory, Some(512 << 20));
-        assert_eq!(host.memory_swap, Some(512 << 20));
-        assert_eq!(host.nano_cpus, Some(1_500_000_000));
-        assert_eq!(host.pids_limit, Some(100));
-        assert_eq!(host.init, Some(true));
-        assert_eq!(host.cap_drop, Some(vec!["ALL".to_string()]));
-        let mounts: Vec<(String, String, bool)> = host
-            .mounts
-            .unwrap()
-            .into_iter()
-            .map(|m| (m.source.unwrap(), m.target.unwrap(), m.read_only.unwrap()))
-            .collect();
-        let at = |p: &str| dir.join(p).display().to_string();
-        assert_eq!(
-            mounts,
-            [
-                (at("ws"), at("ws"), false),
-                (at("home"), at("home"), false),
-                (at("clis"), at("clis"), true),
-                (at("clis"), "/opt/clis".to_string(), true),
-            ]
-        );
-
-        let open = DockerSpec {
-            agent_isolation: false,
-            ..DockerSpec::default()
-        };
-        let mut unlimited = request(&dir);
-        unlimited.limits = DockerLimits::default();
-        let host = container_body(&open, &unlimited, "img:1")
-            .unwrap()
-            .host_config
-            .unwrap();
-        assert_eq!(host.network_mode.as_deref(), Some("host"));
-        assert_eq!(
-            (host.memory, host.nano_cpus, host.pids_limit),
-            (None, None, None)
-        );
-        assert_eq!((host.cap_drop, host.security_opt), (None, None));
-
-        let mut missing = request(&dir);
-        missing.read_only.push(dir.join("nope"));
-        let err = container_body(&open, &missing, "img:1").unwrap_err();
-        assert!(
-            err.to_string()
-                .starts_with("could not find a path to mount ("),
-            "{err}"
-        );
-        assert_eq!(
-            container_name("data/row 1")
-                .split('-')
-                .take(5)
-                .collect::<Vec<_>>(),
-            ["coder", "eval", "data", "row", "1"]
-        );
-        std::fs::remove_dir_all(&dir).unwrap();
-    }
 
     #[test]
     fn docker_host_must_be_a_local_socket() {
