@@ -23,7 +23,7 @@ pub struct ImageReady {
 /// Makes the image of `source` available: checks a local image exists (it is never
 /// pulled), or builds the Dockerfile. Errors: [`DockerError::ImageMissing`],
 /// [`DockerError::Build`] (with the build's log), or the API call's failure.
-pub async fn ensure_image(
+pub(crate) async fn ensure_image(
     docker: &Docker,
     source: &ImageSource,
 ) -> Result<ImageReady, DockerError> {
@@ -106,7 +106,7 @@ pub async fn ensure_image(
 }
 
 /// Whether `image` is on this machine; [`DockerError::ImageMissing`] when it is not.
-pub async fn exists(docker: &Docker, image: &str) -> Result<(), DockerError> {
+pub(crate) async fn exists(docker: &Docker, image: &str) -> Result<(), DockerError> {
     match docker.inspect_image(image).await {
         Ok(_) => Ok(()),
         Err(bollard::errors::Error::DockerResponseServerError {
