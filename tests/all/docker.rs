@@ -719,3 +719,88 @@ async fn the_real_claude_cli_runs_in_the_container_against_the_scripted_model() 
         sandbox.remove().await.unwrap();
     }
 }
+
+/// A task file with `driver: docker` and the given `docker:` block lines (indented by 4).
+fn docker_task(dir: &Path, name: &str, docker_block: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.yaml"));
+    std::fs::write(
+        &path,
+        format!(
+            "task_id: {name}\ndescription: d\ninitial_prompt: p\nsandbox:\n  driver: docker\n  docker:\n{docker_block}\n  limits:\n    max_memory_mb: 512\nsuccess_criteria:\n  - type: file_exists\n    path: x\n"
+        ),
+    )
+    .unwrap();
+    path
+}
+
+/// `coder-eval check FILE` with `DOCKER_HOST` set as given: (exit code, stderr).
+fn check_with(file: &Path, docker_host: &str) -> (i32, String) {
+    let out = std::process::Command::new(crate::support::bin())
+        .args(["check", file.to_str().unwrap()])
+        .env("DOCKER_HOST", docker_host)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_docker_block_is_checked_at_load_naming_the_field_and_its_line() {
+    let dir = scratch("docker-load-fields");
+    let socket = "unix:///nonexistent/docker.sock";
+    // A field check: working_dir `/work` is reserved (coder_eval refuses it too).
+    let bad = docker_task(
+        &dir,
+        "bad_workdir",
+        "    image: coder-eval-base:local\n    working_dir: /work",
+    );
+    let (code, stderr) = check_with(&bad, socket);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("line 8: sandbox.docker.working_dir"),
+        "{stderr}"
+    );
+    // A Dockerfile that leaves the task folder.
+    let out = docker_task(
+        &dir,
+        "bad_dockerfile",
+        "    dockerfile_path: ../../Dockerfile",
+    );
+    let (code, stderr) = check_with(&out, socket);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("sandbox.docker.dockerfile_path"),
+        "{stderr}"
+    );
+    // An unknown key: the schema error with file:line and the closest key.
+    let typo = docker_task(&dir, "typo", "    imgae: coder-eval-base:local");
+    let (code, stderr) = check_with(&typo, socket);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("typo.yaml:7:"), "{stderr}");
+    assert!(stderr.contains("image"), "{stderr}");
+}
+
+#[test]
+fn a_docker_task_without_a_daemon_is_a_clear_load_error() {
+    let dir = scratch("docker-load-no-daemon");
+    let task = docker_task(
+        &dir,
+        "no_daemon",
+        "    image: coder-eval-base:local\n    network: none",
+    );
+    let (code, stderr) = check_with(&task, "unix:///nonexistent/docker.sock");
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(
+            "no Docker daemon at /nonexistent/docker.sock: start dockerd or use driver: tempdir"
+        ),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    // A remote daemon is refused by name, not tried.
+    let (code, stderr) = check_with(&task, "tcp://127.0.0.1:2375");
+    assert_eq!(code, 2, "{stderr}");
+    assert!(stderr.contains("not a local unix socket"), "{stderr}");
+}

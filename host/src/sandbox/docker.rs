@@ -72,6 +72,15 @@ pub enum DockerError {
         #[source]
         source: bollard::errors::Error,
     },
+    /// Nothing listens on the daemon's socket (found before any API call).
+    #[error("no Docker daemon at {socket}: start dockerd or use driver: tempdir")]
+    NoSocket {
+        /// The socket path tried.
+        socket: String,
+        /// Why the connection failed.
+        #[source]
+        source: std::io::Error,
+    },
     /// `DOCKER_HOST` names something other than a local unix socket.
     #[error(
         "DOCKER_HOST={value} is not a local unix socket: driver: docker needs the daemon on this machine (unix://PATH)"
@@ -209,6 +218,20 @@ pub async fn connect() -> Result<(Docker, PathBuf), DockerError> {
     let socket = socket_path()?;
     let docker = connect_at(&socket).await?;
     Ok((docker, socket))
+}
+
+/// Whether a daemon listens on the local socket, without a runtime (for task loading):
+/// a connection to the socket is opened and closed. Errors: [`DockerError::NotLocal`],
+/// or [`DockerError::NoSocket`] naming the socket and the cause.
+pub fn probe_daemon() -> Result<PathBuf, DockerError> {
+    let socket = socket_path()?;
+    match std::os::unix::net::UnixStream::connect(&socket) {
+        Ok(_) => Ok(socket),
+        Err(source) => Err(DockerError::NoSocket {
+            socket: socket.display().to_string(),
+            source,
+        }),
+    }
 }
 
 /// [`connect`] to the daemon on `socket`.

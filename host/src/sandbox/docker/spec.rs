@@ -280,6 +280,24 @@ pub enum DockerSpecError {
     },
 }
 
+impl DockerSpecError {
+    /// The key path of the field it names, under `sandbox.docker` (`["working_dir"]`,
+    /// `["build", "extra_args"]`), to find its line in the task file.
+    pub fn key(&self) -> Vec<&'static str> {
+        match self {
+            DockerSpecError::DockerfileMissing { .. }
+            | DockerSpecError::DockerfileOutside { .. } => {
+                vec!["dockerfile_path"]
+            }
+            DockerSpecError::WorkingDir { .. } => vec!["working_dir"],
+            DockerSpecError::BuildKit { field } => vec!["build", field],
+            DockerSpecError::ExtraArg { .. } => vec!["build", "extra_args"],
+            DockerSpecError::ExtraMount { .. } => vec!["extra_mounts"],
+            DockerSpecError::EnvName { field, .. } => vec![field],
+        }
+    }
+}
+
 impl DockerSpec {
     /// Checks every field against the task file's folder `task_dir`: what can be known
     /// without a Docker daemon (the daemon is reached only by `DockerSandbox::prepare`).
