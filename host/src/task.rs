@@ -484,21 +484,20 @@ fn common<C>(
         }
         crate::sandbox::docker::probe_daemon()
             .map_err(|e| format!("sandbox.driver: docker: {e}"))?;
-        return Err(
-            "sandbox.driver: docker: the task's `docker:` block is valid and the daemon answers, \
-             but this build does not yet run the agent in the container (the run is being wired): \
-             use `driver: tempdir`, or run the task with coder_eval"
-                .into(),
-        );
     }
-    if sandbox.docker.is_some() {
+    if sandbox.driver == Driver::Tempdir && sandbox.docker.is_some() {
         notes.push(compat::not_enforced(
             text,
             &["sandbox", "docker"],
             "the `docker:` block applies only to `driver: docker`",
         ));
     }
-    for limit in sandbox.docker_only_limits() {
+    let tempdir_only = if sandbox.driver == Driver::Tempdir {
+        sandbox.docker_only_limits()
+    } else {
+        Vec::new()
+    };
+    for limit in tempdir_only {
         notes.push(compat::not_enforced(
             text,
             &["sandbox", "limits", limit],

@@ -804,3 +804,61 @@ fn a_docker_task_without_a_daemon_is_a_clear_load_error() {
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("not a local unix socket"), "{stderr}");
 }
+
+/// The containers on the daemon that host process `pid` made (by label; running or not).
+fn labelled_containers(pid: u32) -> String {
+    let out = std::process::Command::new("docker")
+        .args(["ps", "-a", "-q", "--filter"])
+        .arg(format!("label={}={pid}", docker::LABEL))
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+#[tokio::test]
+async fn a_docker_task_runs_claude_code_in_its_container_and_is_graded() {
+    let test = "a_docker_task_runs_claude_code_in_its_container_and_is_graded";
+    if !docker_ready(test).await {
+        return;
+    }
+    if !root().join("harnesses/node_modules/.bin/claude").exists() {
+        eprintln!("skipped {test}: no Claude Code (scripts/setup.sh installs it)");
+        return;
+    }
+    let out = scratch("docker-task-run");
+    let task = root().join("tasks/coder_eval/docker/hello_docker.yaml");
+    let output = std::process::Command::new(crate::support::bin())
+        .arg("run")
+        .arg(&task)
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = output.id();
+    let output = output.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let result: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(out.join("hello_docker/claude-code/task.json"))
+            .unwrap_or_else(|e| panic!("no task.json ({e}): {stderr}")),
+    )
+    .unwrap();
+    assert_eq!(result["status"], "SUCCESS", "{result:#}\n{stderr}");
+    assert_eq!(output.status.code(), Some(0), "{stderr}");
+    // The agent's commands ran in the task's image: the marker exists only there, and the
+    // workspace the criteria graded is the one the container wrote.
+    let workspace = out.join("hello_docker/claude-code/workspace");
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("where.txt")).unwrap(),
+        "coder-eval docker marker\n"
+    );
+    assert!(!Path::new("/coder-eval-marker").exists());
+    let printed = std::fs::read_to_string(workspace.join("out.txt")).unwrap();
+    assert!(
+        printed.starts_with("Hello from the container\n"),
+        "{printed}"
+    );
+    // No container of the run is left behind.
+    assert_eq!(labelled_containers(pid), "");
+}
