@@ -799,6 +799,20 @@ fn a_docker_task_without_a_daemon_is_a_clear_load_error() {
         "{stderr}"
     );
     assert!(!stderr.contains("panicked"), "{stderr}");
+    // `run` stops at the same load error, before anything is written.
+    let out = dir.join("out");
+    let run = std::process::Command::new(crate::support::bin())
+        .arg("run")
+        .arg(&task)
+        .arg("--out")
+        .arg(&out)
+        .env("DOCKER_HOST", "unix:///nonexistent/docker.sock")
+        .output()
+        .unwrap();
+    let run_err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(run.status.code(), Some(2), "{run_err}");
+    assert!(run_err.contains("no Docker daemon at"), "{run_err}");
+    assert!(!out.join("no_daemon").exists(), "{run_err}");
     // A remote daemon is refused by name, not tried.
     let (code, stderr) = check_with(&task, "tcp://127.0.0.1:2375");
     assert_eq!(code, 2, "{stderr}");
