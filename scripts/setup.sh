@@ -11,3 +11,6 @@ rustup target add wasm32-wasip2
 # `npm install --no-save` installs the locked tree and leaves the lockfile as it is.
 npm install --prefix harnesses --no-save --no-audit --no-fund --loglevel=error
 python3 -m pip install --quiet --disable-pip-version-check componentize-py==0.25.1
+# driver: docker: Docker from Debian's packages, dockerd started, the local base image
+# (coder-eval-base:local) built. Exits 0 when Docker cannot run here (its tests then skip).
+bash scripts/docker-setup.sh

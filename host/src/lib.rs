@@ -21,6 +21,7 @@ pub mod process;
 pub mod results;
 pub mod run;
 pub mod runtime;
+pub mod sandbox;
 mod suggest;
 pub mod task;
 pub mod turn;

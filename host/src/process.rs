@@ -104,8 +104,7 @@ pub(crate) fn new_mark() -> String {
 /// The live processes whose environment holds `MARK_VAR=mark` (read from
 /// `/proc/<pid>/environ`, which is the environment a process was started with; readable
 /// for the host's own user's processes).
-#[cfg(test)]
-fn marked(mark: &str) -> Vec<i32> {
+pub fn marked(mark: &str) -> Vec<i32> {
     marked_in(&process_table(), mark)
 }
 

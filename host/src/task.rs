@@ -464,20 +464,40 @@ fn common<C>(
     let mut sandbox = file.sandbox;
     sandbox.resolve(dir)?;
     if sandbox.driver == Driver::Docker {
-        return Err(
-            "sandbox.driver: `docker` is not available in this build yet (the docker driver is \
-             being integrated): use `driver: tempdir`, or run the task with coder_eval"
-                .into(),
-        );
+        let spec = sandbox.docker.clone().unwrap_or_default();
+        spec.validate(dir, &file.task_id).map_err(|e| {
+            let mut key = vec!["sandbox", "docker"];
+            key.extend(e.key());
+            match compat::key_line(text, &key) {
+                Some(line) => format!("line {line}: {e}"),
+                None => e.to_string(),
+            }
+        })?;
+        if let Some(l) = &sandbox.limits
+            && l.max_disk_mb.is_some()
+        {
+            notes.push(compat::not_enforced(
+                text,
+                &["sandbox", "limits", "max_disk_mb"],
+                "reserved in coder_eval; no driver enforces it",
+            ));
+        }
+        crate::sandbox::docker::probe_daemon()
+            .map_err(|e| format!("sandbox.driver: docker: {e}"))?;
     }
-    if sandbox.docker.is_some() {
+    if sandbox.driver == Driver::Tempdir && sandbox.docker.is_some() {
         notes.push(compat::not_enforced(
             text,
             &["sandbox", "docker"],
             "the `docker:` block applies only to `driver: docker`",
         ));
     }
-    for limit in sandbox.docker_only_limits() {
+    let tempdir_only = if sandbox.driver == Driver::Tempdir {
+        sandbox.docker_only_limits()
+    } else {
+        Vec::new()
+    };
+    for limit in tempdir_only {
         notes.push(compat::not_enforced(
             text,
             &["sandbox", "limits", limit],

@@ -6,6 +6,7 @@ mod cache;
 mod coder_eval_compat;
 mod contracts;
 mod criteria_coder_eval;
+mod docker;
 mod grade_cmd;
 mod graders;
 mod hot_swap;

@@ -15,6 +15,8 @@ use crate::results::{CliInfo, StopRecord, TaskResult, TaskStatus, write_json_ato
 use crate::runtime::LoadedComponent;
 use crate::runtime::harness::Launcher;
 use crate::runtime::translator::ComponentTranslator;
+use crate::sandbox::docker::{self, DockerError, DockerSandbox, SandboxRequest};
+use crate::task::sandbox::Driver;
 use crate::turn::live::{self, LaunchSpec, LiveTurn};
 use crate::turn::pipeline::Pipeline;
 use crate::turn::recording::{BudgetsHeader, Header, RecordingWriter};
@@ -94,7 +96,40 @@ async fn execute(
         deadline,
         policy: options.stop_policy,
     };
-    let turn = stage!(turn(launched, planned.model, deadlines, cancel).await);
+    // driver: docker: the agent's container, started now that the workspace is filled and
+    // the scripted model listens; removed after the turn (or on any error, by its drop).
+    let container = match p.task.sandbox.driver {
+        Driver::Docker => Some(stage!(
+            start_container(
+                p,
+                &dirs,
+                launched.spec.program.clone(),
+                planned.model.as_ref(),
+                dir
+            )
+            .await
+        )),
+        Driver::Tempdir => None,
+    };
+    let turn = stage!(
+        turn(
+            launched,
+            planned.model,
+            deadlines,
+            cancel,
+            container.as_ref()
+        )
+        .await
+    );
+    if let Some(container) = container {
+        let copied = container.copy_out().await;
+        let removed = container.remove().await;
+        stage!(
+            copied
+                .and(removed)
+                .map_err(|e| RunError::Setup(Cause(format!("sandbox.driver: docker: {e}"))))
+        );
+    }
     let graded = match grade(p, options, &dirs, dir, &turn.turn).await {
         Ok(graded) => graded,
         Err(error) => {
@@ -241,6 +276,55 @@ async fn launch(
     })
 }
 
+/// The task's container (`sandbox.driver: docker`): the workspace and HOME at their own
+/// paths, the agent CLIs and `node` read-only, the scripted model's port forwarded in.
+/// A failed image build leaves its log in `docker.log`.
+async fn start_container(
+    p: &Prepared,
+    dirs: &Dirs,
+    program: std::path::PathBuf,
+    model: Option<&ScriptedModel>,
+    dir: &Path,
+) -> Result<DockerSandbox, RunError> {
+    let failed = |e: DockerError| RunError::Setup(Cause(format!("sandbox.driver: docker: {e}")));
+    // The CLI program's `node_modules` (the pinned CLIs), at the path the launch plan
+    // names and at its real path (node resolves symlinks), else the program alone.
+    let mut read_only = docker::host_node_paths();
+    let tree = program
+        .ancestors()
+        .find(|a| a.file_name().is_some_and(|n| n == "node_modules"))
+        .unwrap_or(&program)
+        .to_path_buf();
+    if let Ok(real) = tree.canonicalize() {
+        read_only.push(real);
+    }
+    read_only.push(tree);
+    read_only.sort();
+    read_only.dedup();
+    let request = SandboxRequest {
+        task_id: p.task.task_id.replace('/', "-"),
+        task_dir: p.task.dir.clone(),
+        workspace: dirs.workspace.clone(),
+        home: dirs.home.clone(),
+        read_only,
+        limits: p.task.sandbox.docker_limits(),
+    };
+    let spec = p.task.sandbox.docker.clone().unwrap_or_default();
+    let sandbox = match DockerSandbox::prepare(&spec, &request).await {
+        Ok(sandbox) => sandbox,
+        Err(e) => {
+            if let DockerError::Build { log, .. } = &e {
+                let _ = std::fs::write(dir.join("docker.log"), log);
+            }
+            return Err(failed(e));
+        }
+    };
+    if let Some(model) = model {
+        sandbox.forward_host_port(model.port()).map_err(failed)?;
+    }
+    Ok(sandbox)
+}
+
 /// Turn: the CLI runs to its end or a stop, every process of it is gone after; the
 /// scripted model is shut down.
 async fn turn(
@@ -248,6 +332,7 @@ async fn turn(
     model: Option<ScriptedModel>,
     deadlines: Deadlines,
     cancel: watch::Receiver<bool>,
+    container: Option<&DockerSandbox>,
 ) -> Result<TurnDone, RunError> {
     let turn = live::run_turn(
         launched.spec,
@@ -257,6 +342,7 @@ async fn turn(
         deadlines,
         cancel,
         model.as_ref().map(ScriptedModel::held),
+        container,
     )
     .await
     .map_err(RunError::Cli)?;

@@ -5,6 +5,7 @@
 //! `template_dir` string. What the tempdir driver does with them is in
 //! [`crate::workspace`].
 
+use crate::sandbox::docker::{DockerLimits, DockerSpec};
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -24,9 +25,10 @@ pub struct SandboxSpec {
     /// `tempdir` (the default: a fresh folder on this machine) or `docker`.
     #[serde(default)]
     pub driver: Driver,
-    /// The `docker:` block, kept as written for the docker driver (which types it).
+    /// The `docker:` block (coder_eval's `DockerDriverConfig`), checked at load for
+    /// `driver: docker`.
     #[serde(default)]
-    pub docker: Option<serde_yaml_ng::Value>,
+    pub docker: Option<DockerSpec>,
     /// `python:` absent = no virtualenv (coder_eval makes one by default; here only when
     /// asked); `python: null` = none; `python: {}` = a `.venv` in the workspace.
     #[serde(default, deserialize_with = "present")]
@@ -455,6 +457,19 @@ impl SandboxSpec {
             }
         }
         Ok(())
+    }
+
+    /// `sandbox.limits` as the container's limits (`max_disk_mb` binds under no driver,
+    /// as in coder_eval).
+    pub fn docker_limits(&self) -> DockerLimits {
+        let Some(l) = &self.limits else {
+            return DockerLimits::default();
+        };
+        DockerLimits {
+            max_memory_mb: l.max_memory_mb,
+            max_cpus: l.max_cpus,
+            max_pids: l.max_pids.map(|n| i64::try_from(n).unwrap_or(i64::MAX)),
+        }
     }
 
     /// The limits that bind only under docker and are set here (for a load note).

@@ -13,8 +13,10 @@ use super::recording::{ExitStatus, RecordingWriter};
 use crate::limits::{Deadlines, StopPolicy};
 use crate::process::{LiveGroup, MARK_VAR, new_mark, own_group, stop_tree};
 use crate::results::{StampedEvent, StopReason, TurnRecord};
+use crate::sandbox::docker::{DockerExec, DockerSandbox, ExecRequest};
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, watch};
@@ -69,7 +71,10 @@ enum Chunk {
 /// Runs one turn. `recording` must already hold its header; `stderr_log` receives the
 /// raw stderr; `held_calls` reports the scripted model's first held call past `max_turns`
 /// (its turn index), when a scripted model plays the turn. Errors: the CLI could not be
-/// started, or the recording could not be written (nothing is lost silently).
+/// started, or the recording could not be written (nothing is lost silently). With
+/// `container` (`sandbox.driver: docker`) the CLI runs as an exec in it, stopped by the
+/// exec's mark instead of a process group.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn run_turn(
     spec: LaunchSpec,
     mut pipeline: Pipeline,
@@ -78,36 +83,41 @@ pub(crate) async fn run_turn(
     deadlines: Deadlines,
     mut cancel: watch::Receiver<bool>,
     mut held_calls: Option<watch::Receiver<Option<usize>>>,
+    container: Option<&DockerSandbox>,
 ) -> std::io::Result<LiveTurn> {
     use std::io::Write;
-    let mark = new_mark();
-    let mut cmd = tokio::process::Command::new(&spec.program);
-    cmd.args(&spec.args)
-        .current_dir(&spec.cwd)
-        .env_clear()
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .env(MARK_VAR, &mark);
-    own_group(&mut cmd)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    if spec.stdin.is_some() {
-        cmd.stdin(Stdio::piped());
-    }
     let t0 = Instant::now();
     let stamp = move || t0.elapsed().as_micros() as u64;
-    let mut child = cmd.spawn()?;
-    let pgid = child.id().map(|id| id as i32);
-    // Until the group is stopped and reaped below, a second Ctrl-C can kill it at once.
-    let _live = pgid.map(|pgid| LiveGroup::register(pgid, &mark));
-    if let (Some(text), Some(mut stdin)) = (spec.stdin, child.stdin.take()) {
-        tokio::spawn(async move {
-            let _ = stdin.write_all(text.as_bytes()).await;
-        });
-    }
     let (tx, mut rx) = mpsc::unbounded_channel();
-    spawn_reader(child.stdout.take().expect("piped"), tx.clone(), true, t0);
-    spawn_reader(child.stderr.take().expect("piped"), tx, false, t0);
-
+    let (mut child, mark, pgid, _live) = match container {
+        Some(sandbox) => {
+            let argv = std::iter::once(spec.program.display().to_string())
+                .chain(spec.args.iter().cloned())
+                .collect();
+            let mut exec = sandbox
+                .exec(ExecRequest {
+                    argv,
+                    env: spec.env.clone(),
+                    cwd: sandbox.agent_dir().to_path_buf(),
+                    stdin: spec.stdin.clone().map(String::into_bytes),
+                })
+                .await
+                .map_err(std::io::Error::other)?;
+            let mark = exec.mark().to_string();
+            let (Some(out), Some(err)) = (exec.stdout.take(), exec.stderr.take()) else {
+                return Err(std::io::Error::other(
+                    "the exec's output streams are missing",
+                ));
+            };
+            spawn_reader(out, tx.clone(), true, t0);
+            spawn_reader(err, tx, false, t0);
+            (Agent::Container(Arc::new(exec)), mark, None, None)
+        }
+        None => {
+            let (child, mark, pgid, live) = spawn_local(&spec, tx, t0)?;
+            (Agent::Local(child), mark, pgid, live)
+        }
+    };
     let mut line_no = 0u64;
     let mut partial: Vec<u8> = Vec::new();
     let mut partial_stamp = 0u64;
@@ -177,8 +187,8 @@ pub(crate) async fn run_turn(
                 None => { out_open = false; err_open = false; }
             },
             status = child.wait(), if exit.is_none() => {
-                let status = status?;
-                exit = Some(exit_status(status, stamp(), &spec.turn_limit_codes));
+                let (code, signal) = status?;
+                exit = Some(exit_status(code, signal, stamp(), &spec.turn_limit_codes));
                 exited_at = Some(Instant::now());
             },
             _ = tokio::time::sleep_until(sleep_until.into()), if wake.is_some() => {
@@ -211,13 +221,16 @@ pub(crate) async fn run_turn(
             stop_at_us = Some(stamp());
             pipeline.collector.freeze();
             recording.stop(stop_at_us.unwrap_or_default(), reason)?;
-            if let Some(pgid) = pgid {
-                // Stop the group in the background; keep draining the pipes meanwhile.
-                let grace = if reason == StopReason::LeakedPipes {
-                    deadlines.policy.sweep_grace
-                } else {
-                    deadlines.policy.kill_grace
-                };
+            // Stop in the background; keep draining the pipes meanwhile.
+            let grace = if reason == StopReason::LeakedPipes {
+                deadlines.policy.sweep_grace
+            } else {
+                deadlines.policy.kill_grace
+            };
+            if let Agent::Container(exec) = &child {
+                let exec = exec.clone();
+                tokio::spawn(async move { exec.stop(grace).await });
+            } else if let Some(pgid) = pgid {
                 let mark = mark.clone();
                 tokio::spawn(async move { stop_tree(pgid, &mark, grace).await });
             }
@@ -226,11 +239,18 @@ pub(crate) async fn run_turn(
     // Whatever ended the turn, no process of it outlives it: not the group, not a
     // descendant, not a process the agent detached (found by its mark).
     let mut leftover_processes = 0;
-    if let Some(pgid) = pgid {
-        let found = stop_tree(pgid, &mark, deadlines.policy.sweep_grace).await;
-        if stop.is_none() {
-            leftover_processes = found.len() as u32;
-        }
+    let found = match (&child, pgid) {
+        (Agent::Container(exec), _) => exec
+            .stop(deadlines.policy.sweep_grace)
+            .await
+            .map_err(std::io::Error::other)?,
+        (Agent::Local(_), Some(pgid)) => stop_tree(pgid, &mark, deadlines.policy.sweep_grace)
+            .await
+            .len(),
+        (Agent::Local(_), None) => 0,
+    };
+    if stop.is_none() {
+        leftover_processes = found as u32;
     }
     let exit = exit.expect("loop ends after exit");
     recording.exit(exit)?;
@@ -262,6 +282,69 @@ pub(crate) async fn run_turn(
         mark,
         leftover_processes,
     })
+}
+
+/// The CLI as a child of the host, in its own process group: the child, its mark, its
+/// group and the group's registration for a second Ctrl-C.
+#[allow(clippy::type_complexity)]
+fn spawn_local(
+    spec: &LaunchSpec,
+    tx: mpsc::UnboundedSender<Chunk>,
+    t0: Instant,
+) -> std::io::Result<(
+    tokio::process::Child,
+    String,
+    Option<i32>,
+    Option<LiveGroup>,
+)> {
+    let mark = new_mark();
+    let mut cmd = tokio::process::Command::new(&spec.program);
+    cmd.args(&spec.args)
+        .current_dir(&spec.cwd)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .env(MARK_VAR, &mark);
+    own_group(&mut cmd)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if spec.stdin.is_some() {
+        cmd.stdin(Stdio::piped());
+    }
+    let mut child = cmd.spawn()?;
+    let pgid = child.id().map(|id| id as i32);
+    // Until the group is stopped and reaped, a second Ctrl-C can kill it at once.
+    let live = pgid.map(|pgid| LiveGroup::register(pgid, &mark));
+    if let (Some(text), Some(mut stdin)) = (spec.stdin.clone(), child.stdin.take()) {
+        tokio::spawn(async move {
+            let _ = stdin.write_all(text.as_bytes()).await;
+        });
+    }
+    spawn_reader(child.stdout.take().expect("piped"), tx.clone(), true, t0);
+    spawn_reader(child.stderr.take().expect("piped"), tx, false, t0);
+    Ok((child, mark, pgid, live))
+}
+
+/// The running CLI: a child of the host, or an exec in the task's container.
+enum Agent {
+    Local(tokio::process::Child),
+    Container(Arc<DockerExec>),
+}
+
+impl Agent {
+    /// Waits for the CLI's own process to end: (exit code, signal).
+    async fn wait(&mut self) -> std::io::Result<(Option<i32>, Option<i32>)> {
+        use std::os::unix::process::ExitStatusExt;
+        match self {
+            Agent::Local(child) => {
+                let status = child.wait().await?;
+                Ok((status.code(), status.signal()))
+            }
+            Agent::Container(exec) => {
+                let code = exec.wait().await.map_err(std::io::Error::other)?;
+                Ok((Some(i32::try_from(code).unwrap_or(i32::MAX)), None))
+            }
+        }
+    }
 }
 
 /// What the loop waits on besides the CLI's output, when it began.
@@ -303,16 +386,16 @@ fn next_wake(deadlines: &Deadlines, pending: Pending) -> Option<(Instant, StopRe
 }
 
 fn exit_status(
-    status: std::process::ExitStatus,
+    code: Option<i32>,
+    signal: Option<i32>,
     stamp_us: u64,
     turn_limit_codes: &[i32],
 ) -> ExitStatus {
-    use std::os::unix::process::ExitStatusExt;
     ExitStatus {
         stamp_us,
-        code: status.code(),
-        signal: status.signal(),
-        turn_limit: status.code().is_some_and(|c| turn_limit_codes.contains(&c)),
+        code,
+        signal,
+        turn_limit: code.is_some_and(|c| turn_limit_codes.contains(&c)),
     }
 }
 
