@@ -22,11 +22,11 @@ use std::time::{Duration, Instant};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunLimitsSpec {
-    /// Main-thread model calls: call N+1 beginning stops the turn.
-    #[serde(default)]
+    /// Main-thread model calls: call N+1 beginning stops the turn. At least 1.
+    #[serde(default, deserialize_with = "max_turns")]
     pub max_turns: Option<u32>,
-    /// Resolved tool calls: tool call N+1 starting stops the turn.
-    #[serde(default)]
+    /// Resolved tool calls: tool call N+1 starting stops the turn. At least 1.
+    #[serde(default, deserialize_with = "max_tool_calls")]
     pub max_tool_calls: Option<u32>,
     /// How long the turn may run, from the CLI's spawn.
     #[serde(default, deserialize_with = "duration")]
@@ -99,6 +99,12 @@ fn max_output_tokens<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::
 }
 fn max_total_tokens<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
     at_least_one(d, "max_total_tokens", "tokens")
+}
+fn max_turns<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    at_least_one(d, "max_turns", "model calls")
+}
+fn max_tool_calls<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    at_least_one(d, "max_tool_calls", "tool calls")
 }
 fn expected_turns<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
     at_least_one(d, "expected_turns", "turns")
@@ -366,6 +372,21 @@ fn parse_duration(text: &str) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_cap_of_zero_is_refused_naming_the_field() {
+        for field in ["max_turns", "max_tool_calls"] {
+            let err = serde_yaml_ng::from_str::<RunLimitsSpec>(&format!("{field}: 0"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                err.contains(&format!("{field} must be a whole number")),
+                "{err}"
+            );
+        }
+        let ok: RunLimitsSpec = serde_yaml_ng::from_str("max_turns: 3").unwrap();
+        assert_eq!(ok.max_turns, Some(3));
+    }
 
     #[test]
     fn the_deadline_is_the_earlier_timeout() {
