@@ -8,4 +8,4 @@ scripts/setup.sh
 cargo build --bin coder-eval
 isolate=()
 if unshare -n true 2>/dev/null; then isolate=(--isolate-network); fi
-exec target/debug/coder-eval run tasks/hello_date/task.yaml --harness all "${isolate[@]}" "$@"
+exec "${CARGO_TARGET_DIR:-target}/debug/coder-eval" run tasks/hello_date/task.yaml --harness all "${isolate[@]}" "$@"
