@@ -57,19 +57,37 @@ pub fn is_installed(program: &str) -> bool {
 }
 
 /// The CLI's `--version` output (first line), cached per path for the process.
+///
+/// The probe leads a process group of its own, and that group is killed once the probe
+/// has answered or its time ([`crate::limits::CLI_VERSION_TIMEOUT`]) is up: nothing it
+/// started outlives it.
 pub async fn cli_version(path: &Path) -> Option<String> {
     static CACHE: Mutex<Option<HashMap<PathBuf, Option<String>>>> = Mutex::new(None);
     if let Some(v) = CACHE.lock().unwrap().get_or_insert_default().get(path) {
         return v.clone();
     }
-    let out = tokio::time::timeout(
-        crate::limits::CLI_VERSION_TIMEOUT,
-        tokio::process::Command::new(path)
-            .arg("--version")
-            .stdin(std::process::Stdio::null())
-            .output(),
-    )
-    .await;
+    let child = tokio::process::Command::new(path)
+        .arg("--version")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .kill_on_drop(true)
+        .spawn();
+    let out = match child {
+        Ok(child) => {
+            let group = child.id();
+            let out =
+                tokio::time::timeout(crate::limits::CLI_VERSION_TIMEOUT, child.wait_with_output())
+                    .await;
+            if let Some(group) = group {
+                // SAFETY: killpg has no memory effects; the group is the probe's own.
+                unsafe { libc::killpg(group as libc::pid_t, libc::SIGKILL) };
+            }
+            out
+        }
+        Err(e) => Ok(Err(e)),
+    };
     let version = match out {
         Ok(Ok(out)) if out.status.success() => String::from_utf8_lossy(&out.stdout)
             .lines()
@@ -83,4 +101,46 @@ pub async fn cli_version(path: &Path) -> Option<String> {
         .get_or_insert_default()
         .insert(path.to_path_buf(), version.clone());
     version
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Processes whose command line holds `marker`.
+    fn processes_with(marker: &str) -> usize {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .filter_map(|e| std::fs::read(e.ok()?.path().join("cmdline")).ok())
+            .filter(|c| String::from_utf8_lossy(c).contains(marker))
+            .count()
+    }
+
+    #[tokio::test]
+    async fn the_version_probe_leaves_nothing_running() {
+        let dir = std::env::temp_dir().join(format!("coder-eval-probe-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let marker = format!("ce-probe-leftover-{}", std::process::id());
+        let cli = dir.join("cli");
+        std::fs::write(
+            &cli,
+            format!(
+                "#!/bin/bash\n(exec -a {marker} sleep 300) >/dev/null 2>&1 &\nsleep 0.3\necho fake-cli 1.2.3\n"
+            ),
+        )
+        .unwrap();
+        std::fs::set_permissions(&cli, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+        assert_eq!(cli_version(&cli).await.as_deref(), Some("fake-cli 1.2.3"));
+        // The background child was alive when the probe answered (it sleeps 300 s); the
+        // probe's group is killed after the answer.
+        for _ in 0..50 {
+            if processes_with(&marker) == 0 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert_eq!(processes_with(&marker), 0, "the probe's child outlived it");
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }
