@@ -28,6 +28,7 @@
 //! scores 0 with an error.
 
 use super::exec::{self, CommandEnv, quote, stream};
+use crate::process::ShellOutcome;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::path::Path;
@@ -161,38 +162,10 @@ pub async fn grade_pylint(
         command.push(' ');
         command.push_str(&quote(arg));
     }
-    let out = match exec::run(&command, workspace, env, Duration::from_secs_f64(p.timeout)).await {
-        Ok(out) => out,
-        Err(e) => {
-            return error(
-                "spawn",
-                format!("could not start `{command}`: {e}"),
-                String::new(),
-            );
-        }
+    let (out, exec_details) = match run_tool("pylint", &command, workspace, env, p.timeout).await {
+        Ok(ran) => ran,
+        Err(outcome) => return outcome,
     };
-    let exec_details = format!(
-        "command: {command}\nexit code: {}\n{}\n{}",
-        exec::exit_text(&out),
-        stream("stdout", &out.stdout),
-        stream("stderr", &out.stderr)
-    );
-    if out.timed_out {
-        return error(
-            "timeout",
-            format!("`{command}` timed out after {} s", p.timeout),
-            exec_details,
-        );
-    }
-    if out.exit_code == Some(127) {
-        return error(
-            "spawn",
-            "pylint is not on PATH (install it in the task's environment, e.g. sandbox.python \
-             env_packages: [pylint])"
-                .into(),
-            exec_details,
-        );
-    }
     match pylint_rating(&format!("{}\n{}", out.stdout, out.stderr)) {
         Some(rating) => {
             let score = (rating / 10.0).clamp(0.0, 1.0);
@@ -208,6 +181,51 @@ pub async fn grade_pylint(
             exec_details,
         ),
     }
+}
+
+/// Runs `command`, which calls the Python tool `tool`, in the workspace for at most
+/// `timeout_s` seconds: its output and the details to record with the verdict, or the
+/// failed outcome when it could not start, timed out, or `tool` is not on PATH (exit 127).
+async fn run_tool(
+    tool: &str,
+    command: &str,
+    workspace: &Path,
+    env: &CommandEnv<'_>,
+    timeout_s: f64,
+) -> Result<(ShellOutcome, String), Outcome> {
+    let out = exec::run(command, workspace, env, Duration::from_secs_f64(timeout_s))
+        .await
+        .map_err(|e| {
+            error(
+                "spawn",
+                format!("could not start `{command}`: {e}"),
+                String::new(),
+            )
+        })?;
+    let exec_details = format!(
+        "command: {command}\nexit code: {}\n{}\n{}",
+        exec::exit_text(&out),
+        stream("stdout", &out.stdout),
+        stream("stderr", &out.stderr)
+    );
+    if out.timed_out {
+        return Err(error(
+            "timeout",
+            format!("`{command}` timed out after {timeout_s} s"),
+            exec_details,
+        ));
+    }
+    if out.exit_code == Some(127) {
+        return Err(error(
+            "spawn",
+            format!(
+                "{tool} is not on PATH (install it in the task's environment, e.g. \
+                 sandbox.python env_packages: [{tool}])"
+            ),
+            exec_details,
+        ));
+    }
+    Ok((out, exec_details))
 }
 
 fn error(kind: &str, message: String, details: String) -> Outcome {
@@ -298,38 +316,10 @@ pub async fn grade_pytest(
         command.push(' ');
         command.push_str(&quote(arg));
     }
-    let out = match exec::run(&command, workspace, env, Duration::from_secs_f64(p.timeout)).await {
-        Ok(out) => out,
-        Err(e) => {
-            return error(
-                "spawn",
-                format!("could not start `{command}`: {e}"),
-                String::new(),
-            );
-        }
+    let (out, exec_details) = match run_tool("pytest", &command, workspace, env, p.timeout).await {
+        Ok(ran) => ran,
+        Err(outcome) => return outcome,
     };
-    let exec_details = format!(
-        "command: {command}\nexit code: {}\n{}\n{}",
-        exec::exit_text(&out),
-        stream("stdout", &out.stdout),
-        stream("stderr", &out.stderr)
-    );
-    if out.timed_out {
-        return error(
-            "timeout",
-            format!("`{command}` timed out after {} s", p.timeout),
-            exec_details,
-        );
-    }
-    if out.exit_code == Some(127) {
-        return error(
-            "spawn",
-            "pytest is not on PATH (install it in the task's environment, e.g. \
-             sandbox.python env_packages: [pytest])"
-                .into(),
-            exec_details,
-        );
-    }
     let (score, line) = pytest_score(
         &counts(&format!("{}\n{}", out.stdout, out.stderr)),
         out.exit_code,
