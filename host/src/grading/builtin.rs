@@ -1,9 +1,23 @@
-//! The built-in criteria components: which one grades which `type`, and loading them.
+//! The built-in criteria: which component grades which `type` (and loading them), and the
+//! names of the host-native types.
 
 use crate::embedded;
 use crate::runtime::{ComponentCache, ComponentError, LoadedComponent, grader};
 use serde_json::Value;
 use std::sync::Mutex;
+
+/// The host-native criterion types: they run processes or call models, which a WASI
+/// component cannot.
+pub const HOST_TYPES: &[&str] = &[
+    "run_command",
+    "program_stdout_equals",
+    "pytest",
+    "pylint_score",
+    "import_check",
+    "reference_comparison",
+    "llm_judge",
+    "agent_judge",
+];
 
 /// A built-in criteria component, embedded in the binary, and the criterion types it
 /// grades (it dispatches on the `type` the host puts in its params).

@@ -40,7 +40,8 @@ mod spec;
 mod status;
 pub mod suite;
 
-pub use spec::{CriterionSpec, DEFAULT_PASS_THRESHOLD, HOST_TYPES, VENDOR_TYPES};
+pub use builtin::HOST_TYPES;
+pub use spec::{CriterionSpec, DEFAULT_PASS_THRESHOLD, VENDOR_TYPES};
 pub use status::{criteria_decide, task_status};
 
 use crate::results::{CriterionError, CriterionResult, StampedEvent};

@@ -102,7 +102,7 @@ pub fn clear() {
 
 fn builtin(name: &str) -> bool {
     super::builtin::all_types().contains(&name)
-        || super::spec::HOST_TYPES.contains(&name)
+        || super::builtin::HOST_TYPES.contains(&name)
         || name == "component"
 }
 

@@ -7,7 +7,7 @@
 //! fuel budget that depends only on the input's size (so re-grading the same run cuts a
 //! looping grader off at the same instruction), the epoch deadline only as a wall-clock
 //! backstop, and the grader memory cap. Of the verdict's strings the host keeps at most
-//! [`MAX_VERDICT_TEXT`] bytes; copying one out of the guest briefly costs its full size,
+//! `MAX_VERDICT_TEXT` bytes; copying one out of the guest briefly costs its full size,
 //! which the guest's memory cap bounds (256 MiB).
 
 use super::sandbox::{arm, classify, new_store};
@@ -27,12 +27,9 @@ mod bindings {
 
 use super::contract::{self, GRADER};
 use super::events::to_wit;
+pub(crate) use super::verdict::GraderVerdict;
+use super::verdict::{GUEST_WORKSPACE, grader_text};
 use bindings::coder_eval::grader::types as wg;
-
-/// Bytes of a verdict's `details` (or an error's `message`) the host keeps.
-pub(crate) const MAX_VERDICT_TEXT: usize = 64 * 1024;
-/// The guest path of the workspace.
-pub(crate) const GUEST_WORKSPACE: &str = "/workspace";
 
 /// Checks a component against the grader contract (see [`contract`]): it exports
 /// `criterion` of `coder-eval:grader@0.1.0` or `@0.2.0` and imports nothing but WASI and
@@ -98,15 +95,6 @@ pub(crate) struct GradingInput {
     pub prompt: String,
     /// The host folder preopened read-only at `/workspace`.
     pub workspace: PathBuf,
-}
-
-/// A grader's judgement, as the host keeps it.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct GraderVerdict {
-    /// As returned (the caller checks the range).
-    pub score: f64,
-    /// At most [`MAX_VERDICT_TEXT`] bytes of the details, with a note when cut.
-    pub details: String,
 }
 
 #[derive(ComponentType, Lower)]
@@ -226,20 +214,4 @@ pub(crate) fn grade(
         }),
         Err(raw) => Err(grader_text(&raw.message)),
     })
-}
-
-/// `text` cut to [`MAX_VERDICT_TEXT`] bytes on a character boundary, with a note.
-pub(crate) fn grader_text(text: &str) -> String {
-    if text.len() <= MAX_VERDICT_TEXT {
-        return text.to_string();
-    }
-    let mut end = MAX_VERDICT_TEXT;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!(
-        "{}… [truncated: the grader returned {} bytes, {MAX_VERDICT_TEXT} kept]",
-        &text[..end],
-        text.len()
-    )
 }

@@ -13,7 +13,6 @@ use super::sandbox::{arm, classify, new_store};
 use super::{Budget, ComponentError, HostState, LoadedComponent, engine};
 use crate::results::StampedEvent;
 use crate::turn::early_stop::{Decidability, LiveVerdict, LiveWatcher};
-use harness_kit::{Event, ToolStatus, UnreportedKind, Usage};
 use std::sync::{Arc, OnceLock};
 use wasmtime::Store;
 use wasmtime::component::{ComponentType, Lift, Linker, Lower, ResourceAny};
@@ -22,14 +21,15 @@ mod bindings {
     wasmtime::component::bindgen!({
         path: ["../wit/events@0.2.0", "../wit/grader@0.2.0"],
         world: "coder-eval:grader/live-grader@0.2.0",
+        with: { "coder-eval:events/types": crate::runtime::events::wit_v0_2 },
     });
 }
 
-use bindings::coder_eval::events::types as wit;
+use super::events::to_wit_v0_2 as to_wit;
 use bindings::coder_eval::grader::types as wg;
 use bindings::exports::coder_eval::grader::live as wl;
 
-use super::grader::{GUEST_WORKSPACE, GraderVerdict, grader_text};
+use super::verdict::{GUEST_WORKSPACE, GraderVerdict, grader_text};
 
 /// A watcher's call budget: fuel for one event (a regex over a long command stays far
 /// inside it; a loop stops in well under a second), the wall-clock backstop, the memory
@@ -305,196 +305,5 @@ impl LiveWatcher for LiveInstance {
             }
             text
         })
-    }
-}
-
-fn len(s: &Option<String>) -> usize {
-    s.as_ref().map_or(0, String::len)
-}
-
-fn usage_to(u: &Usage) -> wit::Usage {
-    wit::Usage {
-        input_tokens: u.input_tokens,
-        output_tokens: u.output_tokens,
-        cache_read_tokens: u.cache_read_tokens,
-        cache_write_tokens: u.cache_write_tokens,
-    }
-}
-
-/// The host event as the events@0.2.0 event (every event: 0.2.0 has them all), and its
-/// approximate size in bytes (for fuel).
-pub fn to_wit(e: &Event) -> (wit::Event, usize) {
-    match e.clone() {
-        Event::SessionStarted {
-            session_id,
-            cli_version,
-            model,
-            tools,
-        } => {
-            let size = len(&session_id)
-                + len(&cli_version)
-                + len(&model)
-                + tools.iter().map(String::len).sum::<usize>();
-            (
-                wit::Event::SessionStarted(wit::SessionStarted {
-                    session_id,
-                    cli_version,
-                    model,
-                    tools,
-                }),
-                size,
-            )
-        }
-        Event::ModelCallStarted {
-            message_id,
-            parent_call_id,
-        } => {
-            let size = len(&message_id) + len(&parent_call_id);
-            (
-                wit::Event::ModelCallStarted(wit::ModelCallStarted {
-                    message_id,
-                    parent_call_id,
-                }),
-                size,
-            )
-        }
-        Event::AssistantMessage {
-            message_id,
-            parent_call_id,
-            text,
-            usage,
-            cost_usd,
-        } => {
-            let size = message_id.len() + len(&parent_call_id) + text.len();
-            (
-                wit::Event::AssistantMessage(wit::AssistantMessage {
-                    message_id,
-                    parent_call_id,
-                    text,
-                    usage: usage.as_ref().map(usage_to),
-                    cost_usd,
-                }),
-                size,
-            )
-        }
-        Event::ToolCallStarted {
-            call_id,
-            name,
-            input_json,
-            parent_call_id,
-        } => {
-            let size = call_id.len() + name.len() + input_json.len() + len(&parent_call_id);
-            (
-                wit::Event::ToolCallStarted(wit::ToolCallStarted {
-                    call_id,
-                    name,
-                    input_json,
-                    parent_call_id,
-                }),
-                size,
-            )
-        }
-        Event::ToolCallFinished {
-            call_id,
-            status,
-            output_excerpt,
-            exit_code,
-            cli_duration_ms,
-        } => {
-            let size = call_id.len() + output_excerpt.len();
-            (
-                wit::Event::ToolCallFinished(wit::ToolCallFinished {
-                    call_id,
-                    status: match status {
-                        ToolStatus::Ok => wit::ToolStatus::Ok,
-                        ToolStatus::Error => wit::ToolStatus::Error,
-                        ToolStatus::Unknown => wit::ToolStatus::Unknown,
-                        ToolStatus::Denied => wit::ToolStatus::Denied,
-                    },
-                    output_excerpt,
-                    exit_code,
-                    cli_duration_ms,
-                }),
-                size,
-            )
-        }
-        Event::FinalResult {
-            success,
-            error_kind,
-            error_message,
-            max_turns_reached,
-            num_turns,
-            cost_usd,
-            duration_ms,
-            text,
-            usage,
-        } => {
-            let size = len(&error_kind) + len(&error_message) + len(&text);
-            (
-                wit::Event::FinalResult(wit::FinalResult {
-                    success,
-                    error_kind,
-                    error_message,
-                    max_turns_reached,
-                    num_turns,
-                    cost_usd,
-                    duration_ms,
-                    text,
-                    usage: usage.as_ref().map(usage_to),
-                }),
-                size,
-            )
-        }
-        Event::Diagnostic { kind, message, raw } => {
-            let size = kind.len() + message.len() + raw.len();
-            (
-                wit::Event::Diagnostic(wit::Diagnostic { kind, message, raw }),
-                size,
-            )
-        }
-        Event::ModelCallRetried {
-            call_started,
-            abandoned_message_id,
-            parent_call_id,
-            attempt,
-            delay_ms,
-            status,
-            error,
-            announced,
-        } => {
-            let size = len(&abandoned_message_id) + len(&parent_call_id) + len(&error);
-            (
-                wit::Event::ModelCallRetried(wit::ModelCallRetried {
-                    call_started,
-                    abandoned_message_id,
-                    parent_call_id,
-                    attempt,
-                    delay_ms,
-                    status,
-                    error,
-                    announced,
-                }),
-                size,
-            )
-        }
-        Event::Unreported {
-            kind,
-            call_id,
-            reason,
-        } => {
-            let size = len(&call_id) + reason.len();
-            (
-                wit::Event::Unreported(wit::Unreported {
-                    kind: match kind {
-                        UnreportedKind::Usage => wit::UnreportedKind::Usage,
-                        UnreportedKind::Cost => wit::UnreportedKind::Cost,
-                        UnreportedKind::SubagentWork => wit::UnreportedKind::SubagentWork,
-                    },
-                    call_id,
-                    reason,
-                }),
-                size,
-            )
-        }
     }
 }

@@ -17,6 +17,7 @@ pub mod grader_v2;
 pub mod harness;
 mod sandbox;
 pub mod translator;
+mod verdict;
 
 pub use cache::ComponentCache;
 pub use error::ComponentError;

@@ -1,6 +1,7 @@
 //! Tests of the parent module.
 
 use super::*;
+use serde::Deserialize;
 use serde_json::json;
 
 #[derive(Deserialize)]
