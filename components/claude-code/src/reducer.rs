@@ -20,9 +20,9 @@
 //! type changes: these two are the only differences.)
 
 use harness_kit::reduce::{IdMaker, decode, type_diagnostic};
-use harness_kit::{Event, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, truncated_line};
+use harness_kit::{Event, Reducer, ReducerConfig, Usage, truncated_line};
 use std::collections::{HashMap, HashSet};
-use wire::{Block, Line, ResultContent};
+use wire::Line;
 
 mod wire;
 
@@ -256,42 +256,6 @@ impl ClaudeReducer {
         }
     }
 
-    /// `result.permission_denials`: a listed call not yet finished is finished as denied;
-    /// one already finished otherwise is noted (the first end stands).
-    fn denials(&mut self, parsed: &Line, out: &mut Vec<Event>) {
-        for denial in &parsed.permission_denials {
-            let Some(call_id) = denial.tool_use_id.as_deref() else {
-                continue;
-            };
-            if self.tools_denied.contains(call_id) {
-                continue;
-            }
-            let tool = denial.tool_name.as_deref().unwrap_or("?");
-            if self.tools_finished.insert(call_id.to_string()) {
-                self.tools_denied.insert(call_id.to_string());
-                if self.tools_started.contains(call_id) {
-                    out.push(Event::ToolCallFinished {
-                        call_id: call_id.to_string(),
-                        status: ToolStatus::Denied,
-                        output_excerpt: String::new(),
-                        exit_code: None,
-                        cli_duration_ms: None,
-                    });
-                }
-            } else {
-                out.push(Event::diagnostic(
-                    "permission_denial",
-                    format!(
-                        "`result.permission_denials` says {tool} call `{call_id}` was refused, \
-                         but its tool_result (not a known refusal) already ended it: the call \
-                         stays as that result said"
-                    ),
-                    b"",
-                ));
-            }
-        }
-    }
-
     /// Starts a model call the first time a message id is seen.
     fn open_message(&mut self, id: &str, parent: &Option<String>, out: &mut Vec<Event>) {
         if self.messages.contains_key(id) {
@@ -309,45 +273,6 @@ impl ClaudeReducer {
             message_id: Some(id.to_string()),
             parent_call_id: parent.clone(),
         });
-    }
-
-    fn user(&mut self, parsed: &Line, out: &mut Vec<Event>) {
-        let blocks: &[Block] = parsed.message.as_ref().map_or(&[], |m| &m.content);
-        for block in blocks {
-            if block.kind.as_deref() != Some("tool_result") {
-                continue;
-            }
-            let Some(call_id) = block.tool_use_id.as_deref() else {
-                continue;
-            };
-            if !self.tools_finished.insert(call_id.to_string()) {
-                continue;
-            }
-            let is_error = block.is_error == Some(true);
-            let output = result_text(block.content.as_ref());
-            let denied = is_error && is_permission_refusal(&output);
-            let exit_code = if is_error && !denied {
-                exit_code_of(&output)
-            } else {
-                None
-            };
-            if denied {
-                self.tools_denied.insert(call_id.to_string());
-            }
-            out.push(Event::ToolCallFinished {
-                call_id: call_id.to_string(),
-                status: if denied {
-                    ToolStatus::Denied
-                } else if is_error {
-                    ToolStatus::Error
-                } else {
-                    ToolStatus::Ok
-                },
-                output_excerpt: excerpt(&output, self.config.excerpt_bytes as usize),
-                exit_code,
-                cli_duration_ms: None,
-            });
-        }
     }
 
     fn stream_event(&mut self, parsed: &Line, parent: Option<String>, out: &mut Vec<Event>) {
@@ -474,29 +399,6 @@ fn inferred_retry(abandoned: Option<String>, parent: &Option<String>) -> Event {
     }
 }
 
-/// What Claude Code 2.1.x writes as the `tool_result` of a call its permission rules or
-/// mode refused (strings of its binary): the call never ran.
-const REFUSALS: [&str; 4] = [
-    // No rule allows it and no one can be asked (`-p` without a bypass).
-    "Claude requested permissions to use ",
-    // A deny rule: "Permission to use Bash with command rm -rf / has been denied."
-    "Permission to use ",
-    // The auto-mode classifier.
-    "Permission for this action has been denied",
-    // An approval declined.
-    "The user doesn't want to proceed with this tool use",
-];
-
-/// Whether an error `tool_result`'s text is a refusal rather than the tool's own failure
-/// (which Bash reports as "Exit code N" and others with their own message).
-fn is_permission_refusal(output: &str) -> bool {
-    let text = output.trim_start();
-    REFUSALS.iter().any(|r| text.starts_with(r))
-        && (text.contains("haven't granted")
-            || text.contains("has been denied")
-            || text.contains("doesn't want to proceed"))
-}
-
 fn message_event(id: &str, msg: &Message) -> Event {
     Event::AssistantMessage {
         message_id: id.to_string(),
@@ -517,28 +419,6 @@ fn usage_of(u: wire::UsageFields) -> Usage {
     }
 }
 
-/// A tool_result's content: a string, or the text of its text blocks, one per line.
-fn result_text(content: Option<&ResultContent>) -> String {
-    match content {
-        Some(ResultContent::Text(s)) => s.to_string(),
-        Some(ResultContent::List(blocks)) => blocks
-            .iter()
-            .filter_map(|b| b.text.as_deref())
-            .collect::<Vec<_>>()
-            .join("\n"),
-        None => String::new(),
-    }
-}
-
-/// Claude Code's Bash tool reports a failed command as "Exit code N\n<output>".
-fn exit_code_of(output: &str) -> Option<i32> {
-    output
-        .strip_prefix("Exit code ")?
-        .split(|c: char| !c.is_ascii_digit() && c != '-')
-        .next()?
-        .parse()
-        .ok()
-}
-
 #[cfg(test)]
 mod tests;
+mod tools;

@@ -22,11 +22,12 @@
 //!   no per-message usage (Codex reports only thread totals).
 //! - Tool items → tool start/end, named after the model-facing tool: `command_execution` →
 //!   `exec_command` (input `{"command", "command_line"}`, the shell wrappers removed in
-//!   `command` by `harness_kit::shell::unwrap_shell`, as graders read them), `file_change` → `apply_patch` (input `{"changes"}`), `mcp_tool_call` →
-//!   `mcp__<server>__<tool>`, `web_search`, `collab_tool_call` → its `tool`. Status
-//!   `completed` is ok (error for a non-zero exit code), `failed` is an error, `declined`
-//!   (the CLI refused to run it, e.g. `rm -rf /`) is denied, no status is unknown. An `item.completed` without `item.started` starts and ends the
-//!   tool on the same line.
+//!   `command` by `harness_kit::shell::unwrap_shell`, as graders read them), `file_change`
+//!   → `apply_patch` (input `{"changes"}`), `mcp_tool_call` → `mcp__<server>__<tool>`,
+//!   `web_search`, `collab_tool_call` → its `tool`. Status `completed` is ok (error for a
+//!   non-zero exit code), `failed` is an error, `declined` (the CLI refused to run it, e.g.
+//!   `rm -rf /`) is denied, no status is unknown. An `item.completed` without
+//!   `item.started` starts and ends the tool on the same line.
 //! - `turn.completed.usage` is the thread's cumulative total with overlapping buckets
 //!   (`input_tokens` includes `cached_input_tokens` and `cache_write_input_tokens`,
 //!   `output_tokens` includes `reasoning_output_tokens`): the reducer keeps the high-water
@@ -46,14 +47,15 @@
 
 use harness_kit::reduce::{IdMaker, decode_object, type_diagnostic};
 use harness_kit::{
-    Event, Reducer, ReducerConfig, ToolStatus, UnreportedKind, Usage, excerpt, str_field,
-    truncated_line, u64_field,
+    Event, Reducer, ReducerConfig, ToolStatus, UnreportedKind, excerpt, str_field, truncated_line,
 };
 use items::{inner_error, tool_call_of, tool_output};
 use serde_json::{Map, Value};
 use std::collections::HashSet;
 
 mod items;
+mod usage;
+use usage::RawUsage;
 
 /// The Codex reducer's state for one `codex exec --json` stream (Codex 0.171.0; see the
 /// module docs for the rules).
@@ -88,52 +90,6 @@ pub struct CodexReducer {
     pending_final: Option<Event>,
     /// Ids for items without one.
     made_up_ids: IdMaker,
-}
-
-/// Codex's usage fields as reported (overlapping).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct RawUsage {
-    input: u64,
-    cached: u64,
-    cache_write: u64,
-    output: u64,
-}
-
-impl RawUsage {
-    fn of(v: &Value) -> RawUsage {
-        let nested = |outer: &str, inner: &str| v.get(outer).and_then(|d| u64_field(d, inner));
-        RawUsage {
-            input: u64_field(v, "input_tokens").unwrap_or(0),
-            cached: u64_field(v, "cached_input_tokens")
-                .or_else(|| nested("input_tokens_details", "cached_tokens"))
-                .unwrap_or(0),
-            cache_write: u64_field(v, "cache_write_input_tokens").unwrap_or(0),
-            output: u64_field(v, "output_tokens").unwrap_or(0),
-        }
-    }
-
-    /// The per-field maximum (the totals are cumulative: the latest is the largest).
-    fn high_water(self, other: RawUsage) -> RawUsage {
-        RawUsage {
-            input: self.input.max(other.input),
-            cached: self.cached.max(other.cached),
-            cache_write: self.cache_write.max(other.cache_write),
-            output: self.output.max(other.output),
-        }
-    }
-
-    /// Disjoint buckets: full-rate input = input − cache reads − cache writes.
-    fn disjoint(self) -> Usage {
-        Usage {
-            input_tokens: self
-                .input
-                .saturating_sub(self.cached)
-                .saturating_sub(self.cache_write),
-            output_tokens: self.output,
-            cache_read_tokens: self.cached,
-            cache_write_tokens: self.cache_write,
-        }
-    }
 }
 
 /// Which `item.*` event an item came in.

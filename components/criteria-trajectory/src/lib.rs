@@ -38,7 +38,7 @@
 //!   `(other)` when none is, `(none)` for an empty text. Score 1 when it is the expected
 //!   label.
 
-use criteria_common::{ParamKind, PathSeg, Target, check_path, read_target};
+use criteria_common::{ParamKind, PathSeg, check_path};
 use grader_kit::{Criterion, GradingInput, ToolUse, Verdict, params_as, unwrap_shell};
 use regex::Regex;
 use serde::Deserialize;
@@ -103,20 +103,6 @@ struct SkillTriggered {
     skill_name: String,
     #[serde(default)]
     expected_skill: Option<String>,
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ClassificationMatch {
-    expected_label: String,
-    #[serde(default)]
-    allowed_labels: Option<Vec<String>>,
-    #[serde(default)]
-    case_sensitive: bool,
-    #[serde(default)]
-    path: Option<String>,
-    #[serde(default)]
-    final_text: Option<String>,
 }
 
 fn pattern(what: &str, p: &Option<String>) -> Result<Option<Regex>, String> {
@@ -393,73 +379,6 @@ fn skill_triggered(input: &GradingInput, p: SkillTriggered) -> Result<Verdict, S
     ))
 }
 
-fn normalize(s: &str, case_sensitive: bool) -> String {
-    if case_sensitive {
-        s.trim().to_string()
-    } else {
-        s.trim().to_lowercase()
-    }
-}
-
-/// Whether `needle` occurs in `hay` with no word character on either side.
-fn has_word(hay: &str, needle: &str) -> bool {
-    if needle.is_empty() {
-        return false;
-    }
-    let word = |c: char| c.is_alphanumeric() || c == '_';
-    hay.match_indices(needle).any(|(at, m)| {
-        let before = hay[..at].chars().next_back();
-        let after = hay[at + m.len()..].chars().next();
-        !before.is_some_and(word) && !after.is_some_and(word)
-    })
-}
-
-fn classification_match(input: &GradingInput, p: ClassificationMatch) -> Result<Verdict, String> {
-    let (source, text) = match &p.path {
-        Some(path) => match read_target(input, path)? {
-            Target::One(rel, content) => (format!("`{rel}`"), content),
-            Target::Missing(why) => (why, String::new()),
-        },
-        None => (
-            "the final text".to_string(),
-            p.final_text
-                .clone()
-                .or_else(|| input.final_text())
-                .unwrap_or_default(),
-        ),
-    };
-    let labels = p
-        .allowed_labels
-        .clone()
-        .unwrap_or_else(|| vec![p.expected_label.clone()]);
-    let norm = |s: &str| normalize(s, p.case_sensitive);
-    let said = norm(&text);
-    let observed = if said.is_empty() {
-        "(none)".to_string()
-    } else if let Some(exact) = labels.iter().find(|l| norm(l) == said) {
-        exact.clone()
-    } else {
-        let found: Vec<&String> = labels
-            .iter()
-            .filter(|l| has_word(&said, &norm(l)))
-            .collect();
-        match found.as_slice() {
-            [one] => (*one).clone(),
-            [] => "(other)".to_string(),
-            _ => "(ambiguous)".to_string(),
-        }
-    };
-    let ok = norm(&observed) == norm(&p.expected_label);
-    Ok(Verdict::binary(
-        ok,
-        format!(
-            "observed={observed:?}, expected={:?} (from {source}: {:?})",
-            p.expected_label,
-            grader_kit::truncate(text.trim(), 200)
-        ),
-    ))
-}
-
 /// The component: dispatches on `params["type"]`.
 pub struct Trajectory;
 
@@ -469,6 +388,8 @@ impl Criterion for Trajectory {
     }
 }
 
+mod classification;
+use classification::{ClassificationMatch, classification_match, normalize};
 mod live;
 pub use live::{LIVE_TYPES, TrajectoryWatch};
 

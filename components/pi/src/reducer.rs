@@ -33,10 +33,8 @@
 //! - Compactions, unknown types and broken lines become diagnostics.
 
 use harness_kit::reduce::{IdMaker, decode_object, type_diagnostic};
-use harness_kit::{
-    Event, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, str_field, truncated_line, u64_field,
-};
-use serde_json::{Map, Value};
+use harness_kit::{Event, Reducer, ReducerConfig, Usage, str_field, truncated_line, u64_field};
+use serde_json::Value;
 use std::collections::HashSet;
 
 /// The Pi reducer's state for one `pi -p --mode json` stream (Pi 0.73.1; see the module docs
@@ -375,67 +373,6 @@ impl PiReducer {
         }
     }
 
-    fn tool_start(&mut self, obj: &Map<String, Value>, out: &mut Vec<Event>) {
-        let Some(id) = obj.get("toolCallId").and_then(Value::as_str) else {
-            out.push(Event::diagnostic(
-                "missing_field",
-                "tool event has no `toolCallId`",
-                Value::Object(obj.clone()).to_string().as_bytes(),
-            ));
-            return;
-        };
-        if self.tools_started.insert(id.to_string()) {
-            out.push(Event::ToolCallStarted {
-                call_id: id.to_string(),
-                name: obj
-                    .get("toolName")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_string(),
-                input_json: obj.get("args").unwrap_or(&Value::Null).to_string(),
-                parent_call_id: None,
-            });
-        }
-    }
-
-    fn tool_end(&mut self, obj: &Map<String, Value>, out: &mut Vec<Event>) {
-        self.tool_start(obj, out);
-        let Some(id) = obj.get("toolCallId").and_then(Value::as_str) else {
-            return;
-        };
-        if !self.tools_finished.insert(id.to_string()) {
-            return;
-        }
-        let result = obj.get("result");
-        let output = match result {
-            Some(Value::String(s)) => s.clone(),
-            Some(r) => text_of(r),
-            None => String::new(),
-        };
-        let status = match obj.get("isError").and_then(Value::as_bool) {
-            Some(true) => ToolStatus::Error,
-            Some(false) => ToolStatus::Ok,
-            None => ToolStatus::Unknown,
-        };
-        let details = result.and_then(|r| r.get("details"));
-        let exit_code = details
-            .and_then(|d| d.get("exit_code").or_else(|| d.get("exitCode")))
-            .and_then(Value::as_i64)
-            .and_then(|c| i32::try_from(c).ok())
-            .or_else(|| {
-                (status == ToolStatus::Error)
-                    .then(|| exit_code_of(&output))
-                    .flatten()
-            });
-        out.push(Event::ToolCallFinished {
-            call_id: id.to_string(),
-            status,
-            output_excerpt: excerpt(&output, self.config.excerpt_bytes as usize),
-            exit_code,
-            cli_duration_ms: None,
-        });
-    }
-
     fn final_result(&self, messages: Option<&Vec<Value>>) -> Event {
         let last = messages
             .and_then(|m| {
@@ -489,16 +426,6 @@ fn text_of(message: &Value) -> String {
     }
 }
 
-/// Pi's `bash` ends a failed command's output with "Command exited with code N".
-fn exit_code_of(output: &str) -> Option<i32> {
-    output
-        .lines()
-        .rev()
-        .find_map(|l| l.trim().strip_prefix("Command exited with code "))?
-        .trim()
-        .parse()
-        .ok()
-}
-
 #[cfg(test)]
 mod tests;
+mod tools;

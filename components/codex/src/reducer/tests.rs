@@ -1,4 +1,5 @@
 use super::*;
+use harness_kit::Usage;
 
 type Reduced = harness_kit::testing::Reduced<CodexReducer>;
 

@@ -1,4 +1,5 @@
 use super::*;
+use harness_kit::ToolStatus;
 
 type Reduced = harness_kit::testing::Reduced<OpenCodeReducer>;
 
