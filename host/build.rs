@@ -5,8 +5,10 @@
 //! - the default harness and grader components are embedded from there with
 //!   `include_bytes!` (see `src/components.rs`).
 //!
-//! The nested build uses its own target folder (`target/components`) so it never waits on
-//! the outer cargo's lock, and a clean environment so the host's flags do not leak into it.
+//! The nested build uses its own target folder, `components/` inside the host's target
+//! folder (`$CARGO_TARGET_DIR`, else `<repo>/target`; `CODER_EVAL_COMPONENTS_TARGET`
+//! overrides it), so it never waits on the outer cargo's lock, and a clean environment so
+//! the host's flags do not leak into it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -28,7 +30,7 @@ fn main() {
 
     let target_dir = std::env::var_os("CODER_EVAL_COMPONENTS_TARGET")
         .map(PathBuf::from)
-        .unwrap_or_else(|| root.join("target").join("components"));
+        .unwrap_or_else(|| outer_target_dir(&root).join("components"));
     println!("cargo:rerun-if-env-changed=CODER_EVAL_COMPONENTS_TARGET");
 
     // Product components, then test components (hostile reducers, a tagging variant, a
@@ -69,6 +71,21 @@ fn main() {
         "cargo:rustc-env=CODER_EVAL_TEST_COMPONENTS_DIR={}",
         test_out.display()
     );
+}
+
+/// The host's own target folder, wherever `CARGO_TARGET_DIR`, `--target-dir` or a cargo
+/// config put it: the ancestor of `OUT_DIR` that cargo marked with `CACHEDIR.TAG`
+/// (`<target>/<profile>/build/<pkg>-<hash>/out`), else `<repo>/target`.
+fn outer_target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("OUT_DIR")
+        .map(PathBuf::from)
+        .and_then(|out| {
+            out.ancestors()
+                .skip(1)
+                .find(|dir| dir.join("CACHEDIR.TAG").is_file())
+                .map(Path::to_path_buf)
+        })
+        .unwrap_or_else(|| root.join("target"))
 }
 
 /// `cargo build --release --target wasm32-wasip2 ARGS` in `dir`, into `target_dir`, with
