@@ -45,6 +45,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::limits::{RunLimitsSpec, duration};
+use crate::sandbox::docker::DockerNetwork;
 
 pub mod agent;
 pub mod compat;
@@ -473,6 +474,17 @@ fn common<C>(
                 None => e.to_string(),
             }
         })?;
+        if sandbox.network_enabled == Some(false)
+            && let Some(net) = spec.network.filter(|n| *n != DockerNetwork::None)
+        {
+            let at = compat::key_line(text, &["sandbox", "docker", "network"])
+                .map_or(String::new(), |line| format!("line {line}: "));
+            return Err(format!(
+                "{at}sandbox.docker.network: {} contradicts sandbox.network_enabled: false (the \
+                 container then runs with network none): remove one of the two",
+                net.as_str()
+            ));
+        }
         if let Some(l) = &sandbox.limits
             && l.max_disk_mb.is_some()
         {

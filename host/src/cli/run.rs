@@ -125,10 +125,12 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
     let (skip, tasks): (Vec<Task>, Vec<Task>) = tasks
         .into_iter()
         .partition(|t| t.skip && !args.include_skipped);
-    if tasks
-        .iter()
-        .any(|t| t.sandbox.network_enabled == Some(false))
-        && std::env::var_os("CODER_EVAL_NETNS").is_none()
+    // A docker task's container is sealed by itself (network none); a tempdir task needs
+    // the whole run in a namespace.
+    if tasks.iter().any(|t| {
+        t.sandbox.network_enabled == Some(false)
+            && t.sandbox.driver == coder_eval::task::sandbox::Driver::Tempdir
+    }) && std::env::var_os("CODER_EVAL_NETNS").is_none()
     {
         eprintln!(
             "note: a task sets sandbox.network_enabled: false: the whole run goes into a \
@@ -199,6 +201,12 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
     }
     let runtime = tokio::runtime::Runtime::new()?;
     let results = runtime.block_on(async {
+        if prepared
+            .iter()
+            .any(|p| p.task.sandbox.driver == coder_eval::task::sandbox::Driver::Docker)
+        {
+            remove_leftover_containers().await;
+        }
         let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
@@ -353,6 +361,29 @@ fn timestamp() -> String {
         rem % 3600 / 60,
         rem % 60
     )
+}
+
+/// Before a run with docker tasks: removes the containers that coder-eval runs killed
+/// before they could clean up left behind (labelled with a host pid that is gone), and
+/// says how many. A failure is a note: the run goes on.
+async fn remove_leftover_containers() {
+    use coder_eval::sandbox::docker;
+    let removed = match docker::connect().await {
+        Ok((client, _)) => docker::remove_leftovers(&client).await,
+        Err(e) => Err(e),
+    };
+    match removed {
+        Ok(ids) if ids.is_empty() => {}
+        Ok(ids) => eprintln!(
+            "note: removed {} container(s) left by earlier coder-eval runs that were killed ({})",
+            ids.len(),
+            ids.iter()
+                .map(|id| &id[..id.len().min(12)])
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Err(e) => eprintln!("note: could not look for containers left by earlier runs: {e}"),
+    }
 }
 
 #[cfg(test)]

@@ -102,6 +102,8 @@ pub async fn regrade(
     let env = verdict::Env {
         reference_dir: reference.as_deref(),
         path: None,
+        // The run's container is gone: a docker task's commands are graded on the host.
+        container: None,
     };
     let verdict = verdict::grade(&task, &workspace, &record, &trajectory, &judges, env).await;
     let mut after = before.clone();

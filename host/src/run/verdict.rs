@@ -50,6 +50,8 @@ pub struct Env<'a> {
     /// `PATH` for commands (mock commands and the task's `.venv` first); `None` = the
     /// host's.
     pub path: Option<&'a str>,
+    /// The task's container (`sandbox.driver: docker`): commands run in it.
+    pub container: Option<&'a crate::sandbox::docker::DockerSandbox>,
 }
 
 /// Grades the run in `workspace` whose turn ended as `turn`.
@@ -81,6 +83,7 @@ pub async fn grade(
     ctx.judge_env = Some(&judges.env);
     ctx.reference_dir = env.reference_dir;
     ctx.path = env.path;
+    ctx.container = env.container;
     ctx.agent_runner = Some(&judges.runner);
     if grading::criteria_decide(turn.final_status) {
         let criteria = grading::grade_all(&task.success_criteria, &ctx).await;
