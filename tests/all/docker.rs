@@ -774,6 +774,20 @@ fn a_docker_block_is_checked_at_load_naming_the_field_and_its_line() {
         stderr.contains("sandbox.docker.dockerfile_path"),
         "{stderr}"
     );
+    // network_enabled: false with a network that contradicts it.
+    let open = docker_task(
+        &dir,
+        "contradiction",
+        "    image: coder-eval-base:local\n    network: bridge\n  network_enabled: false",
+    );
+    let (code, stderr) = check_with(&open, socket);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(
+            "line 8: sandbox.docker.network: bridge contradicts sandbox.network_enabled: false"
+        ),
+        "{stderr}"
+    );
     // An unknown key: the schema error with file:line and the closest key.
     let typo = docker_task(&dir, "typo", "    imgae: coder-eval-base:local");
     let (code, stderr) = check_with(&typo, socket);
