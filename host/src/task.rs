@@ -273,6 +273,7 @@ impl Task {
             let file: TaskFile<CriterionSpec> = serde_yaml_ng::from_str(text).map_err(invalid)?;
             let (mut task, criteria, _) =
                 common(file, text, &dir, &absolute, &mut notes).map_err(rule)?;
+            suite_thresholds_need_rows(&criteria, text).map_err(rule)?;
             task.success_criteria = criteria;
             task.load_notes = notes.clone();
             return Ok(LoadedFile {
@@ -327,6 +328,37 @@ impl Task {
             tasks.push(task);
         }
         Ok(LoadedFile { tasks, notes })
+    }
+}
+
+/// `suite_thresholds` are judged over the rows of a dataset task: on a task without
+/// `dataset:` they would never be judged, so they are refused, naming the criterion and
+/// the line.
+fn suite_thresholds_need_rows(criteria: &[CriterionSpec], text: &str) -> Result<(), String> {
+    let lines: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| {
+            let t = l.trim_start().trim_start_matches("- ");
+            t.starts_with("suite_thresholds:") || l.contains(" suite_thresholds:")
+        })
+        .map(|(i, _)| i + 1)
+        .collect();
+    let with: Vec<usize> = criteria
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.suite_thresholds.is_some())
+        .map(|(i, _)| i)
+        .collect();
+    match with.first() {
+        None => Ok(()),
+        Some(&i) => Err(format!(
+            "{}success_criteria[{i}].suite_thresholds: judged over the rows of a dataset task, \
+             and this task has no `dataset:`: add one, or remove suite_thresholds",
+            lines
+                .first()
+                .map_or(String::new(), |line| format!("line {line}: "))
+        )),
     }
 }
 
