@@ -377,13 +377,24 @@ fn common<C>(
     path: &Path,
     notes: &mut Vec<LoadNote>,
 ) -> Result<(Task, Vec<C>, Option<dataset::DatasetSpec>), String> {
-    if file.agent.harness.as_deref() == Some("none") {
-        return Err(
-            "agent.type: `none` (coder_eval's agentless task: criteria checked on a prepared \
-             sandbox, no agent) is not supported here yet: run it with coder_eval, or give the \
-             task an agent"
-                .into(),
-        );
+    // coder_eval's agentless task: nobody reads a prompt, and the run prepares a folder
+    // on this machine.
+    let agentless = file.agent.harness.as_deref() == Some("none");
+    if agentless {
+        if file.initial_prompt.is_some() || file.initial_prompt_file.is_some() {
+            return Err(
+                "agent.type: none runs no agent, so nothing reads initial_prompt: remove it \
+                 (coder_eval refuses it too)"
+                    .into(),
+            );
+        }
+        if file.sandbox.driver == Driver::Docker {
+            return Err(
+                "agent.type: none with sandbox.driver: docker is not supported here: run the \
+                 agentless checks with driver: tempdir"
+                    .into(),
+            );
+        }
     }
     let prompt = match (file.initial_prompt, file.initial_prompt_file) {
         (Some(p), None) => p,
@@ -395,6 +406,7 @@ fn common<C>(
         (Some(_), Some(_)) => {
             return Err("give initial_prompt or initial_prompt_file, not both".into());
         }
+        (None, None) if agentless => String::new(),
         (None, None) => return Err("initial_prompt is required".into()),
     };
     // It names a folder and appears in reports: no path tricks, no control characters.

@@ -61,8 +61,15 @@ fn check_file(file: &Path, harnesses: &[String]) -> Result<String, String> {
     let loaded = Task::load_file(file).map_err(|e| error_chain(&e))?;
     print_warnings(file, &loaded.notes);
     for task in &loaded.tasks {
-        let names: Vec<String> = if harnesses.is_empty() {
-            task.agent.harness.iter().cloned().collect()
+        let agentless = task.agent.harness.as_deref() == Some(coder_eval::run::NO_AGENT);
+        let names: Vec<String> = if harnesses.is_empty() || agentless {
+            // An agentless task runs on no harness: no agent field to check.
+            task.agent
+                .harness
+                .iter()
+                .filter(|h| !agentless || h.as_str() != coder_eval::run::NO_AGENT)
+                .cloned()
+                .collect()
         } else {
             harnesses.to_vec()
         };

@@ -171,11 +171,19 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
         .iter()
         .map(|t| (t.task_id.clone(), t.success_criteria.clone()))
         .collect();
-    let prepared = match prepare(tasks, &harnesses, &options) {
-        Ok(p) => p,
-        Err(err) => {
-            super::print_error(&err);
-            return Ok(exit_codes::USAGE);
+    // Agentless tasks (`agent.type: none`) run on no harness: apart, before the others.
+    let (agentless, tasks): (Vec<Task>, Vec<Task>) = tasks
+        .into_iter()
+        .partition(|t| t.agent.harness.as_deref() == Some(coder_eval::run::NO_AGENT));
+    let prepared = if tasks.is_empty() {
+        Vec::new()
+    } else {
+        match prepare(tasks, &harnesses, &options) {
+            Ok(p) => p,
+            Err(err) => {
+                super::print_error(&err);
+                return Ok(exit_codes::USAGE);
+            }
         }
     };
     // A skipped task is recorded on the harnesses it would have run on; nothing starts.
@@ -193,7 +201,7 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
                 .collect::<Vec<_>>()
         })
         .collect();
-    if prepared.is_empty() && skipped.is_empty() {
+    if prepared.is_empty() && skipped.is_empty() && agentless.is_empty() {
         eprintln!(
             "error: no harness to run on (is any CLI installed? `scripts/setup.sh` installs them)"
         );
@@ -206,6 +214,10 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
             .any(|p| p.task.sandbox.driver == coder_eval::task::sandbox::Driver::Docker)
         {
             remove_leftover_containers().await;
+        }
+        let mut done = skipped;
+        for task in &agentless {
+            done.push(coder_eval::run::run_agentless(task, &options).await);
         }
         let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
         tokio::spawn(async move {
@@ -222,7 +234,7 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
                 }
             }
         });
-        run_all(prepared, skipped, &options, args.jobs, cancel_rx, print_row).await
+        run_all(prepared, done, &options, args.jobs, cancel_rx, print_row).await
     })?;
     let failed = results
         .iter()
