@@ -519,7 +519,9 @@ fn common<C>(
             }
         })?;
         if sandbox.network_enabled == Some(false)
-            && let Some(net) = spec.network.filter(|n| *n != DockerNetwork::None)
+            && let Some(net) = spec
+                .network
+                .filter(|n| !matches!(n, DockerNetwork::None | DockerNetwork::LlmOnly))
         {
             let at = compat::key_line(text, &["sandbox", "docker", "network"])
                 .map_or(String::new(), |line| format!("line {line}: "));

@@ -18,7 +18,7 @@ pub(super) fn failed(e: DockerError) -> RunError {
 /// The container network the task runs with: `none` when the task sets
 /// `sandbox.network_enabled: false` or the whole run is in a network namespace of its own
 /// (`--isolate-network`; Docker's `host` mode would be the daemon's network, not the run's),
-/// else `sandbox.docker.network` (default `bridge`). The scripted model's port is
+/// else `sandbox.docker.network` (default `bridge`; `llm_only` runs as `none`). The scripted model's port is
 /// forwarded into a `none` container either way.
 pub(crate) fn effective_network(task: &Task) -> DockerNetwork {
     let isolated_run = std::env::var_os("CODER_EVAL_NETNS").is_some();
@@ -66,6 +66,14 @@ pub(super) async fn start(
     };
     let mut spec = p.task.sandbox.docker.clone().unwrap_or_default();
     spec.network = Some(effective_network(&p.task));
+    if spec.network == Some(DockerNetwork::LlmOnly) && model.is_none() {
+        return Err(RunError::Refused(Cause(
+            "sandbox.docker.network: llm_only reaches the scripted model only here (there is \
+             no egress allowlist proxy for a real model API): play a scripted model, or use \
+             network: bridge"
+                .into(),
+        )));
+    }
     let sandbox = match DockerSandbox::prepare(&spec, &request).await {
         Ok(sandbox) => sandbox,
         Err(e) => {

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 /// `sandbox.docker.network:`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum DockerNetwork {
     /// coder_eval's default: the agent reaches its model and package registries. Here the
     /// model is the host's loopback scripted model (or a real API through `--pass-env`),
@@ -17,6 +17,10 @@ pub enum DockerNetwork {
     None,
     /// The host's network namespace, said explicitly (coder-eval's own value).
     Host,
+    /// coder_eval's egress allowlist: the agent reaches its model API and nothing else.
+    /// Here that is `none` with the scripted model's port forwarded in; a run against a
+    /// real API is refused when the container starts (no egress proxy here).
+    LlmOnly,
 }
 
 impl DockerNetwork {
@@ -24,7 +28,7 @@ impl DockerNetwork {
     pub fn network_mode(self) -> &'static str {
         match self {
             DockerNetwork::Bridge | DockerNetwork::Host => "host",
-            DockerNetwork::None => "none",
+            DockerNetwork::None | DockerNetwork::LlmOnly => "none",
         }
     }
 
@@ -34,6 +38,7 @@ impl DockerNetwork {
             DockerNetwork::Bridge => "bridge",
             DockerNetwork::None => "none",
             DockerNetwork::Host => "host",
+            DockerNetwork::LlmOnly => "llm_only",
         }
     }
 

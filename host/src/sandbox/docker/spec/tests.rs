@@ -46,6 +46,9 @@ fn every_documented_field_loads() {
 fn unknown_fields_and_values_are_refused() {
     let err = spec("imagee: x").unwrap_err().to_string();
     assert!(err.contains("unknown field `imagee`"), "{err}");
+    let llm = spec("network: llm_only").unwrap().network();
+    assert_eq!((llm.network_mode(), llm.as_str()), ("none", "llm_only"));
+    assert!(!llm.reaches_host_loopback());
     let err = spec("network: llm").unwrap_err().to_string();
     assert!(err.contains("unknown variant `llm`"), "{err}");
     let err = spec("build: {arg: {}}").unwrap_err().to_string();
