@@ -398,7 +398,10 @@ pub(crate) async fn run_shell(
     })
 }
 
-async fn read_capped<R: tokio::io::AsyncRead + Unpin>(mut reader: R, max: usize) -> Vec<u8> {
+pub(crate) async fn read_capped<R: tokio::io::AsyncRead + Unpin>(
+    mut reader: R,
+    max: usize,
+) -> Vec<u8> {
     let mut kept = Vec::new();
     let mut buf = [0u8; 8192];
     loop {

@@ -45,6 +45,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::limits::{RunLimitsSpec, duration};
+use crate::sandbox::docker::DockerNetwork;
 
 pub mod agent;
 pub mod compat;
@@ -272,6 +273,7 @@ impl Task {
             let file: TaskFile<CriterionSpec> = serde_yaml_ng::from_str(text).map_err(invalid)?;
             let (mut task, criteria, _) =
                 common(file, text, &dir, &absolute, &mut notes).map_err(rule)?;
+            suite_thresholds_need_rows(&criteria, text).map_err(rule)?;
             task.success_criteria = criteria;
             task.load_notes = notes.clone();
             return Ok(LoadedFile {
@@ -329,6 +331,37 @@ impl Task {
     }
 }
 
+/// `suite_thresholds` are judged over the rows of a dataset task: on a task without
+/// `dataset:` they would never be judged, so they are refused, naming the criterion and
+/// the line.
+fn suite_thresholds_need_rows(criteria: &[CriterionSpec], text: &str) -> Result<(), String> {
+    let lines: Vec<usize> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| {
+            let t = l.trim_start().trim_start_matches("- ");
+            t.starts_with("suite_thresholds:") || l.contains(" suite_thresholds:")
+        })
+        .map(|(i, _)| i + 1)
+        .collect();
+    let with: Vec<usize> = criteria
+        .iter()
+        .enumerate()
+        .filter(|(_, c)| c.suite_thresholds.is_some())
+        .map(|(i, _)| i)
+        .collect();
+    match with.first() {
+        None => Ok(()),
+        Some(&i) => Err(format!(
+            "{}success_criteria[{i}].suite_thresholds: judged over the rows of a dataset task, \
+             and this task has no `dataset:`: add one, or remove suite_thresholds",
+            lines
+                .first()
+                .map_or(String::new(), |line| format!("line {line}: "))
+        )),
+    }
+}
+
 fn read(path: &Path) -> Result<String, TaskError> {
     std::fs::read_to_string(path).map_err(|source| TaskError::Read {
         path: path.to_path_buf(),
@@ -344,13 +377,24 @@ fn common<C>(
     path: &Path,
     notes: &mut Vec<LoadNote>,
 ) -> Result<(Task, Vec<C>, Option<dataset::DatasetSpec>), String> {
-    if file.agent.harness.as_deref() == Some("none") {
-        return Err(
-            "agent.type: `none` (coder_eval's agentless task: criteria checked on a prepared \
-             sandbox, no agent) is not supported here yet: run it with coder_eval, or give the \
-             task an agent"
-                .into(),
-        );
+    // coder_eval's agentless task: nobody reads a prompt, and the run prepares a folder
+    // on this machine.
+    let agentless = file.agent.harness.as_deref() == Some("none");
+    if agentless {
+        if file.initial_prompt.is_some() || file.initial_prompt_file.is_some() {
+            return Err(
+                "agent.type: none runs no agent, so nothing reads initial_prompt: remove it \
+                 (coder_eval refuses it too)"
+                    .into(),
+            );
+        }
+        if file.sandbox.driver == Driver::Docker {
+            return Err(
+                "agent.type: none with sandbox.driver: docker is not supported here: run the \
+                 agentless checks with driver: tempdir"
+                    .into(),
+            );
+        }
     }
     let prompt = match (file.initial_prompt, file.initial_prompt_file) {
         (Some(p), None) => p,
@@ -362,6 +406,7 @@ fn common<C>(
         (Some(_), Some(_)) => {
             return Err("give initial_prompt or initial_prompt_file, not both".into());
         }
+        (None, None) if agentless => String::new(),
         (None, None) => return Err("initial_prompt is required".into()),
     };
     // It names a folder and appears in reports: no path tricks, no control characters.
@@ -473,6 +518,19 @@ fn common<C>(
                 None => e.to_string(),
             }
         })?;
+        if sandbox.network_enabled == Some(false)
+            && let Some(net) = spec
+                .network
+                .filter(|n| !matches!(n, DockerNetwork::None | DockerNetwork::LlmOnly))
+        {
+            let at = compat::key_line(text, &["sandbox", "docker", "network"])
+                .map_or(String::new(), |line| format!("line {line}: "));
+            return Err(format!(
+                "{at}sandbox.docker.network: {} contradicts sandbox.network_enabled: false (the \
+                 container then runs with network none): remove one of the two",
+                net.as_str()
+            ));
+        }
         if let Some(l) = &sandbox.limits
             && l.max_disk_mb.is_some()
         {

@@ -383,6 +383,8 @@ fn tempdir_tasks_run_on_two_harnesses() {
             "{h}"
         );
     }
+    // Passed: the runs and their virtualenvs leave /tmp.
+    let _ = std::fs::remove_dir_all(&out);
 }
 
 /// Writes a minimal pure-Python wheel (`cehello`) into `dir` and returns its file name.
@@ -481,6 +483,8 @@ fn python_env_installs_packages_offline_or_says_why_not() {
             assert!(r.turn.is_none());
         }
     }
+    // Passed: the run and its virtualenvs (~100 MB) leave /tmp.
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -527,4 +531,50 @@ fn node_env_installs_a_local_package_on_path() {
         "{:?}",
         results[0].criteria
     );
+    // Passed: the run and its node_modules leave /tmp.
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_agentless_task_checks_a_prepared_sandbox_without_an_agent() {
+    let out = scratch("compat-agentless");
+    let task = dir("run/agentless.yaml").display().to_string();
+    // --harness is for the tasks that have an agent: this one runs on none.
+    let (code, results, stderr) = run_tasks(&out, &[&task, "--harness", "codex"]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(results.len(), 1, "{stderr}");
+    let r = &results[0];
+    assert_eq!(
+        (r.task_id.as_str(), r.harness.as_str()),
+        ("compat-agentless", "none")
+    );
+    assert_eq!(
+        r.status.as_str(),
+        "SUCCESS",
+        "{:?} {:?}",
+        r.error,
+        r.criteria
+    );
+    assert!(r.turn.is_none(), "no agent ran");
+    assert_eq!(r.criteria.len(), 2);
+    let phases: Vec<&str> = r.steps.iter().map(|s| s.phase.as_str()).collect();
+    assert_eq!(phases, ["pre_run", "post_run"]);
+    let dir = out.join("compat-agentless/none");
+    assert!(!dir.join("recording.jsonl").exists());
+    assert!(
+        dir.join("workspace/src").is_dir(),
+        "the template was applied"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("workspace/canary.txt")).unwrap(),
+        "ready\nchecked\n"
+    );
+    // `check` accepts it without a harness to check agent fields against.
+    let checked = Command::new(bin())
+        .arg("check")
+        .arg(&task)
+        .output()
+        .unwrap();
+    assert!(checked.status.success(), "{checked:?}");
+    let _ = std::fs::remove_dir_all(&out);
 }

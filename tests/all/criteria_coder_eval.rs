@@ -277,4 +277,136 @@ async fn a_plugin_type_validates_at_load_and_grades() {
         "{}",
         results[0].details
     );
+
+    // `coder-eval check --criteria DIR` knows the plugin's type, and its validation.
+    let check = |file: &str, text: &str, with: bool| {
+        let path = dir.join(file);
+        std::fs::write(&path, text).unwrap();
+        let mut cmd = std::process::Command::new(crate::support::bin());
+        cmd.arg("check").arg(&path);
+        if with {
+            cmd.arg("--criteria").arg(&plugin_dir);
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let good = "task_id: t\ninitial_prompt: p\nsuccess_criteria:\n  - type: readme_mentions_files\n    readme: README.md\n";
+    let (code, stderr) = check("good.yaml", good, false);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("readme_mentions_files"), "{stderr}");
+    let (code, stderr) = check("good.yaml", good, true);
+    assert_eq!(code, Some(0), "{stderr}");
+    let (code, stderr) = check("bad.yaml", &good.replace("readme:", "readmee:"), true);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(stderr.contains("unknown field `readmee`"), "{stderr}");
+}
+
+/// `tool` as found on the host's `PATH` (where `scripts/setup.sh` installs pytest and
+/// pylint), or `None`.
+fn on_path(tool: &str) -> Option<std::path::PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(tool))
+        .find(|p| p.is_file())
+}
+
+#[tokio::test]
+async fn pytest_criterion_runs_the_real_pytest() {
+    if on_path("pytest").is_none() {
+        eprintln!(
+            "skipped pytest_criterion_runs_the_real_pytest: pytest is not on PATH (scripts/setup.sh installs it)"
+        );
+        return;
+    }
+    let dir = setup("real-pytest");
+    let tests = dir.join("workspace/tests");
+    std::fs::create_dir_all(&tests).unwrap();
+    std::fs::write(
+        tests.join("test_add.py"),
+        "import sys, pathlib\nsys.path.insert(0, str(pathlib.Path(__file__).parent.parent))\n\
+         from main import add\n\n\
+         def test_small():\n    assert add(1, 2) == 3\n\n\
+         def test_negative():\n    assert add(-1, -2) == -3\n\n\
+         def test_strings():\n    assert add('a', 'b') == 'ab'\n\n\
+         def test_wrong():\n    assert add(2, 2) == 5\n\n\
+         import pytest\n\n@pytest.mark.slow\ndef test_slow():\n    assert add(0, 0) == 0\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("workspace/pytest.ini"),
+        "[pytest]\nmarkers =\n    slow: long tests\n",
+    )
+    .unwrap();
+    let criteria = [
+        // 3 of the 4 selected tests pass (the slow one deselected by the args).
+        spec("type: pytest\npath: tests\nargs: [-m, \"not slow\"]\n"),
+        // All five run: 4 of 5.
+        spec("type: pytest\npath: tests\n"),
+        // A path with no tests: nothing collected scores 0.
+        spec("type: pytest\npath: main.py\n"),
+    ];
+    let results = grade_all(&criteria, &ctx(&dir, None)).await;
+    for r in &results {
+        assert!(r.error.is_none(), "{r:?}");
+    }
+    assert_eq!(results[0].score, 0.75, "{}", results[0].details);
+    assert!(
+        results[0]
+            .details
+            .contains("pytest: 3 passed, 1 failed, 0 errors"),
+        "{}",
+        results[0].details
+    );
+    assert_eq!(results[1].score, 0.8, "{}", results[1].details);
+    assert_eq!(results[2].score, 0.0, "{}", results[2].details);
+}
+
+#[tokio::test]
+async fn pylint_score_criterion_runs_the_real_pylint() {
+    if on_path("pylint").is_none() {
+        eprintln!(
+            "skipped pylint_score_criterion_runs_the_real_pylint: pylint is not on PATH (scripts/setup.sh installs it)"
+        );
+        return;
+    }
+    let dir = setup("real-pylint");
+    let ws = dir.join("workspace");
+    std::fs::write(
+        ws.join("clean.py"),
+        "\"\"\"Arithmetic.\"\"\"\n\n\ndef add(left, right):\n    \"\"\"Return the sum.\"\"\"\n    return left + right\n",
+    )
+    .unwrap();
+    std::fs::write(
+        ws.join("messy.py"),
+        "import os, sys\ndef f(x):\n  y = 1\n  return x\n",
+    )
+    .unwrap();
+    let criteria = [
+        spec("type: pylint_score\npath: clean.py\n"),
+        spec("type: pylint_score\npath: messy.py\nmin_score: 7\n"),
+        spec("type: pylint_score\npath: messy.py\nargs: [\"--disable=C,W\"]\n"),
+        // pylint 3 with every message disabled lints nothing and prints no rating.
+        spec("type: pylint_score\npath: messy.py\nargs: [--disable=all]\n"),
+    ];
+    let results = grade_all(&criteria, &ctx(&dir, None)).await;
+    for r in &results[..3] {
+        assert!(r.error.is_none(), "{r:?}");
+        assert!(r.details.contains("rated at"), "{}", r.details);
+    }
+    assert_eq!(results[0].score, 1.0, "{}", results[0].details);
+    // Missing docstrings, unused imports and variable, bad indentation: well under 7/10.
+    assert!(results[1].score < 0.7, "{}", results[1].details);
+    assert!(!results[1].passed, "{}", results[1].details);
+    // Conventions and warnings disabled: nothing else is wrong, 10/10.
+    assert_eq!(results[2].score, 1.0, "{}", results[2].details);
+    let error = results[3].error.as_ref().expect("no rating is an error");
+    assert_eq!(error.kind, "bad_score_output", "{}", results[3].details);
+    assert!(
+        results[3].details.contains("No files to lint"),
+        "{}",
+        results[3].details
+    );
 }

@@ -305,7 +305,7 @@ async fn network_none_reaches_only_forwarded_host_ports_bridge_reaches_the_host(
     let sandbox_on = |network: DockerNetwork, name: &str| {
         let d = dirs(name);
         let spec = DockerSpec {
-            network,
+            network: Some(network),
             ..base_spec()
         };
         async move {
@@ -632,7 +632,7 @@ async fn the_real_claude_cli_runs_in_the_container_against_the_scripted_model() 
     // In the host's network namespace, and sealed with only the model's port forwarded in.
     for network in [DockerNetwork::Bridge, DockerNetwork::None] {
         let spec = DockerSpec {
-            network,
+            network: Some(network),
             ..base_spec()
         };
         let sandbox =
@@ -774,6 +774,20 @@ fn a_docker_block_is_checked_at_load_naming_the_field_and_its_line() {
         stderr.contains("sandbox.docker.dockerfile_path"),
         "{stderr}"
     );
+    // network_enabled: false with a network that contradicts it.
+    let open = docker_task(
+        &dir,
+        "contradiction",
+        "    image: coder-eval-base:local\n    network: bridge\n  network_enabled: false",
+    );
+    let (code, stderr) = check_with(&open, socket);
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains(
+            "line 8: sandbox.docker.network: bridge contradicts sandbox.network_enabled: false"
+        ),
+        "{stderr}"
+    );
     // An unknown key: the schema error with file:line and the closest key.
     let typo = docker_task(&dir, "typo", "    imgae: coder-eval-base:local");
     let (code, stderr) = check_with(&typo, socket);
@@ -873,6 +887,127 @@ async fn a_docker_task_runs_claude_code_in_its_container_and_is_graded() {
         printed.starts_with("Hello from the container\n"),
         "{printed}"
     );
+    // pre_run and post_run ran in the container (the marker is only there), and so did
+    // the run_command criteria (one of them reads $TASK_DIR, copied in after the agent).
+    for step in ["pre.txt", "post.txt"] {
+        assert_eq!(
+            std::fs::read_to_string(workspace.join(step)).unwrap(),
+            "coder-eval docker marker\n",
+            "{step}"
+        );
+    }
+    let phases: Vec<&str> = result["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["phase"].as_str().unwrap())
+        .collect();
+    assert_eq!(phases, ["pre_run", "post_run"], "{result:#}");
+    let run_commands: Vec<&serde_json::Value> = result["criteria"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["type"] == "run_command")
+        .collect();
+    assert_eq!(run_commands.len(), 2, "{result:#}");
+    for c in run_commands {
+        assert_eq!(c["score"], 1.0, "{c:#}");
+    }
     // No container of the run is left behind.
+    assert_eq!(labelled_containers(pid), "");
+}
+
+/// Host processes whose command line holds `needle` (the container's processes are the
+/// host kernel's).
+fn processes_with(needle: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        if let Ok(cmd) = std::fs::read(entry.path().join("cmdline")) {
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            if cmd.contains(needle) && !cmd.contains("coder-eval-test") {
+                found.push(cmd);
+            }
+        }
+    }
+    found
+}
+
+#[tokio::test]
+async fn stops_inside_a_container_are_clean_and_leave_no_container() {
+    let test = "stops_inside_a_container_are_clean_and_leave_no_container";
+    if !docker_ready(test).await {
+        return;
+    }
+    if !root().join("harnesses/node_modules/.bin/claude").exists() {
+        eprintln!("skipped {test}: no Claude Code (scripts/setup.sh installs it)");
+        return;
+    }
+    // A container an earlier run left behind when it was killed: labelled with the pid of
+    // a process that is gone. The run removes it before it starts.
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let dead_pid = gone.id();
+    gone.wait().unwrap();
+    let leftover = std::process::Command::new("docker")
+        .args(["run", "-d", "--label"])
+        .arg(format!("{}={dead_pid}", docker::LABEL))
+        .args([&base_image(), "sleep", "600"])
+        .output()
+        .unwrap();
+    assert!(leftover.status.success(), "{leftover:?}");
+
+    let out = scratch("docker-stops");
+    let dir = root().join("tasks/coder_eval/docker");
+    let child = std::process::Command::new(crate::support::bin())
+        .arg("run")
+        .arg(dir.join("stop_timeout.yaml"))
+        .arg(dir.join("stop_max_turns.yaml"))
+        .arg("--out")
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    // (Another run started meanwhile, by a concurrent test, may be the one that removed it.)
+    assert_eq!(labelled_containers(dead_pid), "", "{stderr}");
+    let read = |task: &str| -> serde_json::Value {
+        serde_json::from_slice(
+            &std::fs::read(out.join(task).join("claude-code/task.json"))
+                .unwrap_or_else(|e| panic!("no task.json for {task} ({e}): {stderr}")),
+        )
+        .unwrap()
+    };
+    // The timeout: the command and the process it detached are stopped, the partial turn
+    // is kept, the status says TIMEOUT.
+    let timeout = read("stop_timeout_docker");
+    assert_eq!(timeout["status"], "TIMEOUT", "{timeout:#}\n{stderr}");
+    assert_eq!(processes_with("sleep 314.159"), Vec::<String>::new());
+    assert_eq!(processes_with("sleep 271.828"), Vec::<String>::new());
+    // The cap: call 2 never ran; post_run and the run_command criterion ran in the
+    // container after the stop (the marker is only there; two.txt was never written).
+    let capped = read("stop_max_turns_docker");
+    assert_eq!(
+        capped["status"], "MAX_TURNS_EXHAUSTED",
+        "{capped:#}\n{stderr}"
+    );
+    let workspace = out.join("stop_max_turns_docker/claude-code/workspace");
+    assert!(workspace.join("one.txt").exists());
+    assert!(!workspace.join("two.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("post.txt")).unwrap(),
+        "coder-eval docker marker\n"
+    );
+    let run_command = &capped["criteria"][1];
+    assert_eq!(run_command["score"], 0.0, "{capped:#}");
+    assert!(
+        run_command["details"]
+            .as_str()
+            .unwrap()
+            .contains("No such file"),
+        "{capped:#}"
+    );
+    // Nothing of the run is left on the daemon.
     assert_eq!(labelled_containers(pid), "");
 }

@@ -213,7 +213,8 @@ fn suite_thresholds_over_live_rows() {
         .arg(&out)
         .output()
         .unwrap();
-    // Each file alone is its own group here: some miss their thresholds, so exit 1.
+    // The three files are the rows of one dataset task: one group per harness and
+    // criterion; the second criterion misses its threshold, so exit 1.
     assert_eq!(
         output.status.code(),
         Some(1),
@@ -224,26 +225,28 @@ fn suite_thresholds_over_live_rows() {
         serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
     assert_eq!(
         summary.suite_thresholds.len(),
-        12,
-        "3 tasks × 2 harnesses × 2 criteria"
+        4,
+        "2 harnesses × 2 criteria, over the 3 rows"
     );
 
     let mut results = Vec::new();
     let mut criteria = CriteriaByTask::new();
     for r in rows {
-        let task = coder_eval::task::Task::load(
+        let task = coder_eval::task::Task::load_id(
             &root().join(format!("tasks/coder_eval_criteria/suite/{r}.yaml")),
+            &format!("sentiment/{r}"),
         )
         .unwrap();
         criteria.insert(format!("sentiment/{r}"), task.success_criteria);
         for h in ["claude-code", "pi"] {
-            let mut res = result(&out, &format!("sentiment_{r}"), h);
+            let res = result(&out, &format!("sentiment/{r}"), h);
             assert_eq!(res.status, TaskStatus::Success);
-            res.task_id = format!("sentiment/{r}");
+            assert_eq!(res.row.as_ref().unwrap().suite_id, "sentiment");
             results.push(res);
         }
     }
     let gates = suite_verdicts(&results, &criteria);
+    assert_eq!(gates, summary.suite_thresholds, "run.json says the same");
     assert_eq!(gates.len(), 4, "one group per harness and criterion");
     for g in &gates {
         assert_eq!((g.task_id.as_str(), g.rows), ("sentiment", 3));
@@ -263,4 +266,40 @@ fn suite_thresholds_over_live_rows() {
     );
     let html = coder_eval::run::report::render(&results, &gates);
     assert!(html.contains("Suite thresholds") && html.contains("— missed"));
+
+    // `grade --write` of one row with an edited task file (r3 expects `negative`, which
+    // claude-code's agent answered) judges the suite's thresholds again in run.json.
+    let edited = out.join("edited");
+    let src = root().join("tasks/coder_eval_criteria/suite");
+    std::fs::create_dir_all(&edited).unwrap();
+    std::fs::copy(src.join("script-r3.yaml"), edited.join("script-r3.yaml")).unwrap();
+    let text = std::fs::read_to_string(src.join("r3.yaml"))
+        .unwrap()
+        .replace("label: positive}", "label: negative}");
+    std::fs::write(edited.join("r3.yaml"), text).unwrap();
+    let graded = Command::new(bin())
+        .arg("grade")
+        .arg(out.join("sentiment/r3/claude-code"))
+        .arg("--task")
+        .arg(edited.join("r3.yaml"))
+        .arg("--write")
+        .output()
+        .unwrap();
+    assert!(
+        graded.status.success(),
+        "{}",
+        String::from_utf8_lossy(&graded.stderr)
+    );
+    let summary: coder_eval::results::RunSummary =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(summary.suite_thresholds.len(), 4);
+    for g in &summary.suite_thresholds {
+        if g.harness == "claude-code" {
+            assert_eq!(g.metrics["accuracy"], 1.0, "{g:?}");
+            assert!(g.passed, "{g:?}");
+        } else {
+            assert!((g.metrics["accuracy"] - 2.0 / 3.0).abs() < 1e-9, "{g:?}");
+            assert_eq!(g.passed, g.criterion_index == 0, "{g:?}");
+        }
+    }
 }

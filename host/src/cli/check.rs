@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
   coder-eval check tasks/**/*.yaml
-  coder-eval check task.yaml --harness codex")]
+  coder-eval check task.yaml --harness codex
+  coder-eval check task.yaml --criteria my-criteria/")]
 pub struct CheckArgs {
     /// Task files (YAML).
     #[arg(required = true)]
@@ -24,9 +25,20 @@ pub struct CheckArgs {
     /// (repeatable).
     #[arg(long)]
     harness: Vec<String>,
+    /// Register the criterion plugin types of DIR (`DIR/criteria.yaml`, else every
+    /// `DIR/<type>.wasm`) before loading the task files, as `run --criteria` does
+    /// (repeatable).
+    #[arg(long, value_name = "DIR")]
+    criteria: Vec<PathBuf>,
 }
 
 pub fn run(args: CheckArgs) -> Result<i32, Box<dyn std::error::Error>> {
+    for dir in &args.criteria {
+        if let Err(err) = coder_eval::grading::plugins::register_dir(dir) {
+            super::print_error(&err);
+            return Ok(exit_codes::USAGE);
+        }
+    }
     let mut failed = 0;
     for file in &args.files {
         match check_file(file, &args.harness) {
@@ -49,8 +61,15 @@ fn check_file(file: &Path, harnesses: &[String]) -> Result<String, String> {
     let loaded = Task::load_file(file).map_err(|e| error_chain(&e))?;
     print_warnings(file, &loaded.notes);
     for task in &loaded.tasks {
-        let names: Vec<String> = if harnesses.is_empty() {
-            task.agent.harness.iter().cloned().collect()
+        let agentless = task.agent.harness.as_deref() == Some(coder_eval::run::NO_AGENT);
+        let names: Vec<String> = if harnesses.is_empty() || agentless {
+            // An agentless task runs on no harness: no agent field to check.
+            task.agent
+                .harness
+                .iter()
+                .filter(|h| !agentless || h.as_str() != coder_eval::run::NO_AGENT)
+                .cloned()
+                .collect()
         } else {
             harnesses.to_vec()
         };

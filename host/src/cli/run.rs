@@ -125,10 +125,12 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
     let (skip, tasks): (Vec<Task>, Vec<Task>) = tasks
         .into_iter()
         .partition(|t| t.skip && !args.include_skipped);
-    if tasks
-        .iter()
-        .any(|t| t.sandbox.network_enabled == Some(false))
-        && std::env::var_os("CODER_EVAL_NETNS").is_none()
+    // A docker task's container is sealed by itself (network none); a tempdir task needs
+    // the whole run in a namespace.
+    if tasks.iter().any(|t| {
+        t.sandbox.network_enabled == Some(false)
+            && t.sandbox.driver == coder_eval::task::sandbox::Driver::Tempdir
+    }) && std::env::var_os("CODER_EVAL_NETNS").is_none()
     {
         eprintln!(
             "note: a task sets sandbox.network_enabled: false: the whole run goes into a \
@@ -169,11 +171,19 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
         .iter()
         .map(|t| (t.task_id.clone(), t.success_criteria.clone()))
         .collect();
-    let prepared = match prepare(tasks, &harnesses, &options) {
-        Ok(p) => p,
-        Err(err) => {
-            super::print_error(&err);
-            return Ok(exit_codes::USAGE);
+    // Agentless tasks (`agent.type: none`) run on no harness: apart, before the others.
+    let (agentless, tasks): (Vec<Task>, Vec<Task>) = tasks
+        .into_iter()
+        .partition(|t| t.agent.harness.as_deref() == Some(coder_eval::run::NO_AGENT));
+    let prepared = if tasks.is_empty() {
+        Vec::new()
+    } else {
+        match prepare(tasks, &harnesses, &options) {
+            Ok(p) => p,
+            Err(err) => {
+                super::print_error(&err);
+                return Ok(exit_codes::USAGE);
+            }
         }
     };
     // A skipped task is recorded on the harnesses it would have run on; nothing starts.
@@ -191,7 +201,7 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
                 .collect::<Vec<_>>()
         })
         .collect();
-    if prepared.is_empty() && skipped.is_empty() {
+    if prepared.is_empty() && skipped.is_empty() && agentless.is_empty() {
         eprintln!(
             "error: no harness to run on (is any CLI installed? `scripts/setup.sh` installs them)"
         );
@@ -199,6 +209,16 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
     }
     let runtime = tokio::runtime::Runtime::new()?;
     let results = runtime.block_on(async {
+        if prepared
+            .iter()
+            .any(|p| p.task.sandbox.driver == coder_eval::task::sandbox::Driver::Docker)
+        {
+            remove_leftover_containers().await;
+        }
+        let mut done = skipped;
+        for task in &agentless {
+            done.push(coder_eval::run::run_agentless(task, &options).await);
+        }
         let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
         tokio::spawn(async move {
             if tokio::signal::ctrl_c().await.is_ok() {
@@ -214,7 +234,7 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
                 }
             }
         });
-        run_all(prepared, skipped, &options, args.jobs, cancel_rx, print_row).await
+        run_all(prepared, done, &options, args.jobs, cancel_rx, print_row).await
     })?;
     let failed = results
         .iter()
@@ -353,6 +373,29 @@ fn timestamp() -> String {
         rem % 3600 / 60,
         rem % 60
     )
+}
+
+/// Before a run with docker tasks: removes the containers that coder-eval runs killed
+/// before they could clean up left behind (labelled with a host pid that is gone), and
+/// says how many. A failure is a note: the run goes on.
+async fn remove_leftover_containers() {
+    use coder_eval::sandbox::docker;
+    let removed = match docker::connect().await {
+        Ok((client, _)) => docker::remove_leftovers(&client).await,
+        Err(e) => Err(e),
+    };
+    match removed {
+        Ok(ids) if ids.is_empty() => {}
+        Ok(ids) => eprintln!(
+            "note: removed {} container(s) left by earlier coder-eval runs that were killed ({})",
+            ids.len(),
+            ids.iter()
+                .map(|id| &id[..id.len().min(12)])
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Err(e) => eprintln!("note: could not look for containers left by earlier runs: {e}"),
+    }
 }
 
 #[cfg(test)]

@@ -8,8 +8,14 @@
 //! host, the criterion's own variables, and the host's process mark
 //! (`CODER_EVAL_PROCESS_MARK`) so whatever the command leaves running is found and
 //! stopped. The host's secrets (API keys) do not reach code the agent wrote.
+//!
+//! Under `sandbox.driver: docker` ([`CommandEnv::container`]) the command runs in the
+//! task's container instead (coder_eval's meaning: there the whole run happens in the
+//! container), with the same environment (`PATH` ending in the container's usual folders),
+//! in the container's view of `cwd` (the agent's `working_dir` for the workspace).
 
 use crate::process::{MARK_VAR, ShellOutcome, run_shell};
+use crate::sandbox::docker::{CONTAINER_PATH, DockerSandbox};
 use std::path::Path;
 use std::time::Duration;
 
@@ -25,6 +31,9 @@ pub struct CommandEnv<'a> {
     pub path: Option<&'a str>,
     /// Extra variables (the criterion's `env`, `REFERENCE_DIR`, ...).
     pub vars: Vec<(String, String)>,
+    /// The task's container (`sandbox.driver: docker`): commands run in it; `None` = on
+    /// the host.
+    pub container: Option<&'a DockerSandbox>,
 }
 
 /// Single-quotes `s` for `sh`.
@@ -40,6 +49,9 @@ pub(crate) async fn run(
     env: &CommandEnv<'_>,
     timeout: Duration,
 ) -> std::io::Result<ShellOutcome> {
+    if let Some(container) = env.container {
+        return run_in(container, command, cwd, env, timeout).await;
+    }
     // `run_shell` adds to the host's environment; start over from a minimal one.
     let mut wrapped = String::from("exec env -i");
     let host_path = std::env::var("PATH").ok();
@@ -59,6 +71,35 @@ pub(crate) async fn run(
     wrapped.push_str(&format!(" {MARK_VAR}=\"${MARK_VAR}\""));
     wrapped.push_str(&format!(" sh -c {}", quote(command)));
     run_shell(&wrapped, cwd, &[], timeout, MAX_OUTPUT).await
+}
+
+/// [`run`] in the task's container: the same variables, built from nothing.
+async fn run_in(
+    container: &DockerSandbox,
+    command: &str,
+    cwd: &Path,
+    env: &CommandEnv<'_>,
+    timeout: Duration,
+) -> std::io::Result<ShellOutcome> {
+    let host_path = std::env::var("PATH").unwrap_or_default();
+    let path = env.path.unwrap_or(&host_path);
+    let mut vars = vec![("PATH".to_string(), format!("{path}:{CONTAINER_PATH}"))];
+    for key in ["HOME", "LANG", "TERM"] {
+        if let Some(value) = std::env::var_os(key) {
+            vars.push((key.to_string(), value.to_string_lossy().into_owned()));
+        }
+    }
+    vars.extend(env.vars.iter().cloned());
+    container
+        .run_shell(
+            command,
+            &container.in_container(cwd),
+            vars,
+            timeout,
+            MAX_OUTPUT,
+        )
+        .await
+        .map_err(std::io::Error::other)
 }
 
 /// `label:` and the text (at most [`SHOWN`] characters), or `label: (empty)`.
@@ -92,6 +133,7 @@ mod tests {
         let env = CommandEnv {
             path: Some("/nonexistent-bin:/usr/bin:/bin"),
             vars: vec![("EXTRA".into(), "a 'b'".into())],
+            container: None,
         };
         let out = run(
             "echo \"$PATH|$EXTRA|$CODER_EVAL_EXEC_SECRET\"",

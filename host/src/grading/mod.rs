@@ -78,6 +78,9 @@ pub struct GradeContext<'a> {
     pub judge_env: Option<&'a judge::JudgeEnv>,
     /// Runs `agent_judge` CLIs; `None` outside a run (`agent_judge` then fails clearly).
     pub agent_runner: Option<&'a dyn judge::agent::AgentRunner>,
+    /// The task's container (`sandbox.driver: docker`): the criteria's commands run in it,
+    /// as in coder_eval; `None` = on the host.
+    pub container: Option<&'a crate::sandbox::docker::DockerSandbox>,
 }
 
 impl<'a> GradeContext<'a> {
@@ -100,6 +103,7 @@ impl<'a> GradeContext<'a> {
             path: None,
             judge_env: None,
             agent_runner: None,
+            container: None,
         }
     }
 
@@ -112,6 +116,7 @@ impl<'a> GradeContext<'a> {
         exec::CommandEnv {
             path: self.path,
             vars,
+            container: self.container,
         }
     }
 

@@ -9,10 +9,13 @@
 //! (finding an agent CLI), `launch` (argv, environment, files), `setup` (the task's
 //! folders), [`regrade`] (the library of `coder-eval grade`), [`report`] and [`junit`],
 //! [`thresholds`] (the suite-level `suite_thresholds` gate), `judge` (`agent_judge` CLIs
-//! run as tasks of their own).
+//! run as tasks of their own), [`agentless`] (`agent.type: none`: criteria on a prepared
+//! sandbox, no agent).
 //! This file only re-exports.
 
+pub mod agentless;
 mod assemble;
+mod container;
 pub mod error;
 mod judge;
 pub mod junit;
@@ -28,6 +31,7 @@ pub mod suite;
 pub mod thresholds;
 pub mod verdict;
 
+pub use agentless::{NO_AGENT, run_agentless};
 pub use error::RunError;
 pub use one::run_one;
 pub use options::RunOptions;

@@ -4,6 +4,7 @@
 //! had established by then.
 
 use super::assemble::{AfterTurn, Done, Established, Graded, TurnDone, assemble, failed};
+use super::container;
 use super::error::{Cause, RunError};
 use super::launch::{agent_settings, launch_spec};
 use super::locate::cli_version;
@@ -15,7 +16,7 @@ use crate::results::{CliInfo, StopRecord, TaskResult, TaskStatus, write_json_ato
 use crate::runtime::LoadedComponent;
 use crate::runtime::harness::Launcher;
 use crate::runtime::translator::ComponentTranslator;
-use crate::sandbox::docker::{self, DockerError, DockerSandbox, SandboxRequest};
+use crate::sandbox::docker::DockerSandbox;
 use crate::task::sandbox::Driver;
 use crate::turn::live::{self, LaunchSpec, LiveTurn};
 use crate::turn::pipeline::Pipeline;
@@ -82,7 +83,7 @@ async fn execute(
             }
         };
     }
-    let dirs = stage!(setup(p, dir).await);
+    let mut dirs = stage!(setup(p, dir).await);
     let planned = stage!(plan(p, options, &dirs).await);
     established.native = planned.plan.native_limits.clone();
     let launched = stage!(launch(p, options, &planned, &dirs, dir).await);
@@ -98,17 +99,26 @@ async fn execute(
     };
     // driver: docker: the agent's container, started now that the workspace is filled and
     // the scripted model listens; removed after the turn (or on any error, by its drop).
+    // Its `pre_run` steps run in it, as coder_eval runs them there.
     let container = match p.task.sandbox.driver {
-        Driver::Docker => Some(stage!(
-            start_container(
-                p,
-                &dirs,
-                launched.spec.program.clone(),
-                planned.model.as_ref(),
-                dir
-            )
-            .await
-        )),
+        Driver::Docker => {
+            let container = stage!(
+                container::start(
+                    p,
+                    &dirs,
+                    launched.spec.program.clone(),
+                    planned.model.as_ref(),
+                    dir
+                )
+                .await
+            );
+            stage!(
+                setup::run_pre_steps(&p.task, &mut dirs, Some(&container))
+                    .await
+                    .map_err(|e| RunError::Setup(Cause(e)))
+            );
+            Some(container)
+        }
         Driver::Tempdir => None,
     };
     let turn = stage!(
@@ -121,16 +131,7 @@ async fn execute(
         )
         .await
     );
-    if let Some(container) = container {
-        let copied = container.copy_out().await;
-        let removed = container.remove().await;
-        stage!(
-            copied
-                .and(removed)
-                .map_err(|e| RunError::Setup(Cause(format!("sandbox.driver: docker: {e}"))))
-        );
-    }
-    let graded = match grade(p, options, &dirs, dir, &turn.turn).await {
+    let graded = match grade(p, options, &dirs, dir, &turn.turn, container.as_ref()).await {
         Ok(graded) => graded,
         Err(error) => {
             let live = &turn.turn;
@@ -149,6 +150,10 @@ async fn execute(
             return Err((error, established));
         }
     };
+    // Removed once graded (an error path above drops it, which removes it too).
+    if let Some(container) = container {
+        stage!(container.remove().await.map_err(container::failed));
+    }
     Ok(Done {
         established,
         exit_codes: planned.plan.exit_codes,
@@ -157,9 +162,11 @@ async fn execute(
     })
 }
 
-/// Setup: a fresh workspace and HOME, filled (template, starter files, `pre_run`).
+/// Setup: a fresh workspace and HOME, filled (template, starter files, `pre_run` unless
+/// the task runs in a container).
 async fn setup(p: &Prepared, dir: &Path) -> Result<Dirs, RunError> {
-    setup::prepare_dirs(&p.task, dir)
+    let pre_run_here = p.task.sandbox.driver == Driver::Tempdir;
+    setup::prepare_dirs(&p.task, dir, pre_run_here)
         .await
         .map_err(|e| RunError::Setup(Cause(e)))
 }
@@ -276,55 +283,6 @@ async fn launch(
     })
 }
 
-/// The task's container (`sandbox.driver: docker`): the workspace and HOME at their own
-/// paths, the agent CLIs and `node` read-only, the scripted model's port forwarded in.
-/// A failed image build leaves its log in `docker.log`.
-async fn start_container(
-    p: &Prepared,
-    dirs: &Dirs,
-    program: std::path::PathBuf,
-    model: Option<&ScriptedModel>,
-    dir: &Path,
-) -> Result<DockerSandbox, RunError> {
-    let failed = |e: DockerError| RunError::Setup(Cause(format!("sandbox.driver: docker: {e}")));
-    // The CLI program's `node_modules` (the pinned CLIs), at the path the launch plan
-    // names and at its real path (node resolves symlinks), else the program alone.
-    let mut read_only = docker::host_node_paths();
-    let tree = program
-        .ancestors()
-        .find(|a| a.file_name().is_some_and(|n| n == "node_modules"))
-        .unwrap_or(&program)
-        .to_path_buf();
-    if let Ok(real) = tree.canonicalize() {
-        read_only.push(real);
-    }
-    read_only.push(tree);
-    read_only.sort();
-    read_only.dedup();
-    let request = SandboxRequest {
-        task_id: p.task.task_id.replace('/', "-"),
-        task_dir: p.task.dir.clone(),
-        workspace: dirs.workspace.clone(),
-        home: dirs.home.clone(),
-        read_only,
-        limits: p.task.sandbox.docker_limits(),
-    };
-    let spec = p.task.sandbox.docker.clone().unwrap_or_default();
-    let sandbox = match DockerSandbox::prepare(&spec, &request).await {
-        Ok(sandbox) => sandbox,
-        Err(e) => {
-            if let DockerError::Build { log, .. } = &e {
-                let _ = std::fs::write(dir.join("docker.log"), log);
-            }
-            return Err(failed(e));
-        }
-    };
-    if let Some(model) = model {
-        sandbox.forward_host_port(model.port()).map_err(failed)?;
-    }
-    Ok(sandbox)
-}
-
 /// Turn: the CLI runs to its end or a stop, every process of it is gone after; the
 /// scripted model is shut down.
 async fn turn(
@@ -372,10 +330,14 @@ async fn grade(
     dirs: &Dirs,
     dir: &Path,
     turn: &LiveTurn,
+    container: Option<&DockerSandbox>,
 ) -> Result<Graded, RunError> {
     let start = Instant::now();
     let reference_dir = crate::workspace::stage_reference(&p.task, dir)
         .map_err(|e| RunError::Reference(Cause(e)))?;
+    if let Some(container) = container {
+        container::after_turn(container, &p.task, reference_dir.as_deref()).await?;
+    }
     let mut steps = dirs.pre_run.clone();
     for step in &p.task.post_run {
         let step = crate::task::Step {
@@ -383,9 +345,13 @@ async fn grade(
             ..step.clone()
         };
         // Only a shell that cannot start is an Err here; it is left out of the record.
-        if let Ok(record) = setup::run_step(&step, &dirs.workspace, &dirs.env, "post_run").await {
+        if let Ok(record) = setup::run_step(&step, dirs, "post_run", container).await {
             steps.push(record);
         }
+    }
+    // The agent ran in `working_dir`: the workspace gets what it (and post_run) left.
+    if let Some(container) = container {
+        container.copy_out().await.map_err(container::failed)?;
     }
     let judges = verdict::Judges::new(options, dir, &p.task);
     let verdict = verdict::grade(
@@ -397,6 +363,7 @@ async fn grade(
         verdict::Env {
             reference_dir: reference_dir.as_deref(),
             path: dirs.env.path(&crate::workspace::host_path()).as_deref(),
+            container,
         },
     )
     .await;

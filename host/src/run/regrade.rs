@@ -73,7 +73,12 @@ pub async fn regrade(
         path: path.clone(),
         source,
     })?;
-    let task = Task::load(task.unwrap_or(Path::new(&before.task_file)))?;
+    let task_file = task.unwrap_or(Path::new(&before.task_file));
+    // A dataset row is one task of its file: the one with the run's id.
+    let task = match &before.row {
+        Some(_) => Task::load_id(task_file, &before.task_id)?,
+        None => Task::load(task_file)?,
+    };
     if task.task_id != before.task_id {
         return Err(RegradeError::TaskMismatch {
             task_file: task.path.clone(),
@@ -102,6 +107,8 @@ pub async fn regrade(
     let env = verdict::Env {
         reference_dir: reference.as_deref(),
         path: None,
+        // The run's container is gone: a docker task's commands are graded on the host.
+        container: None,
     };
     let verdict = verdict::grade(&task, &workspace, &record, &trajectory, &judges, env).await;
     let mut after = before.clone();
@@ -116,17 +123,25 @@ pub async fn regrade(
             path: path.clone(),
             source,
         })?;
-        update_run_summary(result_dir, &after)?;
+        update_run_summary(result_dir, &after, &task)?;
     }
     Ok((before, after))
 }
 
-/// Keeps the suite's `run.json` (two folders up, when there is one), its `junit.xml` and
-/// its `report.html` in step with a rewritten `task.json`.
-fn update_run_summary(result_dir: &Path, after: &TaskResult) -> Result<(), RegradeError> {
+/// Keeps the suite's `run.json` (in the run's folder: `<out>/<task_id>/<harness>` is
+/// the result folder, so as many folders up as the task id has parts, plus one), its
+/// `suite_thresholds` (judged again over every row's `task.json`, with the criteria of
+/// each row's task file; `task` for the re-graded one), its `junit.xml` and its
+/// `report.html` in step with a rewritten `task.json`.
+fn update_run_summary(
+    result_dir: &Path,
+    after: &TaskResult,
+    task: &Task,
+) -> Result<(), RegradeError> {
+    let levels = after.task_id.split('/').count() + 1;
     let Some(run_json) = result_dir
-        .parent()
-        .and_then(Path::parent)
+        .ancestors()
+        .nth(levels)
         .map(|d| d.join("run.json"))
         .filter(|p| p.exists())
     else {
@@ -147,12 +162,7 @@ fn update_run_summary(result_dir: &Path, after: &TaskResult) -> Result<(), Regra
             row.weighted_score = after.weighted_score;
         }
     }
-    write_json_atomically(&run_json, &summary).map_err(|source| RegradeError::Write {
-        path: run_json.clone(),
-        source,
-    })?;
-    // junit.xml and report.html are rebuilt from every task.json of the suite.
-    let suite_dir = run_json.parent().unwrap_or(Path::new("."));
+    let suite_dir = run_json.parent().unwrap_or(Path::new(".")).to_path_buf();
     let mut results = Vec::new();
     for row in &summary.rows {
         let path = suite_dir.join(&row.result);
@@ -165,10 +175,47 @@ fn update_run_summary(result_dir: &Path, after: &TaskResult) -> Result<(), Regra
                 .map_err(|source| RegradeError::Parse { path, source })?,
         );
     }
-    crate::run::write_suite_reports(suite_dir, &results, &summary.suite_thresholds).map_err(
+    let thresholds_now = task
+        .success_criteria
+        .iter()
+        .any(|c| c.suite_thresholds.is_some());
+    if !summary.suite_thresholds.is_empty() || thresholds_now {
+        // Kept as they were when a row's task file no longer loads.
+        if let Some(criteria) = criteria_of(&results, task) {
+            summary.suite_thresholds = super::thresholds::suite_verdicts(&results, &criteria);
+        }
+    }
+    write_json_atomically(&run_json, &summary).map_err(|source| RegradeError::Write {
+        path: run_json.clone(),
+        source,
+    })?;
+    // junit.xml and report.html are rebuilt from every task.json of the suite.
+    crate::run::write_suite_reports(&suite_dir, &results, &summary.suite_thresholds).map_err(
         |source| RegradeError::Write {
-            path: suite_dir.to_path_buf(),
+            path: suite_dir.clone(),
             source,
         },
     )
+}
+
+/// Each result's criteria, from its task file (each file loaded once); `task` stands for
+/// its own id. `None` when a task file no longer loads or lost the task.
+fn criteria_of(results: &[TaskResult], task: &Task) -> Option<super::thresholds::CriteriaByTask> {
+    let mut files: std::collections::BTreeMap<&str, Vec<Task>> = Default::default();
+    let mut criteria = super::thresholds::CriteriaByTask::new();
+    for r in results {
+        if r.task_id == task.task_id {
+            criteria.insert(r.task_id.clone(), task.success_criteria.clone());
+            continue;
+        }
+        if !files.contains_key(r.task_file.as_str()) {
+            let loaded = Task::load_file(Path::new(&r.task_file)).ok()?;
+            files.insert(&r.task_file, loaded.tasks);
+        }
+        let found = files[r.task_file.as_str()]
+            .iter()
+            .find(|t| t.task_id == r.task_id)?;
+        criteria.insert(r.task_id.clone(), found.success_criteria.clone());
+    }
+    Some(criteria)
 }

@@ -2,6 +2,7 @@
 //! CLI's private HOME.
 
 use crate::results::StepRecord;
+use crate::sandbox::docker::{CONTAINER_PATH, DockerSandbox};
 use crate::task::{Step, Task};
 use crate::workspace::WorkspaceEnv;
 use std::path::{Path, PathBuf};
@@ -18,9 +19,10 @@ pub(super) struct Dirs {
     pub pre_run: Vec<StepRecord>,
 }
 
-/// Makes `dir/workspace` and `dir/home` afresh and fills the workspace. Errors name the
-/// step that failed.
-pub(super) async fn prepare_dirs(task: &Task, dir: &Path) -> Result<Dirs, String> {
+/// Makes `dir/workspace` and `dir/home` afresh and fills the workspace; runs the
+/// `pre_run` steps on the host when `pre_run` says so (under `driver: docker` they run in
+/// the container once it started: [`run_pre_steps`]). Errors name the step that failed.
+pub(super) async fn prepare_dirs(task: &Task, dir: &Path, pre_run: bool) -> Result<Dirs, String> {
     if dir.exists() {
         std::fs::remove_dir_all(dir).map_err(|e| format!("clearing {}: {e}", dir.display()))?;
     }
@@ -47,33 +49,74 @@ pub(super) async fn prepare_dirs(task: &Task, dir: &Path) -> Result<Dirs, String
     let env = crate::workspace::prepare_env(task, &workspace).await?;
     crate::workspace::write_login_profile(&home, &env)
         .map_err(|e| format!("{}: {e}", home.display()))?;
-    let mut pre_run = Vec::new();
-    for step in &task.pre_run {
-        pre_run.push(run_step(step, &workspace, &env, "pre_run").await?);
-    }
-    Ok(Dirs {
+    let mut dirs = Dirs {
         workspace,
         home,
         env,
-        pre_run,
-    })
+        pre_run: Vec::new(),
+    };
+    if pre_run {
+        run_pre_steps(task, &mut dirs, None).await?;
+    }
+    Ok(dirs)
+}
+
+/// Runs the task's `pre_run` steps in order (in `container` when given), recording each
+/// in `dirs.pre_run`; the first failing step with `fail_on_error` is the error.
+pub(super) async fn run_pre_steps(
+    task: &Task,
+    dirs: &mut Dirs,
+    container: Option<&DockerSandbox>,
+) -> Result<(), String> {
+    for step in &task.pre_run {
+        let record = run_step(step, dirs, "pre_run", container).await?;
+        dirs.pre_run.push(record);
+    }
+    Ok(())
 }
 
 /// Runs one pre_run / post_run shell step in the workspace (the task's PATH first) and
 /// says what it did; a failure (non-zero exit, timeout) is an error when the step says
-/// `fail_on_error`.
+/// `fail_on_error`. With `container` (`driver: docker`) the step runs in it, in the
+/// agent's folder, with an environment built from nothing (`PATH`, `HOME` = the CLI's
+/// private home, `LANG`, `TERM`, the task's variables), as coder_eval runs it there.
 pub(super) async fn run_step(
     step: &Step,
-    workspace: &Path,
-    env: &WorkspaceEnv,
+    dirs: &Dirs,
     what: &str,
+    container: Option<&DockerSandbox>,
 ) -> Result<StepRecord, String> {
+    let (workspace, env) = (&dirs.workspace, &dirs.env);
     let command = step.command.as_str();
-    let vars = env.vars(&crate::workspace::host_path());
+    let host_path = crate::workspace::host_path();
     let started = std::time::Instant::now();
-    let out = crate::process::run_shell(command, workspace, &vars, step.timeout, 64 * 1024)
-        .await
-        .map_err(|e| format!("{what} `{command}`: {e}"))?;
+    let out = match container {
+        None => {
+            let vars = env.vars(&host_path);
+            crate::process::run_shell(command, workspace, &vars, step.timeout, STEP_OUTPUT).await
+        }
+        Some(container) => {
+            let path = env.path(&host_path).unwrap_or(host_path);
+            let mut vars = vec![
+                ("PATH".to_string(), format!("{path}:{CONTAINER_PATH}")),
+                ("LANG".to_string(), "C.UTF-8".to_string()),
+                ("TERM".to_string(), "dumb".to_string()),
+                ("HOME".to_string(), dirs.home.display().to_string()),
+            ];
+            vars.extend(env.vars(&path).into_iter().filter(|(k, _)| k != "PATH"));
+            container
+                .run_shell(
+                    command,
+                    &container.in_container(workspace),
+                    vars,
+                    step.timeout,
+                    STEP_OUTPUT,
+                )
+                .await
+                .map_err(std::io::Error::other)
+        }
+    }
+    .map_err(|e| format!("{what} `{command}`: {e}"))?;
     let record = StepRecord {
         phase: what.to_string(),
         command: command.to_string(),
@@ -96,6 +139,9 @@ pub(super) async fn run_step(
     }
     Ok(record)
 }
+
+/// Bytes of each stream a step keeps.
+const STEP_OUTPUT: usize = 64 * 1024;
 
 /// The last 4 KiB of a step's output, cut at a character boundary.
 fn tail(text: &str) -> String {

@@ -1,17 +1,22 @@
 //! The suite-level gate: every criterion's `suite_thresholds` judged over the rows of its
 //! dataset task ([`crate::grading::suite`]), once the whole suite has run. A row is a task
-//! whose id is `<task_id>/<row_id>` (a dataset's fan-out); its group is `<task_id>`, per
-//! harness and criterion. Rows that ended before grading (ERROR, TIMEOUT) have no result
-//! for the criterion and are counted apart (`ungraded`).
+//! made from one dataset row; its group is the dataset task it came from (its `row`'s
+//! `suite_id`, the task file's own `task_id`), per harness and criterion. Rows that ended
+//! before grading (ERROR, TIMEOUT) have no result for the criterion and are counted apart
+//! (`ungraded`).
 
 use crate::grading::CriterionSpec;
 use crate::grading::suite::{RowCriterion, evaluate};
 use crate::results::{SuiteThresholdResult, TaskResult};
 use std::collections::BTreeMap;
 
-/// The dataset task a row belongs to: its id before the first `/`.
-pub fn dataset_task(task_id: &str) -> &str {
-    task_id.split('/').next().unwrap_or(task_id)
+/// The dataset task a result belongs to: its row's `suite_id`; for a result without a
+/// row (an older `task.json`), its id before the first `/`.
+pub fn suite_of(r: &TaskResult) -> &str {
+    match &r.row {
+        Some(row) => &row.suite_id,
+        None => r.task_id.split('/').next().unwrap_or(&r.task_id),
+    }
 }
 
 /// Each task's criteria, by task id (what [`suite_verdicts`] reads the thresholds from).
@@ -23,7 +28,8 @@ pub fn suite_verdicts(
     criteria: &CriteriaByTask,
 ) -> Vec<SuiteThresholdResult> {
     let mut rows = Vec::new();
-    let mut ungraded: BTreeMap<(String, String, usize), usize> = BTreeMap::new();
+    // (suite, harness, criterion) → (ungraded rows, the criterion as a row has it).
+    let mut ungraded: BTreeMap<(String, String, usize), (usize, &CriterionSpec)> = BTreeMap::new();
     for r in results {
         let Some(specs) = criteria.get(&r.task_id) else {
             continue;
@@ -34,16 +40,17 @@ pub fn suite_verdicts(
             };
             match r.criteria.get(i) {
                 Some(result) => rows.push(RowCriterion {
-                    task_id: dataset_task(&r.task_id),
+                    task_id: suite_of(r),
                     harness: &r.harness,
                     criterion_index: i,
                     thresholds,
                     result,
                 }),
                 None => {
-                    *ungraded
-                        .entry((dataset_task(&r.task_id).to_string(), r.harness.clone(), i))
-                        .or_default() += 1
+                    ungraded
+                        .entry((suite_of(r).to_string(), r.harness.clone(), i))
+                        .or_insert((0, spec))
+                        .0 += 1
                 }
             }
         }
@@ -52,19 +59,13 @@ pub fn suite_verdicts(
     for g in &mut out {
         g.ungraded = ungraded
             .remove(&(g.task_id.clone(), g.harness.clone(), g.criterion_index))
-            .unwrap_or(0);
+            .map_or(0, |(n, _)| n);
     }
     // Groups where no row was graded at all: every threshold unmet, value unknown.
-    for ((task_id, harness, i), n) in ungraded {
-        let spec = criteria
-            .iter()
-            .find(|(id, _)| dataset_task(id) == task_id)
-            .and_then(|(_, specs)| specs.get(i));
-        if let Some(spec) = spec {
-            out.push(SuiteThresholdResult::ungraded(
-                &task_id, &harness, i, spec, n,
-            ));
-        }
+    for ((task_id, harness, i), (n, spec)) in ungraded {
+        out.push(SuiteThresholdResult::ungraded(
+            &task_id, &harness, i, spec, n,
+        ));
     }
     out
 }

@@ -50,6 +50,8 @@ pub struct Env<'a> {
     /// `PATH` for commands (mock commands and the task's `.venv` first); `None` = the
     /// host's.
     pub path: Option<&'a str>,
+    /// The task's container (`sandbox.driver: docker`): commands run in it.
+    pub container: Option<&'a crate::sandbox::docker::DockerSandbox>,
 }
 
 /// Grades the run in `workspace` whose turn ended as `turn`.
@@ -81,6 +83,7 @@ pub async fn grade(
     ctx.judge_env = Some(&judges.env);
     ctx.reference_dir = env.reference_dir;
     ctx.path = env.path;
+    ctx.container = env.container;
     ctx.agent_runner = Some(&judges.runner);
     if grading::criteria_decide(turn.final_status) {
         let criteria = grading::grade_all(&task.success_criteria, &ctx).await;
@@ -130,5 +133,34 @@ pub async fn grade(
             post_failure: grading::grade_all(&read_only, &ctx).await,
             armed_gate: None,
         }
+    }
+}
+
+/// Grades a task that ran no agent (`agent.type: none`): every criterion on the prepared
+/// workspace, with an empty trajectory and no final answer; the status as for a turn
+/// that completed.
+pub async fn grade_agentless(
+    task: &Task,
+    workspace: &Path,
+    judges: &Judges,
+    env: Env<'_>,
+) -> TaskVerdict {
+    let mut ctx = GradeContext::new(workspace, &task.dir, &[], &task.prompt, None);
+    ctx.judge_env = Some(&judges.env);
+    ctx.reference_dir = env.reference_dir;
+    ctx.path = env.path;
+    ctx.container = env.container;
+    ctx.agent_runner = Some(&judges.runner);
+    let criteria = grading::grade_all(&task.success_criteria, &ctx).await;
+    let status = grading::task_status(
+        crate::results::TurnStatus::Completed,
+        grading::passed(&criteria),
+    );
+    TaskVerdict {
+        weighted_score: grading::weighted_score(&criteria),
+        criteria,
+        status,
+        post_failure: Vec::new(),
+        armed_gate: None,
     }
 }

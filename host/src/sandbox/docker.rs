@@ -36,12 +36,14 @@ mod container;
 mod exec;
 mod forward;
 mod image;
+mod shell;
 pub mod spec;
 mod workdir;
 
 pub use container::remove_leftovers;
 pub use exec::{DockerExec, ExecOutput, ExecRequest};
 pub use image::ImageReady;
+pub use shell::CONTAINER_PATH;
 pub use spec::{DockerBuild, DockerNetwork, DockerSpec, DockerSpecError, ImageSource};
 
 use bollard::Docker;
@@ -316,7 +318,7 @@ impl DockerSandbox {
             copy_back: working_dir.as_ref().map(|_| request.workspace.clone()),
             host_sees_processes: false,
             init_pid: None,
-            network: spec.network,
+            network: spec.network(),
             forwards: Default::default(),
             removed: AtomicBool::new(false),
         };

@@ -107,6 +107,7 @@ async fn pytest_missing_is_a_clear_error() {
     let env = CommandEnv {
         path: Some("/nonexistent"),
         vars: Vec::new(),
+        container: None,
     };
     let o = grade_pytest(&params(json!({})), &ws, &env).await;
     let (kind, message) = o.error.unwrap();
@@ -156,6 +157,7 @@ async fn pylint_runs_on_the_task_path() {
     let env = CommandEnv {
         path: Some(&path),
         vars: Vec::new(),
+        container: None,
     };
     let o = grade_pylint(
         &params(json!({"path": "src", "fail_under": 5, "args": ["--disable=C0111"]})),

@@ -73,7 +73,7 @@ pub(super) fn container_body(
         .map(|mb| (mb as i64).saturating_mul(1024 * 1024));
     let host_config = HostConfig {
         mounts: Some(mounts),
-        network_mode: Some(spec.network.network_mode().into()),
+        network_mode: Some(spec.network().network_mode().into()),
         memory,
         memory_swap: memory,
         nano_cpus: limits.max_cpus.map(|c| (c * 1e9) as i64),
@@ -197,7 +197,7 @@ mod tests {
         }
         let dir = dir.canonicalize().unwrap();
         let spec = DockerSpec {
-            network: DockerNetwork::None,
+            network: Some(DockerNetwork::None),
             extra_mounts: vec![format!("clis:/opt/clis:ro")],
             ..DockerSpec::default()
         };

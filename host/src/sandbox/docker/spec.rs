@@ -6,9 +6,16 @@
 //! field's doc comment says so; a field that cannot be honoured here is refused by
 //! [`DockerSpec::validate`] with an error that names it.
 
+mod network;
+mod text;
+
+pub use network::DockerNetwork;
+pub use text::{BuildFlags, built_tag, expand_env};
+
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
+use text::{climbs_out, parse_build_flags};
 
 /// The image used when a task names none: what `scripts/docker-setup.sh` builds. coder_eval's
 /// default is its framework image `coder-eval-agent:<version>`; here the agent CLIs and
@@ -61,9 +68,11 @@ pub struct DockerSpec {
     /// How the Dockerfile is built (only with `dockerfile_path`).
     #[serde(default)]
     pub build: DockerBuild,
-    /// The container's network. Default `bridge`.
+    /// The container's network; absent = `bridge` ([`DockerSpec::network`]). The run
+    /// makes it `none` when the task sets `sandbox.network_enabled: false` (written with
+    /// `bridge` or `host` here, that is a load error) or runs under `--isolate-network`.
     #[serde(default)]
-    pub network: DockerNetwork,
+    pub network: Option<DockerNetwork>,
     /// Where the agent runs inside the container, instead of the workspace: an absolute
     /// path, or `auto` for the image's `WORKDIR` (`/root` when it has none). The workspace
     /// is copied there before the agent starts and copied back after it ends, so criteria
@@ -97,7 +106,7 @@ impl Default for DockerSpec {
             image: None,
             dockerfile_path: None,
             build: DockerBuild::default(),
-            network: DockerNetwork::default(),
+            network: None,
             working_dir: None,
             env_passthrough: default_env_passthrough(),
             env_passthrough_extra: Vec::new(),
@@ -139,54 +148,6 @@ pub struct DockerBuild {
     /// refused (see `secrets`).
     #[serde(default)]
     pub buildkit: Option<bool>,
-}
-
-/// `sandbox.docker.network:`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum DockerNetwork {
-    /// coder_eval's default: the agent reaches its model and package registries. Here the
-    /// model is the host's loopback scripted model (or a real API through `--pass-env`),
-    /// which only the host's network namespace reaches, so `bridge` runs the container
-    /// in the host's network namespace (Docker's `host` mode).
-    #[default]
-    Bridge,
-    /// No network (fully sealed runs): not even the host's loopback, except the ports the
-    /// run forwards in (`DockerSandbox::forward_host_port`: the scripted model's).
-    None,
-    /// The host's network namespace, said explicitly (coder-eval's own value).
-    Host,
-}
-
-impl DockerNetwork {
-    /// The Docker `NetworkMode` this network runs with.
-    pub fn network_mode(self) -> &'static str {
-        match self {
-            DockerNetwork::Bridge | DockerNetwork::Host => "host",
-            DockerNetwork::None => "none",
-        }
-    }
-
-    /// Whether the CLI reaches services on the host's loopback (the scripted model) without
-    /// a port forwarded in.
-    pub fn reaches_host_loopback(self) -> bool {
-        self.network_mode() == "host"
-    }
-}
-
-/// What a `docker build` takes from `build.extra_args`.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct BuildFlags {
-    /// `--target`.
-    pub target: Option<String>,
-    /// `--network`.
-    pub network: Option<String>,
-    /// `--platform`.
-    pub platform: Option<String>,
-    /// `--no-cache`.
-    pub no_cache: bool,
-    /// `--pull` (refused later if it would need a registry: the base must be local).
-    pub pull: bool,
 }
 
 /// Where the task's image comes from, resolved against the task folder.
@@ -324,6 +285,11 @@ impl DockerSpec {
         Ok(())
     }
 
+    /// The network as written, `bridge` when absent.
+    pub fn network(&self) -> DockerNetwork {
+        self.network.unwrap_or_default()
+    }
+
     /// `env_passthrough` then `env_passthrough_extra`, without repeats.
     pub fn passthrough_names(&self) -> Vec<String> {
         let mut names: Vec<String> = Vec::new();
@@ -458,255 +424,5 @@ impl DockerSpec {
     }
 }
 
-/// `coder-eval-task-<task_id>:built`, lowercased, with every character Docker does not
-/// allow in a repository name (a dataset row's `/` too) made `-`.
-pub fn built_tag(task_id: &str) -> String {
-    let name: String = task_id
-        .to_ascii_lowercase()
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '.' || c == '_' || c == '-' {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    format!("coder-eval-task-{name}:built")
-}
-
-fn climbs_out(path: &Path) -> bool {
-    let mut depth = 0i32;
-    for part in path.components() {
-        match part {
-            Component::ParentDir => {
-                depth -= 1;
-                if depth < 0 {
-                    return true;
-                }
-            }
-            Component::Normal(_) => depth += 1,
-            _ => {}
-        }
-    }
-    false
-}
-
-fn parse_build_flags(args: &[String]) -> Result<BuildFlags, DockerSpecError> {
-    let mut flags = BuildFlags::default();
-    let mut it = args.iter();
-    while let Some(arg) = it.next() {
-        let refuse = || DockerSpecError::ExtraArg { arg: arg.clone() };
-        let (name, inline) = match arg.split_once('=') {
-            Some((n, v)) => (n, Some(v.to_string())),
-            None => (arg.as_str(), None),
-        };
-        let mut value = || {
-            inline
-                .clone()
-                .or_else(|| it.next().cloned())
-                .ok_or_else(refuse)
-        };
-        match name {
-            "--target" => flags.target = Some(value()?),
-            "--network" => flags.network = Some(value()?),
-            "--platform" => flags.platform = Some(value()?),
-            "--no-cache" if inline.is_none() => flags.no_cache = true,
-            "--pull" if inline.is_none() => flags.pull = true,
-            _ => return Err(refuse()),
-        }
-    }
-    Ok(flags)
-}
-
-/// `$VAR` and `${VAR}` replaced by the host environment's values; an unset variable is
-/// left as written (Python's `os.path.expandvars`, which coder_eval uses).
-pub fn expand_env(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find('$') {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + 1..];
-        let (name, len) = if let Some(inner) = after.strip_prefix('{') {
-            match inner.find('}') {
-                Some(end) => (&inner[..end], end + 2),
-                None => ("", 0),
-            }
-        } else {
-            let end = after
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(after.len());
-            (&after[..end], end)
-        };
-        match (!name.is_empty())
-            .then(|| std::env::var(name).ok())
-            .flatten()
-        {
-            Some(value) => out.push_str(&value),
-            None => out.push_str(&rest[at..at + 1 + len]),
-        }
-        rest = &rest[at + 1 + len..];
-    }
-    out.push_str(rest);
-    out
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn spec(yaml: &str) -> Result<DockerSpec, serde_yaml_ng::Error> {
-        serde_yaml_ng::from_str(yaml)
-    }
-
-    #[test]
-    fn defaults_are_coder_evals() {
-        let s = spec("{}").unwrap();
-        assert_eq!(s, DockerSpec::default());
-        assert_eq!(s.network, DockerNetwork::Bridge);
-        assert!(s.agent_isolation);
-        assert!(s.env_passthrough.iter().any(|n| n == "HOME"));
-        let dir = std::env::temp_dir();
-        assert_eq!(
-            s.image_source(&dir, "t").unwrap(),
-            ImageSource::Local(DEFAULT_IMAGE.into())
-        );
-    }
-
-    #[test]
-    fn every_documented_field_loads() {
-        let s = spec(
-            "image: my:tag\ndockerfile_path: ./env/Dockerfile\nbuild: {args: {A: b}, secrets: [], extra_args: [--target, rt], buildkit: false}\nnetwork: none\nworking_dir: /app\nenv_passthrough: [X]\nenv_passthrough_extra: [Y]\nextra_mounts: []\nagent_isolation: false\n",
-        )
-        .unwrap();
-        assert_eq!(s.network.network_mode(), "none");
-        assert_eq!(s.passthrough_names(), ["X", "Y"]);
-        assert!(
-            spec("network: bridge")
-                .unwrap()
-                .network
-                .reaches_host_loopback()
-        );
-        assert!(
-            spec("network: host")
-                .unwrap()
-                .network
-                .reaches_host_loopback()
-        );
-    }
-
-    #[test]
-    fn unknown_fields_and_values_are_refused() {
-        let err = spec("imagee: x").unwrap_err().to_string();
-        assert!(err.contains("unknown field `imagee`"), "{err}");
-        let err = spec("network: llm").unwrap_err().to_string();
-        assert!(err.contains("unknown variant `llm`"), "{err}");
-        let err = spec("build: {arg: {}}").unwrap_err().to_string();
-        assert!(err.contains("unknown field `arg`"), "{err}");
-    }
-
-    #[test]
-    fn dockerfile_path_is_checked_against_the_task_folder() {
-        let root = std::env::temp_dir().join(format!("ce-docker-spec-{}", std::process::id()));
-        let task = root.join("task");
-        std::fs::create_dir_all(task.join("env")).unwrap();
-        std::fs::write(task.join("env/Dockerfile"), "FROM x\n").unwrap();
-        std::fs::write(root.join("Dockerfile"), "FROM x\n").unwrap();
-        let with = |p: &str| DockerSpec {
-            dockerfile_path: Some(p.into()),
-            ..DockerSpec::default()
-        };
-        match with("./env/Dockerfile")
-            .image_source(&task, "My/Row 1")
-            .unwrap()
-        {
-            ImageSource::Build { tag, context, .. } => {
-                assert_eq!(tag, "coder-eval-task-my-row-1:built");
-                assert!(context.ends_with("task/env"));
-            }
-            other => panic!("{other:?}"),
-        }
-        let err = with("env/Nope")
-            .validate(&task, "t")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.starts_with("sandbox.docker.dockerfile_path: ") && err.ends_with("does not exist"),
-            "{err}"
-        );
-        let err = with("../Dockerfile")
-            .validate(&task, "t")
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("leaves the task folder"), "{err}");
-        let abs = root.join("Dockerfile").display().to_string();
-        let err = with(&abs).validate(&task, "t").unwrap_err().to_string();
-        assert!(err.contains("leaves the task folder"), "{err}");
-        std::os::unix::fs::symlink(root.join("Dockerfile"), task.join("link")).unwrap();
-        let err = with("link").validate(&task, "t").unwrap_err().to_string();
-        assert!(err.contains("leaves the task folder"), "{err}");
-        let mut s = with("env/Dockerfile");
-        s.build.secrets = vec!["id=a,env=B".into()];
-        let err = s.validate(&task, "t").unwrap_err().to_string();
-        assert!(
-            err.starts_with("sandbox.docker.build.secrets: needs BuildKit"),
-            "{err}"
-        );
-        let mut s = with("env/Dockerfile");
-        s.build.extra_args = vec!["--squash".into()];
-        let err = s.validate(&task, "t").unwrap_err().to_string();
-        assert!(err.contains("\"--squash\" is not supported"), "{err}");
-        std::fs::remove_dir_all(&root).unwrap();
-    }
-
-    #[test]
-    fn working_dir_mounts_and_names() {
-        let dir = std::env::temp_dir();
-        let with_wd = |w: &str| DockerSpec {
-            working_dir: Some(w.into()),
-            ..DockerSpec::default()
-        };
-        assert!(with_wd("/app").validate(&dir, "t").is_ok());
-        assert!(with_wd("auto").validate(&dir, "t").is_ok());
-        for bad in ["app", "/", "/work", "/work/agent", "/a/../.."] {
-            let err = with_wd(bad).validate(&dir, "t").unwrap_err().to_string();
-            assert!(err.starts_with("sandbox.docker.working_dir: "), "{err}");
-        }
-        let mounts = |m: &str| DockerSpec {
-            extra_mounts: vec![m.into()],
-            ..DockerSpec::default()
-        };
-        let ok = mounts(&format!("{}:/data:ro", dir.display()))
-            .extra_mounts(&dir)
-            .unwrap();
-        assert!(ok[0].read_only);
-        for bad in ["x", "/nope-nope:/d", "/tmp:rel", "/tmp:/d:rx"] {
-            let err = mounts(bad).validate(&dir, "t").unwrap_err().to_string();
-            assert!(err.starts_with("sandbox.docker.extra_mounts: "), "{err}");
-        }
-        let s = DockerSpec {
-            env_passthrough_extra: vec!["A-B".into()],
-            ..DockerSpec::default()
-        };
-        let err = s.validate(&dir, "t").unwrap_err().to_string();
-        assert_eq!(
-            err,
-            "sandbox.docker.env_passthrough_extra: \"A-B\" is not an environment variable name"
-        );
-    }
-
-    #[test]
-    fn env_expansion_follows_expandvars() {
-        // SAFETY: single-threaded use of a variable no other test reads.
-        unsafe { std::env::set_var("CE_DOCKER_SPEC_V", "val") };
-        assert_eq!(
-            expand_env("a/$CE_DOCKER_SPEC_V/${CE_DOCKER_SPEC_V}x"),
-            "a/val/valx"
-        );
-        assert_eq!(
-            expand_env("$CE_DOCKER_UNSET_V/${CE_DOCKER_UNSET_V}"),
-            "$CE_DOCKER_UNSET_V/${CE_DOCKER_UNSET_V}"
-        );
-        assert_eq!(expand_env("cost $ 5 ${"), "cost $ 5 ${");
-    }
-}
+mod tests;

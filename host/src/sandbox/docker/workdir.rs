@@ -41,6 +41,43 @@ pub(super) async fn copy_in(
         })
 }
 
+/// Copies host folder or file `path` into container `id` at the same path (parents made;
+/// owners and modes kept; symlinks copied as links).
+pub(super) async fn copy_path_in(
+    docker: &Docker,
+    id: &str,
+    path: &Path,
+) -> Result<(), DockerError> {
+    let io = |source| DockerError::Io {
+        what: "pack a folder for the container",
+        path: path.to_path_buf(),
+        source,
+    };
+    let inner = path.strip_prefix("/").unwrap_or(path);
+    let mut builder = tar::Builder::new(Vec::new());
+    builder.follow_symlinks(false);
+    if path.is_dir() {
+        builder.append_dir_all(inner, path).map_err(io)?;
+    } else {
+        builder.append_path_with_name(path, inner).map_err(io)?;
+    }
+    let tar_bytes = builder.into_inner().map_err(io)?;
+    docker
+        .upload_to_container(
+            id,
+            Some(UploadToContainerOptions {
+                path: "/".into(),
+                ..Default::default()
+            }),
+            bollard::body_full(tar_bytes.into()),
+        )
+        .await
+        .map_err(|source| DockerError::Api {
+            what: "copy a folder into the container",
+            source,
+        })
+}
+
 /// Replaces the contents of `workspace` with those of folder `dir` of container `id`.
 pub(super) async fn copy_out(
     docker: &Docker,
