@@ -15,6 +15,7 @@ mod live_criteria;
 mod live_early_stop;
 mod live_load_errors;
 mod live_scenarios;
+mod reliability;
 mod replay_codex_pi;
 mod replay_corpus;
 mod replay_opencode_gemini;

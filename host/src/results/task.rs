@@ -312,6 +312,15 @@ pub struct RunSummary {
     /// no criterion sets any). One that is not `passed` makes the run's exit code 1.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub suite_thresholds: Vec<super::SuiteThresholdResult>,
+    /// Task × harness pairs of this run not finished yet: `run.json` is rewritten as each
+    /// task ends, so while the run goes on (or after the host was killed) it lists the
+    /// finished rows and counts the rest here. Absent (0) once the run has finished.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unfinished: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

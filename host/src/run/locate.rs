@@ -66,8 +66,13 @@ pub async fn cli_version(path: &Path) -> Option<String> {
     if let Some(v) = CACHE.lock().unwrap().get_or_insert_default().get(path) {
         return v.clone();
     }
+    if crate::interrupt::raised().is_some() {
+        return None;
+    }
+    let mark = crate::process::new_mark();
     let child = tokio::process::Command::new(path)
         .arg("--version")
+        .env(crate::process::MARK_VAR, &mark)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
@@ -77,6 +82,8 @@ pub async fn cli_version(path: &Path) -> Option<String> {
     let out = match child {
         Ok(child) => {
             let group = child.id();
+            // A second interrupt kills the probe's group too, before the host exits.
+            let _live = group.map(|g| crate::process::LiveGroup::register(g as i32, &mark));
             let out =
                 tokio::time::timeout(crate::limits::CLI_VERSION_TIMEOUT, child.wait_with_output())
                     .await;

@@ -212,7 +212,7 @@ pub(crate) async fn run_turn(
             },
             changed = cancel.changed(), if stop.is_none() => {
                 if changed.is_err() || *cancel.borrow() {
-                    fire = Some(StopReason::Cancelled);
+                    fire = Some(StopReason::Interrupted);
                 }
             },
         }

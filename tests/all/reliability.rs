@@ -1,0 +1,339 @@
+//! The host under stress at its edges (issue 17): SIGTERM, SIGHUP and SIGINT take one
+//! path, a second signal kills everything before the host exits, and results are on disk
+//! as tasks end. Each test drives the real binary against a stand-in CLI (a script that
+//! prints the head of a recorded Claude Code stream, then starts processes the ways an
+//! agent does), so nothing leaves the machine.
+
+use crate::support::{bin, corpus, scratch};
+use coder_eval::results::TaskResult;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Live processes whose command line holds `marker` (zombies excluded).
+pub fn alive_with(marker: &str) -> Vec<i32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            let state = stat
+                .rsplit_once(')')?
+                .1
+                .split_whitespace()
+                .next()?
+                .to_string();
+            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+            (state != "Z" && String::from_utf8_lossy(&cmdline).contains(marker)).then_some(pid)
+        })
+        .collect()
+}
+
+/// Waits (at most `limit`) until `count` processes hold `marker`; panics otherwise.
+pub fn wait_for(marker: &str, count: usize, limit: Duration) {
+    let start = Instant::now();
+    while alive_with(marker).len() < count {
+        assert!(
+            start.elapsed() < limit,
+            "only {:?} of {count} `{marker}` processes started",
+            alive_with(marker)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A stand-in CLI: answers `--version`; in a workspace of a task named `one` it prints a
+/// whole recorded stream and exits; elsewhere it prints the stream's first two lines,
+/// then starts `marker` processes four ways (`&`, `nohup`, `setsid`, `env -i`) and waits.
+/// With `deaf`, every process of it ignores SIGTERM.
+pub fn stand_in_cli(dir: &Path, marker: &str, deaf: bool) -> PathBuf {
+    let hello = corpus("live/claude/hello.jsonl");
+    let cli = dir.join("stand-in-cli.sh");
+    let trap = if deaf { "trap '' TERM" } else { "" };
+    std::fs::write(
+        &cli,
+        format!(
+            r#"#!/bin/bash
+if [ "$1" = "--version" ]; then echo "stand-in 1.0"; exit 0; fi
+case "$PWD" in */one/*) cat {hello}; exit 0;; esac
+{trap}
+head -n 2 {hello}
+(exec -a {marker}-bg sleep 300) &
+nohup bash -c 'exec -a {marker}-nohup sleep 300' >/dev/null 2>&1 &
+setsid bash -c 'exec -a {marker}-setsid sleep 300' >/dev/null 2>&1 &
+env -i bash -c 'exec -a {marker}-envi sleep 300' >/dev/null 2>&1 &
+wait
+"#,
+            hello = hello.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&cli, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    cli
+}
+
+/// Writes task files `names` (minimal tasks) into `dir`.
+pub fn tasks(dir: &Path, names: &[&str]) -> Vec<PathBuf> {
+    names
+        .iter()
+        .map(|name| {
+            let path = dir.join(format!("{name}.yaml"));
+            std::fs::write(&path, format!("task_id: {name}\ninitial_prompt: hi\n")).unwrap();
+            path
+        })
+        .collect()
+}
+
+/// Starts `coder-eval run` of `tasks` on the stand-in `cli`, one task at a time.
+pub fn start_run(tasks: &[PathBuf], cli: &Path, out: &Path) -> Child {
+    Command::new(bin())
+        .arg("run")
+        .args(tasks)
+        .args(["--harness", "claude-code", "--cli"])
+        .arg(cli)
+        .arg("--out")
+        .arg(out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn signal(child: &Child, signal: i32) {
+    // SAFETY: plain syscall to our own child.
+    unsafe {
+        libc::kill(child.id() as i32, signal);
+    }
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> T {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Every file under `dir` whose name ends in `.tmp`.
+pub fn temporary_files(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = e.path();
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                stack.push(path);
+            } else if path.to_string_lossy().ends_with(".tmp") {
+                found.push(path);
+            }
+        }
+    }
+    found
+}
+
+/// A three-task suite, the signal arriving while the second task's agent has started its
+/// processes: the first task's result stands, the second is `interrupted` with what was
+/// recorded, the third never starts (its result says so), run.json lists all three, the
+/// exit code is 128 + the signal, and no process of the agent is left.
+fn one_signal_stops_everything(sig: i32, name: &str) {
+    let dir = scratch(&format!("signal-{name}"));
+    let marker = format!("ce-sig-{}-{name}", std::process::id());
+    let cli = stand_in_cli(&dir, &marker, false);
+    let out = dir.join("out");
+    let mut child = start_run(&tasks(&dir, &["one", "two", "three"]), &cli, &out);
+    // Positive control: all four of the agent's processes run before the signal.
+    wait_for(&marker, 4, Duration::from_secs(60));
+    // The first task ended before the second started: its row is in run.json already.
+    let run: serde_json::Value = read_json(&out.join("run.json"));
+    assert_eq!(run["rows"][0]["task_id"], "one", "{run}");
+    assert_eq!(run["unfinished"], 2, "{run}");
+    signal(&child, sig);
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(128 + sig), "{stderr}");
+    assert!(
+        stderr.contains(&format!("interrupted ({name})")),
+        "{stderr}"
+    );
+    let left = alive_with(&marker);
+    assert!(left.is_empty(), "survivors after {name}: {left:?}");
+
+    let task = |id: &str| read_json::<TaskResult>(&out.join(id).join("claude-code/task.json"));
+    let one = task("one");
+    assert_eq!(one.status.as_str(), "SUCCESS", "{:?}", one.error);
+    assert!(one.stop.is_none());
+    let two = task("two");
+    assert_eq!(two.status.as_str(), "ERROR");
+    assert_eq!(two.stop.as_ref().unwrap().reason.as_str(), "interrupted");
+    assert_eq!(two.error_kind.as_deref(), Some("interrupted"));
+    // What was recorded is kept: the two lines the agent printed, and the stop.
+    let turn = two.turn.as_ref().expect("the partial turn is kept");
+    assert_eq!(turn.stdout_lines, 2);
+    let recording = std::fs::read_to_string(out.join("two/claude-code/recording.jsonl")).unwrap();
+    assert!(
+        recording.contains(r#""reason":"interrupted""#),
+        "{recording}"
+    );
+    let three = task("three");
+    assert_eq!(three.stop.as_ref().unwrap().reason.as_str(), "interrupted");
+    assert!(three.turn.is_none(), "the third task must not start");
+    assert!(!out.join("three/claude-code/recording.jsonl").exists());
+
+    let run: serde_json::Value = read_json(&out.join("run.json"));
+    let ids: Vec<&str> = run["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["task_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["one", "two", "three"]);
+    assert!(run.get("unfinished").is_none(), "{run}");
+    assert!(
+        temporary_files(&out).is_empty(),
+        "{:?}",
+        temporary_files(&out)
+    );
+}
+
+#[test]
+fn sigterm_stops_every_cli_writes_every_result_and_exits_143() {
+    one_signal_stops_everything(libc::SIGTERM, "SIGTERM");
+}
+
+#[test]
+fn sighup_stops_every_cli_writes_every_result_and_exits_129() {
+    one_signal_stops_everything(libc::SIGHUP, "SIGHUP");
+}
+
+#[test]
+fn sigint_stops_every_cli_writes_every_result_and_exits_130() {
+    one_signal_stops_everything(libc::SIGINT, "SIGINT");
+}
+
+/// The agent's processes all ignore SIGTERM, so the first signal's stop waits out its
+/// grace; a second signal kills them at once, and they are gone when the host has exited
+/// (not after). What finished before is on disk: task one's result and a run.json that
+/// lists it.
+#[test]
+fn a_second_signal_kills_every_process_before_the_host_exits() {
+    let dir = scratch("signal-twice");
+    let marker = format!("ce-sig2-{}", std::process::id());
+    let cli = stand_in_cli(&dir, &marker, true);
+    let out = dir.join("out");
+    let mut child = start_run(&tasks(&dir, &["one", "two"]), &cli, &out);
+    wait_for(&marker, 4, Duration::from_secs(60));
+    signal(&child, libc::SIGTERM);
+    std::thread::sleep(Duration::from_millis(300));
+    // Deaf to SIGTERM: still alive inside the grace.
+    assert_eq!(alive_with(&marker).len(), 4, "they ignore SIGTERM");
+    signal(&child, libc::SIGINT);
+    let status = child.wait().unwrap();
+    // Checked the moment the host is gone: nothing of the agent outlived it.
+    let left = alive_with(&marker);
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert!(left.is_empty(), "survivors: {left:?}\n{stderr}");
+    assert_eq!(status.code(), Some(143), "{stderr}");
+    assert!(stderr.contains("interrupted again (SIGINT)"), "{stderr}");
+    let one: TaskResult = read_json(&out.join("one/claude-code/task.json"));
+    assert_eq!(one.status.as_str(), "SUCCESS");
+    let run: serde_json::Value = read_json(&out.join("run.json"));
+    assert_eq!(run["rows"].as_array().unwrap().len(), 1, "{run}");
+    assert_eq!(run["unfinished"], 1, "{run}");
+    assert!(
+        temporary_files(&out).is_empty(),
+        "{:?}",
+        temporary_files(&out)
+    );
+}
+
+/// A signal while a `pre_run` shell runs stops that shell (and what it started) too; the
+/// task is `interrupted`, never started.
+#[test]
+fn a_signal_stops_a_running_pre_run_shell() {
+    let dir = scratch("signal-pre-run");
+    let marker = format!("ce-sig-pre-{}", std::process::id());
+    let cli = stand_in_cli(&dir, &marker, false);
+    let task = dir.join("slow.yaml");
+    std::fs::write(
+        &task,
+        format!(
+            "task_id: slow\ninitial_prompt: hi\npre_run:\n  - command: \"bash -c 'exec -a {marker}-pre sleep 300' & bash -c 'exec -a {marker}-pre2 sleep 300'\"\n    timeout: 300\n"
+        ),
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let mut child = start_run(&[task], &cli, &out);
+    wait_for(&marker, 2, Duration::from_secs(60));
+    signal(&child, libc::SIGTERM);
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143));
+    let left = alive_with(&marker);
+    assert!(left.is_empty(), "survivors: {left:?}");
+    let r: TaskResult = read_json(&out.join("slow/claude-code/task.json"));
+    assert_eq!(
+        r.error_kind.as_deref(),
+        Some("interrupted"),
+        "{:?}",
+        r.error
+    );
+    assert_eq!(r.stop.as_ref().unwrap().reason.as_str(), "interrupted");
+    assert!(r.turn.is_none());
+}
+
+/// `--isolate-network` where no network namespace can be made (`unshare -n` fails, as in
+/// a container without user namespaces) is an error before anything runs, never a run
+/// without isolation; so is a `CODER_EVAL_NETNS` inherited into a process that is not in
+/// a namespace of its own.
+#[test]
+fn isolate_network_never_runs_without_isolation() {
+    let dir = scratch("isolate-refused");
+    let marker = format!("ce-netns-{}", std::process::id());
+    let cli = stand_in_cli(&dir, &marker, false);
+    let bin_dir = dir.join("bin");
+    std::fs::create_dir_all(&bin_dir).unwrap();
+    let unshare = bin_dir.join("unshare");
+    std::fs::write(
+        &unshare,
+        "#!/bin/sh\necho 'unshare: unshare failed: Operation not permitted' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &unshare,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let task = tasks(&dir, &["one"]);
+    let run = |out: &Path, path: String, netns: Option<&str>| {
+        let mut cmd = Command::new(bin());
+        cmd.arg("run")
+            .args(&task)
+            .args(["--harness", "claude-code", "--isolate-network", "--cli"])
+            .arg(&cli)
+            .arg("--out")
+            .arg(out)
+            .env("PATH", path);
+        match netns {
+            Some(v) => cmd.env("CODER_EVAL_NETNS", v),
+            None => cmd.env_remove("CODER_EVAL_NETNS"),
+        };
+        cmd.output().unwrap()
+    };
+    let path = std::env::var("PATH").unwrap();
+    let out = dir.join("out-no-unshare");
+    let o = run(&out, format!("{}:{path}", bin_dir.display()), None);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("refusing to run without it"), "{stderr}");
+    assert!(stderr.contains("Operation not permitted"), "{stderr}");
+    assert!(!out.join("one/claude-code/task.json").exists());
+
+    let out = dir.join("out-spoofed");
+    let o = run(&out, path, Some("1"));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("not in a network namespace of its own"),
+        "{stderr}"
+    );
+    assert!(!out.join("one/claude-code/task.json").exists());
+}
