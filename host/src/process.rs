@@ -460,5 +460,6 @@ async fn read_capped<R: tokio::io::AsyncRead + Unpin>(mut reader: R, max: usize)
     }
 }
 
+pub(crate) mod pidns;
 #[cfg(test)]
 mod tests;

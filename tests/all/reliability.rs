@@ -87,6 +87,11 @@ pub fn tasks(dir: &Path, names: &[&str]) -> Vec<PathBuf> {
 
 /// Starts `coder-eval run` of `tasks` on the stand-in `cli`, one task at a time.
 pub fn start_run(tasks: &[PathBuf], cli: &Path, out: &Path) -> Child {
+    start_run_with(tasks, cli, out, &[])
+}
+
+/// [`start_run`] with more arguments.
+pub fn start_run_with(tasks: &[PathBuf], cli: &Path, out: &Path, extra: &[&str]) -> Child {
     Command::new(bin())
         .arg("run")
         .args(tasks)
@@ -94,6 +99,7 @@ pub fn start_run(tasks: &[PathBuf], cli: &Path, out: &Path) -> Child {
         .arg(cli)
         .arg("--out")
         .arg(out)
+        .args(extra)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
@@ -141,8 +147,16 @@ fn one_signal_stops_everything(sig: i32, name: &str) {
     let mut child = start_run(&tasks(&dir, &["one", "two", "three"]), &cli, &out);
     // Positive control: all four of the agent's processes run before the signal.
     wait_for(&marker, 4, Duration::from_secs(60));
-    // The first task ended before the second started: its row is in run.json already.
-    let run: serde_json::Value = read_json(&out.join("run.json"));
+    // The first task ended before the second started: its row reaches run.json as it
+    // ends (the main loop writes it while the next task starts).
+    let start = Instant::now();
+    let run = loop {
+        let run: serde_json::Value = read_json(&out.join("run.json"));
+        if run["rows"][0]["task_id"] == "one" || start.elapsed() > Duration::from_secs(10) {
+            break run;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
     assert_eq!(run["rows"][0]["task_id"], "one", "{run}");
     assert_eq!(run["unfinished"], 2, "{run}");
     signal(&child, sig);
@@ -336,4 +350,117 @@ fn isolate_network_never_runs_without_isolation() {
         "{stderr}"
     );
     assert!(!out.join("one/claude-code/task.json").exists());
+}
+
+/// Whether this machine can make a PID namespace as this user (what `--pid-namespace`
+/// needs).
+fn pid_namespace_available() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    let mut cmd = Command::new("unshare");
+    if !root {
+        cmd.args(["--user", "--map-current-user"]);
+    }
+    cmd.args([
+        "--pid",
+        "--fork",
+        "--kill-child",
+        "--mount-proc",
+        "--",
+        "true",
+    ])
+    .stderr(Stdio::null())
+    .status()
+    .is_ok_and(|s| s.success())
+}
+
+/// SIGKILL of the host cannot be handled by it; with `--pid-namespace` nothing of the
+/// running task survives it all the same: not a `setsid` process, not one that cleared
+/// its environment, not a double-forked orphan. The control run without the namespace
+/// shows what the namespace adds: there, the same processes outlive the host.
+#[test]
+fn with_a_pid_namespace_nothing_survives_a_sigkilled_host() {
+    if !pid_namespace_available() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must be able to make a PID namespace"
+        );
+        eprintln!("note: no PID namespace can be made here; the test has nothing to check");
+        return;
+    }
+    let kill_host = |name: &str, extra: &[&str]| -> (PathBuf, String, Vec<i32>) {
+        let dir = scratch(name);
+        let marker = format!("ce-{name}-{}", std::process::id());
+        let cli = stand_in_cli(&dir, &marker, true);
+        let out = dir.join("out");
+        let mut child = start_run_with(&tasks(&dir, &["one", "two"]), &cli, &out, extra);
+        wait_for(&marker, 4, Duration::from_secs(60));
+        signal(&child, libc::SIGKILL);
+        child.wait().unwrap();
+        // The kernel's chain (unshare, then the CLI, then the namespace) takes a moment.
+        let start = Instant::now();
+        while !alive_with(&marker).is_empty() && start.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        (out, marker.clone(), alive_with(&marker))
+    };
+    // Control: without the namespace the agent's processes outlive a SIGKILLed host.
+    let (_, marker, survivors) = kill_host("sigkill-plain", &[]);
+    assert!(
+        !survivors.is_empty(),
+        "the control run left nothing: the test would prove nothing"
+    );
+    for pid in survivors {
+        // SAFETY: plain syscall; these are this test's own stand-in processes.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+    wait_for_none(&marker);
+    let (out, _, survivors) = kill_host("sigkill-pidns", &["--pid-namespace"]);
+    assert!(survivors.is_empty(), "survivors: {survivors:?}");
+    // What finished before the SIGKILL is on disk, and says how it was contained.
+    let one: TaskResult = read_json(&out.join("one/claude-code/task.json"));
+    assert_eq!(one.cli.containment.as_deref(), Some("pid_namespace"));
+    let run: serde_json::Value = read_json(&out.join("run.json"));
+    assert_eq!(run["rows"][0]["task_id"], "one", "{run}");
+    assert_eq!(run["unfinished"], 1, "{run}");
+}
+
+fn wait_for_none(marker: &str) {
+    let start = Instant::now();
+    while !alive_with(marker).is_empty() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{marker} lingers"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The same suite with and without `--pid-namespace` records the same turn; the
+/// namespace's task says so in `cli.containment`, and a process the agent detached is
+/// still gone after the task.
+#[test]
+fn a_pid_namespace_task_records_the_same_turn() {
+    if !pid_namespace_available() {
+        return;
+    }
+    let dir = scratch("pidns-same");
+    let marker = format!("ce-pidns-same-{}", std::process::id());
+    let cli = stand_in_cli(&dir, &marker, false);
+    let task = tasks(&dir, &["one"]);
+    let run = |out: &Path, extra: &[&str]| -> TaskResult {
+        let status = start_run_with(&task, &cli, out, extra).wait().unwrap();
+        assert_eq!(status.code(), Some(0));
+        read_json(&out.join("one/claude-code/task.json"))
+    };
+    let plain = run(&dir.join("plain"), &[]);
+    let pidns = run(&dir.join("pidns"), &["--pid-namespace"]);
+    assert_eq!(plain.cli.containment.as_deref(), Some("process_group"));
+    assert_eq!(pidns.cli.containment.as_deref(), Some("pid_namespace"));
+    let (a, b) = (plain.turn.unwrap(), pidns.turn.unwrap());
+    assert_eq!(a.stdout_lines, b.stdout_lines);
+    assert_eq!(a.final_status, b.final_status);
+    assert_eq!(a.tool_calls.len(), b.tool_calls.len());
 }

@@ -62,6 +62,13 @@ pub struct RunArgs {
     /// holding a task with `sandbox.network_enabled: false` does so by itself.
     #[arg(long)]
     isolate_network: bool,
+    /// Start each agent CLI in a PID namespace of its own (`unshare --pid --fork
+    /// --kill-child --mount-proc`, with `--user` when not root), where the kernel allows
+    /// it: every process of a task dies with it, even when coder-eval itself is
+    /// SIGKILLed. Elsewhere a warning, and the process group and mark as without it
+    /// (`task.json`: `cli.containment`).
+    #[arg(long)]
+    pid_namespace: bool,
     /// Run only tasks having any of these tags (comma-separated, repeatable).
     #[arg(long, value_delimiter = ',', value_name = "TAG,...")]
     tags: Vec<String>,
@@ -184,6 +191,7 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
     options.native_limits = !args.no_native_limits;
     options.pass_env = args.pass_env;
     options.judge_env = args.judge_env;
+    options.pid_namespace = args.pid_namespace;
     let criteria: coder_eval::run::thresholds::CriteriaByTask = tasks
         .iter()
         .map(|t| (t.task_id.clone(), t.success_criteria.clone()))

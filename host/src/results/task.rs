@@ -208,6 +208,12 @@ pub struct CliInfo {
     pub exit_code_meaning: Option<harness_kit::ExitCode>,
     /// Differences from other harnesses this CLI imposes (its launch plan's caveats).
     pub caveats: Vec<harness_kit::Caveat>,
+    /// What held the turn's processes together: `pid_namespace` (a PID namespace of its
+    /// own: everything in it died with the CLI, even if the host was SIGKILLed) or
+    /// `process_group` (the group, the leader's descendants and the mark; the fallback
+    /// where no namespace can be made). Absent when no CLI ran, or it ran in a container.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub containment: Option<String>,
 }
 
 /// The task's limits and who enforced them.

@@ -86,6 +86,7 @@ pub(super) fn assemble(p: &Prepared, done: Done) -> TaskResult {
         mark: Some(turn.mark),
         leftover_processes: turn.leftover_processes,
         exit_code_meaning,
+        containment: turn.containment.map(str::to_string),
         ..established.cli
     };
     // An interrupted turn (SIGINT, SIGTERM, SIGHUP) is never a pass, whatever the
