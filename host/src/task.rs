@@ -49,6 +49,7 @@ use crate::limits::{RunLimitsSpec, duration};
 pub mod agent;
 pub mod compat;
 pub mod dataset;
+pub mod every_error;
 pub mod sandbox;
 
 pub use agent::{AgentField, AgentSpec, HarnessCapabilities};

@@ -10,6 +10,7 @@ mod docker;
 mod grade_cmd;
 mod graders;
 mod hot_swap;
+mod hygiene;
 mod live_claude;
 mod live_criteria;
 mod live_early_stop;

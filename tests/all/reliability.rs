@@ -464,3 +464,46 @@ fn a_pid_namespace_task_records_the_same_turn() {
     assert_eq!(a.final_status, b.final_status);
     assert_eq!(a.tool_calls.len(), b.tool_calls.len());
 }
+
+/// `coder-eval check` reports every error of a file, each with its line, not only the
+/// first; a good file beside it still loads.
+#[test]
+fn check_reports_every_error_of_a_file() {
+    let dir = scratch("check-every-error");
+    let bad = dir.join("bad.yaml");
+    std::fs::write(
+        &bad,
+        "task_id: t\ninitial_prompt: hi\nrun_limits:\n  max_turns: many\nsuccess_criteria:\n  - {type: file_exists, path: a.txt, description: ok}\n  - {type: no_such_type, description: x}\nagent:\n  type: claude-code\n  bogus_field: 1\n",
+    )
+    .unwrap();
+    let good = tasks(&dir, &["good"]);
+    let out = Command::new(bin())
+        .arg("check")
+        .arg(&bad)
+        .args(&good)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    let errors: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("error: "))
+        .collect();
+    assert_eq!(errors.len(), 3, "{stderr}");
+    let bad_name = bad.display().to_string();
+    for (error, (line, what)) in
+        errors
+            .iter()
+            .zip([(4, "max_turns"), (7, "no_such_type"), (10, "bogus_field")])
+    {
+        assert!(
+            error.contains(&format!("{bad_name}:{line}:")) && error.contains(what),
+            "{error}\n{stderr}"
+        );
+    }
+    assert!(String::from_utf8_lossy(&out.stdout).contains("ok "));
+    assert!(
+        stderr.contains("1 of 2 task files did not load"),
+        "{stderr}"
+    );
+}
