@@ -191,8 +191,13 @@ fn run_path(p: &Path_, pidns: bool) -> Result<(), String> {
             }
         }
     }
-    let result = std::fs::read_to_string(out.join(p.name).join("claude-code/task.json"))
-        .map_err(|e| format!("{label}: no task.json: {e}"))?;
+    let result = match std::fs::read_to_string(out.join(p.name).join("claude-code/task.json")) {
+        Ok(text) => text,
+        Err(e) => {
+            problems.push(format!("{label}: no task.json: {e}"));
+            return Err(problems.join("\n"));
+        }
+    };
     let r: TaskResult = serde_json::from_str(&result).unwrap();
     let stop = r.stop.as_ref().map(|s| s.reason.as_str());
     let expected = if pidns { p.stop_pidns } else { p.stop };
