@@ -63,6 +63,23 @@ pub async fn wait() -> i32 {
     }
 }
 
+/// A `cancel` for a run started outside the suite's loop (an `agent_judge`'s CLI): it
+/// turns true when the host is interrupted (at once if it already is). Call it inside a
+/// tokio runtime.
+pub fn cancel_on_interrupt() -> watch::Receiver<bool> {
+    let (tx, rx) = watch::channel(raised().is_some());
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = wait() => {
+                let _ = tx.send(true);
+            }
+            // Nobody listens any more: the run ended.
+            _ = tx.closed() => {}
+        }
+    });
+    rx
+}
+
 /// The exit code of a run a signal interrupted: 128 + its number.
 pub fn exit_code(signal: i32) -> i32 {
     128 + signal

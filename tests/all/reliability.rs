@@ -507,3 +507,35 @@ fn check_reports_every_error_of_a_file() {
         "{stderr}"
     );
 }
+
+/// A CLI whose `--version` hangs (and starts a child): a signal during the probe stops
+/// the probe's whole group at once; nothing of it outlives the host.
+#[test]
+fn a_signal_during_the_version_probe_stops_the_probe() {
+    let dir = scratch("signal-probe");
+    let marker = format!("ce-sig-probe-{}", std::process::id());
+    let cli = dir.join("hanging-cli.sh");
+    std::fs::write(
+        &cli,
+        format!(
+            "#!/bin/bash\nif [ \"$1\" = \"--version\" ]; then (exec -a {marker}-child sleep 300) & exec -a {marker}-probe sleep 300; fi\nexit 0\n"
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&cli, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = dir.join("out");
+    let mut child = start_run(&tasks(&dir, &["probe"]), &cli, &out);
+    wait_for(&marker, 2, Duration::from_secs(60));
+    signal(&child, libc::SIGTERM);
+    let status = child.wait().unwrap();
+    let left = alive_with(&marker);
+    assert!(left.is_empty(), "the probe outlived the host: {left:?}");
+    assert_eq!(status.code(), Some(143));
+    let r: TaskResult = read_json(&out.join("probe/claude-code/task.json"));
+    assert_eq!(
+        r.error_kind.as_deref(),
+        Some("interrupted"),
+        "{:?}",
+        r.error
+    );
+}
