@@ -16,6 +16,7 @@ pub mod components;
 mod embedded;
 pub mod exit_codes;
 pub mod grading;
+pub mod interrupt;
 pub mod limits;
 pub mod process;
 pub mod results;

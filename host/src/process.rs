@@ -62,6 +62,33 @@ pub fn kill_live_groups() -> usize {
     kill_groups(&live)
 }
 
+/// [`kill_live_groups`], then waits until no process of those groups (their members,
+/// their leaders' descendants, the processes carrying their marks) is alive, SIGKILLing
+/// again whatever appeared meanwhile (a forker), for at most [`StopPolicy::give_up`]: a
+/// second interrupt returns only once nothing the host started is left, so the host
+/// exits after them, not before. Returns how many groups it killed.
+pub fn kill_live_groups_and_wait() -> usize {
+    let live = LIVE.lock().unwrap_or_else(PoisonError::into_inner).clone();
+    let killed = kill_groups(&live);
+    let deadline = Instant::now() + StopPolicy::DEFAULT.give_up;
+    loop {
+        let table = process_table();
+        let alive: Vec<(i32, Vec<i32>)> = live
+            .iter()
+            .map(|(pgid, mark)| (*pgid, targets_in(&table, *pgid, Some(mark))))
+            .filter(|(_, pids)| !pids.is_empty())
+            .collect();
+        if alive.is_empty() || Instant::now() >= deadline {
+            break;
+        }
+        for (pgid, pids) in &alive {
+            signal_all(*pgid, pids, libc::SIGKILL);
+        }
+        std::thread::sleep(KILL_POLL);
+    }
+    killed
+}
+
 /// SIGKILLs each (group, mark) of `groups` with everything it started; returns how many.
 fn kill_groups(groups: &[(i32, String)]) -> usize {
     if groups.is_empty() {
@@ -332,6 +359,9 @@ pub(crate) struct ShellOutcome {
     pub stderr: String,
     /// The timeout fired and the group was stopped.
     pub timed_out: bool,
+    /// The host was interrupted (SIGINT, SIGTERM, SIGHUP: [`crate::interrupt`]) and the
+    /// group was stopped.
+    pub interrupted: bool,
 }
 
 /// Runs `sh -c COMMAND` in `cwd` in its own process group, with `env` and a fresh
@@ -339,7 +369,8 @@ pub(crate) struct ShellOutcome {
 /// with waiting. On timeout the whole group is stopped (SIGTERM, grace, SIGKILL); when the
 /// shell ends, whatever it left running (in its group, or detached but marked) is stopped
 /// too. Output past `max_output` bytes per stream is read and dropped. Errors: the shell
-/// could not be started.
+/// could not be started, or the host is interrupted already ([`crate::interrupt`]; kind
+/// `Interrupted`: nothing is started then).
 pub(crate) async fn run_shell(
     command: &str,
     cwd: &Path,
@@ -347,6 +378,15 @@ pub(crate) async fn run_shell(
     timeout: Duration,
     max_output: usize,
 ) -> std::io::Result<ShellOutcome> {
+    if let Some(signal) = crate::interrupt::raised() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::Interrupted,
+            format!(
+                "not started: the run was interrupted ({})",
+                crate::interrupt::name(signal)
+            ),
+        ));
+    }
     let mark = new_mark();
     let mut cmd = tokio::process::Command::new("sh");
     cmd.arg("-c")
@@ -370,14 +410,21 @@ pub(crate) async fn run_shell(
         .stderr
         .take()
         .map(|s| tokio::spawn(read_capped(s, max_output)));
-    let (exit_code, timed_out) = match tokio::time::timeout(timeout, child.wait()).await {
-        Ok(status) => (status?.code(), false),
-        Err(_) => {
+    // The shell ends, or its time is up, or the host is interrupted (a signal): the
+    // latter two stop its group.
+    let ended = tokio::select! {
+        status = tokio::time::timeout(timeout, child.wait()) => status.ok(),
+        _ = crate::interrupt::wait() => None,
+    };
+    let (exit_code, timed_out, interrupted) = match ended {
+        Some(status) => (status?.code(), false, false),
+        None => {
             if let Some(pgid) = pgid {
                 stop_group(pgid, StopPolicy::DEFAULT.kill_grace).await;
             }
             let _ = child.wait().await;
-            (None, true)
+            let interrupted = crate::interrupt::raised().is_some();
+            (None, !interrupted, interrupted)
         }
     };
     // The shell is gone; what it left running (holding the pipes or detached) goes too.
@@ -395,6 +442,7 @@ pub(crate) async fn run_shell(
         stdout: join(stdout).await,
         stderr: join(stderr).await,
         timed_out,
+        interrupted,
     })
 }
 
@@ -415,5 +463,6 @@ pub(crate) async fn read_capped<R: tokio::io::AsyncRead + Unpin>(
     }
 }
 
+pub(crate) mod pidns;
 #[cfg(test)]
 mod tests;

@@ -50,6 +50,7 @@ use crate::sandbox::docker::DockerNetwork;
 pub mod agent;
 pub mod compat;
 pub mod dataset;
+pub mod every_error;
 pub mod sandbox;
 
 pub use agent::{AgentField, AgentSpec, HarnessCapabilities};

@@ -80,3 +80,77 @@ fn a_line_over_the_cap_is_not_reduced() {
     // Reading went on past it.
     assert_eq!(r.final_status, TurnStatus::Completed);
 }
+
+/// A recording (header, `out` records) of the recorded Claude Code `hello` stream with
+/// `extra` records inserted after its second line; the stream ends in a success result.
+fn recording_with(name: &str, extra: &[&str]) -> std::path::PathBuf {
+    let hello = std::fs::read_to_string(crate::support::corpus("live/claude/hello.jsonl")).unwrap();
+    let mut text = String::from(
+        r#"{"format":"coder-eval-recording","version":1,"harness":"claude-code","argv":["claude"]}"#,
+    );
+    text.push('\n');
+    for (i, line) in hello.lines().enumerate() {
+        text.push_str(
+            &serde_json::json!({"t": "out", "us": (i as u64 + 1) * 1000, "text": line}).to_string(),
+        );
+        text.push('\n');
+        if i == 1 {
+            for record in extra {
+                text.push_str(record);
+                text.push('\n');
+            }
+        }
+    }
+    text.push_str(r#"{"t":"exit","us":99000,"code":0}"#);
+    text.push('\n');
+    let path = scratch(name).join("recording.jsonl");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn a_stop_record_with_an_unknown_reason_is_a_diagnostic_and_never_completed() {
+    // Control: the same recording without the stop completes.
+    let plain = recording_with("stop-control", &[]);
+    let r = replay(&plain, &ReplayOptions::new("claude-code")).unwrap();
+    assert_eq!(r.final_status, TurnStatus::Completed);
+    let path = recording_with(
+        "stop-unknown",
+        &[r#"{"t":"stop","us":2500,"reason":"solar_flare"}"#],
+    );
+    let r = replay(&path, &ReplayOptions::new("claude-code")).unwrap();
+    assert_ne!(r.final_status, TurnStatus::Completed);
+    assert_eq!(r.final_status, TurnStatus::Incomplete);
+    let d = r
+        .diagnostics
+        .iter()
+        .find(|d| d.kind == "unknown_stop_reason")
+        .unwrap_or_else(|| panic!("{:?}", kinds(&r)));
+    assert!(d.message.contains("solar_flare"), "{}", d.message);
+    assert_eq!(d.line, 4, "the recording's file line");
+    assert_eq!(d.at_ms, 2);
+    // The turn ends where the host stopped it: what came after is not counted.
+    assert_eq!(r.timing.turn_duration_ms, 2);
+}
+
+#[test]
+fn an_unreadable_recording_line_keeps_its_text_and_stamp() {
+    let path = recording_with(
+        "unreadable-line",
+        &[r#"{"t":"out","us":2500,"bogus":true}"#, "not json at all"],
+    );
+    let r = replay(&path, &ReplayOptions::new("claude-code")).unwrap();
+    let unreadable: Vec<_> = r
+        .diagnostics
+        .iter()
+        .filter(|d| d.kind == "recording_unreadable")
+        .collect();
+    assert_eq!(unreadable.len(), 2, "{:?}", kinds(&r));
+    assert_eq!(unreadable[0].line, 4);
+    assert_eq!(unreadable[0].at_ms, 2);
+    assert_eq!(unreadable[0].raw, r#"{"t":"out","us":2500,"bogus":true}"#);
+    assert_eq!(unreadable[1].line, 5);
+    assert_eq!(unreadable[1].raw, "not json at all");
+    // Reading went on: the stream still completes.
+    assert_eq!(r.final_status, TurnStatus::Completed);
+}

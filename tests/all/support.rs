@@ -43,9 +43,13 @@ pub fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// The `coder-eval` binary under test.
+/// The `coder-eval` binary under test: the one cargo built, or `CODER_EVAL_TEST_BIN`
+/// when set (to run the binary-driven tests against another build, e.g. to show that a
+/// test fails on an older one).
 pub fn bin() -> PathBuf {
-    PathBuf::from(env!("CARGO_BIN_EXE_coder-eval"))
+    std::env::var_os("CODER_EVAL_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_coder-eval")))
 }
 
 /// Main-thread model calls of a turn.

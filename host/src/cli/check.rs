@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 /// Loads and validates task files without running anything: the same checks `run` makes
 /// before any agent starts (schema, paths, dataset rows, the agent fields the task's
 /// `agent.type` harness honours). Warnings (keys ignored, dropped or mapped) go to
-/// stderr as `warning: FILE:LINE: ...`; one `ok` line per good file on stdout. Exit code:
+/// stderr as `warning: FILE:LINE: ...`; every error of a bad file as `error: ...` (not
+/// only the first); one `ok` line per good file on stdout. Exit code:
 /// 0 when every file loads, 2 otherwise.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
@@ -58,7 +59,20 @@ pub fn run(args: CheckArgs) -> Result<i32, Box<dyn std::error::Error>> {
 
 /// One file: its warnings on stderr, then `Ok(summary)` or `Err(one line)`.
 fn check_file(file: &Path, harnesses: &[String]) -> Result<String, String> {
-    let loaded = Task::load_file(file).map_err(|e| error_chain(&e))?;
+    let loaded = Task::load_file(file).map_err(|first| {
+        // Every error of the file, not only the first (each on its own `error:` line).
+        let all = std::fs::read_to_string(file)
+            .map(|text| coder_eval::task::every_error::every_error(file, &text))
+            .unwrap_or_default();
+        if all.len() > 1 {
+            all.iter()
+                .map(|e| error_chain(e))
+                .collect::<Vec<_>>()
+                .join("\nerror: ")
+        } else {
+            error_chain(&first)
+        }
+    })?;
     print_warnings(file, &loaded.notes);
     for task in &loaded.tasks {
         let agentless = task.agent.harness.as_deref() == Some(coder_eval::run::NO_AGENT);

@@ -5,6 +5,7 @@ use coder_eval::exit_codes;
 use coder_eval::results::{TaskResult, TaskStatus};
 use coder_eval::run::{RunOptions, locate, prepare, run_all};
 use coder_eval::task::Task;
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 
 /// Runs task files on agent CLIs, records what they stream, grades the result and writes
@@ -61,6 +62,13 @@ pub struct RunArgs {
     /// holding a task with `sandbox.network_enabled: false` does so by itself.
     #[arg(long)]
     isolate_network: bool,
+    /// Start each agent CLI in a PID namespace of its own (`unshare --pid --fork
+    /// --kill-child --mount-proc`, with `--user` when not root), where the kernel allows
+    /// it: every process of a task dies with it, even when coder-eval itself is
+    /// SIGKILLed. Elsewhere a warning, and the process group and mark as without it
+    /// (`task.json`: `cli.containment`).
+    #[arg(long)]
+    pid_namespace: bool,
     /// Run only tasks having any of these tags (comma-separated, repeatable).
     #[arg(long, value_delimiter = ',', value_name = "TAG,...")]
     tags: Vec<String>,
@@ -83,7 +91,14 @@ pub struct RunArgs {
 }
 
 pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
-    if args.isolate_network && std::env::var_os("CODER_EVAL_NETNS").is_none() {
+    let inside = match isolated() {
+        Ok(inside) => inside,
+        Err(message) => {
+            eprintln!("error: {message}");
+            return Ok(exit_codes::USAGE);
+        }
+    };
+    if args.isolate_network && !inside {
         return reexec_isolated();
     }
     let select = coder_eval::task::dataset::Selection {
@@ -130,13 +145,24 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
     if tasks.iter().any(|t| {
         t.sandbox.network_enabled == Some(false)
             && t.sandbox.driver == coder_eval::task::sandbox::Driver::Tempdir
-    }) && std::env::var_os("CODER_EVAL_NETNS").is_none()
+    }) && !inside
     {
         eprintln!(
             "note: a task sets sandbox.network_enabled: false: the whole run goes into a \
              network namespace with loopback only (as --isolate-network)"
         );
         return reexec_isolated();
+    }
+    // SIGINT, SIGTERM and SIGHUP are handled from here on (in the run that runs the
+    // tasks, not in a process that only re-runs itself in a network namespace; before any
+    // process starts):
+    // the first stops every running CLI and shell step and the run writes what was
+    // recorded, the second kills them at once (`coder_eval::interrupt`).
+    let runtime = tokio::runtime::Runtime::new()?;
+    let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
+    {
+        let _context = runtime.enter();
+        coder_eval::interrupt::listen(cancel_tx)?;
     }
     // Printed once (after a re-run inside the namespace, by that run only).
     for (path, notes) in &warnings {
@@ -167,6 +193,7 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
     options.native_limits = !args.no_native_limits;
     options.pass_env = args.pass_env;
     options.judge_env = args.judge_env;
+    options.pid_namespace = args.pid_namespace;
     let criteria: coder_eval::run::thresholds::CriteriaByTask = tasks
         .iter()
         .map(|t| (t.task_id.clone(), t.success_criteria.clone()))
@@ -207,7 +234,6 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
         );
         return Ok(exit_codes::USAGE);
     }
-    let runtime = tokio::runtime::Runtime::new()?;
     let results = runtime.block_on(async {
         if prepared
             .iter()
@@ -219,23 +245,16 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
         for task in &agentless {
             done.push(coder_eval::run::run_agentless(task, &options).await);
         }
-        let (cancel_tx, cancel_rx) = tokio::sync::watch::channel(false);
-        tokio::spawn(async move {
-            if tokio::signal::ctrl_c().await.is_ok() {
-                eprintln!("interrupted: stopping every running CLI (Ctrl-C again to quit at once)");
-                let _ = cancel_tx.send(true);
-                if tokio::signal::ctrl_c().await.is_ok() {
-                    // The stops under way wait out their grace; kill every group now, so
-                    // no CLI outlives the host (they lead their own groups: the terminal's
-                    // SIGINT does not reach them).
-                    let killed = coder_eval::process::kill_live_groups();
-                    eprintln!("interrupted again: killed {killed} running process group(s)");
-                    std::process::exit(exit_codes::INTERRUPTED);
-                }
-            }
-        });
         run_all(prepared, done, &options, args.jobs, cancel_rx, print_row).await
     })?;
+    if let Some(signal) = coder_eval::interrupt::raised() {
+        eprintln!(
+            "interrupted ({}): every task's result and run.json are written; results in {}",
+            coder_eval::interrupt::name(signal),
+            out_dir.display()
+        );
+        return Ok(coder_eval::interrupt::exit_code(signal));
+    }
     let failed = results
         .iter()
         .filter(|r| !matches!(r.status, TaskStatus::Success | TaskStatus::Skipped))
@@ -323,31 +342,125 @@ fn installed_harnesses() -> Vec<String> {
         .collect()
 }
 
-/// Runs this same command again inside a new network namespace with loopback up.
+/// The network namespace this process runs in (the inode of `/proc/self/ns/net`).
+fn netns() -> Option<u64> {
+    netns_of("self")
+}
+
+/// The network namespace of process `pid` (`self` for this one).
+fn netns_of(pid: &str) -> Option<u64> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(format!("/proc/{pid}/ns/net"))
+        .ok()
+        .map(|m| m.ino())
+}
+
+/// Whether this run is the re-run inside the network namespace: `CODER_EVAL_NETNS`
+/// names the namespace the outer run left, which must be its parent's (the outer run)
+/// and not its own. Errors: the variable is set otherwise (by hand, or inherited):
+/// isolation would silently not hold, so the run refuses.
+fn isolated() -> Result<bool, String> {
+    let Some(outer) = std::env::var_os("CODER_EVAL_NETNS") else {
+        return Ok(false);
+    };
+    let outer = outer.to_string_lossy().parse::<u64>().ok();
+    let parent = netns_of(&std::os::unix::process::parent_id().to_string());
+    match (outer, netns()) {
+        (Some(outer), Some(here)) if outer != here && parent == Some(outer) => Ok(true),
+        _ => Err(
+            "CODER_EVAL_NETNS is set but this process is not in a network namespace of its \
+             own: refusing to run as if the network were isolated (unset it)"
+                .into(),
+        ),
+    }
+}
+
+/// Runs this same command again inside a new network namespace with loopback up. Errors
+/// (exit 2, nothing run): a network namespace cannot be made here (`unshare -n` fails:
+/// no unprivileged user namespaces, no CAP_SYS_ADMIN): the run never goes on without
+/// the isolation it was asked for.
 fn reexec_isolated() -> Result<i32, Box<dyn std::error::Error>> {
+    let probe = std::process::Command::new("unshare")
+        .args(["-n", "--", "true"])
+        .stdin(std::process::Stdio::null())
+        .output();
+    let refused = match &probe {
+        Ok(out) if out.status.success() => None,
+        Ok(out) => Some(String::from_utf8_lossy(&out.stderr).trim().to_string()),
+        Err(e) => Some(e.to_string()),
+    };
+    if let Some(why) = refused {
+        eprintln!(
+            "error: network isolation (--isolate-network, or a task's sandbox.network_enabled: \
+             false) is not available here: `unshare -n` failed ({why}); refusing to run \
+             without it (nothing was run)"
+        );
+        return Ok(exit_codes::USAGE);
+    }
     let exe = std::env::current_exe()?;
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut child = std::process::Command::new("unshare")
-        .args([
-            "-n",
-            "--",
-            "sh",
-            "-c",
-            "ip link set lo up && exec \"$@\"",
-            "sh",
-        ])
-        .arg(exe)
-        .args(args)
-        .env("CODER_EVAL_NETNS", "1")
+    let mut cmd = std::process::Command::new("unshare");
+    cmd.args([
+        "-n",
+        "--",
+        "sh",
+        "-c",
+        "ip link set lo up && exec \"$@\"",
+        "sh",
+    ])
+    .arg(exe)
+    .args(args)
+    .env(
+        "CODER_EVAL_NETNS",
+        netns().map_or_else(String::new, |n| n.to_string()),
+    )
+    // The inner run leads a group of its own: a terminal's Ctrl-C reaches this process
+    // only, which passes each signal on once (two Ctrl-C are two, not four).
+    .process_group(0);
+    // SAFETY: prctl is async-signal-safe; it only sets this child's parent-death signal.
+    unsafe {
+        cmd.pre_exec(|| {
+            // If this process dies (even by SIGKILL), the inner run is interrupted as by
+            // SIGTERM: it stops its CLIs and writes what it recorded.
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let child = cmd
         .spawn()
         .map_err(|e| format!("could not start `unshare -n` for --isolate-network: {e}"))?;
-    // Ctrl-C reaches the inner run too (same terminal process group); this process only
-    // waits for it to stop its CLIs and write what was recorded.
-    // SAFETY: setting a signal disposition to "ignore" has no preconditions.
-    unsafe {
-        libc::signal(libc::SIGINT, libc::SIG_IGN);
-    }
-    let status = child.wait()?;
+    let pid = child.id() as i32;
+    let runtime = tokio::runtime::Runtime::new()?;
+    let status = runtime.block_on(async move {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut streams = Vec::new();
+        for (number, _) in coder_eval::interrupt::SIGNALS {
+            streams.push((number, signal(SignalKind::from_raw(number))?));
+        }
+        let mut wait = tokio::task::spawn_blocking(move || {
+            let mut child = child;
+            child.wait()
+        });
+        loop {
+            let forwarded =
+                futures_util::future::select_all(streams.iter_mut().map(|(number, stream)| {
+                    let number = *number;
+                    Box::pin(async move {
+                        stream.recv().await;
+                        number
+                    })
+                }));
+            tokio::select! {
+                status = &mut wait => return status.map_err(std::io::Error::other)?,
+                (signal, _, _) = forwarded => {
+                    // SAFETY: plain syscall to our own child.
+                    unsafe { libc::kill(pid, signal) };
+                }
+            }
+        }
+    })?;
     Ok(status.code().unwrap_or(exit_codes::FAILED))
 }
 

@@ -164,6 +164,13 @@ pub async fn grade(p: &Params, workspace: &Path, env: &CommandEnv<'_>) -> Outcom
         stream("stdout", &out.stdout),
         stream("stderr", &out.stderr)
     );
+    if out.interrupted {
+        return error(
+            "interrupted",
+            format!("`{}` was stopped: the run was interrupted", p.command),
+            details,
+        );
+    }
     if out.timed_out {
         return error(
             "timeout",

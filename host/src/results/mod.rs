@@ -16,7 +16,10 @@
 //! DIR/<task_id>/<harness>/home/             the CLI's private HOME
 //! ```
 //!
-//! Both JSON files are written atomically (temporary file, then rename). Units: `*_ms`
+//! Both JSON files are written atomically ([`write_atomically`]: a uniquely named
+//! temporary file in the same folder, synced, then renamed; none is left behind), each
+//! `task.json` as its task ends, and `run.json` again after every task, so a host that is
+//! killed leaves the finished tasks listed (`unfinished` counts the rest). Units: `*_ms`
 //! whole milliseconds, `*_us` microseconds, scores 0–1, costs USD. `null` means "not
 //! measured / not reported"; `0` means measured and zero.
 //!
@@ -35,6 +38,7 @@
 //!   only when a criterion sets any.
 //! - turn record 1: first version.
 
+mod atomic;
 mod criterion;
 mod judge;
 mod live;
@@ -43,6 +47,7 @@ mod suite;
 mod task;
 mod turn;
 
+pub use atomic::{write_atomically, write_json_atomically};
 pub use criterion::{CriterionError, CriterionResult, TaskStatus};
 pub use judge::{JudgeRecord, JudgeUsage, JudgeVerdict};
 pub use live::{
@@ -59,19 +64,7 @@ pub use turn::{
     StampedEvent, Timing, ToolCallRecord, ToolOutcome, TurnRecord, TurnStatus,
 };
 
-use serde::Serialize;
-use std::path::Path;
-
 /// The version of the shape of `task.json` and `run.json`.
 pub const TASK_RESULT_VERSION: u32 = 1;
 /// The version of the turn record's shape.
 pub const TURN_RECORD_VERSION: u32 = 1;
-
-/// Writes `value` as pretty JSON to `path` atomically (a temporary file, then a rename).
-pub fn write_json_atomically<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
-    let tmp = path.with_extension("json.tmp");
-    let mut text = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
-    text.push(b'\n');
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
-}

@@ -17,8 +17,10 @@ pub enum StopReason {
     TurnTimeout,
     /// `task_timeout` passed.
     TaskTimeout,
-    /// The user interrupted the run (Ctrl-C).
-    Cancelled,
+    /// The host was interrupted: SIGINT (Ctrl-C), SIGTERM or SIGHUP (`crate::interrupt`).
+    /// Recordings written before this name read `cancelled`, which still reads as this.
+    #[serde(alias = "cancelled")]
+    Interrupted,
     /// The CLI printed its final result but did not exit in time.
     ResultGrace,
     /// The CLI exited but a descendant held its pipes.
@@ -43,7 +45,7 @@ impl StopReason {
         StopReason::MaxToolCalls,
         StopReason::TurnTimeout,
         StopReason::TaskTimeout,
-        StopReason::Cancelled,
+        StopReason::Interrupted,
         StopReason::ResultGrace,
         StopReason::LeakedPipes,
         StopReason::EarlyStop,
@@ -60,7 +62,7 @@ impl StopReason {
             StopReason::MaxToolCalls => "max_tool_calls",
             StopReason::TurnTimeout => "turn_timeout",
             StopReason::TaskTimeout => "task_timeout",
-            StopReason::Cancelled => "cancelled",
+            StopReason::Interrupted => "interrupted",
             StopReason::ResultGrace => "result_grace",
             StopReason::LeakedPipes => "leaked_pipes",
             StopReason::EarlyStop => "early_stop",
@@ -99,5 +101,10 @@ mod tests {
             .filter(|r| r.is_timeout())
             .collect();
         assert_eq!(timeouts, [StopReason::TurnTimeout, StopReason::TaskTimeout]);
+        // The older spelling of an interrupt still reads.
+        assert_eq!(
+            serde_json::from_str::<StopReason>("\"cancelled\"").unwrap(),
+            StopReason::Interrupted
+        );
     }
 }

@@ -208,6 +208,12 @@ pub struct CliInfo {
     pub exit_code_meaning: Option<harness_kit::ExitCode>,
     /// Differences from other harnesses this CLI imposes (its launch plan's caveats).
     pub caveats: Vec<harness_kit::Caveat>,
+    /// What held the turn's processes together: `pid_namespace` (a PID namespace of its
+    /// own: everything in it died with the CLI, even if the host was SIGKILLed) or
+    /// `process_group` (the group, the leader's descendants and the mark; the fallback
+    /// where no namespace can be made). Absent when no CLI ran, or it ran in a container.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub containment: Option<String>,
 }
 
 /// The task's limits and who enforced them.
@@ -312,6 +318,15 @@ pub struct RunSummary {
     /// no criterion sets any). One that is not `passed` makes the run's exit code 1.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub suite_thresholds: Vec<super::SuiteThresholdResult>,
+    /// Task × harness pairs of this run not finished yet: `run.json` is rewritten as each
+    /// task ends, so while the run goes on (or after the host was killed) it lists the
+    /// finished rows and counts the rest here. Absent (0) once the run has finished.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unfinished: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 #[cfg(test)]

@@ -86,9 +86,23 @@ pub(super) fn assemble(p: &Prepared, done: Done) -> TaskResult {
         mark: Some(turn.mark),
         leftover_processes: turn.leftover_processes,
         exit_code_meaning,
+        containment: turn.containment.map(str::to_string),
         ..established.cli
     };
-    let (error, error_kind) = if verdict.status == TaskStatus::Error {
+    // An interrupted turn (SIGINT, SIGTERM, SIGHUP) is never a pass, whatever the
+    // criteria say of its partial workspace.
+    let interrupted = turn.stop == Some(crate::results::StopReason::Interrupted);
+    let status = if interrupted {
+        TaskStatus::Error
+    } else {
+        verdict.status
+    };
+    let (error, error_kind) = if interrupted {
+        (
+            Some(RunError::Interrupted.message()),
+            Some(RunError::Interrupted.kind().to_string()),
+        )
+    } else if verdict.status == TaskStatus::Error {
         (
             Some(error_reason(
                 &turn.record,
@@ -102,7 +116,7 @@ pub(super) fn assemble(p: &Prepared, done: Done) -> TaskResult {
     };
     let base = blank(p, &established.native);
     TaskResult {
-        status: verdict.status,
+        status,
         error,
         error_kind,
         steps,

@@ -48,6 +48,10 @@ pub enum RunError {
     /// `task.json` could not be written.
     #[error("could not write task.json")]
     WriteResult(#[source] std::io::Error),
+    /// The host was interrupted (SIGINT, SIGTERM or SIGHUP: `crate::interrupt`) before or
+    /// while the task ran; its stop reason is `interrupted`.
+    #[error("interrupted: the host received a stop signal; what was recorded is kept")]
+    Interrupted,
 }
 
 impl RunError {
@@ -63,6 +67,7 @@ impl RunError {
             RunError::Cli(_) => "cli",
             RunError::Reference(_) => "reference",
             RunError::WriteResult(_) => "write_result",
+            RunError::Interrupted => "interrupted",
         }
     }
 
@@ -75,6 +80,7 @@ impl RunError {
             RunError::Setup(e) | RunError::Refused(e) => format!("{self}: {e}"),
             RunError::Resolve(e) => format!("{self}: {e}"),
             RunError::ScriptedModel(e) => format!("{self}: {e}"),
+            RunError::Interrupted => self.to_string(),
             RunError::Recording(e)
             | RunError::StderrLog(e)
             | RunError::Cli(e)

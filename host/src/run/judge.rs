@@ -96,8 +96,8 @@ impl JudgeRunner {
             .map_err(|e| crate::grading::error_chain(&e))?;
         let mut result = None;
         for p in prepared {
-            let (_cancel_tx, cancel) = tokio::sync::watch::channel(false);
-            result = Some(run_one(p, options, cancel).await);
+            // The judge's CLI stops with the host's interrupt, as the agent's does.
+            result = Some(run_one(p, options, crate::interrupt::cancel_on_interrupt()).await);
         }
         let result = result.ok_or("the judge was not prepared")?;
         let Some(turn) = result.turn else {

@@ -172,7 +172,5 @@ pub fn write(
     let text = report(results, gates)
         .to_string()
         .map_err(std::io::Error::other)?;
-    let tmp = path.with_extension("xml.tmp");
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
+    crate::results::write_atomically(path, text.as_bytes())
 }

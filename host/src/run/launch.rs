@@ -95,6 +95,7 @@ pub(super) fn launch_spec(
         env,
         cwd: setup.workspace.clone(),
         stdin,
+        pid_namespace: options.pid_namespace,
         turn_limit_codes: plan
             .exit_codes
             .iter()

@@ -59,15 +59,20 @@ pub fn is_installed(program: &str) -> bool {
 /// The CLI's `--version` output (first line), cached per path for the process.
 ///
 /// The probe leads a process group of its own, and that group is killed once the probe
-/// has answered or its time ([`crate::limits::CLI_VERSION_TIMEOUT`]) is up: nothing it
-/// started outlives it.
+/// has answered, its time ([`crate::limits::CLI_VERSION_TIMEOUT`]) is up or the host is
+/// interrupted (`crate::interrupt`): nothing it started outlives it.
 pub async fn cli_version(path: &Path) -> Option<String> {
     static CACHE: Mutex<Option<HashMap<PathBuf, Option<String>>>> = Mutex::new(None);
     if let Some(v) = CACHE.lock().unwrap().get_or_insert_default().get(path) {
         return v.clone();
     }
+    if crate::interrupt::raised().is_some() {
+        return None;
+    }
+    let mark = crate::process::new_mark();
     let child = tokio::process::Command::new(path)
         .arg("--version")
+        .env(crate::process::MARK_VAR, &mark)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())
@@ -77,29 +82,40 @@ pub async fn cli_version(path: &Path) -> Option<String> {
     let out = match child {
         Ok(child) => {
             let group = child.id();
-            let out =
-                tokio::time::timeout(crate::limits::CLI_VERSION_TIMEOUT, child.wait_with_output())
-                    .await;
+            // A second interrupt kills the probe's group too, before the host exits.
+            let _live = group.map(|g| crate::process::LiveGroup::register(g as i32, &mark));
+            // The probe's time is up, or the host is interrupted: either way its group goes.
+            let out = tokio::select! {
+                out = tokio::time::timeout(
+                    crate::limits::CLI_VERSION_TIMEOUT,
+                    child.wait_with_output(),
+                ) => out.ok(),
+                _ = crate::interrupt::wait() => None,
+            };
             if let Some(group) = group {
                 // SAFETY: killpg has no memory effects; the group is the probe's own.
                 unsafe { libc::killpg(group as libc::pid_t, libc::SIGKILL) };
             }
             out
         }
-        Err(e) => Ok(Err(e)),
+        Err(e) => Some(Err(e)),
     };
+    let interrupted = crate::interrupt::raised().is_some();
     let version = match out {
-        Ok(Ok(out)) if out.status.success() => String::from_utf8_lossy(&out.stdout)
+        Some(Ok(out)) if out.status.success() => String::from_utf8_lossy(&out.stdout)
             .lines()
             .next()
             .map(|l| l.trim().to_string()),
         _ => None,
     };
-    CACHE
-        .lock()
-        .unwrap()
-        .get_or_insert_default()
-        .insert(path.to_path_buf(), version.clone());
+    // An answer cut short by an interrupt is not the CLI's answer: not cached.
+    if !interrupted {
+        CACHE
+            .lock()
+            .unwrap()
+            .get_or_insert_default()
+            .insert(path.to_path_buf(), version.clone());
+    }
     version
 }
 

@@ -56,8 +56,20 @@ pub async fn run_one(
     let dir = options.out_dir.join(&p.task.task_id).join(&p.harness);
     let mut result = match execute(&p, options, cancel, &dir).await {
         Ok(done) => assemble(&p, done),
-        Err((error, established)) => failed(&p, &error, established),
+        Err((error, established)) => {
+            let mut result = failed(&p, &error, established);
+            if matches!(error, RunError::Interrupted) && result.stop.is_none() {
+                result.stop = Some(StopRecord {
+                    reason: crate::results::StopReason::Interrupted,
+                    at_ms: None,
+                });
+            }
+            result
+        }
     };
+    // The result folder exists once setup ran; a task interrupted before it did gets one
+    // for its task.json all the same.
+    let _ = std::fs::create_dir_all(&dir);
     if let Err(err) = write_json_atomically(&dir.join("task.json"), &result) {
         let error = RunError::WriteResult(err);
         result.status = TaskStatus::Error;
@@ -75,13 +87,36 @@ async fn execute(
 ) -> Result<Done, (RunError, Established)> {
     let task_start = Instant::now();
     let mut established = Established::default();
+    // A stage that fails once the host is interrupted (its shell step stopped by the
+    // signal, say) failed because of the interrupt; between stages, an interrupt stops
+    // the task before the next one starts.
+    let interrupted = |cancel: &watch::Receiver<bool>| *cancel.borrow();
     macro_rules! stage {
+        ($e:expr) => {
+            match $e {
+                Ok(value) if interrupted(&cancel) => {
+                    drop(value);
+                    return Err((RunError::Interrupted, established));
+                }
+                Ok(value) => value,
+                Err(_) if interrupted(&cancel) => {
+                    return Err((RunError::Interrupted, established));
+                }
+                Err(error) => return Err((error, established)),
+            }
+        };
+    }
+    // From the turn on, what is recorded is kept: the turn itself stops on the interrupt.
+    macro_rules! kept {
         ($e:expr) => {
             match $e {
                 Ok(value) => value,
                 Err(error) => return Err((error, established)),
             }
         };
+    }
+    if interrupted(&cancel) {
+        return Err((RunError::Interrupted, established));
     }
     let mut dirs = stage!(setup(p, dir).await);
     let planned = stage!(plan(p, options, &dirs).await);
@@ -121,7 +156,7 @@ async fn execute(
         }
         Driver::Tempdir => None,
     };
-    let turn = stage!(
+    let turn = kept!(
         turn(
             launched,
             planned.model,
@@ -152,7 +187,7 @@ async fn execute(
     };
     // Removed once graded (an error path above drops it, which removes it too).
     if let Some(container) = container {
-        stage!(container.remove().await.map_err(container::failed));
+        kept!(container.remove().await.map_err(container::failed));
     }
     Ok(Done {
         established,

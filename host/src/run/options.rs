@@ -26,6 +26,10 @@ pub struct RunOptions {
     /// Host environment variables handed to judges only (`--judge-env`: the judge's API
     /// key, `ANTHROPIC_BASE_URL`), never to the agent.
     pub judge_env: Vec<String>,
+    /// Start each agent CLI in a PID namespace of its own where the kernel allows it
+    /// (`--pid-namespace`; `crate::process::pidns`): every process of the task dies with
+    /// it, even when the host is SIGKILLed. Off by default.
+    pub pid_namespace: bool,
 }
 
 impl RunOptions {
@@ -40,6 +44,7 @@ impl RunOptions {
             stop_policy: StopPolicy::DEFAULT,
             pass_env: Vec::new(),
             judge_env: Vec::new(),
+            pid_namespace: false,
         }
     }
 }

@@ -100,9 +100,7 @@ pub fn write(
     results: &[TaskResult],
     gates: &[SuiteThresholdResult],
 ) -> std::io::Result<()> {
-    let tmp = path.with_extension("html.tmp");
-    std::fs::write(&tmp, render(results, gates))?;
-    std::fs::rename(&tmp, path)
+    crate::results::write_atomically(path, render(results, gates).as_bytes())
 }
 
 const STYLE: &str = "

@@ -131,6 +131,8 @@ pub(super) async fn run_step(
             "{what} `{command}` failed ({}): {}",
             if out.timed_out {
                 "timed out".to_string()
+            } else if out.interrupted {
+                "interrupted".to_string()
             } else {
                 format!("exit {:?}", out.exit_code)
             },

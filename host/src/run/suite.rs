@@ -29,9 +29,11 @@ pub fn record_skipped(
     result
 }
 
-/// Runs the prepared pairs, `jobs` at a time; Ctrl-C (`cancel`) stops every running CLI
-/// and still writes what was recorded. Writes `run.json`, `junit.xml` and `report.html`
-/// at the end.
+/// Runs the prepared pairs, `jobs` at a time; an interrupt (`cancel`: a signal, see
+/// `crate::interrupt`) stops every running CLI, starts no further task, and still writes
+/// what was recorded (each task's result with the stop reason `interrupted`). Writes
+/// `run.json` at the start and again as each task ends (atomically), `junit.xml` and
+/// `report.html` at the end.
 /// `skipped` ([`record_skipped`]) come first in the results and `run.json`.
 pub async fn run_all(
     prepared: Vec<Prepared>,
@@ -51,27 +53,58 @@ pub async fn run_all(
         .collect();
     let semaphore = Arc::new(tokio::sync::Semaphore::new(jobs.max(1)));
     let mut set = tokio::task::JoinSet::new();
+    // Tasks start in the order given: each takes its permit only after the one before it
+    // took its own (a chain of one-shot turns), whichever thread runs it first.
+    let (first_tx, mut turn_rx) = tokio::sync::oneshot::channel::<()>();
+    let _ = first_tx.send(());
     for (index, p) in prepared.into_iter().enumerate() {
         let options = options.clone();
         let cancel = cancel.clone();
         let semaphore = semaphore.clone();
+        let (next_tx, next_rx) = tokio::sync::oneshot::channel::<()>();
+        let my_turn = std::mem::replace(&mut turn_rx, next_rx);
         set.spawn(async move {
+            let _ = my_turn.await;
             let _permit = semaphore.acquire_owned().await;
+            let _ = next_tx.send(());
             (index, run_one(p, &options, cancel).await)
         });
     }
-    let mut results = Vec::new();
+    let total = set.len();
+    let mut done: Vec<(usize, TaskResult)> = Vec::new();
+    // run.json lists the finished rows from the start, and again after every task: a host
+    // killed mid-run leaves an up-to-date run.json (its `unfinished` says how many are
+    // missing).
+    write_json_atomically(
+        &options.out_dir.join("run.json"),
+        &summary(&skipped, &done, total),
+    )?;
     while let Some(joined) = set.join_next().await {
         let (index, result) = joined.map_err(std::io::Error::other)?;
         on_done(&result);
-        results.push((index, result));
+        done.push((index, result));
+        done.sort_by_key(|(i, _)| *i);
+        write_json_atomically(
+            &options.out_dir.join("run.json"),
+            &summary(&skipped, &done, total - done.len()),
+        )?;
     }
-    results.sort_by_key(|(i, _)| *i);
+    let mut summary = summary(&skipped, &done, 0);
     let results: Vec<TaskResult> = skipped
         .into_iter()
-        .chain(results.into_iter().map(|(_, r)| r))
+        .chain(done.into_iter().map(|(_, r)| r))
         .collect();
-    let summary = RunSummary {
+    summary.suite_thresholds = thresholds::suite_verdicts(&results, &criteria);
+    write_json_atomically(&options.out_dir.join("run.json"), &summary)?;
+    write_suite_reports(&options.out_dir, &results, &summary.suite_thresholds)?;
+    Ok(results)
+}
+
+/// `run.json` of the finished results (`skipped`, then `done` in task order), with
+/// `unfinished` pairs still to come; the suite thresholds are judged once the run ends.
+fn summary(skipped: &[TaskResult], done: &[(usize, TaskResult)], unfinished: usize) -> RunSummary {
+    let results: Vec<&TaskResult> = skipped.iter().chain(done.iter().map(|(_, r)| r)).collect();
+    RunSummary {
         result_version: TASK_RESULT_VERSION,
         rows: results
             .iter()
@@ -90,11 +123,9 @@ pub async fn run_all(
                 result: format!("{}/{}/task.json", r.task_id, r.harness),
             })
             .collect(),
-        suite_thresholds: thresholds::suite_verdicts(&results, &criteria),
-    };
-    write_json_atomically(&options.out_dir.join("run.json"), &summary)?;
-    write_suite_reports(&options.out_dir, &results, &summary.suite_thresholds)?;
-    Ok(results)
+        suite_thresholds: Vec::new(),
+        unfinished,
+    }
 }
 
 /// Writes a suite's `junit.xml` and `report.html` into `dir` (beside its `run.json`),

@@ -150,8 +150,21 @@ impl Collector {
     /// before every event in the record and the trajectory, wherever in the input it was
     /// met, so a reader that streams the input gives the same record as one that read it
     /// all first.
-    pub(crate) fn input_diagnostic(&mut self, line: u64, kind: &str, message: String) {
-        self.leading.push(host_event(line, 0, kind, message));
+    /// `stamp_us` is the line's own stamp when it has one (else 0), `raw` the line as
+    /// written.
+    pub(crate) fn input_diagnostic(
+        &mut self,
+        line: u64,
+        stamp_us: u64,
+        kind: &str,
+        message: String,
+        raw: String,
+    ) {
+        let mut event = host_event(line, stamp_us, kind, message);
+        if let Event::Diagnostic { raw: kept, .. } = &mut event.event {
+            *kept = raw;
+        }
+        self.leading.push(event);
     }
 
     /// Whether events still count (no cap fired, the host has not frozen the turn).

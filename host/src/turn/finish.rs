@@ -22,6 +22,9 @@ pub(crate) struct TurnEnd {
     pub stop: Option<StopReason>,
     /// Set when the reducer component failed.
     pub reducer_error: Option<ReducerError>,
+    /// A replayed recording's stop record had a reason this host does not know: the turn
+    /// was stopped, so it is never `completed` (at best `incomplete`).
+    pub unknown_stop: bool,
     /// Complete stdout lines read.
     pub stdout_lines: u64,
     /// Stdout bytes read, newlines included.
@@ -155,7 +158,8 @@ impl Collector {
             TurnStatus::ReducerFailed
         } else {
             match &self.cli_result {
-                Some(r) if r.success => TurnStatus::Completed,
+                Some(r) if r.success && !end.unknown_stop => TurnStatus::Completed,
+                Some(r) if r.success => TurnStatus::Incomplete,
                 Some(_) => TurnStatus::CliError,
                 None => TurnStatus::Incomplete,
             }

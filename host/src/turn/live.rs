@@ -11,7 +11,7 @@ use super::finish::TurnEnd;
 use super::pipeline::Pipeline;
 use super::recording::{ExitStatus, RecordingWriter};
 use crate::limits::{Deadlines, StopPolicy};
-use crate::process::{LiveGroup, MARK_VAR, new_mark, own_group, stop_tree};
+use crate::process::{LiveGroup, MARK_VAR, new_mark, own_group, pidns, stop_tree};
 use crate::results::{StampedEvent, StopReason, TurnRecord};
 use crate::sandbox::docker::{DockerExec, DockerSandbox, ExecRequest};
 use std::path::PathBuf;
@@ -38,6 +38,9 @@ pub(crate) struct LaunchSpec {
     /// The exit codes the CLI documents as its own turn limit (launch-plan exit codes of
     /// kind `turn_limit`).
     pub turn_limit_codes: Vec<i32>,
+    /// Start the CLI as the first process of a PID namespace of its own, where the kernel
+    /// allows it (`crate::process::pidns`).
+    pub pid_namespace: bool,
 }
 
 /// A finished live turn.
@@ -59,6 +62,10 @@ pub(crate) struct LiveTurn {
     pub leftover_processes: u32,
     /// Time the host spent on the stream (recording, reducing, collecting), µs.
     pub host_work_us: u64,
+    /// What held the turn's processes together: `pid_namespace` or `process_group` (the
+    /// group, the descendants and the mark; also the fallback where no namespace can be
+    /// made); `None` for a CLI in a container.
+    pub containment: Option<&'static str>,
 }
 
 enum Chunk {
@@ -89,6 +96,7 @@ pub(crate) async fn run_turn(
     let t0 = Instant::now();
     let stamp = move || t0.elapsed().as_micros() as u64;
     let (tx, mut rx) = mpsc::unbounded_channel();
+    let mut containment = None;
     let (mut child, mark, pgid, _live) = match container {
         Some(sandbox) => {
             let argv = std::iter::once(spec.program.display().to_string())
@@ -114,7 +122,8 @@ pub(crate) async fn run_turn(
             (Agent::Container(Arc::new(exec)), mark, None, None)
         }
         None => {
-            let (child, mark, pgid, live) = spawn_local(&spec, tx, t0)?;
+            let (child, mark, pgid, live, held) = spawn_local(&spec, tx, t0)?;
+            containment = Some(held);
             (Agent::Local(child), mark, pgid, live)
         }
     };
@@ -212,7 +221,7 @@ pub(crate) async fn run_turn(
             },
             changed = cancel.changed(), if stop.is_none() => {
                 if changed.is_err() || *cancel.borrow() {
-                    fire = Some(StopReason::Cancelled);
+                    fire = Some(StopReason::Interrupted);
                 }
             },
         }
@@ -281,11 +290,14 @@ pub(crate) async fn run_turn(
         pgid,
         mark,
         leftover_processes,
+        containment,
     })
 }
 
-/// The CLI as a child of the host, in its own process group: the child, its mark, its
-/// group and the group's registration for a second Ctrl-C.
+/// The CLI as a child of the host, in its own process group (and PID namespace, when
+/// asked and allowed): the child, its mark, its group, the group's registration for a
+/// second interrupt, and what holds its processes ([`pidns::PID_NAMESPACE`] or
+/// [`pidns::PROCESS_GROUP`]).
 #[allow(clippy::type_complexity)]
 fn spawn_local(
     spec: &LaunchSpec,
@@ -296,9 +308,36 @@ fn spawn_local(
     String,
     Option<i32>,
     Option<LiveGroup>,
+    &'static str,
 )> {
     let mark = new_mark();
-    let mut cmd = tokio::process::Command::new(&spec.program);
+    let namespace = if spec.pid_namespace {
+        match pidns::unshare() {
+            Ok(unshare) => Some(unshare),
+            Err(why) => {
+                warn_once(why);
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let mut cmd = match namespace {
+        Some(unshare) => {
+            let mut cmd = tokio::process::Command::new(&unshare.program);
+            cmd.args(&unshare.flags).arg("--").arg(&spec.program);
+            // The host dying kills `unshare`, whose death kills the CLI (`--kill-child`),
+            // whose death kills the namespace.
+            pidns::kill_with_parent(&mut cmd);
+            cmd
+        }
+        None => tokio::process::Command::new(&spec.program),
+    };
+    let held = if namespace.is_some() {
+        pidns::PID_NAMESPACE
+    } else {
+        pidns::PROCESS_GROUP
+    };
     cmd.args(&spec.args)
         .current_dir(&spec.cwd)
         .env_clear()
@@ -321,7 +360,20 @@ fn spawn_local(
     }
     spawn_reader(child.stdout.take().expect("piped"), tx.clone(), true, t0);
     spawn_reader(child.stderr.take().expect("piped"), tx, false, t0);
-    Ok((child, mark, pgid, live))
+    Ok((child, mark, pgid, live, held))
+}
+
+/// Says once per host process why `--pid-namespace` falls back to the process group
+/// and the mark.
+fn warn_once(why: &str) {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    SAID.call_once(|| {
+        eprintln!(
+            "warning: --pid-namespace: no PID namespace can be made here ({why}); the \
+             process group and the process mark hold each task's processes instead \
+             (task.json: cli.containment)"
+        );
+    });
 }
 
 /// The running CLI: a child of the host, or an exec in the task's container.

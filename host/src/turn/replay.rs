@@ -118,6 +118,8 @@ fn run(
     // A stop freezes the collector where the live run met it: after the held calls
     // recorded at the same place, before the next line.
     let mut freeze_pending = false;
+    let mut unknown_stop = false;
+    let mut unknown_stop_us: Option<u64> = None;
     while let Some(item) = reader.next_item().map_err(io)? {
         match item {
             Item::Line(line) => {
@@ -133,14 +135,40 @@ fn run(
                 pipeline.collector.held_call(held.stamp_us);
             }
             Item::Stop(recorded) => {
-                freeze_pending |= stop.is_none();
+                freeze_pending |= stop.is_none() && !unknown_stop;
                 stop = Some(recorded);
             }
             Item::Exit(status) => exit = Some(status),
-            Item::Problem(line, message) => {
-                pipeline
-                    .collector
-                    .input_diagnostic(line, "recording_unreadable", message)
+            Item::Problem(problem) => pipeline.collector.input_diagnostic(
+                problem.file_line,
+                problem.stamp_us.unwrap_or(0),
+                "recording_unreadable",
+                problem.message,
+                problem.raw,
+            ),
+            Item::UnknownStop {
+                stamp_us,
+                reason,
+                file_line,
+                after_lines: _,
+            } => {
+                // The host stopped the turn here for a reason this host cannot name: the
+                // turn is not complete, whatever the stream says after.
+                pipeline.collector.input_diagnostic(
+                    file_line,
+                    stamp_us.unwrap_or(0),
+                    "unknown_stop_reason",
+                    format!(
+                        "the recording's stop record has a reason this host does not know \
+                         (`{reason}`): the turn was stopped there and is not complete"
+                    ),
+                    reason,
+                );
+                freeze_pending |= stop.is_none() && !unknown_stop;
+                unknown_stop = true;
+                if let Some(at) = stamp_us {
+                    unknown_stop_us = Some(unknown_stop_us.map_or(at, |u: u64| u.min(at)));
+                }
             }
         }
     }
@@ -150,6 +178,10 @@ fn run(
     // The turn's end: the host's stop (or the exit, if earlier), else the exit stamp,
     // else 1 ms after the last stamp seen.
     let end_us = match (&stop, exit) {
+        (None, Some(exit)) if unknown_stop_us.is_some() => {
+            unknown_stop_us.unwrap_or(exit.stamp_us).min(exit.stamp_us)
+        }
+        (None, None) if unknown_stop_us.is_some() => unknown_stop_us.unwrap_or(0),
         (Some(stop), Some(exit)) => stop.stamp_us.min(exit.stamp_us),
         (Some(stop), None) => stop.stamp_us,
         (None, Some(exit)) => exit.stamp_us,
@@ -166,6 +198,7 @@ fn run(
         end_us,
         exit,
         stop: stop.map(|s| s.reason),
+        unknown_stop,
         ..Default::default()
     };
     let truncated = truncated

@@ -42,7 +42,7 @@ use std::path::{Path, PathBuf};
 mod read;
 mod write;
 
-pub use read::{Item, Reader};
+pub use read::{Item, PROBLEM_RAW_BYTES, Problem, Reader};
 pub use write::RecordingWriter;
 
 /// The `format` value of a recording header.

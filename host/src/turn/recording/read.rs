@@ -21,8 +21,51 @@ pub enum Item {
     Stop(RecordedStop),
     /// How the CLI ended.
     Exit(ExitStatus),
-    /// A recording line that could not be read: (1-based file line, message).
-    Problem(u64, String),
+    /// A recording line that could not be read.
+    Problem(Problem),
+    /// A stop record whose reason this host does not know (a newer host wrote it, or the
+    /// file was edited): the host stopped the turn there, for a reason replay cannot name.
+    UnknownStop {
+        /// µs since the turn started, when the record carries it.
+        stamp_us: Option<u64>,
+        /// The reason as written.
+        reason: String,
+        /// The record's 1-based file line.
+        file_line: u64,
+        /// How many complete stdout lines were recorded before it.
+        after_lines: usize,
+    },
+}
+
+/// A recording line that could not be read: where, why, and what it held.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// 1-based line of the recording file.
+    pub file_line: u64,
+    /// Why it could not be read.
+    pub message: String,
+    /// The line as written (lossy UTF-8, at most [`PROBLEM_RAW_BYTES`]).
+    pub raw: String,
+    /// Its `us` stamp, when the line is JSON carrying one.
+    pub stamp_us: Option<u64>,
+}
+
+/// The most of an unreadable line a [`Problem`] keeps (the recording has it whole).
+pub const PROBLEM_RAW_BYTES: usize = 64 * 1024;
+
+impl Problem {
+    fn new(file_line: u64, message: String, raw: &[u8]) -> Problem {
+        let stamp_us = serde_json::from_slice::<serde_json::Value>(raw)
+            .ok()
+            .and_then(|v| v.get("us").and_then(serde_json::Value::as_u64));
+        let kept = &raw[..raw.len().min(PROBLEM_RAW_BYTES)];
+        Problem {
+            file_line,
+            message,
+            raw: String::from_utf8_lossy(kept).into_owned(),
+            stamp_us,
+        }
+    }
 }
 
 /// Reads a recording or a plain capture one [`Item`] at a time, holding one line in
@@ -120,14 +163,41 @@ impl<R: std::io::BufRead> Reader<R> {
             let record = match serde_json::from_slice::<Record>(raw) {
                 Ok(record) => record,
                 Err(err) => {
-                    return Ok(Some(Item::Problem(
-                        self.file_line,
-                        format!("unreadable recording line: {err}"),
-                    )));
+                    let raw = raw.to_vec();
+                    return Ok(Some(self.unreadable(&raw, err)));
                 }
             };
             return Ok(Some(self.item(record)));
         }
+    }
+
+    /// A line that is not a record this host reads: a stop record with an unknown
+    /// reason, or a problem carrying the line.
+    fn unreadable(&self, raw: &[u8], err: serde_json::Error) -> Item {
+        let value = serde_json::from_slice::<serde_json::Value>(raw).ok();
+        if let Some(v) = value.as_ref().filter(|v| v["t"] == "stop")
+            && let Some(reason) = v.get("reason")
+        {
+            return Item::UnknownStop {
+                stamp_us: v.get("us").and_then(serde_json::Value::as_u64),
+                reason: reason
+                    .as_str()
+                    .map_or_else(|| reason.to_string(), str::to_string),
+                file_line: self.file_line,
+                after_lines: self.out_lines as usize,
+            };
+        }
+        Item::Problem(Problem::new(
+            self.file_line,
+            format!("unreadable recording line: {err}"),
+            raw,
+        ))
+    }
+
+    /// A problem with the line just read (still in the buffer).
+    fn problem_here(&self, message: String) -> Item {
+        let raw = self.buf.strip_suffix(b"\n").unwrap_or(&self.buf);
+        Item::Problem(Problem::new(self.file_line, message, raw))
     }
 
     fn item(&mut self, record: Record) -> Item {
@@ -147,11 +217,11 @@ impl<R: std::io::BufRead> Reader<R> {
                         Item::Line(line)
                     }
                 }
-                Err(err) => Item::Problem(self.file_line, err),
+                Err(err) => self.problem_here(err),
             },
             Record::Err { data, .. } => match data.bytes() {
                 Ok(bytes) => Item::Stderr(bytes),
-                Err(err) => Item::Problem(self.file_line, err),
+                Err(err) => self.problem_here(err),
             },
             Record::Call { us, turn } => Item::HeldCall(HeldCall {
                 stamp_us: us,

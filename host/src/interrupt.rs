@@ -1,0 +1,150 @@
+//! Interrupts of the host: SIGINT (Ctrl-C), SIGTERM (a CI job's timeout, a pod eviction,
+//! `kill`) and SIGHUP (the terminal went away) all take one path.
+//!
+//! - **The first signal** is *raised* here ([`raise`]): every running agent CLI stops
+//!   (its turn's `cancel`), every running shell step (`pre_run`, `post_run`,
+//!   `run_command`, an install) stops ([`crate::process::run_shell`] waits on
+//!   [`wait`]), no further task starts, and the run writes each task's `task.json` with
+//!   the stop reason `interrupted`, then `run.json`. The binary then exits with
+//!   [`exit_code`] (128 + the signal's number: 130 for SIGINT, 143 for SIGTERM, 129 for
+//!   SIGHUP, as a shell reports them).
+//! - **A second signal** (any of the three) does not wait for the first stop's grace
+//!   periods: every live process group of the host is SIGKILLed, and the host waits
+//!   (bounded) until none of their processes is left, *then* exits
+//!   ([`crate::process::kill_live_groups_and_wait`]). What had finished is on disk
+//!   already (each `task.json` and `run.json` are written as tasks end).
+//!
+//! SIGKILL of the host cannot be handled; see the README's "What coder-eval guarantees".
+//! The signal handling itself is tokio's (`tokio::signal::unix`, over
+//! `signal-hook-registry`).
+
+use std::sync::LazyLock;
+use tokio::sync::watch;
+
+/// The first interrupting signal's number, once one came.
+static RAISED: LazyLock<watch::Sender<Option<i32>>> = LazyLock::new(|| watch::Sender::new(None));
+
+/// The signals that interrupt a run, with their names.
+pub const SIGNALS: [(i32, &str); 3] = [
+    (libc::SIGINT, "SIGINT"),
+    (libc::SIGTERM, "SIGTERM"),
+    (libc::SIGHUP, "SIGHUP"),
+];
+
+/// Records that `signal` interrupted the host (the first one wins) and wakes every
+/// [`wait`]er.
+pub fn raise(signal: i32) {
+    RAISED.send_if_modified(|raised| {
+        if raised.is_none() {
+            *raised = Some(signal);
+            true
+        } else {
+            false
+        }
+    });
+}
+
+/// The signal that interrupted the host, if one did.
+pub fn raised() -> Option<i32> {
+    *RAISED.borrow()
+}
+
+/// Resolves once the host is interrupted (at once if it already is), with the signal.
+pub async fn wait() -> i32 {
+    let mut rx = RAISED.subscribe();
+    let signal = rx
+        .wait_for(Option::is_some)
+        .await
+        .map(|s| s.unwrap_or(libc::SIGINT));
+    match signal {
+        Ok(signal) => signal,
+        // The sender is a static: it is never dropped.
+        Err(_) => std::future::pending().await,
+    }
+}
+
+/// A `cancel` for a run started outside the suite's loop (an `agent_judge`'s CLI): it
+/// turns true when the host is interrupted (at once if it already is). Call it inside a
+/// tokio runtime.
+pub fn cancel_on_interrupt() -> watch::Receiver<bool> {
+    let (tx, rx) = watch::channel(raised().is_some());
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = wait() => {
+                let _ = tx.send(true);
+            }
+            // Nobody listens any more: the run ended.
+            _ = tx.closed() => {}
+        }
+    });
+    rx
+}
+
+/// The exit code of a run a signal interrupted: 128 + its number.
+pub fn exit_code(signal: i32) -> i32 {
+    128 + signal
+}
+
+/// The name of an interrupting signal (`SIGTERM`), or its number.
+pub fn name(signal: i32) -> String {
+    SIGNALS
+        .iter()
+        .find(|(n, _)| *n == signal)
+        .map_or_else(|| format!("signal {signal}"), |(_, name)| name.to_string())
+}
+
+/// Installs the handlers for SIGINT, SIGTERM and SIGHUP and spawns the task that acts on
+/// them: the first raises the interrupt and sets `cancel`; the second SIGKILLs every live
+/// process group, waits until they are gone, and exits the process with the first
+/// signal's [`exit_code`]. Call it inside a tokio runtime, before any process starts.
+/// Errors: a handler could not be installed.
+pub fn listen(cancel: watch::Sender<bool>) -> std::io::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut streams = Vec::new();
+    for (number, _) in SIGNALS {
+        streams.push((number, signal(SignalKind::from_raw(number))?));
+    }
+    tokio::spawn(async move {
+        let first = next(&mut streams).await;
+        eprintln!(
+            "interrupted ({}): stopping every running CLI and shell step and writing what \
+             was recorded (a second signal kills them at once)",
+            name(first)
+        );
+        raise(first);
+        let _ = cancel.send(true);
+        let second = next(&mut streams).await;
+        let killed = crate::process::kill_live_groups_and_wait();
+        eprintln!(
+            "interrupted again ({}): killed {killed} running process group(s)",
+            name(second)
+        );
+        std::process::exit(exit_code(first));
+    });
+    Ok(())
+}
+
+/// The number of the next signal any of `streams` receives.
+async fn next(streams: &mut [(i32, tokio::signal::unix::Signal)]) -> i32 {
+    let futures = streams.iter_mut().map(|(number, stream)| {
+        let number = *number;
+        Box::pin(async move {
+            stream.recv().await;
+            number
+        })
+    });
+    futures_util::future::select_all(futures).await.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_codes_are_128_plus_the_signal() {
+        assert_eq!(exit_code(libc::SIGINT), 130);
+        assert_eq!(exit_code(libc::SIGTERM), 143);
+        assert_eq!(exit_code(libc::SIGHUP), 129);
+        assert_eq!(name(libc::SIGTERM), "SIGTERM");
+    }
+}

@@ -1,0 +1,93 @@
+//! Writing a result file so that a reader (or a host killed mid-write) sees either the
+//! previous file or the whole new one, never a part: [`write_atomically`].
+
+use serde::Serialize;
+use std::io::Write;
+use std::path::Path;
+
+/// Writes `bytes` to `path` atomically: into a uniquely named temporary file in the same
+/// folder (`.<name>.<random>.tmp`, so two writers never share one), flushed to disk
+/// (`fsync`), then renamed over `path` (atomic on one file system), and the folder synced
+/// so the rename itself survives a crash. On any error the temporary file is removed and
+/// `path` is left as it was. The temporary files are `tempfile`'s. Errors: the folder
+/// cannot be written, the disk is full, an I/O error.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut tmp = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .tempfile_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.as_file().sync_all()?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    // The rename is durable once the folder is synced; a file system that cannot sync a
+    // folder (some network ones) still has the file renamed.
+    if let Ok(folder) = std::fs::File::open(dir) {
+        let _ = folder.sync_all();
+    }
+    Ok(())
+}
+
+/// Writes `value` as pretty JSON (and a final newline) to `path` with
+/// [`write_atomically`]. Errors: as there, or `value` does not serialize.
+pub fn write_json_atomically<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
+    let mut text = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
+    text.push(b'\n');
+    write_atomically(path, &text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leftovers(dir: &Path) -> Vec<String> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".tmp"))
+            .collect()
+    }
+
+    #[test]
+    fn replaces_the_file_whole_and_leaves_no_temporary_file() {
+        let dir = std::env::temp_dir().join(format!("ce-atomic-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("run.json");
+        write_json_atomically(&path, &serde_json::json!({"rows": [1]})).unwrap();
+        write_json_atomically(&path, &serde_json::json!({"rows": [1, 2]})).unwrap();
+        let back: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(back["rows"], serde_json::json!([1, 2]));
+        assert!(leftovers(&dir).is_empty(), "{:?}", leftovers(&dir));
+        // A failed write (the target is a folder: the rename fails) leaves the folder as
+        // it was: no temporary file, the folder untouched.
+        let blocked = dir.join("blocked");
+        std::fs::create_dir_all(blocked.join("inside")).unwrap();
+        assert!(write_atomically(&blocked, b"x").is_err());
+        assert!(blocked.join("inside").is_dir());
+        assert!(leftovers(&dir).is_empty(), "{:?}", leftovers(&dir));
+        // Many writers at once: every read sees one whole version.
+        std::thread::scope(|s| {
+            for i in 0..8 {
+                let path = &path;
+                s.spawn(move || {
+                    for j in 0..20 {
+                        write_json_atomically(path, &serde_json::json!({"w": i, "j": j})).unwrap();
+                        let text = std::fs::read_to_string(path).unwrap();
+                        serde_json::from_str::<serde_json::Value>(&text).unwrap();
+                    }
+                });
+            }
+        });
+        assert!(leftovers(&dir).is_empty(), "{:?}", leftovers(&dir));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}

@@ -1,0 +1,142 @@
+//! Every error of a task file, not only the first ([`every_error`]), for `coder-eval
+//! check`: the loader stops at its first error (serde does), so the file is loaded
+//! again with the part that failed commented out, until it loads or no error can be
+//! placed.
+
+use super::{Task, TaskError};
+use std::path::Path;
+
+/// At most this many errors are reported per file.
+const MAX_ERRORS: usize = 50;
+
+/// The errors of task file `path` (whose text is `text`), in the order found: the
+/// loader's first error, then each next one found with the failing block commented out
+/// (the list item of a top-level list, else the top-level key, that holds the error's
+/// line; comment lines keep every line number). Stops at an error that has no line, one
+/// that points into a block already commented out or at its key (a consequence of the
+/// removal, not an error of the file), or after [`MAX_ERRORS`]. Empty when the file
+/// loads.
+pub fn every_error(path: &Path, text: &str) -> Vec<TaskError> {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let mut errors: Vec<TaskError> = Vec::new();
+    let mut removed: Vec<(usize, usize)> = Vec::new();
+    let mut removed_keys: Vec<String> = Vec::new();
+    while errors.len() < MAX_ERRORS {
+        let attempt = lines.join("\n");
+        let err = match Task::parse_file(&attempt, path) {
+            Ok(_) => break,
+            Err(err) => err,
+        };
+        let line = match &err {
+            TaskError::Invalid { line, .. } if *line > 0 => *line,
+            _ => {
+                if errors.is_empty() || !caused_by_removal(&err, &removed_keys) {
+                    errors.push(err);
+                }
+                break;
+            }
+        };
+        let index = line - 1;
+        let touched = removed
+            .iter()
+            .any(|&(start, end)| index + 1 >= start && index <= end);
+        if !errors.is_empty() && (touched || caused_by_removal(&err, &removed_keys)) {
+            break;
+        }
+        errors.push(err);
+        let Some((start, end, key)) = block_of(&lines, index) else {
+            break;
+        };
+        if let Some(key) = key {
+            removed_keys.push(key);
+        }
+        for l in &mut lines[start..=end] {
+            *l = "#".to_string();
+        }
+        removed.push((start, end));
+    }
+    errors
+}
+
+/// Whether `err` only says that a key we commented out is missing.
+fn caused_by_removal(err: &TaskError, removed_keys: &[String]) -> bool {
+    let message = err.to_string();
+    removed_keys
+        .iter()
+        .any(|k| message.contains(&format!("missing field `{k}`")))
+}
+
+fn indent(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+fn blank(line: &str) -> bool {
+    let t = line.trim();
+    t.is_empty() || t.starts_with('#')
+}
+
+/// The block holding line `index` (0-based): (first line, last line, the top-level key
+/// when the whole key is taken). A list item of a top-level list (`- ` at the list's
+/// indentation) when the line is inside one, else its top-level key with its body.
+fn block_of(lines: &[String], index: usize) -> Option<(usize, usize, Option<String>)> {
+    let index = index.min(lines.len().checked_sub(1)?);
+    // The top-level key: the nearest line at or above with no indentation.
+    let key_line = (0..=index)
+        .rev()
+        .find(|&i| !blank(&lines[i]) && indent(&lines[i]) == 0 && !lines[i].starts_with('-'))?;
+    let key_end = (key_line + 1..lines.len())
+        .find(|&i| !blank(&lines[i]) && indent(&lines[i]) == 0 && !lines[i].starts_with('-'))
+        .map_or(lines.len() - 1, |i| i - 1);
+    let key = lines[key_line]
+        .split(':')
+        .next()
+        .map(|k| k.trim().to_string());
+    // A list item inside the key's body: the nearest `- ` above at the items' indentation.
+    if index > key_line {
+        let item_indent = (key_line + 1..=key_end)
+            .filter(|&i| !blank(&lines[i]))
+            .map(|i| &lines[i])
+            .find(|l| l.trim_start().starts_with("- "))
+            .map(|l| indent(l));
+        if let Some(item_indent) = item_indent {
+            let is_item = |i: usize| {
+                indent(&lines[i]) == item_indent && lines[i].trim_start().starts_with("- ")
+            };
+            if let Some(start) = (key_line + 1..=index).rev().find(|&i| is_item(i)) {
+                let end = (start + 1..=key_end)
+                    .find(|&i| !blank(&lines[i]) && indent(&lines[i]) <= item_indent)
+                    .map_or(key_end, |i| i - 1);
+                // The last item of the list: take the whole key, not leave it empty.
+                let others = (key_line + 1..=key_end).any(|i| (i < start || i > end) && is_item(i));
+                if others {
+                    return Some((start, end, None));
+                }
+            }
+        }
+    }
+    Some((key_line, key_end, key))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn three_errors_in_three_places_are_all_reported() {
+        let text = "task_id: t\ninitial_prompt: hi\nrun_limits:\n  max_turns: many\nsuccess_criteria:\n  - {type: file_exists, path: a.txt, description: ok}\n  - {type: no_such_type, description: x}\n  - {type: file_exists, description: no path}\nagent:\n  type: claude-code\n  bogus_field: 1\n";
+        let errors = every_error(Path::new("t.yaml"), text);
+        let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+        assert_eq!(errors.len(), 4, "{lines:#?}");
+        assert!(lines.iter().any(|l| l.contains("max_turns")), "{lines:#?}");
+        assert!(
+            lines.iter().any(|l| l.contains("no_such_type")),
+            "{lines:#?}"
+        );
+        assert!(
+            lines.iter().any(|l| l.contains("bogus_field")),
+            "{lines:#?}"
+        );
+        // A good file has none.
+        assert!(every_error(Path::new("t.yaml"), "task_id: t\ninitial_prompt: hi\n").is_empty());
+    }
+}
