@@ -261,6 +261,6 @@ fn suite_thresholds_over_live_rows() {
         junit.contains("suite_thresholds") && junit.contains("recall.positive = 0.500 &lt; 0.9"),
         "{junit}"
     );
-    let html = coder_eval::run::report::render(&results, &gates);
+    let html = coder_eval::run::report::render(&results, &gates, &[]);
     assert!(html.contains("Suite thresholds") && html.contains("— missed"));
 }

@@ -16,6 +16,9 @@
 //! DIR/<task_id>/<harness>/home/             the CLI's private HOME
 //! ```
 //!
+//! An experiment puts each variant's units under `DIR/<variant>/`, and replicates
+//! (`--repeats N`) each get a folder `r00`, `r01`, … below `<harness>/` (`suite::UnitId`).
+//!
 //! Both JSON files are written atomically (temporary file, then rename). Units: `*_ms`
 //! whole milliseconds, `*_us` microseconds, scores 0–1, costs USD. `null` means "not
 //! measured / not reported"; `0` means measured and zero.
@@ -32,12 +35,15 @@
 //! - `task.json` 1: first version. Later, within 1: `error_kind` (the kind of an ERROR's
 //!   `error`), written only when set; a criterion's `judge` (its judge's prompt, verdict,
 //!   usage and cost), written only for judges; `run.json`'s `suite_thresholds`, written
-//!   only when a criterion sets any.
+//!   only when a criterion sets any. `task.json`'s `variant`, `replicate` and `lineage`,
+//!   `run.json`'s rows' `variant` and `replicate`, its `experiment` and `statistics`:
+//!   written only for experiments and repeats.
 //! - turn record 1: first version.
 
 mod criterion;
 mod judge;
 mod live;
+mod statistics;
 mod stop;
 mod suite;
 mod task;
@@ -49,10 +55,14 @@ pub use live::{
     ArmedGate, ArmedRecord, BudgetBreach, BudgetKind, EarlyStopOutcome, EarlyStopReason,
     EarlyStopRecord, SoftBudgetWarning,
 };
+pub use statistics::{
+    CompareReport, CompareTask, Interval, MeanEstimate, TaskStatistics, VariantStatistics,
+};
 pub use stop::StopReason;
 pub use suite::{SuiteThresholdResult, ThresholdCheck};
 pub use task::{
-    CliInfo, LimitsRecord, Paths, RunRow, RunSummary, StepRecord, StopRecord, TaskResult,
+    CliInfo, ExperimentRecord, LimitsRecord, Paths, RunRow, RunSummary, StepRecord, StopRecord,
+    TaskResult,
 };
 pub use turn::{
     CliResult, DiagnosticRecord, ExitRecord, MessageRecord, ModelCallRecord, ReducerError,

@@ -52,11 +52,12 @@ pub async fn run_one(
     options: &RunOptions,
     cancel: watch::Receiver<bool>,
 ) -> TaskResult {
-    let dir = options.out_dir.join(&p.task.task_id).join(&p.harness);
+    let dir = options.out_dir.join(p.unit.rel_dir());
     let mut result = match execute(&p, options, cancel, &dir).await {
         Ok(done) => assemble(&p, done),
         Err((error, established)) => failed(&p, &error, established),
     };
+    crate::suite::stamp(&mut result, &p);
     if let Err(err) = write_json_atomically(&dir.join("task.json"), &result) {
         let error = RunError::WriteResult(err);
         result.status = TaskStatus::Error;

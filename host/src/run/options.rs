@@ -26,6 +26,8 @@ pub struct RunOptions {
     /// Host environment variables handed to judges only (`--judge-env`: the judge's API
     /// key, `ANTHROPIC_BASE_URL`), never to the agent.
     pub judge_env: Vec<String>,
+    /// The experiment the units were resolved with, for `run.json`.
+    pub experiment: Option<crate::results::ExperimentRecord>,
 }
 
 impl RunOptions {
@@ -40,6 +42,7 @@ impl RunOptions {
             stop_policy: StopPolicy::DEFAULT,
             pass_env: Vec::new(),
             judge_env: Vec::new(),
+            experiment: None,
         }
     }
 }

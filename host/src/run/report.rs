@@ -12,12 +12,20 @@
 //!   bar and in ms), the criteria with score and details, the error or stop when there is
 //!   one, and what the agent left running.
 
-use crate::results::{CriterionResult, SuiteThresholdResult, TaskResult, TaskStatus};
+use crate::results::{
+    CriterionResult, SuiteThresholdResult, TaskResult, TaskStatus, VariantStatistics,
+};
 use maud::{DOCTYPE, Markup, html};
 use std::path::Path;
 
 /// The page for these results (see the module docs for its content).
-pub fn render(results: &[TaskResult], gates: &[SuiteThresholdResult]) -> String {
+/// `statistics` (a run with variants or replicates) adds the variant comparison: pass
+/// rates over tasks with their intervals, and per task the passes of each variant.
+pub fn render(
+    results: &[TaskResult],
+    gates: &[SuiteThresholdResult],
+    statistics: &[VariantStatistics],
+) -> String {
     let mut harnesses: Vec<&str> = Vec::new();
     let mut tasks: Vec<&str> = Vec::new();
     for r in results {
@@ -51,6 +59,7 @@ pub fn render(results: &[TaskResult], gates: &[SuiteThresholdResult]) -> String 
                     "(against the scripted model they mean nothing: Pi and OpenCode are "
                     "configured at 0, Codex and Gemini CLI report none)."
                 }
+                @if !statistics.is_empty() { (crate::suite::report::variants(statistics)) }
                 h2 { "Harnesses" }
                 table {
                     tr {
@@ -84,8 +93,8 @@ pub fn render(results: &[TaskResult], gates: &[SuiteThresholdResult]) -> String 
                 h2 { "Runs" }
                 @for task in &tasks {
                     h3 id=(anchor(task, "")) { (task) }
-                    @for harness in &harnesses {
-                        @if let Some(r) = find(task, harness) { (run_detail(r)) }
+                    @for r in results.iter().filter(|r| r.task_id == *task) {
+                        (run_detail(r))
                     }
                 }
             }
@@ -99,9 +108,10 @@ pub fn write(
     path: &Path,
     results: &[TaskResult],
     gates: &[SuiteThresholdResult],
+    statistics: &[VariantStatistics],
 ) -> std::io::Result<()> {
     let tmp = path.with_extension("html.tmp");
-    std::fs::write(&tmp, render(results, gates))?;
+    std::fs::write(&tmp, render(results, gates, statistics))?;
     std::fs::rename(&tmp, path)
 }
 
@@ -257,11 +267,18 @@ fn matrix_cell(r: &TaskResult) -> Markup {
 
 fn run_detail(r: &TaskResult) -> Markup {
     let status = r.status.as_str();
-    let folder = format!("{}/{}", url_segment(&r.task_id), url_segment(&r.harness));
+    let folder = crate::suite::unit_of(r)
+        .rel_dir()
+        .iter()
+        .map(|c| url_segment(&c.to_string_lossy()))
+        .collect::<Vec<_>>()
+        .join("/");
     html! {
         div.run id=(anchor(&r.task_id, &r.harness)) {
             h4 {
                 span class=(status) { (status) } " " (r.harness)
+                @if let Some(v) = &r.variant { " · " (v) }
+                @if let Some(i) = r.replicate { " · " (crate::suite::replicate_dir(i)) }
                 " · score " (r.weighted_score.map_or("-".into(), |s| format!("{s:.2}")))
                 " · " a href={ (folder) "/task.json" } { "task.json" }
                 " · " a href={ (folder) "/recording.jsonl" } { "recording" }

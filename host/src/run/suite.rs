@@ -10,16 +10,18 @@ use std::path::Path;
 use std::sync::Arc;
 use tokio::sync::watch;
 
-/// Records a `skip: true` task on `harness` as SKIPPED and writes its `task.json`
-/// (`<out>/<task_id>/<harness>/task.json`); nothing is started. Pass the results to
+/// Records a `skip: true` task as the unit `unit` (SKIPPED) and writes its `task.json`
+/// (`<out>/<unit folder>/task.json`); nothing is started. Pass the results to
 /// [`run_all`] so `run.json` and the reports list them.
 pub fn record_skipped(
     task: &crate::task::Task,
-    harness: &str,
+    unit: &crate::suite::UnitId,
     out_dir: &std::path::Path,
 ) -> TaskResult {
-    let mut result = super::assemble::skipped(task, harness);
-    let dir = out_dir.join(&task.task_id).join(harness);
+    let mut result = super::assemble::skipped(task, &unit.harness);
+    result.variant = unit.variant.clone();
+    result.replicate = unit.replicate;
+    let dir = out_dir.join(unit.rel_dir());
     if let Err(err) = std::fs::create_dir_all(&dir)
         .and_then(|()| write_json_atomically(&dir.join("task.json"), &result))
     {
@@ -32,7 +34,9 @@ pub fn record_skipped(
 /// Runs the prepared pairs, `jobs` at a time; Ctrl-C (`cancel`) stops every running CLI
 /// and still writes what was recorded. Writes `run.json`, `junit.xml` and `report.html`
 /// at the end.
-/// `skipped` ([`record_skipped`]) come first in the results and `run.json`.
+/// `skipped` ([`record_skipped`], or units a resumed run keeps) come first in the
+/// results and `run.json`. A run with variants or replicates also writes its
+/// `statistics` (`crate::suite::statistics`).
 pub async fn run_all(
     prepared: Vec<Prepared>,
     skipped: Vec<TaskResult>,
@@ -49,6 +53,14 @@ pub async fn run_all(
         .iter()
         .map(|p| (p.task.task_id.clone(), p.task.success_criteria.clone()))
         .collect();
+    let expected = crate::suite::expected(
+        prepared
+            .iter()
+            .map(|p| p.unit.clone())
+            .chain(skipped.iter().map(crate::suite::unit_of))
+            .collect::<Vec<_>>()
+            .iter(),
+    );
     let semaphore = Arc::new(tokio::sync::Semaphore::new(jobs.max(1)));
     let mut set = tokio::task::JoinSet::new();
     for (index, p) in prepared.into_iter().enumerate() {
@@ -87,10 +99,18 @@ pub async fn run_all(
                 early_stop: r.early_stop_note(),
                 budget: r.budget_note(),
                 soft_budgets: r.soft_budget_note(),
-                result: format!("{}/{}/task.json", r.task_id, r.harness),
+                result: format!("{}/task.json", crate::suite::unit_of(r).rel_dir().display()),
+                variant: r.variant.clone(),
+                replicate: r.replicate,
             })
             .collect(),
         suite_thresholds: thresholds::suite_verdicts(&results, &criteria),
+        experiment: options.experiment.clone(),
+        statistics: if crate::suite::is_suite(&results) {
+            crate::suite::statistics(&results, &expected)
+        } else {
+            Vec::new()
+        },
     };
     write_json_atomically(&options.out_dir.join("run.json"), &summary)?;
     write_suite_reports(&options.out_dir, &results, &summary.suite_thresholds)?;
@@ -105,5 +125,10 @@ pub fn write_suite_reports(
     gates: &[SuiteThresholdResult],
 ) -> std::io::Result<()> {
     junit::write(&dir.join("junit.xml"), results, gates)?;
-    report::write(&dir.join("report.html"), results, gates)
+    let statistics = if crate::suite::is_suite(results) {
+        crate::suite::statistics(results, &crate::suite::Expected::new())
+    } else {
+        Vec::new()
+    };
+    report::write(&dir.join("report.html"), results, gates, &statistics)
 }
