@@ -22,7 +22,7 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     Check(check::CheckArgs),
     Compare(compare::CompareArgs),
     Replay(replay::ReplayArgs),
@@ -45,7 +45,7 @@ pub fn main() -> i32 {
         }
     };
     let result = match cli.command {
-        Command::Run(args) => run::run(args),
+        Command::Run(args) => run::run(*args),
         Command::Check(args) => check::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Replay(args) => replay::run(args),

@@ -120,12 +120,13 @@ pub fn run(mut args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
         let invocation = coder_eval::suite::resume::Invocation::read(&dir)?;
         let dir = std::path::absolute(&dir)?;
         std::env::set_current_dir(&invocation.cwd)?;
-        let jobs = args.jobs;
+        let (jobs, isolate) = (args.jobs, args.isolate_network);
         let stored = <StoredRun as clap::Parser>::try_parse_from(
             std::iter::once("run".to_string()).chain(invocation.args),
         )?;
         args = stored.args;
         args.out = Some(dir.clone());
+        args.isolate_network |= isolate;
         if jobs != 1 {
             args.jobs = jobs;
         }
@@ -194,21 +195,18 @@ pub fn run(mut args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
             }
         }
     }
-    let given = tasks.len();
-    tasks.retain(|t| {
+    let selected = |t: &Task| {
         (args.tags.is_empty() || t.tags.iter().any(|tag| args.tags.contains(tag)))
             && !t.tags.iter().any(|tag| args.exclude_tags.contains(tag))
-    });
+    };
+    let given = tasks.len();
+    tasks.retain(selected);
     if tasks.is_empty() {
         eprintln!(
             "error: none of the {given} tasks is selected by --tags / --exclude-tags / --split"
         );
         return Ok(exit_codes::USAGE);
     }
-    let selected = |t: &Task| {
-        (args.tags.is_empty() || t.tags.iter().any(|tag| args.tags.contains(tag)))
-            && !t.tags.iter().any(|tag| args.exclude_tags.contains(tag))
-    };
     resolved.retain(|r| selected(&r.task));
     let (skip, resolved): (Vec<_>, Vec<_>) = resolved
         .into_iter()
