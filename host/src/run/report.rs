@@ -6,6 +6,8 @@
 //! - per harness: tasks that passed, mean weighted score, median turn duration, tokens
 //!   (input, output, cache read, cache write) and cost in USD (summed over the tasks that
 //!   report one, with how many did);
+//! - in an experiment, the variants take the harnesses' place in the two tables below,
+//!   and a *Variants* section compares them over replicates (`suite::report`);
 //! - a matrix, one row per task and one column per harness: status, score, turns, tool
 //!   calls and turn duration, linking to the task's `task.json`;
 //! - per task × harness: where the turn's time went (head, generation, tools, tail, as a
@@ -29,8 +31,8 @@ pub fn render(
     let mut harnesses: Vec<&str> = Vec::new();
     let mut tasks: Vec<&str> = Vec::new();
     for r in results {
-        if !harnesses.contains(&r.harness.as_str()) {
-            harnesses.push(&r.harness);
+        if !harnesses.contains(&column(r)) {
+            harnesses.push(column(r));
         }
         if !tasks.contains(&r.task_id.as_str()) {
             tasks.push(&r.task_id);
@@ -39,7 +41,7 @@ pub fn render(
     let find = |task: &str, harness: &str| {
         results
             .iter()
-            .find(|r| r.task_id == task && r.harness == harness)
+            .find(|r| r.task_id == task && column(r) == harness)
     };
     let page = html! {
         (DOCTYPE)
@@ -134,6 +136,11 @@ th { background: #f4f4f4; }
 pre { white-space: pre-wrap; margin: 0; max-height: 12em; overflow: auto; }
 ";
 
+/// The column a result falls in: its variant in an experiment, else its harness.
+fn column(r: &TaskResult) -> &str {
+    r.variant.as_deref().unwrap_or(&r.harness)
+}
+
 /// A fragment id for a task, or for a task on one harness: letters, digits and `-` kept,
 /// any other byte written `_XX` (hex), so two names never share an id.
 fn anchor(task: &str, harness: &str) -> String {
@@ -185,7 +192,7 @@ fn harness_row(harness: &str, results: &[TaskResult]) -> Markup {
     // A skipped task (`skip: true`) ran nowhere: not counted.
     let runs: Vec<&TaskResult> = results
         .iter()
-        .filter(|r| r.harness == harness && r.status != TaskStatus::Skipped)
+        .filter(|r| column(r) == harness && r.status != TaskStatus::Skipped)
         .collect();
     let passed = runs
         .iter()

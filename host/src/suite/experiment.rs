@@ -373,6 +373,12 @@ impl Experiment {
             ("pre_run", defaults.pre_run.map(Value::Sequence)),
             ("post_run", defaults.post_run.map(Value::Sequence)),
         ]);
+        check_sections(
+            &defaults_layer,
+            "defaults",
+            path,
+            crate::task::compat::key_line(text, &["defaults"]),
+        )?;
         absolutize_paths(&mut defaults_layer, base);
         let mut variants: Vec<Variant> = Vec::new();
         for v in spec.variants {
@@ -408,6 +414,7 @@ impl Experiment {
                         .map(|p| Value::String(p.display().to_string())),
                 ),
             ]);
+            check_sections(&overlay, &at, path, variant_line(text, &v.variant_id))?;
             absolutize_paths(&mut overlay, base);
             variants.push(Variant {
                 variant_id: v.variant_id,
@@ -425,6 +432,61 @@ impl Experiment {
             variants,
         })
     }
+}
+
+/// Each section of a layer read as the task file reads it, so a misspelt key is refused
+/// at load, naming the file, the line of the layer (`defaults:` or the variant's
+/// `variant_id`) and the key.
+fn check_sections(
+    layer: &Value,
+    at: &str,
+    path: &Path,
+    line: Option<usize>,
+) -> Result<(), ExperimentError> {
+    fn section<T: serde::de::DeserializeOwned>(v: Option<&Value>) -> Result<(), String> {
+        match v {
+            Some(v) => serde_yaml_ng::from_value::<T>(v.clone())
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+            None => Ok(()),
+        }
+    }
+    let checks = [
+        (
+            "agent",
+            section::<crate::task::AgentSpec>(layer.get("agent")),
+        ),
+        (
+            "run_limits",
+            section::<crate::limits::RunLimitsSpec>(layer.get("run_limits")),
+        ),
+        (
+            "sandbox",
+            section::<crate::task::SandboxSpec>(layer.get("sandbox")),
+        ),
+    ];
+    for (key, result) in checks {
+        if let Err(message) = result {
+            return Err(ExperimentError::Invalid {
+                path: path.to_path_buf(),
+                line: line.unwrap_or(0),
+                column: 0,
+                message: format!("{at}.{key}: {}", message),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The 1-based line of `variant_id: <id>` in the experiment's text.
+fn variant_line(text: &str, id: &str) -> Option<usize> {
+    text.lines()
+        .position(|l| {
+            let l = l.trim_start().trim_start_matches("- ").trim();
+            l.strip_prefix("variant_id:")
+                .is_some_and(|v| v.trim().trim_matches(['"', '\'']) == id)
+        })
+        .map(|i| i + 1)
 }
 
 fn is_plain_name(s: &str) -> bool {
@@ -997,6 +1059,16 @@ mod tests {
             p,
         );
         assert!(e.unwrap_err().to_string().contains("give one of"));
+        let e = Experiment::parse(
+            "experiment_id: a\nvariants:\n  - variant_id: fast\n    run_limits: {max_turnz: 3}",
+            p,
+        );
+        let msg = e.unwrap_err().to_string();
+        assert!(
+            msg.starts_with("/x/exp.yaml:3:0: variants[fast].run_limits:")
+                && msg.contains("max_turnz"),
+            "{msg}"
+        );
         let e = Overrides {
             set: vec!["run_limit.max_turns=3".into()],
             ..Default::default()
