@@ -271,3 +271,92 @@ fn resume_after_a_kill_mid_suite_reruns_only_the_unfinished_units() {
     let t = &s.statistics[0].per_task[0];
     assert_eq!((t.graded, t.missing), (4, 0), "{t:?}");
 }
+
+#[test]
+fn the_example_experiment_resolves() {
+    use coder_eval::suite::experiment::{Experiment, Overrides, resolve_file};
+    let root = crate::support::root();
+    let exp = Experiment::load(&root.join("examples/experiments/hello-date.yaml")).unwrap();
+    let (tasks, _) = resolve_file(
+        &root.join("tasks/hello_date/task.yaml"),
+        &Default::default(),
+        Some(&exp),
+        &Overrides::default(),
+    )
+    .unwrap();
+    let variants: Vec<_> = tasks.iter().map(|t| t.variant.clone().unwrap()).collect();
+    assert_eq!(variants, vec!["diligent", "lazy"]);
+    assert!(tasks.iter().all(|t| t.repeats == 3));
+    assert!(tasks[1].task.prompt.starts_with("Think step by step"));
+    assert!(
+        tasks[1]
+            .task
+            .agent
+            .scripted_model
+            .as_ref()
+            .unwrap()
+            .ends_with("examples/experiments/scripts/lazy.yaml")
+    );
+}
+
+#[test]
+fn bad_suite_input_is_refused_before_anything_runs() {
+    let dir = scratch("suite-bad-input");
+    let task = flaky_task(&dir, "0");
+    let exp = dir.join("exp.yaml");
+    std::fs::write(
+        &exp,
+        "experiment_id: x\nvariants:\n  - variant_id: a\n    agent: {modle: m}\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    for (args, expect) in [
+        (
+            vec!["run", "--experiment", exp.to_str().unwrap()],
+            "exp.yaml:3:0: variants[a].agent: unknown field `modle`",
+        ),
+        (
+            vec!["run", "-D", "run_limit.max_turns=3"],
+            "did you mean `run_limits`",
+        ),
+        (vec!["run", "--repeats", "0"], "--repeats"),
+        (
+            vec![
+                "run",
+                "-D",
+                "agent.model=x",
+                "--harness",
+                "codex",
+                "--harness",
+                "pi",
+            ],
+            "--harness names one harness",
+        ),
+    ] {
+        let o = Command::new(bin())
+            .args(&args)
+            .arg("--out")
+            .arg(&out)
+            .arg(&task)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", show(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(expect),
+            "{args:?}: {}",
+            show(&o)
+        );
+        assert!(!out.exists(), "{args:?} wrote {}", out.display());
+    }
+    let o = Command::new(bin())
+        .args(["run", "--resume"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("invocation.json"),
+        "{}",
+        show(&o)
+    );
+}

@@ -377,6 +377,7 @@ pub fn run(mut args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
         .iter()
         .filter(|r| r.status == TaskStatus::Skipped)
         .count();
+    print_statistics(&out_dir);
     let gates = coder_eval::run::thresholds::suite_verdicts(&results, &criteria);
     for g in &gates {
         println!("{}", coder_eval::run::thresholds::summary_line(g));
@@ -405,6 +406,29 @@ pub fn run(mut args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
     })
 }
 
+/// One line per variant from `run.json`'s `statistics` (runs with variants or repeats).
+fn print_statistics(out_dir: &std::path::Path) {
+    let Some(summary) = std::fs::read_to_string(out_dir.join("run.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<coder_eval::results::RunSummary>(&t).ok())
+    else {
+        return;
+    };
+    for v in &summary.statistics {
+        println!(
+            "{:<20} pass rate {} over {} graded task(s); {} flaky; replicates: {} graded, {} errored, {} skipped, {} missing",
+            v.variant,
+            coder_eval::suite::report::estimate(v.pass_rate.as_ref()),
+            v.tasks_graded,
+            v.tasks_flaky,
+            v.graded,
+            v.errored,
+            v.skipped,
+            v.missing
+        );
+    }
+}
+
 /// The terminal summary line of one task.
 fn print_row(r: &TaskResult) {
     let turn = r.turn.as_ref();
@@ -416,10 +440,20 @@ fn print_row(r: &TaskResult) {
         1 => "  [1 process the agent left running was stopped]".to_string(),
         n => format!("  [{n} processes the agent left running were stopped]"),
     };
+    let unit = match (&r.variant, r.replicate) {
+        (None, None) => r.task_id.clone(),
+        (Some(v), None) => format!("{} [{v}]", r.task_id),
+        (None, Some(i)) => format!("{} [{}]", r.task_id, coder_eval::suite::replicate_dir(i)),
+        (Some(v), Some(i)) => format!(
+            "{} [{v} {}]",
+            r.task_id,
+            coder_eval::suite::replicate_dir(i)
+        ),
+    };
     let line = format!(
         "{} {:<28} {:<12} {:<20} score {:<5} turns {:<3} tools {:<3} {:>7.1} s{}{capped}{leftovers}",
         r.status.icon(),
-        r.task_id,
+        unit,
         r.harness,
         r.status.as_str(),
         r.weighted_score.map_or("-".into(), |s| format!("{s:.2}")),
