@@ -181,10 +181,23 @@ fn experiment_variants_run_offline_with_lineage_and_compare() {
     let o = Command::new(bin())
         .args(["compare"])
         .args([&out, &out])
-        .args(["--a-variant", "bad", "--b-variant", "good", "--json"])
+        .args([
+            "--a-variant",
+            "bad",
+            "--b-variant",
+            "good",
+            "--json",
+            "--html",
+        ])
+        .arg(dir.join("compare.html"))
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", show(&o));
+    let html = std::fs::read_to_string(dir.join("compare.html")).unwrap();
+    assert!(
+        html.contains("B (good) against A (bad)") && html.contains("fail→pass"),
+        "{html}"
+    );
     let c: CompareReport = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(c.paired_tasks, 1);
     assert_eq!(c.difference.as_ref().unwrap().mean, 1.0);

@@ -38,6 +38,7 @@ pub fn render(
             tasks.push(&r.task_id);
         }
     }
+    let by_variant = results.iter().any(|r| r.variant.is_some());
     let find = |task: &str, harness: &str| {
         results
             .iter()
@@ -62,10 +63,10 @@ pub fn render(
                     "configured at 0, Codex and Gemini CLI report none)."
                 }
                 @if !statistics.is_empty() { (crate::suite::report::variants(statistics)) }
-                h2 { "Harnesses" }
+                h2 { (if by_variant { "Variants (runs)" } else { "Harnesses" }) }
                 table {
                     tr {
-                        th { "harness" } th { "passed" } th { "mean score (graded runs)" }
+                        th { (if by_variant { "variant" } else { "harness" }) } th { "passed" } th { "mean score (graded runs)" }
                         th { "median turn time" } th { "tokens in / out" }
                         th { "cache read / write" } th { "cost (USD)" }
                     }

@@ -136,3 +136,59 @@ pub fn statistics(results: &[TaskResult], expected: &Expected) -> Vec<VariantSta
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::TaskStatus;
+
+    fn result(variant: &str, task: &str, replicate: u32, status: TaskStatus) -> TaskResult {
+        let mut r: TaskResult = serde_json::from_str(r#"{"result_version":1,"task_id":"t","harness":"claude-code","status":"SUCCESS","error":null,"description":null,"task_file":"/t.yaml","prompt":"p","requested_model":null,"cli":{"path":null,"version":null,"argv":[],"pgid":null,"caveats":[]},"run_limits":{"max_turns":null,"max_tool_calls":null,"turn_timeout_ms":null,"task_timeout_ms":null,"native":[]},"stop":null,"turn":null,"criteria":[],"weighted_score":null,"post_failure_criteria_results":[],"setup_ms":0,"grading_ms":0,"host_turn_work_us":0,"stderr_tail":"","scripted_model_requests":null,"paths":{"recording":"recording.jsonl","stderr":"stderr.log","workspace":"workspace"}}"#).unwrap();
+        r.variant = Some(variant.into());
+        r.task_id = task.into();
+        r.replicate = Some(replicate);
+        r.status = status;
+        r
+    }
+
+    #[test]
+    fn statistics_group_by_variant_and_count_the_missing() {
+        let unit = |v: &str, t: &str, i: u32| UnitId {
+            variant: Some(v.into()),
+            task_id: t.into(),
+            harness: "claude-code".into(),
+            replicate: Some(i),
+        };
+        // Asked: 2 variants × 2 tasks × 3 replicates; b/y has no result at all.
+        let asked: Vec<UnitId> = ["a", "b"]
+            .iter()
+            .flat_map(|v| {
+                ["x", "y"]
+                    .iter()
+                    .flat_map(move |t| (0..3).map(move |i| unit(v, t, i)))
+            })
+            .collect();
+        let expected = expected(asked.iter());
+        let results = vec![
+            result("a", "x", 0, TaskStatus::Success),
+            result("a", "x", 1, TaskStatus::Failure),
+            result("a", "x", 2, TaskStatus::Error),
+            result("a", "y", 0, TaskStatus::Success),
+            result("b", "x", 0, TaskStatus::Failure),
+        ];
+        assert!(is_suite(&results));
+        let s = statistics(&results, &expected);
+        let names: Vec<&str> = s.iter().map(|v| v.variant.as_str()).collect();
+        assert_eq!(names, vec!["a", "b"]);
+        let a = &s[0];
+        assert_eq!((a.graded, a.passes, a.errored, a.missing), (3, 2, 1, 2));
+        // Task means 0.5 (x) and 1.0 (y): 0.75.
+        assert_eq!(a.pass_rate.as_ref().unwrap().mean, 0.75);
+        assert_eq!(a.tasks_flaky, 1);
+        let b = &s[1];
+        assert_eq!((b.tasks, b.tasks_graded, b.missing), (2, 1, 5));
+        let y = b.per_task.iter().find(|t| t.task_id == "y").unwrap();
+        assert_eq!((y.missing, y.pass_rate), (3, None));
+        assert_eq!(b.pass_rate.as_ref().unwrap().mean, 0.0);
+    }
+}
