@@ -1,11 +1,13 @@
 //! Suites that answer "which agent is better": experiments and their variants
-//! ([`experiment`]), replicates of each task ([`UnitId`]), the statistics over them
+//! ([`experiment`], resolved by the 5-layer [`merge`] and prompt [`mutation`]s), replicates of each task ([`UnitId`]), the statistics over them
 //! ([`stats`]), `coder-eval compare`, and `run --resume` ([`resume`]).
 //!
 //! A suite is a list of units, each a [`UnitId`] (variant, task, harness, replicate)
 //! with its prepared task; `run::run_all` runs them like any other prepared task.
 
 pub mod experiment;
+pub mod merge;
+pub mod mutation;
 pub mod report;
 pub mod resume;
 pub mod stats;
