@@ -24,6 +24,7 @@ pub mod run;
 pub mod runtime;
 pub mod sandbox;
 mod suggest;
+pub mod suite;
 pub mod task;
 pub mod turn;
 pub mod workspace;

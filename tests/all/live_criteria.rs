@@ -264,7 +264,7 @@ fn suite_thresholds_over_live_rows() {
         junit.contains("suite_thresholds") && junit.contains("recall.positive = 0.500 &lt; 0.9"),
         "{junit}"
     );
-    let html = coder_eval::run::report::render(&results, &gates);
+    let html = coder_eval::run::report::render(&results, &gates, &[]);
     assert!(html.contains("Suite thresholds") && html.contains("— missed"));
 
     // `grade --write` of one row with an edited task file (r3 expects `negative`, which

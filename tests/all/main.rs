@@ -21,6 +21,7 @@ mod replay_codex_pi;
 mod replay_corpus;
 mod replay_opencode_gemini;
 mod sandbox;
+mod suites;
 mod support;
 
 #[test]

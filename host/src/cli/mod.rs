@@ -1,6 +1,7 @@
 //! Command-line interface: one file per subcommand, doc comments as help.
 
 pub(crate) mod check;
+mod compare;
 mod grade;
 mod harnesses;
 mod replay;
@@ -21,8 +22,9 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    Run(run::RunArgs),
+    Run(Box<run::RunArgs>),
     Check(check::CheckArgs),
+    Compare(compare::CompareArgs),
     Replay(replay::ReplayArgs),
     Grade(grade::GradeArgs),
     ScriptedModel(scripted_model::ScriptedModelArgs),
@@ -43,8 +45,9 @@ pub fn main() -> i32 {
         }
     };
     let result = match cli.command {
-        Command::Run(args) => run::run(args),
+        Command::Run(args) => run::run(*args),
         Command::Check(args) => check::run(args),
+        Command::Compare(args) => compare::run(args),
         Command::Replay(args) => replay::run(args),
         Command::Grade(args) => grade::run(args),
         Command::ScriptedModel(args) => scripted_model::run(args),

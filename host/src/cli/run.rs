@@ -3,7 +3,7 @@
 use coder_eval::components::{BUILTIN_HARNESSES, ComponentSource, parse_override};
 use coder_eval::exit_codes;
 use coder_eval::results::{TaskResult, TaskStatus};
-use coder_eval::run::{RunOptions, locate, prepare, run_all};
+use coder_eval::run::{RunOptions, locate, run_all};
 use coder_eval::task::Task;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
@@ -16,15 +16,40 @@ use std::path::PathBuf;
   coder-eval run tasks/hello_date/task.yaml
   coder-eval run tasks/hello_date/task.yaml --harness all --out runs/smoke
   coder-eval run tasks/run_limits/max_turns_cap/task.yaml --harness claude-code --no-native-limits
-  coder-eval run task.yaml --scripted-model other-script.yaml --isolate-network")]
+  coder-eval run task.yaml --scripted-model other-script.yaml --isolate-network
+  coder-eval run --experiment experiments/model-comparison.yaml tasks/hello_date/task.yaml
+  coder-eval run tasks/flaky/task.yaml --repeats 5 -D run_limits.max_turns=4
+  coder-eval run --resume runs/20260101-120000")]
 pub struct RunArgs {
     /// Task files (YAML).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "resume")]
     tasks: Vec<PathBuf>,
     /// Harness to run on (repeatable); `all` = every built-in harness whose CLI is
-    /// installed. Default: each task's `agent.type`.
+    /// installed. Default: each task's `agent.type`. With `--experiment` or `-D`: one
+    /// harness, the command line's `agent.type` (it beats the variants').
     #[arg(long)]
     harness: Vec<String>,
+    /// An experiment file (coder_eval's `experiment_id`, `defaults`, `variants`): every
+    /// task runs under every variant, results under `<out>/<variant_id>/`.
+    #[arg(long, short = 'e', value_name = "EXPERIMENT.yaml")]
+    experiment: Option<PathBuf>,
+    /// Set a task-file field for every task, above the experiment's variants:
+    /// `-D run_limits.max_turns=5`, `-D agent.model=claude-opus-4-1` (repeatable; the
+    /// value is read as YAML).
+    #[arg(short = 'D', value_name = "PATH=VALUE")]
+    define: Vec<String>,
+    /// The model for every task (= `-D agent.model=MODEL`).
+    #[arg(long)]
+    model: Option<String>,
+    /// Run each task × variant N times (replicates `r00`, `r01`, …, each in its own
+    /// folder); beats the task's and the experiment's `repeats`.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    repeats: Option<u32>,
+    /// Finish an interrupted run: resolve its units again from its `invocation.json`,
+    /// keep each whose `task.json` is complete, run the rest (other options are the
+    /// original run's; `--jobs` may be given anew).
+    #[arg(long, value_name = "RUN_DIR", conflicts_with_all = ["tasks", "out", "experiment"])]
+    resume: Option<PathBuf>,
     /// Output folder (default: runs/<UTC timestamp>).
     #[arg(long)]
     out: Option<PathBuf>,
@@ -90,7 +115,31 @@ pub struct RunArgs {
     sample_per_stratum: Option<u32>,
 }
 
-pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
+/// `RunArgs` parsed alone, for `invocation.json`.
+#[derive(Debug, clap::Parser)]
+struct StoredRun {
+    #[command(flatten)]
+    args: RunArgs,
+}
+
+pub fn run(mut args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
+    let mut resume_dir = None;
+    if let Some(dir) = args.resume.clone() {
+        let invocation = coder_eval::suite::resume::Invocation::read(&dir)?;
+        let dir = std::path::absolute(&dir)?;
+        std::env::set_current_dir(&invocation.cwd)?;
+        let (jobs, isolate) = (args.jobs, args.isolate_network);
+        let stored = <StoredRun as clap::Parser>::try_parse_from(
+            std::iter::once("run".to_string()).chain(invocation.args),
+        )?;
+        args = stored.args;
+        args.out = Some(dir.clone());
+        args.isolate_network |= isolate;
+        if jobs != 1 {
+            args.jobs = jobs;
+        }
+        resume_dir = Some(dir);
+    }
     let inside = match isolated() {
         Ok(inside) => inside,
         Err(message) => {
@@ -112,13 +161,48 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
             return Ok(exit_codes::USAGE);
         }
     }
+    let experiment = match &args.experiment {
+        Some(path) => match coder_eval::suite::experiment::Experiment::load(path) {
+            Ok(e) => Some(e),
+            Err(err) => {
+                super::print_error(&err);
+                return Ok(exit_codes::USAGE);
+            }
+        },
+        None => None,
+    };
+    let overrides = coder_eval::suite::experiment::Overrides {
+        set: args.define.clone(),
+        model: args.model.clone(),
+        harness: None,
+        repeats: args.repeats,
+    };
+    let layered = experiment.is_some() || overrides.sets_fields();
+    let mut overrides = overrides;
+    if layered && !args.harness.is_empty() {
+        if args.harness.len() > 1 || args.harness[0] == "all" {
+            eprintln!(
+                "error: with --experiment, -D or --model, --harness names one harness (the \
+                 command line's agent.type); compare harnesses with variants"
+            );
+            return Ok(exit_codes::USAGE);
+        }
+        overrides.harness = Some(args.harness[0].clone());
+    }
     let mut tasks = Vec::new();
+    let mut resolved = Vec::new();
     let mut warnings = Vec::new();
     for path in &args.tasks {
-        match Task::load_file_with(path, &select) {
-            Ok(loaded) => {
-                warnings.push((path.clone(), loaded.notes));
-                tasks.extend(loaded.tasks);
+        match coder_eval::suite::experiment::resolve_file(
+            path,
+            &select,
+            experiment.as_ref(),
+            &overrides,
+        ) {
+            Ok((loaded, notes)) => {
+                warnings.push((path.clone(), notes));
+                tasks.extend(loaded.iter().map(|r| r.task.clone()));
+                resolved.extend(loaded);
             }
             Err(err) => {
                 super::print_error(&err);
@@ -126,20 +210,23 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
             }
         }
     }
-    let given = tasks.len();
-    tasks.retain(|t| {
+    let selected = |t: &Task| {
         (args.tags.is_empty() || t.tags.iter().any(|tag| args.tags.contains(tag)))
             && !t.tags.iter().any(|tag| args.exclude_tags.contains(tag))
-    });
+    };
+    let given = tasks.len();
+    tasks.retain(selected);
     if tasks.is_empty() {
         eprintln!(
             "error: none of the {given} tasks is selected by --tags / --exclude-tags / --split"
         );
         return Ok(exit_codes::USAGE);
     }
-    let (skip, tasks): (Vec<Task>, Vec<Task>) = tasks
+    resolved.retain(|r| selected(&r.task));
+    let (skip, resolved): (Vec<_>, Vec<_>) = resolved
         .into_iter()
-        .partition(|t| t.skip && !args.include_skipped);
+        .partition(|r| r.task.skip && !args.include_skipped);
+    let tasks: Vec<Task> = resolved.iter().map(|r| r.task.clone()).collect();
     // A docker task's container is sealed by itself (network none); a tempdir task needs
     // the whole run in a namespace.
     if tasks.iter().any(|t| {
@@ -168,7 +255,9 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
     for (path, notes) in &warnings {
         super::check::print_warnings(path, notes);
     }
-    let harnesses: Vec<String> = if args.harness.iter().any(|h| h == "all") {
+    let harnesses: Vec<String> = if layered {
+        Vec::new()
+    } else if args.harness.iter().any(|h| h == "all") {
         installed_harnesses()
     } else {
         args.harness.clone()
@@ -176,7 +265,7 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
     let out_dir = args
         .out
         .unwrap_or_else(|| PathBuf::from("runs").join(timestamp()));
-    if out_dir.join("run.json").exists() {
+    if resume_dir.is_none() && out_dir.join("run.json").exists() {
         eprintln!(
             "note: {} already holds a run; run.json, junit.xml and report.html will list this \
              run's tasks only (the folders of earlier tasks stay, a task run again is replaced)",
@@ -192,20 +281,32 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
     options.script_override = args.scripted_model;
     options.native_limits = !args.no_native_limits;
     options.pass_env = args.pass_env;
-    options.judge_env = args.judge_env;
+    options.judge_env = args.judge_env.clone();
+    options.experiment = experiment
+        .as_ref()
+        .map(|e| coder_eval::results::ExperimentRecord {
+            experiment_id: e.experiment_id.clone(),
+            description: e.description.clone(),
+            file: std::path::absolute(&e.path)
+                .unwrap_or_else(|_| e.path.clone())
+                .display()
+                .to_string(),
+            variants: e.variants.iter().map(|v| v.variant_id.clone()).collect(),
+        });
     options.pid_namespace = args.pid_namespace;
     let criteria: coder_eval::run::thresholds::CriteriaByTask = tasks
         .iter()
         .map(|t| (t.task_id.clone(), t.success_criteria.clone()))
         .collect();
     // Agentless tasks (`agent.type: none`) run on no harness: apart, before the others.
-    let (agentless, tasks): (Vec<Task>, Vec<Task>) = tasks
+    let (agentless, resolved): (Vec<_>, Vec<_>) = resolved
         .into_iter()
-        .partition(|t| t.agent.harness.as_deref() == Some(coder_eval::run::NO_AGENT));
-    let prepared = if tasks.is_empty() {
+        .partition(|r| r.task.agent.harness.as_deref() == Some(coder_eval::run::NO_AGENT));
+    let agentless: Vec<Task> = agentless.into_iter().map(|r| r.task).collect();
+    let prepared = if resolved.is_empty() {
         Vec::new()
     } else {
-        match prepare(tasks, &harnesses, &options) {
+        match coder_eval::suite::prepare_units(resolved, &harnesses, &options) {
             Ok(p) => p,
             Err(err) => {
                 super::print_error(&err);
@@ -214,20 +315,73 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
         }
     };
     // A skipped task is recorded on the harnesses it would have run on; nothing starts.
-    let skipped: Vec<TaskResult> = skip
+    let skip_units: Vec<(Task, coder_eval::suite::UnitId)> = skip
         .iter()
-        .flat_map(|t| {
+        .flat_map(|r| {
             let names: Vec<String> = if harnesses.is_empty() {
-                vec![t.agent.harness.clone().unwrap_or_else(|| "none".into())]
+                vec![
+                    r.task
+                        .agent
+                        .harness
+                        .clone()
+                        .unwrap_or_else(|| "none".into()),
+                ]
             } else {
                 harnesses.clone()
             };
-            names
-                .into_iter()
-                .map(|h| coder_eval::run::record_skipped(t, &h, &out_dir))
-                .collect::<Vec<_>>()
+            names.into_iter().flat_map(move |h| {
+                (0..r.repeats).map(move |i| {
+                    (
+                        r.task.clone(),
+                        coder_eval::suite::UnitId {
+                            variant: r.variant.clone(),
+                            task_id: r.task.task_id.clone(),
+                            harness: h.clone(),
+                            replicate: (r.repeats > 1).then_some(i),
+                        },
+                    )
+                })
+            })
         })
         .collect();
+    if let Err(err) = std::fs::create_dir_all(&out_dir) {
+        eprintln!("error: {}: {err}", out_dir.display());
+        return Ok(exit_codes::USAGE);
+    }
+    // What --resume reads; a resumed run keeps the original.
+    if resume_dir.is_none() {
+        let invocation = coder_eval::suite::resume::Invocation {
+            cwd: std::env::current_dir()?,
+            args: std::env::args().skip(2).collect(),
+        };
+        invocation.write(&out_dir)?;
+    }
+    // Resuming: units with a complete task.json are kept, as they are.
+    let mut kept = Vec::new();
+    let prepared = match &resume_dir {
+        None => prepared,
+        Some(dir) => {
+            let mut todo = Vec::new();
+            for p in prepared {
+                match coder_eval::suite::resume::completed(dir, &p.unit) {
+                    Some(done) => kept.push(done),
+                    None => todo.push(p),
+                }
+            }
+            eprintln!(
+                "resuming {}: {} unit(s) complete and kept, {} to run",
+                dir.display(),
+                kept.len(),
+                todo.len()
+            );
+            todo
+        }
+    };
+    let mut skipped: Vec<TaskResult> = skip_units
+        .iter()
+        .map(|(t, unit)| coder_eval::run::record_skipped(t, unit, &out_dir))
+        .collect();
+    skipped.extend(kept);
     if prepared.is_empty() && skipped.is_empty() && agentless.is_empty() {
         eprintln!(
             "error: no harness to run on (is any CLI installed? `scripts/setup.sh` installs them)"
@@ -263,6 +417,7 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
         .iter()
         .filter(|r| r.status == TaskStatus::Skipped)
         .count();
+    print_statistics(&out_dir);
     let gates = coder_eval::run::thresholds::suite_verdicts(&results, &criteria);
     for g in &gates {
         println!("{}", coder_eval::run::thresholds::summary_line(g));
@@ -291,6 +446,29 @@ pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
     })
 }
 
+/// One line per variant from `run.json`'s `statistics` (runs with variants or repeats).
+fn print_statistics(out_dir: &std::path::Path) {
+    let Some(summary) = std::fs::read_to_string(out_dir.join("run.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<coder_eval::results::RunSummary>(&t).ok())
+    else {
+        return;
+    };
+    for v in &summary.statistics {
+        println!(
+            "{:<20} pass rate {} over {} graded task(s); {} flaky; replicates: {} graded, {} errored, {} skipped, {} missing",
+            v.variant,
+            coder_eval::suite::report::estimate(v.pass_rate.as_ref()),
+            v.tasks_graded,
+            v.tasks_flaky,
+            v.graded,
+            v.errored,
+            v.skipped,
+            v.missing
+        );
+    }
+}
+
 /// The terminal summary line of one task.
 fn print_row(r: &TaskResult) {
     let turn = r.turn.as_ref();
@@ -302,10 +480,20 @@ fn print_row(r: &TaskResult) {
         1 => "  [1 process the agent left running was stopped]".to_string(),
         n => format!("  [{n} processes the agent left running were stopped]"),
     };
+    let unit = match (&r.variant, r.replicate) {
+        (None, None) => r.task_id.clone(),
+        (Some(v), None) => format!("{} [{v}]", r.task_id),
+        (None, Some(i)) => format!("{} [{}]", r.task_id, coder_eval::suite::replicate_dir(i)),
+        (Some(v), Some(i)) => format!(
+            "{} [{v} {}]",
+            r.task_id,
+            coder_eval::suite::replicate_dir(i)
+        ),
+    };
     let line = format!(
         "{} {:<28} {:<12} {:<20} score {:<5} turns {:<3} tools {:<3} {:>7.1} s{}{capped}{leftovers}",
         r.status.icon(),
-        r.task_id,
+        unit,
         r.harness,
         r.status.as_str(),
         r.weighted_score.map_or("-".into(), |s| format!("{s:.2}")),

@@ -16,6 +16,9 @@
 //! DIR/<task_id>/<harness>/home/             the CLI's private HOME
 //! ```
 //!
+//! An experiment puts each variant's units under `DIR/<variant>/`, and replicates
+//! (`--repeats N`) each get a folder `r00`, `r01`, … below `<harness>/` (`suite::UnitId`).
+//!
 //! Both JSON files are written atomically ([`write_atomically`]: a uniquely named
 //! temporary file in the same folder, synced, then renamed; none is left behind), each
 //! `task.json` as its task ends, and `run.json` again after every task, so a host that is
@@ -35,13 +38,16 @@
 //! - `task.json` 1: first version. Later, within 1: `error_kind` (the kind of an ERROR's
 //!   `error`), written only when set; a criterion's `judge` (its judge's prompt, verdict,
 //!   usage and cost), written only for judges; `run.json`'s `suite_thresholds`, written
-//!   only when a criterion sets any.
+//!   only when a criterion sets any. `task.json`'s `variant`, `replicate` and `lineage`,
+//!   `run.json`'s rows' `variant` and `replicate`, its `experiment` and `statistics`:
+//!   written only for experiments and repeats.
 //! - turn record 1: first version.
 
 mod atomic;
 mod criterion;
 mod judge;
 mod live;
+mod statistics;
 mod stop;
 mod suite;
 mod task;
@@ -54,10 +60,14 @@ pub use live::{
     ArmedGate, ArmedRecord, BudgetBreach, BudgetKind, EarlyStopOutcome, EarlyStopReason,
     EarlyStopRecord, SoftBudgetWarning,
 };
+pub use statistics::{
+    CompareReport, CompareTask, Interval, MeanEstimate, TaskStatistics, VariantStatistics,
+};
 pub use stop::StopReason;
 pub use suite::{SuiteThresholdResult, ThresholdCheck};
 pub use task::{
-    CliInfo, LimitsRecord, Paths, RunRow, RunSummary, StepRecord, StopRecord, TaskResult,
+    CliInfo, ExperimentRecord, LimitsRecord, Paths, RunRow, RunSummary, StepRecord, StopRecord,
+    TaskResult,
 };
 pub use turn::{
     CliResult, DiagnosticRecord, ExitRecord, MessageRecord, ModelCallRecord, ReducerError,

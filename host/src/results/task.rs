@@ -78,6 +78,19 @@ pub struct TaskResult {
     /// is informational (coder_eval): it is here, not in the status.
     #[serde(default)]
     pub steps: Vec<StepRecord>,
+    /// The experiment variant this unit ran under (`variant_id`); absent outside an
+    /// experiment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+    /// The replicate index (0-based; folder `rNN`); absent when the task ran once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicate: Option<u32>,
+    /// Per resolved field (dotted path), the layer that set it: `{value, source:
+    /// default|experiment-defaults|task|variant|cli|mutation, source_detail?}`; a field
+    /// without an entry has its built-in default. Absent when the task file was run as
+    /// written (no experiment, no `-D`/`--model`/`--harness` override).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lineage: Option<serde_json::Value>,
 }
 
 /// One `pre_run` / `post_run` shell step.
@@ -305,8 +318,14 @@ pub struct RunRow {
     /// Soft budgets gone over (a badge, never a stop).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub soft_budgets: Option<String>,
-    /// `<task_id>/<harness>/task.json`, relative to `run.json`.
+    /// `[<variant>/]<task_id>/<harness>[/rNN]/task.json`, relative to `run.json`.
     pub result: String,
+    /// The variant (experiment runs only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub variant: Option<String>,
+    /// The replicate index (runs with repeats only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicate: Option<u32>,
 }
 
 /// `run.json`.
@@ -323,10 +342,28 @@ pub struct RunSummary {
     /// finished rows and counts the rest here. Absent (0) once the run has finished.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unfinished: usize,
+    /// The experiment this run resolved its tasks with (`experiment_id`, its file and
+    /// variant ids); absent outside an experiment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub experiment: Option<ExperimentRecord>,
+    /// Per variant (per harness without an experiment): pass rates over tasks and
+    /// replicates with their intervals; written for runs with variants or repeats.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub statistics: Vec<super::VariantStatistics>,
 }
 
 fn is_zero(n: &usize) -> bool {
     *n == 0
+}
+
+/// `run.json`'s `experiment`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ExperimentRecord {
+    pub experiment_id: String,
+    pub description: String,
+    /// The experiment file (absolute path).
+    pub file: String,
+    pub variants: Vec<String>,
 }
 
 #[cfg(test)]

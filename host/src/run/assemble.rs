@@ -239,6 +239,9 @@ fn blank_for(task: &Task, harness: &str, native: &[LimitKind]) -> TaskResult {
         load_notes: p.task.load_notes.clone(),
         row: p.task.row.clone(),
         steps: Vec::new(),
+        variant: None,
+        replicate: None,
+        lineage: None,
     }
 }
 

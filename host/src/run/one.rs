@@ -53,7 +53,7 @@ pub async fn run_one(
     options: &RunOptions,
     cancel: watch::Receiver<bool>,
 ) -> TaskResult {
-    let dir = options.out_dir.join(&p.task.task_id).join(&p.harness);
+    let dir = options.out_dir.join(p.unit.rel_dir());
     let mut result = match execute(&p, options, cancel, &dir).await {
         Ok(done) => assemble(&p, done),
         Err((error, established)) => {
@@ -70,6 +70,7 @@ pub async fn run_one(
     // The result folder exists once setup ran; a task interrupted before it did gets one
     // for its task.json all the same.
     let _ = std::fs::create_dir_all(&dir);
+    crate::suite::stamp(&mut result, &p);
     if let Err(err) = write_json_atomically(&dir.join("task.json"), &result) {
         let error = RunError::WriteResult(err);
         result.status = TaskStatus::Error;

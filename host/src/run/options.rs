@@ -30,6 +30,8 @@ pub struct RunOptions {
     /// (`--pid-namespace`; `crate::process::pidns`): every process of the task dies with
     /// it, even when the host is SIGKILLed. Off by default.
     pub pid_namespace: bool,
+    /// The experiment the units were resolved with, for `run.json`.
+    pub experiment: Option<crate::results::ExperimentRecord>,
 }
 
 impl RunOptions {
@@ -45,6 +47,7 @@ impl RunOptions {
             pass_env: Vec::new(),
             judge_env: Vec::new(),
             pid_namespace: false,
+            experiment: None,
         }
     }
 }

@@ -13,6 +13,7 @@ use crate::task::Task;
 use coder_eval_scripted_model::Script;
 
 /// A task × harness pair, checked and ready.
+#[derive(Clone)]
 pub struct Prepared {
     /// The task.
     pub task: Task,
@@ -24,6 +25,10 @@ pub struct Prepared {
     pub(super) script: Option<Script>,
     /// The task's early stop, when it arms criteria (checked at load).
     pub live: Option<LivePlan>,
+    /// Which unit of the suite this is (variant, replicate) and so its result folder.
+    pub unit: crate::suite::UnitId,
+    /// Which layer set each field (experiment runs and overrides only).
+    pub lineage: Option<std::sync::Arc<crate::suite::experiment::Lineage>>,
 }
 
 /// Why a run could not start. Nothing has been run when one of these is returned.
@@ -184,6 +189,13 @@ pub fn prepare(
                 });
             }
             prepared.push(Prepared {
+                unit: crate::suite::UnitId {
+                    variant: None,
+                    task_id: task.task_id.clone(),
+                    harness: harness.clone(),
+                    replicate: None,
+                },
+                lineage: None,
                 task: task.clone(),
                 harness,
                 loaded,

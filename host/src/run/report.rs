@@ -6,32 +6,43 @@
 //! - per harness: tasks that passed, mean weighted score, median turn duration, tokens
 //!   (input, output, cache read, cache write) and cost in USD (summed over the tasks that
 //!   report one, with how many did);
+//! - in an experiment, the variants take the harnesses' place in the two tables below,
+//!   and a *Variants* section compares them over replicates (`suite::report`);
 //! - a matrix, one row per task and one column per harness: status, score, turns, tool
 //!   calls and turn duration, linking to the task's `task.json`;
 //! - per task × harness: where the turn's time went (head, generation, tools, tail, as a
 //!   bar and in ms), the criteria with score and details, the error or stop when there is
 //!   one, and what the agent left running.
 
-use crate::results::{CriterionResult, SuiteThresholdResult, TaskResult, TaskStatus};
+use crate::results::{
+    CriterionResult, SuiteThresholdResult, TaskResult, TaskStatus, VariantStatistics,
+};
 use maud::{DOCTYPE, Markup, html};
 use std::path::Path;
 
 /// The page for these results (see the module docs for its content).
-pub fn render(results: &[TaskResult], gates: &[SuiteThresholdResult]) -> String {
+/// `statistics` (a run with variants or replicates) adds the variant comparison: pass
+/// rates over tasks with their intervals, and per task the passes of each variant.
+pub fn render(
+    results: &[TaskResult],
+    gates: &[SuiteThresholdResult],
+    statistics: &[VariantStatistics],
+) -> String {
     let mut harnesses: Vec<&str> = Vec::new();
     let mut tasks: Vec<&str> = Vec::new();
     for r in results {
-        if !harnesses.contains(&r.harness.as_str()) {
-            harnesses.push(&r.harness);
+        if !harnesses.contains(&column(r)) {
+            harnesses.push(column(r));
         }
         if !tasks.contains(&r.task_id.as_str()) {
             tasks.push(&r.task_id);
         }
     }
+    let by_variant = results.iter().any(|r| r.variant.is_some());
     let find = |task: &str, harness: &str| {
         results
             .iter()
-            .find(|r| r.task_id == task && r.harness == harness)
+            .find(|r| r.task_id == task && column(r) == harness)
     };
     let page = html! {
         (DOCTYPE)
@@ -51,10 +62,11 @@ pub fn render(results: &[TaskResult], gates: &[SuiteThresholdResult]) -> String 
                     "(against the scripted model they mean nothing: Pi and OpenCode are "
                     "configured at 0, Codex and Gemini CLI report none)."
                 }
-                h2 { "Harnesses" }
+                @if !statistics.is_empty() { (crate::suite::report::variants(statistics)) }
+                h2 { (if by_variant { "Variants (runs)" } else { "Harnesses" }) }
                 table {
                     tr {
-                        th { "harness" } th { "passed" } th { "mean score (graded runs)" }
+                        th { (if by_variant { "variant" } else { "harness" }) } th { "passed" } th { "mean score (graded runs)" }
                         th { "median turn time" } th { "tokens in / out" }
                         th { "cache read / write" } th { "cost (USD)" }
                     }
@@ -84,8 +96,8 @@ pub fn render(results: &[TaskResult], gates: &[SuiteThresholdResult]) -> String 
                 h2 { "Runs" }
                 @for task in &tasks {
                     h3 id=(anchor(task, "")) { (task) }
-                    @for harness in &harnesses {
-                        @if let Some(r) = find(task, harness) { (run_detail(r)) }
+                    @for r in results.iter().filter(|r| r.task_id == *task) {
+                        (run_detail(r))
                     }
                 }
             }
@@ -99,8 +111,9 @@ pub fn write(
     path: &Path,
     results: &[TaskResult],
     gates: &[SuiteThresholdResult],
+    statistics: &[VariantStatistics],
 ) -> std::io::Result<()> {
-    crate::results::write_atomically(path, render(results, gates).as_bytes())
+    crate::results::write_atomically(path, render(results, gates, statistics).as_bytes())
 }
 
 const STYLE: &str = "
@@ -121,6 +134,11 @@ th { background: #f4f4f4; }
 .tools { background: #fdc086; } .tail { background: #beaed4; }
 pre { white-space: pre-wrap; margin: 0; max-height: 12em; overflow: auto; }
 ";
+
+/// The column a result falls in: its variant in an experiment, else its harness.
+fn column(r: &TaskResult) -> &str {
+    r.variant.as_deref().unwrap_or(&r.harness)
+}
 
 /// A fragment id for a task, or for a task on one harness: letters, digits and `-` kept,
 /// any other byte written `_XX` (hex), so two names never share an id.
@@ -173,7 +191,7 @@ fn harness_row(harness: &str, results: &[TaskResult]) -> Markup {
     // A skipped task (`skip: true`) ran nowhere: not counted.
     let runs: Vec<&TaskResult> = results
         .iter()
-        .filter(|r| r.harness == harness && r.status != TaskStatus::Skipped)
+        .filter(|r| column(r) == harness && r.status != TaskStatus::Skipped)
         .collect();
     let passed = runs
         .iter()
@@ -255,11 +273,18 @@ fn matrix_cell(r: &TaskResult) -> Markup {
 
 fn run_detail(r: &TaskResult) -> Markup {
     let status = r.status.as_str();
-    let folder = format!("{}/{}", url_segment(&r.task_id), url_segment(&r.harness));
+    let folder = crate::suite::unit_of(r)
+        .rel_dir()
+        .iter()
+        .map(|c| url_segment(&c.to_string_lossy()))
+        .collect::<Vec<_>>()
+        .join("/");
     html! {
         div.run id=(anchor(&r.task_id, &r.harness)) {
             h4 {
                 span class=(status) { (status) } " " (r.harness)
+                @if let Some(v) = &r.variant { " · " (v) }
+                @if let Some(i) = r.replicate { " · " (crate::suite::replicate_dir(i)) }
                 " · score " (r.weighted_score.map_or("-".into(), |s| format!("{s:.2}")))
                 " · " a href={ (folder) "/task.json" } { "task.json" }
                 " · " a href={ (folder) "/recording.jsonl" } { "recording" }

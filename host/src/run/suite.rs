@@ -10,16 +10,18 @@ use std::path::Path;
 use std::sync::Arc;
 use tokio::sync::watch;
 
-/// Records a `skip: true` task on `harness` as SKIPPED and writes its `task.json`
-/// (`<out>/<task_id>/<harness>/task.json`); nothing is started. Pass the results to
+/// Records a `skip: true` task as the unit `unit` (SKIPPED) and writes its `task.json`
+/// (`<out>/<unit folder>/task.json`); nothing is started. Pass the results to
 /// [`run_all`] so `run.json` and the reports list them.
 pub fn record_skipped(
     task: &crate::task::Task,
-    harness: &str,
+    unit: &crate::suite::UnitId,
     out_dir: &std::path::Path,
 ) -> TaskResult {
-    let mut result = super::assemble::skipped(task, harness);
-    let dir = out_dir.join(&task.task_id).join(harness);
+    let mut result = super::assemble::skipped(task, &unit.harness);
+    result.variant = unit.variant.clone();
+    result.replicate = unit.replicate;
+    let dir = out_dir.join(unit.rel_dir());
     if let Err(err) = std::fs::create_dir_all(&dir)
         .and_then(|()| write_json_atomically(&dir.join("task.json"), &result))
     {
@@ -34,7 +36,9 @@ pub fn record_skipped(
 /// what was recorded (each task's result with the stop reason `interrupted`). Writes
 /// `run.json` at the start and again as each task ends (atomically), `junit.xml` and
 /// `report.html` at the end.
-/// `skipped` ([`record_skipped`]) come first in the results and `run.json`.
+/// `skipped` ([`record_skipped`], or units a resumed run keeps) come first in the
+/// results and `run.json`. A run with variants or replicates also writes its
+/// `statistics` (`crate::suite::statistics`).
 pub async fn run_all(
     prepared: Vec<Prepared>,
     skipped: Vec<TaskResult>,
@@ -51,6 +55,14 @@ pub async fn run_all(
         .iter()
         .map(|p| (p.task.task_id.clone(), p.task.success_criteria.clone()))
         .collect();
+    let expected = crate::suite::expected(
+        prepared
+            .iter()
+            .map(|p| p.unit.clone())
+            .chain(skipped.iter().map(crate::suite::unit_of))
+            .collect::<Vec<_>>()
+            .iter(),
+    );
     let semaphore = Arc::new(tokio::sync::Semaphore::new(jobs.max(1)));
     let mut set = tokio::task::JoinSet::new();
     // Tasks start in the order given: each takes its permit only after the one before it
@@ -77,7 +89,7 @@ pub async fn run_all(
     // missing).
     write_json_atomically(
         &options.out_dir.join("run.json"),
-        &summary(&skipped, &done, total),
+        &summary(&skipped, &done, total, &options.experiment),
     )?;
     while let Some(joined) = set.join_next().await {
         let (index, result) = joined.map_err(std::io::Error::other)?;
@@ -86,15 +98,18 @@ pub async fn run_all(
         done.sort_by_key(|(i, _)| *i);
         write_json_atomically(
             &options.out_dir.join("run.json"),
-            &summary(&skipped, &done, total - done.len()),
+            &summary(&skipped, &done, total - done.len(), &options.experiment),
         )?;
     }
-    let mut summary = summary(&skipped, &done, 0);
+    let mut summary = summary(&skipped, &done, 0, &options.experiment);
     let results: Vec<TaskResult> = skipped
         .into_iter()
         .chain(done.into_iter().map(|(_, r)| r))
         .collect();
     summary.suite_thresholds = thresholds::suite_verdicts(&results, &criteria);
+    if crate::suite::is_suite(&results) {
+        summary.statistics = crate::suite::statistics(&results, &expected);
+    }
     write_json_atomically(&options.out_dir.join("run.json"), &summary)?;
     write_suite_reports(&options.out_dir, &results, &summary.suite_thresholds)?;
     Ok(results)
@@ -102,7 +117,12 @@ pub async fn run_all(
 
 /// `run.json` of the finished results (`skipped`, then `done` in task order), with
 /// `unfinished` pairs still to come; the suite thresholds are judged once the run ends.
-fn summary(skipped: &[TaskResult], done: &[(usize, TaskResult)], unfinished: usize) -> RunSummary {
+fn summary(
+    skipped: &[TaskResult],
+    done: &[(usize, TaskResult)],
+    unfinished: usize,
+    experiment: &Option<crate::results::ExperimentRecord>,
+) -> RunSummary {
     let results: Vec<&TaskResult> = skipped.iter().chain(done.iter().map(|(_, r)| r)).collect();
     RunSummary {
         result_version: TASK_RESULT_VERSION,
@@ -120,11 +140,15 @@ fn summary(skipped: &[TaskResult], done: &[(usize, TaskResult)], unfinished: usi
                 early_stop: r.early_stop_note(),
                 budget: r.budget_note(),
                 soft_budgets: r.soft_budget_note(),
-                result: format!("{}/{}/task.json", r.task_id, r.harness),
+                result: format!("{}/task.json", crate::suite::unit_of(r).rel_dir().display()),
+                variant: r.variant.clone(),
+                replicate: r.replicate,
             })
             .collect(),
         suite_thresholds: Vec::new(),
         unfinished,
+        experiment: experiment.clone(),
+        statistics: Vec::new(),
     }
 }
 
@@ -136,5 +160,10 @@ pub fn write_suite_reports(
     gates: &[SuiteThresholdResult],
 ) -> std::io::Result<()> {
     junit::write(&dir.join("junit.xml"), results, gates)?;
-    report::write(&dir.join("report.html"), results, gates)
+    let statistics = if crate::suite::is_suite(results) {
+        crate::suite::statistics(results, &crate::suite::Expected::new())
+    } else {
+        Vec::new()
+    };
+    report::write(&dir.join("report.html"), results, gates, &statistics)
 }

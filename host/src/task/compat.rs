@@ -63,6 +63,8 @@ pub const KNOWN_TOP_LEVEL: &[&str] = &[
     "task_timeout",
     "max_turns",
     "turn_timeout",
+    // Replicates per task (`coder-eval run --repeats` overrides it).
+    "repeats",
 ];
 
 /// Legacy top-level keys dropped with a warning, and why they mean nothing now.

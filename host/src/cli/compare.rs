@@ -1,0 +1,147 @@
+//! `coder-eval compare`.
+
+use coder_eval::exit_codes;
+use coder_eval::results::{RunSummary, TaskResult, VariantStatistics};
+use coder_eval::suite::{report, stats};
+use std::path::{Path, PathBuf};
+
+/// Compares two runs (or two variants of one run), paired by task id: each run's pass
+/// rate, the difference B − A with its 95% t-interval, a paired t-test, and the tasks
+/// that flipped pass↔fail. Exit code: 0 compared, 2 a run cannot be read or a variant is
+/// not chosen.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  coder-eval compare runs/baseline runs/candidate
+  coder-eval compare runs/exp runs/exp --a-variant sonnet --b-variant opus --html cmp.html")]
+pub struct CompareArgs {
+    /// The baseline run folder (holding run.json).
+    run_a: PathBuf,
+    /// The candidate run folder.
+    run_b: PathBuf,
+    /// The variant (or harness) of run A to compare, when it holds several.
+    #[arg(long, value_name = "ID")]
+    a_variant: Option<String>,
+    /// The variant (or harness) of run B to compare, when it holds several.
+    #[arg(long, value_name = "ID")]
+    b_variant: Option<String>,
+    /// Print the comparison as JSON instead of a table.
+    #[arg(long)]
+    json: bool,
+    /// Also write the comparison as an HTML page.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
+}
+
+pub fn run(args: CompareArgs) -> Result<i32, Box<dyn std::error::Error>> {
+    let pick =
+        |dir: &Path, want: &Option<String>, side: &str| -> Result<VariantStatistics, String> {
+            let groups = groups(dir)?;
+            match want {
+                Some(id) => groups
+                    .iter()
+                    .find(|g| &g.variant == id)
+                    .cloned()
+                    .ok_or_else(|| {
+                        format!(
+                            "{}: no variant or harness `{id}` (it has {})",
+                            dir.display(),
+                            names(&groups)
+                        )
+                    }),
+                None if groups.len() == 1 => Ok(groups[0].clone()),
+                None => Err(format!(
+                    "{} holds {}: choose one with --{side}-variant",
+                    dir.display(),
+                    names(&groups)
+                )),
+            }
+        };
+    let (a, b) = match (
+        pick(&args.run_a, &args.a_variant, "a"),
+        pick(&args.run_b, &args.b_variant, "b"),
+    ) {
+        (Ok(a), Ok(b)) => (a, b),
+        (Err(e), _) | (_, Err(e)) => {
+            eprintln!("error: {e}");
+            return Ok(exit_codes::USAGE);
+        }
+    };
+    let c = stats::compare(&a, &b);
+    if let Some(path) = &args.html {
+        std::fs::write(path, report::compare_page(&c))?;
+    }
+    if args.json {
+        super::print_json(&c);
+        return Ok(exit_codes::OK);
+    }
+    let mut out = String::new();
+    out.push_str(&format!(
+        "A {:<24} pass rate {}\nB {:<24} pass rate {}\n",
+        c.a,
+        report::estimate(c.a_pass_rate.as_ref()),
+        c.b,
+        report::estimate(c.b_pass_rate.as_ref())
+    ));
+    out.push_str(&format!(
+        "B − A over {} paired task(s): {}; t = {}, p = {} ({})\n\n",
+        c.paired_tasks,
+        report::estimate(c.difference.as_ref()),
+        c.t_statistic.map_or("-".into(), |t| format!("{t:.3}")),
+        c.p_value.map_or("-".into(), |p| format!("{p:.4}")),
+        c.test
+    ));
+    out.push_str(&format!(
+        "{:<32} {:>7} {:>7} {:>8}  flipped\n",
+        "task", "A", "B", "B − A"
+    ));
+    for t in &c.tasks {
+        out.push_str(&format!(
+            "{:<32} {:>6.1}% {:>6.1}% {:>+7.1}%  {}\n",
+            t.task_id,
+            t.a * 100.0,
+            t.b * 100.0,
+            t.difference * 100.0,
+            t.flipped.as_deref().unwrap_or("")
+        ));
+    }
+    if !c.unpaired.is_empty() {
+        out.push_str(&format!(
+            "graded on one side only: {}\n",
+            c.unpaired.join(", ")
+        ));
+    }
+    super::print_stdout(&out);
+    Ok(exit_codes::OK)
+}
+
+fn names(groups: &[VariantStatistics]) -> String {
+    groups
+        .iter()
+        .map(|g| format!("`{}`", g.variant))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A run's statistics per variant: `run.json`'s own, else computed from its `task.json`s.
+fn groups(dir: &Path) -> Result<Vec<VariantStatistics>, String> {
+    let path = dir.join("run.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let summary: RunSummary =
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    if !summary.statistics.is_empty() {
+        return Ok(summary.statistics);
+    }
+    let mut results = Vec::new();
+    for row in &summary.rows {
+        let file = dir.join(&row.result);
+        let text =
+            std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let r: TaskResult =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?;
+        results.push(r);
+    }
+    Ok(coder_eval::suite::statistics(
+        &results,
+        &coder_eval::suite::Expected::new(),
+    ))
+}

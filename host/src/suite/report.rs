@@ -1,0 +1,127 @@
+//! The variant comparison of `report.html` and the page of `coder-eval compare --html`
+//! (maud: every value escaped).
+
+use crate::results::{CompareReport, Interval, MeanEstimate, VariantStatistics};
+use maud::{DOCTYPE, Markup, html};
+
+fn pct(v: f64) -> String {
+    format!("{:.1}%", v * 100.0)
+}
+
+fn interval(i: Option<&Interval>) -> String {
+    i.map_or("-".into(), |i| format!("[{}, {}]", pct(i.low), pct(i.high)))
+}
+
+/// `mean [low, high]` of an estimate, as percentages.
+pub fn estimate(m: Option<&MeanEstimate>) -> String {
+    match m {
+        None => "-".into(),
+        Some(m) => format!("{} {}", pct(m.mean), interval(m.ci95.as_ref())),
+    }
+}
+
+/// The "Variants" section: one row per variant, then passes per task × variant.
+pub fn variants(stats: &[VariantStatistics]) -> Markup {
+    let mut tasks: Vec<&str> = Vec::new();
+    for v in stats {
+        for t in &v.per_task {
+            if !tasks.contains(&t.task_id.as_str()) {
+                tasks.push(&t.task_id);
+            }
+        }
+    }
+    html! {
+        h2 { "Variants" }
+        p.muted {
+            "Pass rate: the mean over tasks of each task's pass rate over its graded "
+            "replicates, with a 95% t-interval (task-clustered standard error, tasks − 1 "
+            "degrees of freedom). Errored (ERROR, TIMEOUT), skipped and missing replicates "
+            "are counted apart, never as failures."
+        }
+        table {
+            tr {
+                th { "variant" } th { "pass rate [95% CI]" } th { "mean score [95% CI]" }
+                th { "tasks (graded)" } th { "flaky tasks" } th { "replicates graded / passed" }
+                th { "errored" } th { "skipped" } th { "missing" }
+            }
+            @for v in stats {
+                tr {
+                    td { (v.variant) }
+                    td { (estimate(v.pass_rate.as_ref())) }
+                    td { (estimate(v.score.as_ref())) }
+                    td { (v.tasks) " (" (v.tasks_graded) ")" }
+                    td { (v.tasks_flaky) }
+                    td { (v.graded) " / " (v.passes) }
+                    td { (v.errored) } td { (v.skipped) } td { (v.missing) }
+                }
+            }
+        }
+        h3 { "Passes per task (passed / graded, pass@k at k = graded, Wilson 95%)" }
+        table {
+            tr {
+                th { "task" }
+                @for v in stats { th { (v.variant) } }
+            }
+            @for task in &tasks {
+                tr {
+                    td { (task) }
+                    @for v in stats {
+                        @match v.per_task.iter().find(|t| t.task_id == *task) {
+                            Some(t) => td {
+                                (t.passes) " / " (t.graded)
+                                @if t.flaky { " " span.FAILURE { "flaky" } }
+                                @if let Some(p) = t.pass_at_k.get(&t.graded.to_string()) {
+                                    " · pass@" (t.graded) " " (pct(*p))
+                                }
+                                " · " (interval(t.wilson95.as_ref()))
+                                @if t.errored + t.missing > 0 {
+                                    " · " span.muted { (t.errored) " errored, " (t.missing) " missing" }
+                                }
+                            },
+                            None => td.muted { "not run" },
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The comparison as a self-contained page.
+pub fn compare_page(c: &CompareReport) -> String {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                title { "coder-eval compare" }
+                style { "body{font:14px/1.4 system-ui,sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 8px;text-align:left}" }
+            }
+            body {
+                h1 { "B (" (c.b) ") against A (" (c.a) ")" }
+                p {
+                    "A: " (estimate(c.a_pass_rate.as_ref())) "; B: "
+                    (estimate(c.b_pass_rate.as_ref())) ". Difference B − A over "
+                    (c.paired_tasks) " paired tasks: " (estimate(c.difference.as_ref()))
+                    "; " (c.test) ": t = "
+                    (c.t_statistic.map_or("-".into(), |t| format!("{t:.3}")))
+                    ", p = " (c.p_value.map_or("-".into(), |p| format!("{p:.4}")))
+                }
+                table {
+                    tr { th { "task" } th { "A" } th { "B" } th { "B − A" } th { "flipped" } }
+                    @for t in &c.tasks {
+                        tr {
+                            td { (t.task_id) } td { (pct(t.a)) } td { (pct(t.b)) }
+                            td { (format!("{:+.1}", t.difference * 100.0)) }
+                            td { (t.flipped.as_deref().unwrap_or("")) }
+                        }
+                    }
+                }
+                @if !c.unpaired.is_empty() {
+                    p { "Graded on one side only: " (c.unpaired.join(", ")) }
+                }
+            }
+        }
+    }
+    .into_string()
+}

@@ -1,0 +1,73 @@
+//! `coder-eval run --resume RUN_DIR`: the run's command line is kept in
+//! `RUN_DIR/invocation.json` when it starts; resuming resolves the same units again,
+//! keeps each one whose `task.json` is complete and runs the rest.
+//!
+//! A `task.json` is complete when it reads as a result and its run was not stopped by
+//! Ctrl-C (`stop.reason: cancelled`). A unit killed mid-run (SIGKILL, a lost machine)
+//! left no `task.json` (they are written once, atomically, at the unit's end) and runs
+//! again from a fresh workspace.
+
+use super::UnitId;
+use crate::results::{StopReason, TaskResult};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// `invocation.json`: how the run was started.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Invocation {
+    /// The folder it was started from (task paths are relative to it).
+    pub cwd: PathBuf,
+    /// The arguments after `coder-eval run`.
+    pub args: Vec<String>,
+}
+
+/// The file name in the run folder.
+pub const INVOCATION_FILE: &str = "invocation.json";
+
+/// Why a run cannot be resumed.
+#[derive(Debug, thiserror::Error)]
+pub enum ResumeError {
+    #[error(
+        "{path}: not a run folder to resume (no invocation.json: was it started by this version of coder-eval run?)"
+    )]
+    NoInvocation {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: unreadable")]
+    Invalid {
+        path: PathBuf,
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+impl Invocation {
+    /// Writes it into `dir` (atomically).
+    pub fn write(&self, dir: &Path) -> std::io::Result<()> {
+        crate::results::write_json_atomically(&dir.join(INVOCATION_FILE), self)
+    }
+
+    /// Reads `dir/invocation.json`.
+    pub fn read(dir: &Path) -> Result<Invocation, ResumeError> {
+        let path = dir.join(INVOCATION_FILE);
+        let text = std::fs::read_to_string(&path).map_err(|source| ResumeError::NoInvocation {
+            path: path.clone(),
+            source,
+        })?;
+        serde_json::from_str(&text).map_err(|source| ResumeError::Invalid { path, source })
+    }
+}
+
+/// The unit's result in `run_dir` when it is complete (see the module docs).
+pub fn completed(run_dir: &Path, unit: &UnitId) -> Option<TaskResult> {
+    let text = std::fs::read_to_string(run_dir.join(unit.rel_dir()).join("task.json")).ok()?;
+    let result: TaskResult = serde_json::from_str(&text).ok()?;
+    let cancelled = result
+        .stop
+        .as_ref()
+        .is_some_and(|s| s.reason == StopReason::Cancelled);
+    let same_unit = super::unit_of(&result) == *unit;
+    (!cancelled && same_unit).then_some(result)
+}

@@ -1,0 +1,375 @@
+//! Suites, offline: replicates of a flaky task (pass@k, flaky), an experiment's variants
+//! (each with its own scripted model, lineage in task.json, `compare`), and `--resume`
+//! after the host was killed mid-suite. Each test runs the `coder-eval` binary with the
+//! real Claude Code CLI against the scripted model.
+
+use crate::support::{bin, scratch};
+use coder_eval::results::{CompareReport, RunSummary, TaskResult};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A task whose criterion passes on every second check (a counter file outside the
+/// workspace): with `--jobs 1`, exactly half its replicates pass.
+fn flaky_task(dir: &Path, pre_run_sleep: &str) -> PathBuf {
+    std::fs::write(
+        dir.join("script.yaml"),
+        "name: flaky\nreplies:\n  - text: I'll write it.\n    tool_calls:\n      - write_file: {path: out.txt, content: \"hi\\n\"}\n  - text: Done.\n",
+    )
+    .unwrap();
+    let counter = dir.join("count");
+    let task = dir.join("task.yaml");
+    std::fs::write(
+        &task,
+        format!(
+            "task_id: flaky\ninitial_prompt: Write out.txt.\nagent:\n  type: claude-code\n  scripted_model: script.yaml\nrun_limits:\n  max_turns: 5\n  turn_timeout: 120\npre_run: [\"sleep {pre_run_sleep}\"]\nsuccess_criteria:\n  - type: run_command\n    description: every second check passes\n    command: \"n=$(( $(cat {c} 2>/dev/null || echo 0) + 1 )); echo $n > {c}; [ $((n % 2)) -eq 0 ]\"\n    expected_exit_code: 0\n",
+            c = counter.display()
+        ),
+    )
+    .unwrap();
+    task
+}
+
+fn run(args: &[&str], extra: &[&Path]) -> Output {
+    let mut cmd = Command::new(bin());
+    cmd.args(args).args(extra);
+    if crate::live_claude::netns_available() {
+        cmd.arg("--isolate-network");
+    }
+    cmd.output().expect("coder-eval runs")
+}
+
+fn summary(out: &Path) -> RunSummary {
+    serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
+}
+
+fn task_json(path: &Path) -> TaskResult {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn show(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout: {}\nstderr: {}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn repeats_of_a_flaky_task_give_pass_at_k_and_the_flaky_flag() {
+    let dir = scratch("suite-repeats");
+    let task = flaky_task(&dir, "0");
+    let out = dir.join("out");
+    let o = run(
+        &["run", "--repeats", "4", "--jobs", "1", "--out"],
+        &[&out, &task],
+    );
+    // Two replicates failed: exit code 1.
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    for r in 0..4 {
+        let t = task_json(&out.join(format!("flaky/claude-code/r{r:02}/task.json")));
+        assert_eq!(t.replicate, Some(r));
+        assert!(
+            out.join(format!("flaky/claude-code/r{r:02}/workspace/out.txt"))
+                .exists()
+        );
+    }
+    let s = summary(&out);
+    assert_eq!(s.rows.len(), 4);
+    assert_eq!(s.rows[2].result, "flaky/claude-code/r02/task.json");
+    assert_eq!(s.statistics.len(), 1, "{:?}", s.statistics);
+    let v = &s.statistics[0];
+    assert_eq!(v.variant, "claude-code");
+    let t = &v.per_task[0];
+    assert_eq!(
+        (t.replicates, t.graded, t.passes, t.errored, t.missing),
+        (4, 4, 2, 0, 0)
+    );
+    assert!(t.flaky);
+    assert_eq!(t.pass_rate, Some(0.5));
+    // pass@2 = 1 − C(2,2)/C(4,2) = 5/6; pass^2 = C(2,2)/C(4,2) = 1/6; pass@3 = 1.
+    assert!((t.pass_at_k["2"] - 5.0 / 6.0).abs() < 1e-12, "{t:?}");
+    assert!((t.pass_hat_k["2"] - 1.0 / 6.0).abs() < 1e-12, "{t:?}");
+    assert_eq!(t.pass_at_k["3"], 1.0);
+    let w = t.wilson95.unwrap();
+    assert!(
+        (w.low - 0.150).abs() < 1e-3 && (w.high - 0.850).abs() < 1e-3,
+        "{w:?}"
+    );
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        html.contains("Variants") && html.contains("flaky"),
+        "report lacks the variants"
+    );
+}
+
+#[test]
+fn experiment_variants_run_offline_with_lineage_and_compare() {
+    let dir = scratch("suite-experiment");
+    std::fs::create_dir_all(dir.join("exp/scripts")).unwrap();
+    std::fs::create_dir_all(dir.join("task")).unwrap();
+    std::fs::write(
+        dir.join("exp/scripts/good.yaml"),
+        "name: good\nreplies:\n  - text: Writing.\n    tool_calls:\n      - write_file: {path: ok.txt, content: \"ok\\n\"}\n  - text: Done.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("exp/scripts/bad.yaml"),
+        "name: bad\nreplies:\n  - text: I will not write anything.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("task/task.yaml"),
+        "task_id: write_ok\ninitial_prompt: Write ok.txt.\nagent:\n  type: claude-code\nrun_limits:\n  max_turns: 9\n  turn_timeout: 120\nsuccess_criteria:\n  - type: file_exists\n    path: ok.txt\n",
+    )
+    .unwrap();
+    let exp = dir.join("exp/experiment.yaml");
+    std::fs::write(
+        &exp,
+        "experiment_id: good-vs-bad\ndescription: two scripted models\ndefaults:\n  run_limits: {max_turns: 4, max_tool_calls: 20}\n  prompt_mutations:\n    - {type: prefix, content: \"Be brief.\"}\nvariants:\n  - variant_id: bad\n    agent: {scripted_model: scripts/bad.yaml}\n  - variant_id: good\n    agent: {scripted_model: scripts/good.yaml}\n    run_limits: {max_tool_calls: 7}\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let task = dir.join("task/task.yaml");
+    let o = run(
+        &[
+            "run",
+            "--experiment",
+            exp.to_str().unwrap(),
+            "-D",
+            "run_limits.max_turns=6",
+            "--out",
+        ],
+        &[&out, &task],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let good = task_json(&out.join("good/write_ok/claude-code/task.json"));
+    let bad = task_json(&out.join("bad/write_ok/claude-code/task.json"));
+    assert_eq!(good.status.as_str(), "SUCCESS", "{:?}", good.error);
+    assert_eq!(bad.status.as_str(), "FAILURE", "{:?}", bad.error);
+    assert_eq!(good.variant.as_deref(), Some("good"));
+    assert!(
+        good.prompt.starts_with("Be brief.\n\nWrite ok.txt."),
+        "{}",
+        good.prompt
+    );
+    // The merged limits: the command line beats the task and the defaults; the variant
+    // beats the defaults.
+    assert_eq!(good.run_limits.max_turns, Some(6));
+    assert_eq!(good.run_limits.max_tool_calls, Some(7));
+    assert_eq!(bad.run_limits.max_tool_calls, Some(20));
+    let lineage = good.lineage.as_ref().expect("lineage in task.json");
+    assert_eq!(lineage["run_limits.max_turns"]["source"], "cli");
+    assert_eq!(lineage["run_limits.max_tool_calls"]["source"], "variant");
+    assert_eq!(lineage["agent.scripted_model"]["source"], "variant");
+    assert_eq!(lineage["agent.type"]["source"], "task");
+    assert_eq!(lineage["initial_prompt"]["source"], "mutation");
+    assert_eq!(
+        bad.lineage.as_ref().unwrap()["run_limits.max_tool_calls"]["source"],
+        "experiment-defaults"
+    );
+    let s = summary(&out);
+    assert_eq!(s.experiment.as_ref().unwrap().variants, vec!["bad", "good"]);
+    let rates: Vec<(String, f64)> = s
+        .statistics
+        .iter()
+        .map(|v| (v.variant.clone(), v.pass_rate.as_ref().unwrap().mean))
+        .collect();
+    assert_eq!(rates, vec![("bad".into(), 0.0), ("good".into(), 1.0)]);
+    // compare: the two variants of this run, paired by task.
+    let o = Command::new(bin())
+        .args(["compare"])
+        .args([&out, &out])
+        .args([
+            "--a-variant",
+            "bad",
+            "--b-variant",
+            "good",
+            "--json",
+            "--html",
+        ])
+        .arg(dir.join("compare.html"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", show(&o));
+    let html = std::fs::read_to_string(dir.join("compare.html")).unwrap();
+    assert!(
+        html.contains("B (good) against A (bad)") && html.contains("fail→pass"),
+        "{html}"
+    );
+    let c: CompareReport = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(c.paired_tasks, 1);
+    assert_eq!(c.difference.as_ref().unwrap().mean, 1.0);
+    assert_eq!(c.tasks[0].flipped.as_deref(), Some("fail→pass"));
+    // Without a choice, a run of two variants is refused with their names.
+    let o = Command::new(bin())
+        .args(["compare"])
+        .args([&out, &out])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("`bad`, `good`"),
+        "{}",
+        show(&o)
+    );
+}
+
+#[test]
+fn resume_after_a_kill_mid_suite_reruns_only_the_unfinished_units() {
+    let dir = scratch("suite-resume");
+    let task = flaky_task(&dir, "1");
+    let out = dir.join("out");
+    let mut cmd = Command::new(bin());
+    cmd.args(["run", "--repeats", "4", "--jobs", "1", "--out"])
+        .arg(&out)
+        .arg(&task)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let files = |out: &Path| -> Vec<PathBuf> {
+        (0..4)
+            .map(|r| out.join(format!("flaky/claude-code/r{r:02}/task.json")))
+            .filter(|p| p.exists())
+            .collect()
+    };
+    let start = std::time::Instant::now();
+    while files(&out).is_empty() {
+        assert!(
+            start.elapsed().as_secs() < 120,
+            "no unit finished in 2 minutes"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    child.kill().unwrap(); // SIGKILL: nothing is written after this
+    child.wait().unwrap();
+    let done: Vec<(PathBuf, Vec<u8>)> = files(&out)
+        .into_iter()
+        .map(|p| {
+            let bytes = std::fs::read(&p).unwrap();
+            (p, bytes)
+        })
+        .collect();
+    assert!(done.len() < 4, "the kill came after the whole suite");
+    assert!(
+        !out.join("run.json").exists(),
+        "run.json is written at the end"
+    );
+    let o = run(&["run", "--resume"], &[&out]);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "{} unit(s) complete and kept, {} to run",
+            done.len(),
+            4 - done.len()
+        )),
+        "{}",
+        show(&o)
+    );
+    // The kept units are untouched; every unit has its result; the counts add up.
+    for (path, bytes) in &done {
+        assert_eq!(
+            &std::fs::read(path).unwrap(),
+            bytes,
+            "{} was rewritten",
+            path.display()
+        );
+    }
+    assert_eq!(files(&out).len(), 4);
+    let s = summary(&out);
+    assert_eq!(s.rows.len(), 4);
+    let t = &s.statistics[0].per_task[0];
+    assert_eq!((t.graded, t.missing), (4, 0), "{t:?}");
+}
+
+#[test]
+fn the_example_experiment_resolves() {
+    use coder_eval::suite::experiment::{Experiment, Overrides, resolve_file};
+    let root = crate::support::root();
+    let exp = Experiment::load(&root.join("examples/experiments/hello-date.yaml")).unwrap();
+    let (tasks, _) = resolve_file(
+        &root.join("tasks/hello_date/task.yaml"),
+        &Default::default(),
+        Some(&exp),
+        &Overrides::default(),
+    )
+    .unwrap();
+    let variants: Vec<_> = tasks.iter().map(|t| t.variant.clone().unwrap()).collect();
+    assert_eq!(variants, vec!["diligent", "lazy"]);
+    assert!(tasks.iter().all(|t| t.repeats == 3));
+    assert!(tasks[1].task.prompt.starts_with("Think step by step"));
+    assert!(
+        tasks[1]
+            .task
+            .agent
+            .scripted_model
+            .as_ref()
+            .unwrap()
+            .ends_with("examples/experiments/scripts/lazy.yaml")
+    );
+}
+
+#[test]
+fn bad_suite_input_is_refused_before_anything_runs() {
+    let dir = scratch("suite-bad-input");
+    let task = flaky_task(&dir, "0");
+    let exp = dir.join("exp.yaml");
+    std::fs::write(
+        &exp,
+        "experiment_id: x\nvariants:\n  - variant_id: a\n    agent: {modle: m}\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    for (args, expect) in [
+        (
+            vec!["run", "--experiment", exp.to_str().unwrap()],
+            "exp.yaml:3:0: variants[a].agent: unknown field `modle`",
+        ),
+        (
+            vec!["run", "-D", "run_limit.max_turns=3"],
+            "did you mean `run_limits`",
+        ),
+        (vec!["run", "--repeats", "0"], "--repeats"),
+        (
+            vec![
+                "run",
+                "-D",
+                "agent.model=x",
+                "--harness",
+                "codex",
+                "--harness",
+                "pi",
+            ],
+            "--harness names one harness",
+        ),
+    ] {
+        let o = Command::new(bin())
+            .args(&args)
+            .arg("--out")
+            .arg(&out)
+            .arg(&task)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", show(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(expect),
+            "{args:?}: {}",
+            show(&o)
+        );
+        assert!(!out.exists(), "{args:?} wrote {}", out.display());
+    }
+    let o = Command::new(bin())
+        .args(["run", "--resume"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("invocation.json"),
+        "{}",
+        show(&o)
+    );
+}
