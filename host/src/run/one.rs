@@ -96,7 +96,7 @@ async fn execute(
         ($e:expr) => {
             match $e {
                 Ok(value) if interrupted(&cancel) => {
-                    drop(value);
+                    let _ = value;
                     return Err((RunError::Interrupted, established));
                 }
                 Ok(value) => value,

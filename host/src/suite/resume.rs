@@ -64,10 +64,13 @@ impl Invocation {
 pub fn completed(run_dir: &Path, unit: &UnitId) -> Option<TaskResult> {
     let text = std::fs::read_to_string(run_dir.join(unit.rel_dir()).join("task.json")).ok()?;
     let result: TaskResult = serde_json::from_str(&text).ok()?;
+    // Stopped by a signal (`interrupted`, older recordings' `cancelled`), whether the turn
+    // had started or not: run again.
     let cancelled = result
         .stop
         .as_ref()
-        .is_some_and(|s| s.reason == StopReason::Cancelled);
+        .is_some_and(|s| s.reason == StopReason::Interrupted)
+        || result.error_kind.as_deref() == Some("interrupted");
     let same_unit = super::unit_of(&result) == *unit;
     (!cancelled && same_unit).then_some(result)
 }

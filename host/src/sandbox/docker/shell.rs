@@ -48,11 +48,18 @@ impl DockerSandbox {
             .take()
             .map(|s| tokio::spawn(read_capped(s, max_output)));
         let policy = StopPolicy::DEFAULT;
-        let (exit_code, timed_out) = match tokio::time::timeout(timeout, exec.wait()).await {
-            Ok(code) => (Some(code? as i32), false),
-            Err(_) => {
+        // The command ends, or its time is up, or the host is interrupted (a signal,
+        // `crate::interrupt`): the latter two stop it, as a host shell step is stopped.
+        let ended = tokio::select! {
+            code = tokio::time::timeout(timeout, exec.wait()) => code.ok(),
+            _ = crate::interrupt::wait() => None,
+        };
+        let (exit_code, timed_out, interrupted) = match ended {
+            Some(code) => (Some(code? as i32), false, false),
+            None => {
                 exec.stop(policy.kill_grace).await?;
-                (None, true)
+                let interrupted = crate::interrupt::raised().is_some();
+                (None, !interrupted, interrupted)
             }
         };
         // The shell is gone; what it left running (holding the streams or detached) too.
@@ -68,6 +75,7 @@ impl DockerSandbox {
             stdout: join(stdout).await,
             stderr: join(stderr).await,
             timed_out,
+            interrupted,
         })
     }
 
