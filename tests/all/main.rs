@@ -7,6 +7,7 @@ mod coder_eval_compat;
 mod contracts;
 mod criteria_coder_eval;
 mod docker;
+mod docker_tasks;
 mod grade_cmd;
 mod graders;
 mod hot_swap;
