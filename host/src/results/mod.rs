@@ -35,7 +35,11 @@
 //! - `task.json` 1: first version. Later, within 1: `error_kind` (the kind of an ERROR's
 //!   `error`), written only when set; a criterion's `judge` (its judge's prompt, verdict,
 //!   usage and cost), written only for judges; `run.json`'s `suite_thresholds`, written
-//!   only when a criterion sets any.
+//!   only when a criterion sets any; `cli.containment` (`pid_namespace` or
+//!   `process_group`), written when a CLI ran on the host; `run.json`'s `unfinished`,
+//!   written only while tasks are missing. The stop reason of an interrupted run is
+//!   spelled `interrupted` (SIGINT, SIGTERM or SIGHUP); files written before spell it
+//!   `cancelled` (Ctrl-C only), which still reads as `interrupted`.
 //! - turn record 1: first version.
 
 mod atomic;
