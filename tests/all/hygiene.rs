@@ -1,5 +1,7 @@
-//! The process-hygiene matrix (issue 17): for each stop path × each way an agent starts
-//! processes, no process of the task survives it. One stand-in CLI (a script that starts
+//! The process-hygiene matrix (issue 17): for each stop path (exit, reducer trap, CLI
+//! crash, turn_timeout, task_timeout, max_turns, max_tool_calls, SIGTERM of the host) ×
+//! each way an agent starts processes (`&`, `nohup`, `setsid`, double fork, `env -i`,
+//! ignoring SIGTERM, a grandchild holding stdout), no process of the task survives it. One stand-in CLI (a script that starts
 //! the processes, then prints a recorded Claude Code stream and ends as the stop path
 //! needs), run with the process group and mark alone, and with `--pid-namespace`.
 
@@ -50,9 +52,11 @@ struct Path_ {
     ending: &'static str,
     stop: Option<&'static str>,
     stop_pidns: Option<&'static str>,
+    /// Run with a reducer that traps (`test_panicker`): the turn goes on without it.
+    trapping_reducer: bool,
 }
 
-const PATHS: [Path_; 6] = [
+const PATHS: [Path_; 8] = [
     // Exits on its own: the grandchild holding stdout makes it a leaked-pipes stop; in a
     // namespace the kernel kills it with the CLI, so nothing is left to stop.
     Path_ {
@@ -61,6 +65,17 @@ const PATHS: [Path_; 6] = [
         ending: "cat {HELLO}; exit 0",
         stop: Some("leaked_pipes"),
         stop_pidns: None,
+        trapping_reducer: false,
+    },
+    // The reducer traps on the first line: the host records the reducer error and lets
+    // the CLI run to its end.
+    Path_ {
+        name: "reducer_trap",
+        limits: "{}",
+        ending: "cat {HELLO}; exit 0",
+        stop: Some("leaked_pipes"),
+        stop_pidns: None,
+        trapping_reducer: true,
     },
     Path_ {
         name: "crash",
@@ -68,6 +83,7 @@ const PATHS: [Path_; 6] = [
         ending: "head -n 2 {HELLO}; kill -SEGV $$; exit 3",
         stop: Some("leaked_pipes"),
         stop_pidns: None,
+        trapping_reducer: false,
     },
     Path_ {
         name: "turn_timeout",
@@ -75,6 +91,15 @@ const PATHS: [Path_; 6] = [
         ending: "head -n 2 {HELLO}; sleep 300",
         stop: Some("turn_timeout"),
         stop_pidns: Some("turn_timeout"),
+        trapping_reducer: false,
+    },
+    Path_ {
+        name: "task_timeout",
+        limits: "{task_timeout: 4}",
+        ending: "head -n 2 {HELLO}; sleep 300",
+        stop: Some("task_timeout"),
+        stop_pidns: Some("task_timeout"),
+        trapping_reducer: false,
     },
     Path_ {
         name: "max_turns",
@@ -82,6 +107,7 @@ const PATHS: [Path_; 6] = [
         ending: "cat {HELLO}; sleep 300",
         stop: Some("max_turns"),
         stop_pidns: Some("max_turns"),
+        trapping_reducer: false,
     },
     Path_ {
         name: "max_tool_calls",
@@ -89,6 +115,7 @@ const PATHS: [Path_; 6] = [
         ending: "cat {HELLO}; sleep 300",
         stop: Some("max_tool_calls"),
         stop_pidns: Some("max_tool_calls"),
+        trapping_reducer: false,
     },
     Path_ {
         name: "sigterm",
@@ -96,6 +123,7 @@ const PATHS: [Path_; 6] = [
         ending: "head -n 2 {HELLO}; sleep 300",
         stop: Some("interrupted"),
         stop_pidns: Some("interrupted"),
+        trapping_reducer: false,
     },
 ];
 
@@ -150,6 +178,12 @@ fn run_path(p: &Path_, pidns: bool) -> Result<(), String> {
     if pidns {
         cmd.arg("--pid-namespace");
     }
+    if p.trapping_reducer {
+        cmd.arg("--component").arg(format!(
+            "claude-code={}",
+            crate::support::test_component("test_panicker.wasm").display()
+        ));
+    }
     let mut child = cmd.spawn().unwrap();
     if p.name == "sigterm" {
         let start = Instant::now();
@@ -203,6 +237,9 @@ fn run_path(p: &Path_, pidns: bool) -> Result<(), String> {
     let expected = if pidns { p.stop_pidns } else { p.stop };
     if stop != expected {
         problems.push(format!("{label}: stop {stop:?}, expected {expected:?}"));
+    }
+    if p.trapping_reducer && r.turn.as_ref().is_none_or(|t| t.reducer_error.is_none()) {
+        problems.push(format!("{label}: the reducer did not trap"));
     }
     let containment = if pidns {
         "pid_namespace"

@@ -40,7 +40,12 @@
 //!   usage and cost), written only for judges; `run.json`'s `suite_thresholds`, written
 //!   only when a criterion sets any. `task.json`'s `variant`, `replicate` and `lineage`,
 //!   `run.json`'s rows' `variant` and `replicate`, its `experiment` and `statistics`:
-//!   written only for experiments and repeats.
+//!   written only for experiments and repeats;
+//!   `cli.containment` (`pid_namespace` or
+//!   `process_group`), written when a CLI ran on the host; `run.json`'s `unfinished`,
+//!   written only while tasks are missing. The stop reason of an interrupted run is
+//!   spelled `interrupted` (SIGINT, SIGTERM or SIGHUP); files written before spell it
+//!   `cancelled` (Ctrl-C only), which still reads as `interrupted`.
 //! - turn record 1: first version.
 
 mod atomic;
