@@ -117,7 +117,7 @@ impl<R: std::io::BufRead> Reader<R> {
             if raw.trim_ascii().is_empty() {
                 continue;
             }
-            let record = match serde_json::from_slice::<Record>(raw) {
+            let record = match super::flat::read_record(raw) {
                 Ok(record) => record,
                 Err(err) => {
                     return Ok(Some(Item::Problem(
@@ -133,7 +133,7 @@ impl<R: std::io::BufRead> Reader<R> {
     fn item(&mut self, record: Record) -> Item {
         let after_lines = self.out_lines as usize;
         match record {
-            Record::Out { us, data, eof } => match data.bytes() {
+            Record::Out { us, data, eof } => match data.into_bytes() {
                 Ok(bytes) => {
                     let line = StampedLine {
                         stamp_us: us,
@@ -149,7 +149,7 @@ impl<R: std::io::BufRead> Reader<R> {
                 }
                 Err(err) => Item::Problem(self.file_line, err),
             },
-            Record::Err { data, .. } => match data.bytes() {
+            Record::Err { data, .. } => match data.into_bytes() {
                 Ok(bytes) => Item::Stderr(bytes),
                 Err(err) => Item::Problem(self.file_line, err),
             },
