@@ -19,9 +19,8 @@
 //! (Checked against the earlier `Value`-based reducer by replaying the corpus with random
 //! type changes: these two are the only differences.)
 
-use harness_kit::reduce::{IdMaker, decode, type_diagnostic};
+use harness_kit::reduce::{HashMap, HashSet, IdMaker, decode, type_diagnostic};
 use harness_kit::{Event, Reducer, ReducerConfig, Usage, truncated_line};
-use std::collections::{HashMap, HashSet};
 use wire::Line;
 
 mod wire;
@@ -59,12 +58,12 @@ impl Reducer for ClaudeReducer {
     fn new(config: ReducerConfig) -> Self {
         ClaudeReducer {
             config,
-            messages: HashMap::new(),
-            streaming: HashMap::new(),
-            tools_denied: HashSet::new(),
+            messages: HashMap::default(),
+            streaming: HashMap::default(),
+            tools_denied: HashSet::default(),
             synthetic_text: None,
-            tools_started: HashSet::new(),
-            tools_finished: HashSet::new(),
+            tools_started: HashSet::default(),
+            tools_finished: HashSet::default(),
             last_main_text: String::new(),
             made_up_ids: IdMaker::new("claude-code-msg"),
         }

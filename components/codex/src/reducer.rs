@@ -45,13 +45,13 @@
 //!   zero (B42). Unknown event and item types, broken lines and the old
 //!   `{"id","msg"}` / app-server schemas (`unsupported_stream_schema`) are diagnostics.
 
+use harness_kit::reduce::HashSet;
 use harness_kit::reduce::{IdMaker, decode_object, type_diagnostic};
 use harness_kit::{
     Event, Reducer, ReducerConfig, ToolStatus, UnreportedKind, excerpt, str_field, truncated_line,
 };
 use items::{inner_error, tool_call_of, tool_output};
 use serde_json::{Map, Value};
-use std::collections::HashSet;
 
 mod items;
 mod usage;
@@ -106,11 +106,11 @@ impl Reducer for CodexReducer {
             config,
             call_open: false,
             call_tools: 0,
-            running: HashSet::new(),
+            running: HashSet::default(),
             main_calls: 0,
-            seen_output: HashSet::new(),
-            tools_started: HashSet::new(),
-            tools_finished: HashSet::new(),
+            seen_output: HashSet::default(),
+            tools_started: HashSet::default(),
+            tools_finished: HashSet::default(),
             turn_open: false,
             turns: 0,
             usage: None,

@@ -24,12 +24,12 @@
 //!   failed `FinalResult`; a stream with no line at all ends in a `no_output` failure (B33:
 //!   the exit code and stderr, which the reducer cannot see, tell the rest).
 
+use harness_kit::reduce::HashSet;
 use harness_kit::reduce::{decode_object, no_output, type_diagnostic};
 use harness_kit::{
     Event, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, str_field, truncated_line, u64_field,
 };
 use serde_json::{Map, Value};
-use std::collections::HashSet;
 
 /// The error type Gemini CLI's `result` names when `model.maxSessionTurns` stopped it.
 const TURN_LIMIT_ERROR: &str = "FatalTurnLimitedError";
@@ -65,8 +65,8 @@ impl Reducer for GeminiReducer {
             calls: 0,
             call_open: false,
             text: String::new(),
-            tools_started: HashSet::new(),
-            tools_finished: HashSet::new(),
+            tools_started: HashSet::default(),
+            tools_finished: HashSet::default(),
             errors: Vec::new(),
             turn_limit: false,
             result_seen: false,

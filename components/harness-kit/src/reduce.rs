@@ -1,6 +1,6 @@
 //! The opening every reducer's [`feed`](crate::Reducer::feed) shares: decoding the line,
-//! the fall-through for a line `type` the reducer does not know, made-up ids, and the
-//! result of a stream with no output at all.
+//! the fall-through for a line `type` the reducer does not know, made-up ids, the result of
+//! a stream with no output at all, and the maps and sets a reducer keeps its ids in.
 //!
 //! ```ignore
 //! fn feed(&mut self, line: &[u8], _stamp_us: u64) -> Vec<Event> {
@@ -19,6 +19,14 @@
 use crate::lenient::Object;
 use crate::{Event, Parsed, ParsedLine, parse_json_line, parse_line};
 use serde_json::{Map, Value};
+
+/// A map keyed by ids (message ids, tool call ids), hashed with foldhash rather than the
+/// standard library's SipHash, which showed in replay profiles; randomly seeded as SipHash
+/// is. Make one with `HashMap::default()`.
+pub type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+
+/// A set of ids, hashed as [`HashMap`] is. Make one with `HashSet::default()`.
+pub type HashSet<T> = std::collections::HashSet<T, foldhash::fast::RandomState>;
 
 /// A decoded line and the events it already produced (the `repaired_line` note when the
 /// line needed a repair, else none); `Err` holds all the line produces (nothing for a

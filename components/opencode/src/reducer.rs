@@ -30,12 +30,12 @@
 //!   in a `no_output` failure. No model id and no user prompt are in the stream (B31): the
 //!   host records both.
 
+use harness_kit::reduce::{HashMap, HashSet};
 use harness_kit::reduce::{IdMaker, decode_object, no_output, type_diagnostic};
 use harness_kit::{
     Event, Reducer, ReducerConfig, UnreportedKind, Usage, str_field, truncated_line, u64_field,
 };
 use serde_json::{Map, Value};
-use std::collections::{HashMap, HashSet};
 
 /// The OpenCode reducer's state for one stream.
 pub struct OpenCodeReducer {
@@ -92,19 +92,19 @@ impl Reducer for OpenCodeReducer {
             config,
             saw_line: false,
             main_session: None,
-            steps: HashMap::new(),
-            current_step: HashMap::new(),
-            steps_per_message: HashMap::new(),
-            last_step_in_session: HashMap::new(),
-            sub_sessions: HashMap::new(),
-            tools_started: HashSet::new(),
-            tools_finished: HashSet::new(),
+            steps: HashMap::default(),
+            current_step: HashMap::default(),
+            steps_per_message: HashMap::default(),
+            last_step_in_session: HashMap::default(),
+            sub_sessions: HashMap::default(),
+            tools_started: HashSet::default(),
+            tools_finished: HashSet::default(),
             main_steps: 0,
             last_main_step: None,
             errors: Vec::new(),
             made_up_ids: IdMaker::new("opencode-msg"),
             step_order: Vec::new(),
-            seen_sessions: HashSet::new(),
+            seen_sessions: HashSet::default(),
         }
     }
 

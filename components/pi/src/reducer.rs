@@ -32,10 +32,10 @@
 //!   `retry` diagnostic.
 //! - Compactions, unknown types and broken lines become diagnostics.
 
+use harness_kit::reduce::HashSet;
 use harness_kit::reduce::{IdMaker, decode_object, type_diagnostic};
 use harness_kit::{Event, Reducer, ReducerConfig, Usage, str_field, truncated_line, u64_field};
 use serde_json::Value;
-use std::collections::HashSet;
 
 /// The Pi reducer's state for one `pi -p --mode json` stream (Pi 0.73.1; see the module docs
 /// for the rules).
@@ -99,8 +99,8 @@ impl Reducer for PiReducer {
             turn_open: false,
             turn_had_message: false,
             seen_turn_end: false,
-            tools_started: HashSet::new(),
-            tools_finished: HashSet::new(),
+            tools_started: HashSet::default(),
+            tools_finished: HashSet::default(),
             last_assistant: None,
             main_calls: 0,
             failed_call: None,

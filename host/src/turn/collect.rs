@@ -20,8 +20,8 @@ use crate::results::{
     CliResult, DiagnosticRecord, MessageRecord, ModelCallRecord, StampedEvent, StopReason,
     ToolCallRecord,
 };
+use harness_kit::reduce::HashMap;
 use harness_kit::{Event, Usage};
-use std::collections::HashMap;
 
 /// What the CLI said of its session (the first `session_started`).
 #[derive(Debug, Clone, Default)]
@@ -98,9 +98,9 @@ impl Collector {
             session: None,
             model_calls: Vec::new(),
             messages: Vec::new(),
-            message_index: HashMap::new(),
+            message_index: HashMap::default(),
             tools: Vec::new(),
-            tool_index: HashMap::new(),
+            tool_index: HashMap::default(),
             tool_union: ToolUnion::default(),
             cli_result: None,
             diagnostics: Vec::new(),

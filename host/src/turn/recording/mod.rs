@@ -39,6 +39,7 @@ use base64::engine::general_purpose::STANDARD as B64;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
+mod flat;
 mod read;
 mod write;
 
@@ -174,9 +175,9 @@ impl Data {
         }
     }
 
-    fn bytes(&self) -> Result<Vec<u8>, String> {
+    fn into_bytes(self) -> Result<Vec<u8>, String> {
         match self {
-            Data::Text(text) => Ok(text.clone().into_bytes()),
+            Data::Text(text) => Ok(text.into_bytes()),
             Data::B64(b64) => B64.decode(b64).map_err(|e| format!("bad base64: {e}")),
         }
     }

@@ -160,7 +160,7 @@ impl<R: std::io::BufRead> Reader<R> {
             if raw.trim_ascii().is_empty() {
                 continue;
             }
-            let record = match serde_json::from_slice::<Record>(raw) {
+            let record = match super::flat::read_record(raw) {
                 Ok(record) => record,
                 Err(err) => {
                     let raw = raw.to_vec();
@@ -203,7 +203,7 @@ impl<R: std::io::BufRead> Reader<R> {
     fn item(&mut self, record: Record) -> Item {
         let after_lines = self.out_lines as usize;
         match record {
-            Record::Out { us, data, eof } => match data.bytes() {
+            Record::Out { us, data, eof } => match data.into_bytes() {
                 Ok(bytes) => {
                     let line = StampedLine {
                         stamp_us: us,
@@ -219,7 +219,7 @@ impl<R: std::io::BufRead> Reader<R> {
                 }
                 Err(err) => self.problem_here(err),
             },
-            Record::Err { data, .. } => match data.bytes() {
+            Record::Err { data, .. } => match data.into_bytes() {
                 Ok(bytes) => Item::Stderr(bytes),
                 Err(err) => self.problem_here(err),
             },
