@@ -56,7 +56,8 @@ pub use task::{
 };
 pub use turn::{
     CliResult, DiagnosticRecord, ExitRecord, MessageRecord, ModelCallRecord, ReducerError,
-    StampedEvent, Timing, ToolCallRecord, ToolOutcome, TurnRecord, TurnStatus,
+    RetryRecord, StampedEvent, Timing, ToolCallRecord, ToolOutcome, TotalsStatus, TurnRecord,
+    TurnStatus, UnreportedRecord,
 };
 
 use serde::Serialize;

@@ -17,9 +17,10 @@ use crate::runtime::harness::Launcher;
 use crate::runtime::translator::ComponentTranslator;
 use crate::sandbox::docker::{self, DockerError, DockerSandbox, SandboxRequest};
 use crate::task::sandbox::Driver;
+use crate::turn::collect::{Launch, TotalsBasis};
 use crate::turn::live::{self, LaunchSpec, LiveTurn};
 use crate::turn::pipeline::Pipeline;
-use crate::turn::recording::{BudgetsHeader, Header, RecordingWriter};
+use crate::turn::recording::{BudgetsHeader, Header, RecordingWriter, SessionHeader};
 use coder_eval_scripted_model::{ScriptedModel, ServerConfig};
 use harness_kit::LaunchPlan;
 use std::path::Path;
@@ -239,6 +240,7 @@ async fn launch(
         max_tool_calls: p.task.run_limits.max_tool_calls,
         early_stop: p.live.clone(),
         budgets: BudgetsHeader::of(p.task.run_limits.budgets()),
+        session: Some(SessionHeader::default()),
         ..Default::default()
     };
     let recording = RecordingWriter::create(&dir.join("recording.jsonl"), &header)
@@ -266,6 +268,13 @@ async fn launch(
     pipeline
         .collector
         .watch(early_stop, p.task.run_limits.budgets());
+    let scope = Launcher::new(&planned.loaded)
+        .and_then(|mut l| l.totals(cli.version.as_deref()))
+        .map_err(RunError::Component)?;
+    pipeline.collector.totals_basis(TotalsBasis {
+        scope,
+        launch: Launch::Fresh,
+    });
     Ok(Launched {
         spec,
         cli,

@@ -96,9 +96,8 @@ impl Collector {
             ToolStatus::Ok => ToolOutcome::Ok,
             ToolStatus::Error => ToolOutcome::Error,
             ToolStatus::Unknown => ToolOutcome::Unknown,
-            // events@0.2.0: as a harness@0.1.0 component sends it, until the record has a
-            // denied outcome (and keeps such calls out of `commands`).
-            ToolStatus::Denied => ToolOutcome::Error,
+            // Never executed: kept out of `commands` (finish.rs).
+            ToolStatus::Denied => ToolOutcome::Denied,
         };
         tool.record.exit_code = exit_code;
         tool.record.output_excerpt = output_excerpt.to_string();
