@@ -10,6 +10,7 @@
 //! DIR/junit.xml                             the suite as JUnit XML (`run::junit`)
 //! DIR/report.html                           the suite as one HTML page (`run::report`)
 //! DIR/<task_id>/<harness>/task.json         one task's result ([`TaskResult`])
+//! DIR/<task_id>/<harness>/cost.json         what it cost, per launch of the CLI ([`CostRecord`], `cost.rs`)
 //! DIR/<task_id>/<harness>/recording.jsonl   the raw stream (`turn::recording`)
 //! DIR/<task_id>/<harness>/stderr.log        the CLI's stderr, whole
 //! DIR/<task_id>/<harness>/workspace/        the agent's workspace, kept for inspection
@@ -33,8 +34,14 @@
 //!   `error`), written only when set; a criterion's `judge` (its judge's prompt, verdict,
 //!   usage and cost), written only for judges; `run.json`'s `suite_thresholds`, written
 //!   only when a criterion sets any.
-//! - turn record 1: first version.
+//!   Also within 1: `cost` (the summary of `cost.json`) in `task.json` and in each
+//!   `run.json` row, written only when the task launched its CLI.
+//! - turn record 1: first version. Later, within 1, each written only when set:
+//!   `retries`, `unreported`, `totals` (when not complete), `timing.retry_wait_ms`; a
+//!   tool call's status `denied`.
+//! - `cost.json` 1: first version (`cost_version`).
 
+mod cost;
 mod criterion;
 mod judge;
 mod live;
@@ -43,6 +50,10 @@ mod suite;
 mod task;
 mod turn;
 
+pub use cost::{
+    AttemptSettings, COST_RECORD_VERSION, CostAttempt, CostRecord, CostSummary, ProviderReports,
+    ReportedMessage, ReportedTotals,
+};
 pub use criterion::{CriterionError, CriterionResult, TaskStatus};
 pub use judge::{JudgeRecord, JudgeUsage, JudgeVerdict};
 pub use live::{

@@ -78,6 +78,10 @@ pub struct TaskResult {
     /// is informational (coder_eval): it is here, not in the status.
     #[serde(default)]
     pub steps: Vec<StepRecord>,
+    /// What the task cost: the summary of its `cost.json` (absent when no CLI was
+    /// launched).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<super::CostSummary>,
 }
 
 /// One `pre_run` / `post_run` shell step.
@@ -301,6 +305,9 @@ pub struct RunRow {
     pub soft_budgets: Option<String>,
     /// `<task_id>/<harness>/task.json`, relative to `run.json`.
     pub result: String,
+    /// The summary of the task's `cost.json` (absent when no CLI was launched).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<super::CostSummary>,
 }
 
 /// `run.json`.

@@ -225,6 +225,7 @@ fn blank_for(task: &Task, harness: &str, native: &[LimitKind]) -> TaskResult {
         load_notes: p.task.load_notes.clone(),
         row: p.task.row.clone(),
         steps: Vec::new(),
+        cost: None,
     }
 }
 

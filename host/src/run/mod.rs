@@ -13,6 +13,7 @@
 //! This file only re-exports.
 
 mod assemble;
+mod cost;
 pub mod error;
 mod judge;
 pub mod junit;

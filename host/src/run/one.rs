@@ -4,6 +4,7 @@
 //! had established by then.
 
 use super::assemble::{AfterTurn, Done, Established, Graded, TurnDone, assemble, failed};
+use super::cost;
 use super::error::{Cause, RunError};
 use super::launch::{agent_settings, launch_spec};
 use super::locate::cli_version;
@@ -58,6 +59,11 @@ pub async fn run_one(
         Ok(done) => assemble(&p, done),
         Err((error, established)) => failed(&p, &error, established),
     };
+    // cost.json first, so task.json carries its summary; it never changes the outcome.
+    if let Some(record) = cost::record(&p, &result) {
+        result.cost = Some(record.summary());
+        cost::write(&dir, &record);
+    }
     if let Err(err) = write_json_atomically(&dir.join("task.json"), &result) {
         let error = RunError::WriteResult(err);
         result.status = TaskStatus::Error;

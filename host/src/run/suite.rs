@@ -88,6 +88,7 @@ pub async fn run_all(
                 budget: r.budget_note(),
                 soft_budgets: r.soft_budget_note(),
                 result: format!("{}/{}/task.json", r.task_id, r.harness),
+                cost: r.cost.clone(),
             })
             .collect(),
         suite_thresholds: thresholds::suite_verdicts(&results, &criteria),

@@ -420,5 +420,7 @@ fn host_event(line: u64, stamp_us: u64, kind: &str, message: String) -> StampedE
 mod retries;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_gaps;
 mod tools;
 pub(crate) mod totals;
