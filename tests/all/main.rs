@@ -17,6 +17,7 @@ mod live_load_errors;
 mod live_scenarios;
 mod replay_codex_pi;
 mod replay_corpus;
+mod replay_field2;
 mod replay_opencode_gemini;
 mod sandbox;
 mod support;

@@ -9,7 +9,7 @@
 //! | per call, per process | any | as reported (per call: the host sums the messages) |
 //! | per session | a fresh session | as reported |
 //! | per session | resumed, earlier spend known | reported − earlier spend |
-//! | per session | resumed, earlier spend unknown | ambiguous: `null` cost; usage from the messages when they carry it |
+//! | per session | resumed, earlier spend unknown | ambiguous: `null` cost (the messages' own costs when they carry them); usage as reported |
 //!
 //! Dollars are never estimated from tokens.
 
@@ -164,14 +164,20 @@ impl Collector {
                 }
             }
             Earlier::Unknown => {
-                let (usage, usage_source) = from_messages();
+                // The reported usage is kept: one declared scope covers cost and usage,
+                // and the one CLI known to restore its total on resume (Claude Code
+                // 2.1.277+, B40) restores only the cost; its usage is the process's own.
+                let (usage, usage_source) = match reported_usage {
+                    Some(u) => (u, "cli_result"),
+                    None => from_messages(),
+                };
                 let ambiguous = message_cost.is_none() && reported_cost.is_some();
                 let note = reported_cost.map(|total| {
                     format!(
                         "this process resumed session `{}`, and the CLI reports the session's \
                          running total (${total}), which includes the spend of its earlier \
                          processes; that spend is not known here, so this run's cost is \
-                         unknown (usage from the messages)",
+                         unknown",
                         session_id.unwrap_or("?")
                     )
                 });
