@@ -11,6 +11,7 @@ mod grade_cmd;
 mod graders;
 mod hot_swap;
 mod live_claude;
+mod live_cost;
 mod live_criteria;
 mod live_early_stop;
 mod live_load_errors;

@@ -82,6 +82,12 @@ impl Collector {
         let floor = self.last_call_us.unwrap_or(0);
         let tool = &mut self.tools[i];
         if tool.end_us.is_some() {
+            // A later refusal of a call whose end read as an error (the CLI's own list of
+            // refused calls, after an unfamiliar refusal text): it never ran. Nothing
+            // else of the first end changes.
+            if status == ToolStatus::Denied && tool.record.status == ToolOutcome::Error {
+                tool.record.status = ToolOutcome::Denied;
+            }
             return;
         }
         tool.end_us = Some(at);
