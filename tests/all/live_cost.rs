@@ -177,3 +177,37 @@ fn an_infrastructure_failure_costs_nothing_known() {
         "no usage is not zero usage"
     );
 }
+
+#[test]
+fn a_retried_request_is_no_turn() {
+    // Claude Code announces its retry of the rate-limited first request (`api_retry`).
+    let out = scratch("live-cost-retry");
+    let result = run_task(
+        "tasks/cost/retried_call/task.yaml",
+        "claude-code",
+        &out,
+        &[],
+    );
+    assert_eq!(result.status, TaskStatus::Success);
+    let turn = result.turn.as_ref().unwrap();
+    // The failed attempt did not use one of the two turns max_turns allows.
+    assert_eq!(turn.num_turns, 2);
+    assert!(!turn.max_turns_exhausted);
+    assert_eq!(turn.retries.len(), 1, "{:?}", turn.retries);
+    let retry = &turn.retries[0];
+    assert!(retry.announced);
+    assert_eq!(retry.status, Some(429));
+    // The wait before the retried request answered is retry wait, not start-up.
+    let t = &turn.timing;
+    let wait = t.retry_wait_ms.expect("retry wait measured");
+    assert!(wait > 0, "{t:?}");
+    assert_eq!(
+        t.harness_startup_ms.unwrap()
+            + t.generation_duration_ms.unwrap()
+            + t.tool_union_ms.unwrap()
+            + wait
+            + t.harness_teardown_ms.unwrap(),
+        t.turn_duration_ms
+    );
+    assert_replay_matches(&out, &result);
+}

@@ -330,7 +330,8 @@ pub struct Timing {
     /// The plain sum of tool durations (> `tool_union_ms` when calls overlap).
     pub tool_sum_ms: u64,
     /// Main-thread time spent on retried model requests (the abandoned attempt and the
-    /// wait until the next attempt began), outside tool time. Not generation: when set,
+    /// wait until the next attempt began), outside tool time; a retry before the first
+    /// output is taken out of the head. Neither generation nor start-up: when set,
     /// the tiling is `harness_startup_ms + generation_duration_ms + tool_union_ms +
     /// retry_wait_ms + harness_teardown_ms == turn_duration_ms`. Omitted when there was
     /// no retry.

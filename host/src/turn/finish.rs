@@ -112,8 +112,12 @@ impl Collector {
             )
         {
             let tools_ms = union.covered(head, timing.turn_duration_ms - tail);
+            // A retry before the first output (the first request failed) is retry wait,
+            // not start-up: it comes out of the head.
+            let waited_in_head = busy.covered(0, head) - union.covered(0, head);
+            timing.harness_startup_ms = Some(head - waited_in_head);
             timing.tool_union_ms = Some(tools_ms);
-            timing.retry_wait_ms = Some(busy_ms - tools_ms);
+            timing.retry_wait_ms = Some(busy_ms - tools_ms + waited_in_head);
         }
         let model_calls = generation_per_main_call(self.model_calls, last_activity_us, |w0, w1| {
             busy.covered(w0, w1)
