@@ -117,7 +117,11 @@ fn a_denied_call_was_not_executed_unless_attempts_count() {
         params["type"] = json!("command_executed");
         score(params, trajectory.clone())
     };
-    assert_eq!(ce(json!({"command_pattern": "rm -rf"})), 0.0, "it never ran");
+    assert_eq!(
+        ce(json!({"command_pattern": "rm -rf"})),
+        0.0,
+        "it never ran"
+    );
     assert_eq!(
         ce(json!({"command_pattern": "rm -rf", "count_attempts": true})),
         1.0,
