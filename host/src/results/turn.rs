@@ -50,13 +50,19 @@ pub struct TurnRecord {
     /// Shell commands the agent ran (tool inputs with a `command` or `cmd`), in order. A
     /// call the CLI refused (status `denied`) never ran and is not listed.
     pub commands: Vec<String>,
-    /// Token totals: the CLI's own totals when its result reports them, else the sum of
-    /// the messages' usage (each message id counted once).
+    /// Token totals of this process: the CLI's own totals when its result reports them,
+    /// else the sum of the messages' usage (each message id counted once, a retried
+    /// attempt's message included: its tokens were spent). All zero when `usage_source`
+    /// is `none` (`cost.json` then says `null`).
     pub usage: Usage,
-    /// Where `usage` comes from: `cli_result`, `messages`, or `none`.
+    /// Where `usage` comes from: `cli_result`, `messages`, `cli_result_less_earlier` (a
+    /// resumed session's running total less its earlier processes' share), or `none`.
     pub usage_source: String,
-    /// Cost in USD: the CLI's reported total, else the sum of per-message costs; `null`
-    /// when the CLI reports none (never 0 for "unknown").
+    /// Cost in USD of this process: the CLI's reported total read through the harness's
+    /// declared totals scope (a resumed session's running total less what its earlier
+    /// processes spent), else the sum of per-message costs; `null` when the CLI reports
+    /// none, or when a running total cannot be attributed (`totals: ambiguous`; the
+    /// reported figure stays in `cli_result`). Never 0 for "unknown".
     pub cost_usd: Option<f64>,
     /// The CLI's final result as it reported it.
     pub cli_result: Option<CliResult>,
