@@ -45,8 +45,8 @@ pub struct CostRecord {
     pub cost_version: u32,
     pub task_id: String,
     pub harness: String,
-    /// USD over every attempt; `null` when `cost_status` is `not_reported` or
-    /// `ambiguous`.
+    /// USD over every attempt, rounded to 1e-10 (a sum of reported decimals without float
+    /// noise); `null` when `cost_status` is `not_reported` or `ambiguous`.
     pub total_cost_usd: Option<f64>,
     /// Tokens over every attempt; `null` when `usage_status` is `not_reported` or
     /// `ambiguous`.
