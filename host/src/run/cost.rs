@@ -60,3 +60,27 @@ pub(super) fn write(dir: &Path, record: &CostRecord) {
         eprintln!("warning: {}: cost.json not written: {err}", dir.display());
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_write_leaves_no_temporary_file() {
+        let dir =
+            std::env::temp_dir().join(format!("coder-eval-cost-write-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        // A folder named cost.json (not empty) makes the rename fail.
+        std::fs::create_dir_all(dir.join("cost.json/x")).unwrap();
+        write(&dir, &CostRecord::new("t", "h", Vec::new()));
+        assert!(!dir.join("cost.json.tmp").exists());
+        assert!(dir.join("cost.json").is_dir(), "nothing else was touched");
+        std::fs::remove_dir_all(dir.join("cost.json")).unwrap();
+        // And a good write leaves the record alone.
+        write(&dir, &CostRecord::new("t", "h", Vec::new()));
+        let text = std::fs::read_to_string(dir.join("cost.json")).unwrap();
+        assert!(text.contains("\"cost_version\": 1"), "{text}");
+        assert!(!dir.join("cost.json.tmp").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
