@@ -40,7 +40,8 @@ fn assert_buckets_tile(r: &TurnRecord) {
     let sum = t.harness_startup_ms.unwrap()
         + t.generation_duration_ms.unwrap()
         + t.tool_union_ms.unwrap()
-        + t.harness_teardown_ms.unwrap();
+        + t.harness_teardown_ms.unwrap()
+        + t.retry_wait_ms.unwrap_or(0);
     assert_eq!(sum, t.turn_duration_ms, "{t:?}");
 }
 

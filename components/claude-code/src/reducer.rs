@@ -36,6 +36,8 @@ pub struct ClaudeReducer {
     streaming: HashMap<Option<String>, (String, bool)>,
     /// Tool calls finished as denied (a permission rule refused them).
     tools_denied: HashSet<String>,
+    /// Tool calls whose result was an error without an exit code (a refusal may read so).
+    tools_failed_silently: HashSet<String>,
     /// The text of the last synthetic (`<synthetic>`) message: the CLI's own error (B38).
     synthetic_text: Option<String>,
     /// Tool calls started (ids), so a repeated block does not start one twice.
@@ -61,6 +63,7 @@ impl Reducer for ClaudeReducer {
             messages: HashMap::default(),
             streaming: HashMap::default(),
             tools_denied: HashSet::default(),
+            tools_failed_silently: HashSet::default(),
             synthetic_text: None,
             tools_started: HashSet::default(),
             tools_finished: HashSet::default(),

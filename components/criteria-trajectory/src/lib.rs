@@ -11,6 +11,12 @@
 //! - `require_success` (default false): count only calls that ended ok (exit code 0 when
 //!   known).
 //! - `min_count` (default 1), `max_count` (optional, ≥ `min_count`).
+//! - `count_attempts` (default false; this project's, not coder_eval's): also count calls
+//!   the CLI refused (status `denied`: a permission rule, a declined approval). By
+//!   default a refused call was not executed and does not count, so `command_executed`
+//!   never passes for a command that never ran (and "must not run" is not failed by a
+//!   refused attempt). Live (`stop_early`), a call counts when it starts, before a
+//!   refusal is known; with `require_success`, when it ends ok.
 //!
 //! Score: without `max_count`, `min(1, matches / min_count)` (1 when `min_count` is 0);
 //! with it, 1 when `min_count ≤ matches ≤ max_count`, else 0 — so `min_count: 0,
@@ -85,6 +91,8 @@ struct CommandExecuted {
     max_count: Option<u32>,
     #[serde(default)]
     require_success: bool,
+    #[serde(default)]
+    count_attempts: bool,
 }
 
 fn one() -> u32 {
@@ -252,6 +260,9 @@ fn command_executed(input: &GradingInput, p: CommandExecuted) -> Result<Verdict,
         if p.require_success && !tool.succeeded() {
             continue;
         }
+        if !p.count_attempts && tool.status == Some(grader_kit::ToolStatus::Denied) {
+            continue;
+        }
         if !matcher.matches(&tool) {
             continue;
         }
@@ -293,6 +304,9 @@ fn command_executed(input: &GradingInput, p: CommandExecuted) -> Result<Verdict,
     }
     if p.require_success {
         filters.push("require_success".into());
+    }
+    if p.count_attempts {
+        filters.push("count_attempts".into());
     }
     let mut details = format!(
         "{range}; filters: {}",

@@ -107,6 +107,34 @@ fn command_executed_counts_matches() {
 }
 
 #[test]
+fn a_denied_call_was_not_executed_unless_attempts_count() {
+    let trajectory = vec![
+        tool_start(1, "t1", "Bash", json!({"command": "rm -rf build"})),
+        tool_end(2, "t1", ToolStatus::Denied, None),
+    ];
+    let ce = |params: Value| {
+        let mut params = params;
+        params["type"] = json!("command_executed");
+        score(params, trajectory.clone())
+    };
+    assert_eq!(
+        ce(json!({"command_pattern": "rm -rf"})),
+        0.0,
+        "it never ran"
+    );
+    assert_eq!(
+        ce(json!({"command_pattern": "rm -rf", "count_attempts": true})),
+        1.0,
+        "it was attempted"
+    );
+    assert_eq!(
+        ce(json!({"command_pattern": "rm -rf", "min_count": 0, "max_count": 0})),
+        1.0,
+        "a refused attempt did not run"
+    );
+}
+
+#[test]
 fn command_executed_details_show_examples() {
     let v = grade(&input(
         json!({"type": "command_executed", "command_pattern": "python3"}),

@@ -10,6 +10,7 @@
 //! DIR/junit.xml                             the suite as JUnit XML (`run::junit`)
 //! DIR/report.html                           the suite as one HTML page (`run::report`)
 //! DIR/<task_id>/<harness>/task.json         one task's result ([`TaskResult`])
+//! DIR/<task_id>/<harness>/cost.json         what it cost, per launch of the CLI ([`CostRecord`], `cost.rs`)
 //! DIR/<task_id>/<harness>/recording.jsonl   the raw stream (`turn::recording`)
 //! DIR/<task_id>/<harness>/stderr.log        the CLI's stderr, whole
 //! DIR/<task_id>/<harness>/workspace/        the agent's workspace, kept for inspection
@@ -40,15 +41,20 @@
 //!   usage and cost), written only for judges; `run.json`'s `suite_thresholds`, written
 //!   only when a criterion sets any. `task.json`'s `variant`, `replicate` and `lineage`,
 //!   `run.json`'s rows' `variant` and `replicate`, its `experiment` and `statistics`:
-//!   written only for experiments and repeats;
-//!   `cli.containment` (`pid_namespace` or
+//!   written only for experiments and repeats; `cli.containment` (`pid_namespace` or
 //!   `process_group`), written when a CLI ran on the host; `run.json`'s `unfinished`,
 //!   written only while tasks are missing. The stop reason of an interrupted run is
 //!   spelled `interrupted` (SIGINT, SIGTERM or SIGHUP); files written before spell it
 //!   `cancelled` (Ctrl-C only), which still reads as `interrupted`.
-//! - turn record 1: first version.
+//!   Also within 1: `cost` (the summary of `cost.json`) in `task.json` and in each
+//!   `run.json` row, written only when the task launched its CLI.
+//! - turn record 1: first version. Later, within 1, each written only when set:
+//!   `retries`, `unreported`, `totals` (when not complete), `timing.retry_wait_ms`; a
+//!   tool call's status `denied`.
+//! - `cost.json` 1: first version (`cost_version`).
 
 mod atomic;
+mod cost;
 mod criterion;
 mod judge;
 mod live;
@@ -59,6 +65,10 @@ mod task;
 mod turn;
 
 pub use atomic::{write_atomically, write_json_atomically};
+pub use cost::{
+    AttemptSettings, COST_RECORD_VERSION, CostAttempt, CostRecord, CostSummary, ProviderReports,
+    ReportedMessage, ReportedTotals,
+};
 pub use criterion::{CriterionError, CriterionResult, TaskStatus};
 pub use judge::{JudgeRecord, JudgeUsage, JudgeVerdict};
 pub use live::{
@@ -76,7 +86,8 @@ pub use task::{
 };
 pub use turn::{
     CliResult, DiagnosticRecord, ExitRecord, MessageRecord, ModelCallRecord, ReducerError,
-    StampedEvent, Timing, ToolCallRecord, ToolOutcome, TurnRecord, TurnStatus,
+    RetryRecord, StampedEvent, Timing, ToolCallRecord, ToolOutcome, TotalsStatus, TurnRecord,
+    TurnStatus, UnreportedRecord,
 };
 
 /// The version of the shape of `task.json` and `run.json`.

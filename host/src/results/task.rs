@@ -91,6 +91,10 @@ pub struct TaskResult {
     /// written (no experiment, no `-D`/`--model`/`--harness` override).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lineage: Option<serde_json::Value>,
+    /// What the task cost: the summary of its `cost.json` (absent when no CLI was
+    /// launched).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<super::CostSummary>,
 }
 
 /// One `pre_run` / `post_run` shell step.
@@ -326,6 +330,9 @@ pub struct RunRow {
     /// The replicate index (runs with repeats only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replicate: Option<u32>,
+    /// The summary of the task's `cost.json` (absent when no CLI was launched).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<super::CostSummary>,
 }
 
 /// `run.json`.

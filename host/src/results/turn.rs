@@ -47,15 +47,22 @@ pub struct TurnRecord {
     pub messages: Vec<MessageRecord>,
     /// Tool calls, in order of their start.
     pub tool_calls: Vec<ToolCallRecord>,
-    /// Shell commands the agent ran (tool inputs with a `command` or `cmd`), in order.
+    /// Shell commands the agent ran (tool inputs with a `command` or `cmd`), in order. A
+    /// call the CLI refused (status `denied`) never ran and is not listed.
     pub commands: Vec<String>,
-    /// Token totals: the CLI's own totals when its result reports them, else the sum of
-    /// the messages' usage (each message id counted once).
+    /// Token totals of this process: the CLI's own totals when its result reports them,
+    /// else the sum of the messages' usage (each message id counted once, a retried
+    /// attempt's message included: its tokens were spent). All zero when `usage_source`
+    /// is `none` (`cost.json` then says `null`).
     pub usage: Usage,
-    /// Where `usage` comes from: `cli_result`, `messages`, or `none`.
+    /// Where `usage` comes from: `cli_result`, `messages`, `cli_result_less_earlier` (a
+    /// resumed session's running total less its earlier processes' share), or `none`.
     pub usage_source: String,
-    /// Cost in USD: the CLI's reported total, else the sum of per-message costs; `null`
-    /// when the CLI reports none (never 0 for "unknown").
+    /// Cost in USD of this process: the CLI's reported total read through the harness's
+    /// declared totals scope (a resumed session's running total less what its earlier
+    /// processes spent), else the sum of per-message costs; `null` when the CLI reports
+    /// none, or when a running total cannot be attributed (`totals: ambiguous`; the
+    /// reported figure stays in `cli_result`). Never 0 for "unknown".
     pub cost_usd: Option<f64>,
     /// The CLI's final result as it reported it.
     pub cli_result: Option<CliResult>,
@@ -78,6 +85,130 @@ pub struct TurnRecord {
     /// The budget that stopped the turn, with the figures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<super::BudgetBreach>,
+    /// Model requests the CLI retried or abandoned (events@0.2.0 `model-call-retried`), in
+    /// order. None of them is a model call: they are not in `model_calls`, not in
+    /// `num_turns`, not counted toward `max_turns`, and their wait is not generation time
+    /// (`timing.retry_wait_ms`). Omitted when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub retries: Vec<RetryRecord>,
+    /// Work the stream shows happened but whose figures it does not carry (events@0.2.0
+    /// `unreported`): usage of a step, cost, a sub-agent's events. Each makes the totals
+    /// below `partial`. Omitted when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unreported: Vec<UnreportedRecord>,
+    /// Whether `usage` and `cost_usd` cover everything the turn did: `partial` when some
+    /// work went unreported (see `unreported`), `ambiguous` when the CLI's reported total
+    /// may include earlier processes of a resumed session and the earlier spend is not
+    /// known (then `cost_usd` is `null`). Omitted when `complete`.
+    #[serde(default, skip_serializing_if = "TotalsStatus::is_complete")]
+    pub totals: TotalsStatus,
+}
+
+impl TurnRecord {
+    /// The agent's final answer, for criteria that grade it (`classification_match`, the
+    /// judges): the CLI result's text; else, unless the CLI reported a failure, the last
+    /// main-thread message. A failed turn has no answer: its last words are not one (field
+    /// case B38: an API error after a first message).
+    pub fn final_text(&self) -> Option<&str> {
+        if let Some(result) = &self.cli_result {
+            if let Some(text) = &result.text {
+                return Some(text);
+            }
+            if !result.success {
+                return None;
+            }
+        }
+        if self.final_status == TurnStatus::CliError {
+            return None;
+        }
+        self.messages
+            .iter()
+            .rfind(|m| m.parent_call_id.is_none())
+            .map(|m| m.text.as_str())
+    }
+}
+
+/// Whether a total covers everything it should (`cost.json`'s `cost_status` and
+/// `usage_status`, the turn record's `totals`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TotalsStatus {
+    /// Every part was reported.
+    #[default]
+    Complete,
+    /// Some work was not reported: the figure covers only what was (a lower bound).
+    Partial,
+    /// Nothing was reported: the figure is `null`.
+    NotReported,
+    /// The CLI reported a figure whose scope cannot be told (a running total that may
+    /// include an earlier process of the session): the figure is `null`.
+    Ambiguous,
+}
+
+impl TotalsStatus {
+    /// `true` for [`TotalsStatus::Complete`].
+    pub fn is_complete(&self) -> bool {
+        *self == TotalsStatus::Complete
+    }
+
+    /// The status of a sum of parts: any ambiguous part makes it ambiguous; all parts
+    /// not reported, not reported; all complete, complete; anything else, partial.
+    pub fn combine(parts: impl IntoIterator<Item = TotalsStatus>) -> TotalsStatus {
+        let (mut any, mut all_complete, mut all_missing) = (false, true, true);
+        for part in parts {
+            any = true;
+            if part == TotalsStatus::Ambiguous {
+                return TotalsStatus::Ambiguous;
+            }
+            all_complete &= part == TotalsStatus::Complete;
+            all_missing &= part == TotalsStatus::NotReported;
+        }
+        match (any, all_complete, all_missing) {
+            (false, _, _) | (_, _, true) => TotalsStatus::NotReported,
+            (_, true, _) => TotalsStatus::Complete,
+            _ => TotalsStatus::Partial,
+        }
+    }
+}
+
+/// A model request the CLI retried, or an attempt abandoned for another.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RetryRecord {
+    /// ms from the turn's start to the retry's announcement (or the line that showed it).
+    pub at_ms: u64,
+    /// 1-based stdout line that showed it.
+    pub line: u64,
+    /// The CLI's attempt number (1 = the first retry), when reported.
+    pub attempt: Option<u32>,
+    /// ms the CLI said it would wait, when reported.
+    pub delay_ms: Option<u64>,
+    /// HTTP status of the failed attempt, when reported.
+    pub status: Option<u32>,
+    /// The error as the CLI reported it.
+    pub error: Option<String>,
+    /// `true` when the CLI announced the retry; `false` when the reducer inferred it.
+    pub announced: bool,
+    /// The abandoned attempt's message id, when the stream showed one.
+    pub abandoned_message_id: Option<String>,
+    /// The sub-agent's parent tool call; `null` on the main thread.
+    pub parent_call_id: Option<String>,
+    /// Whether the stream had shown the failed attempt as a model call (then un-counted).
+    pub call_started: bool,
+}
+
+/// Work whose figures the stream does not carry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnreportedRecord {
+    /// What is missing.
+    pub kind: harness_kit::UnreportedKind,
+    /// The tool call (sub-agent) or message the gap belongs to, when known.
+    pub call_id: Option<String>,
+    /// What is missing and why.
+    pub reason: String,
+    /// 1-based stdout line that showed it.
+    pub line: u64,
+    /// ms from the turn's start.
+    pub at_ms: u64,
 }
 
 /// How a turn ended.
@@ -144,6 +275,9 @@ pub enum ToolOutcome {
     Ok,
     Error,
     Unknown,
+    /// Never executed: the CLI refused it (a permission rule, a declined approval, a
+    /// sandbox policy). Such a call is not in `commands`.
+    Denied,
     /// No end was seen before the turn ended (the CLI was stopped, or the stream cut).
     Interrupted,
 }
@@ -201,6 +335,14 @@ pub struct Timing {
     pub harness_teardown_ms: Option<u64>,
     /// The plain sum of tool durations (> `tool_union_ms` when calls overlap).
     pub tool_sum_ms: u64,
+    /// Main-thread time spent on retried model requests (the abandoned attempt and the
+    /// wait until the next attempt began), outside tool time; a retry before the first
+    /// output is taken out of the head. Neither generation nor start-up: when set,
+    /// the tiling is `harness_startup_ms + generation_duration_ms + tool_union_ms +
+    /// retry_wait_ms + harness_teardown_ms == turn_duration_ms`. Omitted when there was
+    /// no retry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retry_wait_ms: Option<u64>,
 }
 
 /// How the CLI process ended.

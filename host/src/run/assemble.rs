@@ -242,6 +242,7 @@ fn blank_for(task: &Task, harness: &str, native: &[LimitKind]) -> TaskResult {
         variant: None,
         replicate: None,
         lineage: None,
+        cost: None,
     }
 }
 

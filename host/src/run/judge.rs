@@ -105,16 +105,7 @@ impl JudgeRunner {
                 .error
                 .unwrap_or_else(|| "the judge's CLI did not run".into()));
         };
-        let final_text = turn
-            .cli_result
-            .as_ref()
-            .and_then(|c| c.text.clone())
-            .or_else(|| {
-                turn.messages
-                    .iter()
-                    .rfind(|m| m.parent_call_id.is_none())
-                    .map(|m| m.text.clone())
-            });
+        let final_text = turn.final_text().map(str::to_string);
         let trajectory = turn
             .tool_calls
             .iter()

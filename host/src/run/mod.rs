@@ -16,6 +16,7 @@
 pub mod agentless;
 mod assemble;
 mod container;
+mod cost;
 pub mod error;
 mod judge;
 pub mod junit;

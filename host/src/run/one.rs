@@ -5,6 +5,7 @@
 
 use super::assemble::{AfterTurn, Done, Established, Graded, TurnDone, assemble, failed};
 use super::container;
+use super::cost;
 use super::error::{Cause, RunError};
 use super::launch::{agent_settings, launch_spec};
 use super::locate::cli_version;
@@ -18,9 +19,10 @@ use crate::runtime::harness::Launcher;
 use crate::runtime::translator::ComponentTranslator;
 use crate::sandbox::docker::DockerSandbox;
 use crate::task::sandbox::Driver;
+use crate::turn::collect::{Launch, TotalsBasis};
 use crate::turn::live::{self, LaunchSpec, LiveTurn};
 use crate::turn::pipeline::Pipeline;
-use crate::turn::recording::{BudgetsHeader, Header, RecordingWriter};
+use crate::turn::recording::{BudgetsHeader, Header, RecordingWriter, SessionHeader};
 use coder_eval_scripted_model::{ScriptedModel, ServerConfig};
 use harness_kit::LaunchPlan;
 use std::path::Path;
@@ -71,6 +73,11 @@ pub async fn run_one(
     // for its task.json all the same.
     let _ = std::fs::create_dir_all(&dir);
     crate::suite::stamp(&mut result, &p);
+    // cost.json first, so task.json carries its summary; it never changes the outcome.
+    if let Some(record) = cost::record(&p, &result) {
+        result.cost = Some(record.summary());
+        cost::write(&dir, &record);
+    }
     if let Err(err) = write_json_atomically(&dir.join("task.json"), &result) {
         let error = RunError::WriteResult(err);
         result.status = TaskStatus::Error;
@@ -282,6 +289,7 @@ async fn launch(
         max_tool_calls: p.task.run_limits.max_tool_calls,
         early_stop: p.live.clone(),
         budgets: BudgetsHeader::of(p.task.run_limits.budgets()),
+        session: Some(SessionHeader::default()),
         ..Default::default()
     };
     let recording = RecordingWriter::create(&dir.join("recording.jsonl"), &header)
@@ -309,6 +317,13 @@ async fn launch(
     pipeline
         .collector
         .watch(early_stop, p.task.run_limits.budgets());
+    let scope = Launcher::new(&planned.loaded)
+        .and_then(|mut l| l.totals(cli.version.as_deref()))
+        .map_err(RunError::Component)?;
+    pipeline.collector.totals_basis(TotalsBasis {
+        scope,
+        launch: Launch::Fresh,
+    });
     Ok(Launched {
         spec,
         cli,

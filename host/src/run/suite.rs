@@ -143,6 +143,7 @@ fn summary(
                 result: format!("{}/task.json", crate::suite::unit_of(r).rel_dir().display()),
                 variant: r.variant.clone(),
                 replicate: r.replicate,
+                cost: r.cost.clone(),
             })
             .collect(),
         suite_thresholds: Vec::new(),

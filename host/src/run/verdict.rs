@@ -63,16 +63,7 @@ pub async fn grade(
     judges: &Judges,
     env: Env<'_>,
 ) -> TaskVerdict {
-    let final_text = turn
-        .cli_result
-        .as_ref()
-        .and_then(|r| r.text.clone())
-        .or_else(|| {
-            turn.messages
-                .iter()
-                .rfind(|m| m.parent_call_id.is_none())
-                .map(|m| m.text.clone())
-        });
+    let final_text = turn.final_text().map(str::to_string);
     let mut ctx = GradeContext::new(
         workspace,
         &task.dir,

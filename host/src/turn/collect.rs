@@ -18,10 +18,12 @@ use crate::limits::Caps;
 use crate::limits::budget::{BudgetMeter, Budgets};
 use crate::results::{
     CliResult, DiagnosticRecord, MessageRecord, ModelCallRecord, StampedEvent, StopReason,
-    ToolCallRecord,
+    ToolCallRecord, UnreportedRecord,
 };
 use harness_kit::reduce::HashMap;
 use harness_kit::{Event, Usage};
+pub(crate) use retries::Retries;
+pub(crate) use totals::{Launch, TotalsBasis};
 
 /// What the CLI said of its session (the first `session_started`).
 #[derive(Debug, Clone, Default)]
@@ -79,6 +81,13 @@ pub(crate) struct Collector {
     pub(super) early_stop: Option<EarlyStop<BoxedWatcher>>,
     /// The token and USD budgets' meter, when the task sets one.
     pub(super) budget: Option<BudgetMeter>,
+    /// Retried model requests, and the main thread's retry waits (`retries.rs`).
+    pub(super) retries: Retries,
+    /// Work the stream did not report.
+    pub(super) unreported: Vec<UnreportedRecord>,
+    /// How the CLI's reported totals accumulate, and whether this process resumed a
+    /// session (`totals.rs`).
+    pub(super) totals: TotalsBasis,
 }
 
 impl Collector {
@@ -107,6 +116,9 @@ impl Collector {
             leading: Vec::new(),
             early_stop: None,
             budget: None,
+            retries: Retries::default(),
+            unreported: Vec::new(),
+            totals: TotalsBasis::default(),
         }
     }
 
@@ -195,12 +207,15 @@ impl Collector {
                 self.on_diagnostic(line, at, kind, message, raw);
                 None
             }
-            // events@0.2.0: recorded as the diagnostics a harness@0.1.0 component sends in
-            // their place (harness_kit::down_to_diagnostic), so both versions give the same
-            // record. Un-counting retried calls and partial totals are still to come.
+            // events@0.2.0: also noted as the diagnostic a harness@0.1.0 component sends in
+            // their place (harness_kit::down_to_diagnostic), then acted on while counting:
+            // a retried call is un-counted, unreported work makes the totals partial.
             event @ (Event::ModelCallRetried { .. } | Event::Unreported { .. }) => {
                 if let Some((kind, message)) = harness_kit::down_to_diagnostic(event) {
                     self.on_diagnostic(line, at, &kind, &message, "");
+                }
+                if self.counting() {
+                    self.on_gap(line, at, event);
                 }
                 None
             }
@@ -340,6 +355,9 @@ impl Collector {
     ) -> Option<StopReason> {
         self.output(at);
         self.last_call_us = Some(at);
+        if parent_call_id.is_none() {
+            self.retries.call_began(at);
+        }
         let mut fired = None;
         let main_index = if parent_call_id.is_none() {
             self.main_calls += 1;
@@ -412,6 +430,10 @@ fn host_event(line: u64, stamp_us: u64, kind: &str, message: String) -> StampedE
     }
 }
 
+mod retries;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_gaps;
 mod tools;
+pub(crate) mod totals;

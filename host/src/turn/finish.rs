@@ -2,14 +2,15 @@
 //! [`TurnRecord`]: the final status, the caps, the timing buckets (maths in `timing.rs`),
 //! each main call's generation time, usage and cost.
 
+use super::collect::totals::{AttemptTotals, cumulative_note};
 use super::collect::{Collector, ModelCall, Session, ToolCall};
 use super::recording::ExitStatus;
 use super::timing::{ms, timing};
 use crate::results::{
     DiagnosticRecord, ExitRecord, ReducerError, StampedEvent, StopReason, TURN_RECORD_VERSION,
-    ToolCallRecord, TurnRecord, TurnStatus,
+    ToolCallRecord, ToolOutcome, TotalsStatus, TurnRecord, TurnStatus,
 };
-use harness_kit::{Event, Usage};
+use harness_kit::Event;
 
 /// How the turn ended, from outside the stream.
 #[derive(Debug, Clone, Default)]
@@ -36,6 +37,7 @@ impl Collector {
     /// `harness` and `component` are left empty for the caller, which knows them.
     pub(crate) fn finish(mut self, end: TurnEnd) -> (TurnRecord, Vec<StampedEvent>) {
         self.take_leading();
+        let attempt = self.attempt_totals();
         let end_us = end.end_us;
         let timed_out = end.stop.is_some_and(StopReason::is_timeout);
         // No final result, but the CLI exited with its documented turn-limit code (the
@@ -85,17 +87,43 @@ impl Collector {
             tool_sum_ms += ms(end) - ms(tool.start_us);
             last_tool_end_us = last_tool_end_us.max(Some(end));
         }
+        // Retry waits are neither generation nor tool time: the union of tools and waits
+        // is what generation excludes; the waits' share outside tools is their bucket.
+        let waits = &self.retries.waits;
+        let busy = (!waits.is_empty()).then(|| {
+            let mut busy = union.clone();
+            for &(start, end) in waits {
+                busy.insert(ms(start), ms(end));
+            }
+            busy.index()
+        });
         let union = union.index();
+        let busy = busy.as_ref().unwrap_or(&union);
         let last_activity_us = last_tool_end_us.max(self.last_output_us);
-        let timing = timing(
+        let mut timing = timing(
             end_us,
             self.first_output_us,
             last_activity_us,
-            &union,
+            busy,
             tool_sum_ms,
         );
+        if !waits.is_empty()
+            && let (Some(head), Some(busy_ms), Some(tail)) = (
+                timing.harness_startup_ms,
+                timing.tool_union_ms,
+                timing.harness_teardown_ms,
+            )
+        {
+            let tools_ms = union.covered(head, timing.turn_duration_ms - tail);
+            // A retry before the first output (the first request failed) is retry wait,
+            // not start-up: it comes out of the head.
+            let waited_in_head = busy.covered(0, head) - union.covered(0, head);
+            timing.harness_startup_ms = Some(head - waited_in_head);
+            timing.tool_union_ms = Some(tools_ms);
+            timing.retry_wait_ms = Some(busy_ms - tools_ms + waited_in_head);
+        }
         let model_calls = generation_per_main_call(self.model_calls, last_activity_us, |w0, w1| {
-            union.covered(w0, w1)
+            busy.covered(w0, w1)
         });
 
         let tool_calls: Vec<ToolCallRecord> = self
@@ -112,28 +140,27 @@ impl Collector {
                 },
             )
             .collect();
-        let commands = tool_calls.iter().filter_map(command_of).collect();
+        // A call the CLI refused never ran: not a command.
+        let commands = tool_calls
+            .iter()
+            .filter(|t| t.status != ToolOutcome::Denied)
+            .filter_map(command_of)
+            .collect();
 
-        let (usage, usage_source) = match self.cli_result.as_ref().and_then(|r| r.usage) {
-            Some(u) => (u, "cli_result"),
-            None => {
-                let per_message: Vec<Usage> =
-                    self.messages.iter().filter_map(|m| m.usage).collect();
-                if per_message.is_empty() {
-                    (Usage::default(), "none")
-                } else {
-                    (per_message.iter().fold(Usage::default(), add), "messages")
-                }
-            }
+        let AttemptTotals {
+            usage,
+            usage_source,
+            cost_usd,
+            status: totals_status,
+            note,
+        } = attempt;
+        if let Some(note) = note {
+            diagnostics.push(cumulative_note(end_us, note));
+        }
+        let totals = match totals_status {
+            TotalsStatus::Complete if !self.unreported.is_empty() => TotalsStatus::Partial,
+            status => status,
         };
-        let cost_usd = self
-            .cli_result
-            .as_ref()
-            .and_then(|r| r.cost_usd)
-            .or_else(|| {
-                let costs: Vec<f64> = self.messages.iter().filter_map(|m| m.cost_usd).collect();
-                (!costs.is_empty()).then(|| costs.iter().sum())
-            });
 
         let final_status = if timed_out {
             TurnStatus::Timeout
@@ -202,6 +229,9 @@ impl Collector {
             stdout_bytes: end.stdout_bytes,
             early_stop: self.early_stop.as_ref().map(|e| e.outcome()),
             budget: self.budget.as_ref().and_then(|m| m.breach().copied()),
+            retries: self.retries.records,
+            unreported: self.unreported,
+            totals,
         };
         (record, self.trajectory)
     }
@@ -261,15 +291,6 @@ fn generation_per_main_call(
         calls[i].record.generation_ms = Some(w1 - w0 - covered(w0, w1));
     }
     calls.into_iter().map(|c| c.record).collect()
-}
-
-fn add(a: Usage, b: &Usage) -> Usage {
-    Usage {
-        input_tokens: a.input_tokens + b.input_tokens,
-        output_tokens: a.output_tokens + b.output_tokens,
-        cache_read_tokens: a.cache_read_tokens + b.cache_read_tokens,
-        cache_write_tokens: a.cache_write_tokens + b.cache_write_tokens,
-    }
 }
 
 /// The shell command of a tool call, when its input has one: the one definition the

@@ -12,6 +12,8 @@ use crate::components::{ComponentSource, ResolveError};
 use crate::limits::Caps;
 use crate::results::{StampedEvent, TurnRecord};
 use crate::runtime::ComponentError;
+use crate::runtime::harness::Launcher;
+use crate::turn::collect::{Launch, TotalsBasis};
 use std::path::Path;
 
 /// What to replay with.
@@ -106,6 +108,17 @@ fn run(
         };
         let budgets = header.budgets.map(|b| b.budgets()).unwrap_or_default();
         pipeline.collector.watch(early_stop, budgets);
+        // How the CLI's running totals read: the harness's scope for the recorded version,
+        // and whether the process resumed a session (the header says; an older recording's
+        // argv shows it).
+        let scope = Launcher::new(&loaded)?.totals(header.cli_version.as_deref())?;
+        let launch = match &header.session {
+            Some(session) => session.launch(),
+            None => Launch::FromArgv(header.argv.clone()),
+        };
+        pipeline
+            .collector
+            .totals_basis(TotalsBasis { scope, launch });
     }
     let io = |source| RecordingError::Io {
         path: path.to_path_buf(),

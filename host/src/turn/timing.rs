@@ -122,6 +122,7 @@ pub(crate) fn timing(
             tool_union_ms: Some(0),
             harness_teardown_ms: Some(0),
             tool_sum_ms,
+            retry_wait_ms: None,
         };
     };
     let head_end = ms(first).min(total);
@@ -134,6 +135,7 @@ pub(crate) fn timing(
         tool_union_ms: Some(tool_union),
         harness_teardown_ms: Some(total - middle_end),
         tool_sum_ms,
+        retry_wait_ms: None,
     }
 }
 

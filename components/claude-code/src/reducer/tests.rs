@@ -318,6 +318,28 @@ fn b40_resumed_total_is_reported_as_seen_and_declared_per_session() {
 }
 
 #[test]
+fn a_listed_refusal_with_an_unfamiliar_text_gets_a_denied_end() {
+    // Claude Code 2.1.197, live against the scripted model with `--permission-mode
+    // default`: the refusal text is not one the reducer knows, but the result lists it.
+    let r = Reduced::new(concat!(
+        r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t5","name":"Bash","input":{"command":"rm -rf build"}}]}}"#,
+        "\n",
+        r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t5","content":"rm in '/ws/build' was blocked. For security, Claude Code may only remove files from the allowed working directories for this session: '/ws'.","is_error":true}]}}"#,
+        "\n",
+        r#"{"type":"result","subtype":"success","is_error":false,"result":"done","permission_denials":[{"tool_name":"Bash","tool_use_id":"t5"}]}"#,
+    ));
+    let ends: Vec<ToolStatus> = r
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallFinished { status, .. } => Some(*status),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ends, [ToolStatus::Error, ToolStatus::Denied]);
+    assert_eq!(r.kinds(), ["permission_denial"]);
+}
+
+#[test]
 fn a_refused_call_is_denied_and_a_failed_one_an_error() {
     let r = Reduced::new(concat!(
         r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"rm -rf /"}},{"type":"tool_use","id":"t2","name":"Bash","input":{"command":"false"}},{"type":"tool_use","id":"t3","name":"Write","input":{}},{"type":"tool_use","id":"t4","name":"Bash","input":{"command":"git push"}}]}}"#,
@@ -338,6 +360,7 @@ fn a_refused_call_is_denied_and_a_failed_one_an_error() {
     );
     // t2 is listed but its result was the command's own failure: it stays, with a note.
     assert_eq!(r.kinds(), ["permission_denial"]);
+
     assert!(!r.iter().any(
         |e| matches!(e, Event::ToolCallFinished { call_id, exit_code: Some(_), .. }
         if call_id == "t1")

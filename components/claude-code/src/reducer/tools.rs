@@ -7,8 +7,11 @@ use super::wire::{Block, Line, ResultContent};
 use harness_kit::{Event, ToolStatus, excerpt};
 
 impl ClaudeReducer {
-    /// `result.permission_denials`: a listed call not yet finished is finished as denied;
-    /// one already finished otherwise is noted (the first end stands).
+    /// `result.permission_denials`: a listed call not yet finished is finished as denied.
+    /// One already finished with an error result without an exit code (a refusal text not
+    /// known here, e.g. 2.1.197's "rm in '…' was blocked. For security, …") gets a second,
+    /// denied end: the host re-marks an errored call denied. One whose result was ok, or
+    /// carried an exit code, ran: it stays. Both are noted.
     pub(super) fn denials(&mut self, parsed: &Line, out: &mut Vec<Event>) {
         for denial in &parsed.permission_denials {
             let Some(call_id) = denial.tool_use_id.as_deref() else {
@@ -29,7 +32,7 @@ impl ClaudeReducer {
                         cli_duration_ms: None,
                     });
                 }
-            } else {
+            } else if !self.tools_failed_silently.contains(call_id) {
                 out.push(Event::diagnostic(
                     "permission_denial",
                     format!(
@@ -39,6 +42,24 @@ impl ClaudeReducer {
                     ),
                     b"",
                 ));
+            } else {
+                self.tools_denied.insert(call_id.to_string());
+                out.push(Event::diagnostic(
+                    "permission_denial",
+                    format!(
+                        "`result.permission_denials` says {tool} call `{call_id}` was refused, \
+                         and its error result (not a refusal text known here) did not say it \
+                         ran: re-marked denied"
+                    ),
+                    b"",
+                ));
+                out.push(Event::ToolCallFinished {
+                    call_id: call_id.to_string(),
+                    status: ToolStatus::Denied,
+                    output_excerpt: String::new(),
+                    exit_code: None,
+                    cli_duration_ms: None,
+                });
             }
         }
     }
@@ -63,6 +84,9 @@ impl ClaudeReducer {
             } else {
                 None
             };
+            if is_error && !denied && exit_code.is_none() {
+                self.tools_failed_silently.insert(call_id.to_string());
+            }
             if denied {
                 self.tools_denied.insert(call_id.to_string());
             }

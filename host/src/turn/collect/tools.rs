@@ -82,6 +82,12 @@ impl Collector {
         let floor = self.last_call_us.unwrap_or(0);
         let tool = &mut self.tools[i];
         if tool.end_us.is_some() {
+            // A later refusal of a call whose end read as an error (the CLI's own list of
+            // refused calls, after an unfamiliar refusal text): it never ran. Nothing
+            // else of the first end changes.
+            if status == ToolStatus::Denied && tool.record.status == ToolOutcome::Error {
+                tool.record.status = ToolOutcome::Denied;
+            }
             return;
         }
         tool.end_us = Some(at);
@@ -96,9 +102,8 @@ impl Collector {
             ToolStatus::Ok => ToolOutcome::Ok,
             ToolStatus::Error => ToolOutcome::Error,
             ToolStatus::Unknown => ToolOutcome::Unknown,
-            // events@0.2.0: as a harness@0.1.0 component sends it, until the record has a
-            // denied outcome (and keeps such calls out of `commands`).
-            ToolStatus::Denied => ToolOutcome::Error,
+            // Never executed: kept out of `commands` (finish.rs).
+            ToolStatus::Denied => ToolOutcome::Denied,
         };
         tool.record.exit_code = exit_code;
         tool.record.output_excerpt = output_excerpt.to_string();

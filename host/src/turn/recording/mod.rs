@@ -80,6 +80,35 @@ pub struct Header {
     /// The task's token and USD budgets, when it had any (replay enforces them again).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budgets: Option<BudgetsHeader>,
+    /// Whether this process started a session or resumed one (replay reads the CLI's
+    /// running totals by it). Absent in recordings made before it was written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<SessionHeader>,
+}
+
+/// The session of a recorded process, as the host launched it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct SessionHeader {
+    /// `true` when the process resumed an earlier session.
+    pub resumed: bool,
+    /// USD the session's earlier processes had spent, when known (a resumed process).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub earlier_cost_usd: Option<f64>,
+}
+
+impl SessionHeader {
+    /// How the collector reads this process's running totals.
+    pub(crate) fn launch(&self) -> crate::turn::collect::Launch {
+        use crate::turn::collect::Launch;
+        if self.resumed {
+            Launch::Resumed {
+                earlier_cost_usd: self.earlier_cost_usd,
+                earlier_usage: None,
+            }
+        } else {
+            Launch::Fresh
+        }
+    }
 }
 
 /// The budgets as a recording's header keeps them.

@@ -1,0 +1,86 @@
+//! A task's `cost.json` (format: `results::cost`): one [`CostAttempt`] per launch of the
+//! CLI, built from the task's result, totalled into a [`CostRecord`], written beside
+//! `task.json`. Today a task launches its CLI once; a mode that resumes the session
+//! pushes one attempt per further launch (see [`attempts`]).
+
+use super::Prepared;
+use crate::results::{AttemptSettings, CostAttempt, CostRecord, TaskResult, write_json_atomically};
+use crate::runtime::harness::Launcher;
+use std::path::Path;
+
+/// The `error_kind`s of a launch that failed once the CLI was to start (its argv, its
+/// process): the attempt is recorded with its launcher error. Earlier stages launched
+/// nothing.
+const LAUNCH_KINDS: &[&str] = &["launch", "cli"];
+
+/// The task's cost record, or `None` when no CLI was launched.
+pub(super) fn record(p: &Prepared, result: &TaskResult) -> Option<CostRecord> {
+    let attempts = attempts(p, result);
+    (!attempts.is_empty()).then(|| CostRecord::new(&result.task_id, &result.harness, attempts))
+}
+
+/// One attempt per launch of the CLI, in order.
+pub(super) fn attempts(p: &Prepared, result: &TaskResult) -> Vec<CostAttempt> {
+    let launcher_error = result
+        .error
+        .clone()
+        .filter(|_| LAUNCH_KINDS.contains(&result.error_kind.as_deref().unwrap_or("")));
+    if result.turn.is_none() && launcher_error.is_none() {
+        return Vec::new();
+    }
+    // The harness's declared totals scope for this CLI version (asked again: the launch
+    // stage's instance is gone; a component that cannot answer leaves it unknown).
+    let scope = Launcher::new(&p.loaded)
+        .and_then(|mut l| l.totals(result.cli.version.as_deref()))
+        .ok();
+    let settings = AttemptSettings {
+        requested_model: result.requested_model.clone(),
+        model: None,
+        cli_version: result.cli.version.clone(),
+        argv: result.cli.argv.clone(),
+        max_turns: result.run_limits.max_turns,
+        max_tool_calls: result.run_limits.max_tool_calls,
+        timeout_ms: result.run_limits.turn_timeout_ms,
+    };
+    vec![CostAttempt::new(
+        1,
+        result.turn.as_ref(),
+        settings,
+        scope,
+        launcher_error,
+    )]
+}
+
+/// Writes `cost.json` into `dir` atomically. A failure is a warning: the record never
+/// changes the task's outcome, and no temporary file is left behind.
+pub(super) fn write(dir: &Path, record: &CostRecord) {
+    let path = dir.join("cost.json");
+    if let Err(err) = write_json_atomically(&path, record) {
+        let _ = std::fs::remove_file(path.with_extension("json.tmp"));
+        eprintln!("warning: {}: cost.json not written: {err}", dir.display());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_failed_write_leaves_no_temporary_file() {
+        let dir =
+            std::env::temp_dir().join(format!("coder-eval-cost-write-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        // A folder named cost.json (not empty) makes the rename fail.
+        std::fs::create_dir_all(dir.join("cost.json/x")).unwrap();
+        write(&dir, &CostRecord::new("t", "h", Vec::new()));
+        assert!(!dir.join("cost.json.tmp").exists());
+        assert!(dir.join("cost.json").is_dir(), "nothing else was touched");
+        std::fs::remove_dir_all(dir.join("cost.json")).unwrap();
+        // And a good write leaves the record alone.
+        write(&dir, &CostRecord::new("t", "h", Vec::new()));
+        let text = std::fs::read_to_string(dir.join("cost.json")).unwrap();
+        assert!(text.contains("\"cost_version\": 1"), "{text}");
+        assert!(!dir.join("cost.json.tmp").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

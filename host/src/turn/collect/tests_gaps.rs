@@ -1,0 +1,214 @@
+//! Tests of the events@0.2.0 handling: retries, denied calls, unreported work, totals.
+
+use super::*;
+use crate::results::{ToolOutcome, TotalsStatus};
+use crate::turn::finish::TurnEnd;
+use harness_kit::{ToolStatus, TotalsScope, UnreportedKind};
+
+fn at(stamp_ms: u64, event: Event) -> StampedEvent {
+    StampedEvent {
+        line: 0,
+        stamp_us: stamp_ms * 1000,
+        event,
+    }
+}
+
+fn call(id: &str) -> Event {
+    Event::ModelCallStarted {
+        message_id: Some(id.into()),
+        parent_call_id: None,
+    }
+}
+
+fn message(id: &str, text: &str) -> Event {
+    Event::AssistantMessage {
+        message_id: id.into(),
+        parent_call_id: None,
+        text: text.into(),
+        usage: Some(Usage {
+            input_tokens: 5,
+            output_tokens: 1,
+            cache_read_tokens: 0,
+            cache_write_tokens: 0,
+        }),
+        cost_usd: None,
+    }
+}
+
+fn retried(id: &str) -> Event {
+    Event::ModelCallRetried {
+        call_started: true,
+        abandoned_message_id: Some(id.into()),
+        parent_call_id: None,
+        attempt: Some(1),
+        delay_ms: Some(2000),
+        status: Some(429),
+        error: Some("rate limited".into()),
+        announced: true,
+    }
+}
+
+fn result(cost: f64) -> Event {
+    Event::FinalResult {
+        success: true,
+        error_kind: None,
+        error_message: None,
+        max_turns_reached: false,
+        num_turns: Some(1),
+        cost_usd: Some(cost),
+        duration_ms: None,
+        text: None,
+        usage: None,
+    }
+}
+
+fn end(ms: u64) -> TurnEnd {
+    TurnEnd {
+        end_us: ms * 1000,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_retried_call_is_no_turn_and_its_wait_no_generation() {
+    // max_turns 1: the retried attempt does not use the one turn.
+    let mut c = Collector::new(Caps {
+        max_turns: Some(1),
+        max_tool_calls: None,
+    });
+    let mut fired = None;
+    for e in [
+        at(100, call("a1")),
+        at(150, message("a1", "I'll look at the")),
+        at(200, retried("a1")),
+        at(2200, call("a2")),
+        at(2300, message("a2", "Done.")),
+    ] {
+        fired = fired.or(c.push(e));
+    }
+    assert_eq!(fired, None, "the retry did not count toward max_turns");
+    let (r, _) = c.finish(end(2400));
+    assert_eq!(r.num_turns, 1);
+    assert_eq!(r.model_calls.len(), 1);
+    assert_eq!(r.model_calls[0].main_index, Some(1));
+    assert_eq!(r.messages.len(), 1);
+    assert_eq!(r.messages[0].text, "Done.");
+    // The abandoned attempt's tokens were spent: they stay in the totals.
+    assert_eq!(r.usage.input_tokens, 10);
+    let retry = &r.retries[0];
+    assert_eq!(
+        (retry.attempt, retry.delay_ms, retry.status),
+        (Some(1), Some(2000), Some(429))
+    );
+    let t = &r.timing;
+    // 100 ms of head; the attempt and the wait (100 → 2200 ms) are retry time.
+    assert_eq!(t.retry_wait_ms, Some(2100));
+    assert_eq!(t.generation_duration_ms, Some(100));
+    assert_eq!(r.model_calls[0].generation_ms, Some(100));
+    let sum = t.harness_startup_ms.unwrap()
+        + t.generation_duration_ms.unwrap()
+        + t.tool_union_ms.unwrap()
+        + t.retry_wait_ms.unwrap()
+        + t.harness_teardown_ms.unwrap();
+    assert_eq!(sum, t.turn_duration_ms);
+}
+
+#[test]
+fn a_denied_call_is_not_a_command_and_unreported_work_is_partial() {
+    let mut c = Collector::new(Caps::default());
+    for e in [
+        at(1, call("m1")),
+        at(
+            2,
+            Event::ToolCallStarted {
+                call_id: "t1".into(),
+                name: "Bash".into(),
+                input_json: r#"{"command":"rm -rf /"}"#.into(),
+                parent_call_id: None,
+            },
+        ),
+        at(
+            3,
+            Event::ToolCallFinished {
+                call_id: "t1".into(),
+                status: ToolStatus::Denied,
+                output_excerpt: "declined".into(),
+                exit_code: None,
+                cli_duration_ms: None,
+            },
+        ),
+        at(
+            4,
+            Event::Unreported {
+                kind: UnreportedKind::SubagentWork,
+                call_id: Some("t1".into()),
+                reason: "the CLI drops sub-agent events".into(),
+            },
+        ),
+    ] {
+        c.push(e);
+    }
+    let (r, _) = c.finish(end(10));
+    assert_eq!(r.tool_calls[0].status, ToolOutcome::Denied);
+    assert!(r.commands.is_empty(), "{:?}", r.commands);
+    assert_eq!(r.unreported.len(), 1);
+    assert_eq!(r.totals, TotalsStatus::Partial);
+}
+
+fn resumed_run(launch: Launch) -> TurnRecord {
+    let mut c = Collector::new(Caps::default());
+    c.totals_basis(TotalsBasis {
+        scope: TotalsScope::PerSession,
+        launch,
+    });
+    for e in [
+        at(
+            1,
+            Event::SessionStarted {
+                session_id: Some("sess-1".into()),
+                cli_version: None,
+                model: None,
+                tools: Vec::new(),
+            },
+        ),
+        at(2, call("m1")),
+        at(3, message("m1", "ok")),
+        at(4, result(0.386463)),
+    ] {
+        c.push(e);
+    }
+    c.finish(end(5)).0
+}
+
+use crate::results::TurnRecord;
+
+#[test]
+fn a_running_session_total_is_not_counted_twice() {
+    // Known earlier spend: this process's share.
+    let r = resumed_run(Launch::Resumed {
+        earlier_cost_usd: Some(0.363044),
+        earlier_usage: None,
+    });
+    assert_eq!(r.cost_usd, Some(0.023419));
+    assert_eq!(r.totals, TotalsStatus::Complete);
+    assert!(r.diagnostics.iter().any(|d| d.kind == "cumulative_total"));
+    // Unknown earlier spend: no figure rather than the session's.
+    let r = resumed_run(Launch::Resumed {
+        earlier_cost_usd: None,
+        earlier_usage: None,
+    });
+    assert_eq!(r.cost_usd, None);
+    assert_eq!(r.totals, TotalsStatus::Ambiguous);
+    // A fresh session, or a recording whose argv does not name the session: as reported.
+    for launch in [
+        Launch::Fresh,
+        Launch::FromArgv(vec!["claude".into(), "-p".into()]),
+    ] {
+        let r = resumed_run(launch);
+        assert_eq!(r.cost_usd, Some(0.386463));
+        assert_eq!(r.totals, TotalsStatus::Complete);
+    }
+    // An older recording whose argv resumes the reported session: ambiguous.
+    let r = resumed_run(Launch::FromArgv(vec!["--resume".into(), "sess-1".into()]));
+    assert_eq!((r.cost_usd, r.totals), (None, TotalsStatus::Ambiguous));
+}

@@ -1,0 +1,236 @@
+//! Per-attempt figures from the totals a CLI reports. Each harness component declares,
+//! per CLI version, how its final result's cost and usage accumulate
+//! ([`TotalsScope`], harness@0.2.0 `totals`); the host knows whether the process it ran
+//! resumed a session ([`Launch`]). Together they say what of the reported figure this
+//! process spent:
+//!
+//! | scope | launch | this attempt's figure |
+//! |---|---|---|
+//! | per call, per process | any | as reported (per call: the host sums the messages) |
+//! | per session | a fresh session | as reported |
+//! | per session | resumed, earlier spend known | reported − earlier spend |
+//! | per session | resumed, earlier spend unknown | ambiguous: `null` cost (the messages' own costs when they carry them); usage as reported |
+//!
+//! Dollars are never estimated from tokens.
+
+use super::Collector;
+use crate::results::{DiagnosticRecord, TotalsStatus};
+use crate::turn::timing::ms;
+use harness_kit::{TotalsScope, Usage};
+
+/// Whether the CLI process started a session or resumed one.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub(crate) enum Launch {
+    /// Not known (a plain capture): taken as a fresh session.
+    #[default]
+    Unknown,
+    /// The process started a new session.
+    Fresh,
+    /// The process resumed a session; what the session had spent before it, when known.
+    Resumed {
+        earlier_cost_usd: Option<f64>,
+        earlier_usage: Option<Usage>,
+    },
+    /// A recording made before its header said: the process resumed a session when its
+    /// argv names the session id the stream reports (the host passed no session id to a
+    /// fresh process then); the earlier spend is unknown.
+    FromArgv(Vec<String>),
+}
+
+/// How to read the CLI's reported totals for this turn.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct TotalsBasis {
+    pub(crate) scope: TotalsScope,
+    pub(crate) launch: Launch,
+}
+
+impl Default for TotalsBasis {
+    /// Per process, as the host read every CLI before harness@0.2.0.
+    fn default() -> TotalsBasis {
+        TotalsBasis {
+            scope: TotalsScope::PerProcess,
+            launch: Launch::Unknown,
+        }
+    }
+}
+
+/// The figures of this attempt.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct AttemptTotals {
+    pub(crate) usage: Usage,
+    /// `cli_result`, `messages`, `cli_result_less_earlier` or `none`.
+    pub(crate) usage_source: &'static str,
+    pub(crate) cost_usd: Option<f64>,
+    /// `Ambiguous` when a reported running total could not be attributed.
+    pub(crate) status: TotalsStatus,
+    pub(crate) note: Option<String>,
+}
+
+/// What the reported running totals include beyond this process.
+enum Earlier {
+    Nothing,
+    Known(Option<f64>, Option<Usage>),
+    Unknown,
+}
+
+impl TotalsBasis {
+    fn earlier(&self, session_id: Option<&str>) -> Earlier {
+        if self.scope != TotalsScope::PerSession {
+            return Earlier::Nothing;
+        }
+        match &self.launch {
+            Launch::Unknown | Launch::Fresh => Earlier::Nothing,
+            Launch::Resumed {
+                earlier_cost_usd,
+                earlier_usage,
+            } => match (earlier_cost_usd, earlier_usage) {
+                (None, None) => Earlier::Unknown,
+                (cost, usage) => Earlier::Known(*cost, *usage),
+            },
+            Launch::FromArgv(argv) => match session_id {
+                Some(id) if argv.iter().any(|a| a == id) => Earlier::Unknown,
+                _ => Earlier::Nothing,
+            },
+        }
+    }
+}
+
+impl Collector {
+    /// How this turn's reported totals accumulate (the harness's declared scope for the
+    /// CLI's version) and whether the process resumed a session.
+    pub(crate) fn totals_basis(&mut self, basis: TotalsBasis) {
+        self.totals = basis;
+    }
+
+    /// This attempt's usage and cost (see the module's table).
+    pub(in crate::turn) fn attempt_totals(&self) -> AttemptTotals {
+        let reported_usage = self.cli_result.as_ref().and_then(|r| r.usage);
+        let reported_cost = self.cli_result.as_ref().and_then(|r| r.cost_usd);
+        // Every message's figures, the abandoned attempts' included (spent all the same).
+        let spent = self.retries.spent.iter();
+        let per_message: Vec<Usage> = (self.messages.iter().map(|m| m.usage))
+            .chain(spent.clone().map(|s| s.0))
+            .flatten()
+            .collect();
+        let message_usage =
+            (!per_message.is_empty()).then(|| per_message.iter().fold(Usage::default(), add));
+        let costs: Vec<f64> = (self.messages.iter().map(|m| m.cost_usd))
+            .chain(spent.map(|s| s.1))
+            .flatten()
+            .collect();
+        let message_cost = (!costs.is_empty()).then(|| costs.iter().sum::<f64>());
+        let from_messages = || match message_usage {
+            Some(u) => (u, "messages"),
+            None => (Usage::default(), "none"),
+        };
+        let session_id = self.session.as_ref().and_then(|s| s.session_id.as_deref());
+        match self.totals.earlier(session_id) {
+            Earlier::Nothing => {
+                let (usage, usage_source) = match reported_usage {
+                    Some(u) => (u, "cli_result"),
+                    None => from_messages(),
+                };
+                AttemptTotals {
+                    usage,
+                    usage_source,
+                    cost_usd: reported_cost.or(message_cost),
+                    status: TotalsStatus::Complete,
+                    note: None,
+                }
+            }
+            Earlier::Known(earlier_cost, earlier_usage) => {
+                let (usage, usage_source) = match (reported_usage, earlier_usage) {
+                    (Some(u), Some(e)) => (less(u, e), "cli_result_less_earlier"),
+                    _ => from_messages(),
+                };
+                let cost_usd = match (reported_cost, earlier_cost) {
+                    (Some(total), Some(before)) => Some(round_usd((total - before).max(0.0))),
+                    _ => message_cost,
+                };
+                let note = reported_cost.map(|total| {
+                    format!(
+                        "the CLI reported the session's running total ${total}; this process \
+                         spent {} (the session's earlier processes: {})",
+                        dollars(cost_usd),
+                        dollars(earlier_cost)
+                    )
+                });
+                AttemptTotals {
+                    usage,
+                    usage_source,
+                    cost_usd,
+                    status: TotalsStatus::Complete,
+                    note,
+                }
+            }
+            Earlier::Unknown => {
+                // The reported usage is kept: one declared scope covers cost and usage,
+                // and the one CLI known to restore its total on resume (Claude Code
+                // 2.1.277+, B40) restores only the cost; its usage is the process's own.
+                let (usage, usage_source) = match reported_usage {
+                    Some(u) => (u, "cli_result"),
+                    None => from_messages(),
+                };
+                let ambiguous = message_cost.is_none() && reported_cost.is_some();
+                let note = reported_cost.map(|total| {
+                    format!(
+                        "this process resumed session `{}`, and the CLI reports the session's \
+                         running total (${total}), which includes the spend of its earlier \
+                         processes; that spend is not known here, so this run's cost is \
+                         unknown",
+                        session_id.unwrap_or("?")
+                    )
+                });
+                AttemptTotals {
+                    usage,
+                    usage_source,
+                    cost_usd: message_cost,
+                    status: if ambiguous {
+                        TotalsStatus::Ambiguous
+                    } else {
+                        TotalsStatus::Complete
+                    },
+                    note,
+                }
+            }
+        }
+    }
+}
+
+/// The diagnostic that explains an attributed or ambiguous running total.
+pub(in crate::turn) fn cumulative_note(at_us: u64, note: String) -> DiagnosticRecord {
+    DiagnosticRecord {
+        line: 0,
+        at_ms: ms(at_us),
+        kind: "cumulative_total".into(),
+        message: note,
+        raw: String::new(),
+    }
+}
+
+/// To 1e-10 USD: a difference of two reported decimals without the float noise.
+fn round_usd(usd: f64) -> f64 {
+    (usd * 1e10).round() / 1e10
+}
+
+fn dollars(usd: Option<f64>) -> String {
+    usd.map_or("unknown".into(), |d| format!("${d}"))
+}
+
+pub(in crate::turn) fn add(a: Usage, b: &Usage) -> Usage {
+    Usage {
+        input_tokens: a.input_tokens + b.input_tokens,
+        output_tokens: a.output_tokens + b.output_tokens,
+        cache_read_tokens: a.cache_read_tokens + b.cache_read_tokens,
+        cache_write_tokens: a.cache_write_tokens + b.cache_write_tokens,
+    }
+}
+
+fn less(a: Usage, b: Usage) -> Usage {
+    Usage {
+        input_tokens: a.input_tokens.saturating_sub(b.input_tokens),
+        output_tokens: a.output_tokens.saturating_sub(b.output_tokens),
+        cache_read_tokens: a.cache_read_tokens.saturating_sub(b.cache_read_tokens),
+        cache_write_tokens: a.cache_write_tokens.saturating_sub(b.cache_write_tokens),
+    }
+}

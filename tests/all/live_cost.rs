@@ -1,0 +1,217 @@
+//! Cost records and counting only what happened, live: real CLIs against the scripted
+//! model. A call the CLI refuses is denied and no command; every task gets a `cost.json`
+//! (one attempt per launch, totals that agree with the turn, `null` where the CLI reports
+//! nothing, no temporary file left), summarised in `task.json` and `run.json`.
+
+use crate::live_claude::{assert_replay_matches, netns_available, result_dir, run_task};
+use crate::support::{bin, root, scratch};
+use coder_eval::results::{
+    CostRecord, RunSummary, TaskResult, TaskStatus, ToolOutcome, TotalsStatus,
+};
+use std::path::Path;
+use std::process::Command;
+
+fn cost_record(dir: &Path) -> CostRecord {
+    let text = std::fs::read_to_string(dir.join("cost.json"))
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+    // Written atomically: no temporary file is left beside it.
+    let leftovers: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    serde_json::from_str(&text).unwrap()
+}
+
+/// The record agrees with the turn it was built from, and task.json carries its summary.
+fn assert_record_matches_turn(record: &CostRecord, result: &TaskResult) {
+    let turn = result.turn.as_ref().unwrap();
+    assert_eq!(record.cost_version, 1);
+    assert_eq!(record.attempts.len(), 1, "one launch, one attempt");
+    let attempt = &record.attempts[0];
+    assert_eq!(attempt.attempt, 1);
+    assert_eq!(attempt.session_id, turn.session_id);
+    assert_eq!(attempt.settings.argv, result.cli.argv);
+    assert_eq!(
+        attempt.agent_seconds,
+        Some(turn.timing.turn_duration_ms as f64 / 1000.0)
+    );
+    assert_eq!(attempt.launcher_error, None);
+    // The total is rounded to 1e-10 USD (sums of reported decimals without float noise).
+    match (record.total_cost_usd, turn.cost_usd) {
+        (Some(total), Some(turn)) => assert!((total - turn).abs() < 1e-9, "{total} {turn}"),
+        (total, turn) => assert_eq!(total, turn),
+    }
+    assert_eq!(
+        record.cost_status == TotalsStatus::NotReported,
+        turn.cost_usd.is_none()
+    );
+    match turn.usage_source.as_str() {
+        "none" => assert_eq!(
+            (record.usage, record.usage_status),
+            (None, TotalsStatus::NotReported)
+        ),
+        _ => assert_eq!(record.usage, Some(turn.usage)),
+    }
+    assert_eq!(
+        attempt
+            .provider_reports
+            .cli_result
+            .as_ref()
+            .map(|c| c.cost_usd),
+        turn.cli_result.as_ref().map(|c| c.cost_usd)
+    );
+    assert_eq!(result.cost.as_ref(), Some(&record.summary()));
+}
+
+#[test]
+fn a_refused_call_is_denied_and_no_command() {
+    let out = scratch("live-cost-denied");
+    let result = run_task("tasks/cost/denied_bash/task.yaml", "claude-code", &out, &[]);
+    let turn = result.turn.as_ref().expect("a turn");
+    assert_eq!(turn.tool_calls.len(), 1);
+    assert_eq!(turn.tool_calls[0].status, ToolOutcome::Denied);
+    assert!(turn.commands.is_empty(), "{:?}", turn.commands);
+    let scores: Vec<f64> = result.criteria.iter().map(|c| c.score).collect();
+    assert_eq!(scores, [0.0, 1.0], "ran: no; tried (count_attempts): yes");
+    assert_eq!(result.status, TaskStatus::Failure);
+    assert_replay_matches(&out, &result);
+    let record = cost_record(&result_dir(&out, "denied_bash", "claude-code"));
+    assert_record_matches_turn(&record, &result);
+    // Claude Code reports its cost: complete, and exactly what it reported.
+    assert_eq!(record.cost_status, TotalsStatus::Complete);
+    assert!(record.total_cost_usd.is_some_and(|c| c > 0.0));
+}
+
+#[test]
+fn every_harness_writes_a_cost_record() {
+    const HARNESSES: [&str; 5] = ["claude-code", "codex", "pi", "opencode", "gemini-cli"];
+    let out = scratch("live-cost-every");
+    let mut cmd = Command::new(bin());
+    cmd.arg("run")
+        .arg(root().join("tasks/scenarios/hello/task.yaml"))
+        .arg("--out")
+        .arg(&out)
+        .args(["--jobs", "2"]);
+    for h in HARNESSES {
+        cmd.args(["--harness", h]);
+    }
+    if netns_available() {
+        cmd.arg("--isolate-network");
+    }
+    let output = cmd.output().unwrap();
+    let summary: RunSummary = serde_json::from_str(
+        &std::fs::read_to_string(out.join("run.json")).unwrap_or_else(|e| {
+            panic!("run.json: {e}\n{}", String::from_utf8_lossy(&output.stderr))
+        }),
+    )
+    .unwrap();
+    assert_eq!(summary.rows.len(), HARNESSES.len());
+    for row in &summary.rows {
+        let dir = result_dir(&out, &row.task_id, &row.harness);
+        let result: TaskResult =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("task.json")).unwrap()).unwrap();
+        assert_eq!(result.status, TaskStatus::Success, "{}", row.harness);
+        let record = cost_record(&dir);
+        assert_record_matches_turn(&record, &result);
+        assert_eq!(
+            row.cost.as_ref(),
+            Some(&record.summary()),
+            "{}",
+            row.harness
+        );
+        // Usage is reported by every CLI here; dollars only by some, and never estimated
+        // from tokens where the CLI gives none.
+        assert_eq!(
+            record.usage_status,
+            TotalsStatus::Complete,
+            "{}",
+            row.harness
+        );
+        if matches!(row.harness.as_str(), "codex" | "gemini-cli") {
+            assert_eq!(
+                (record.total_cost_usd, record.cost_status),
+                (None, TotalsStatus::NotReported),
+                "{}",
+                row.harness
+            );
+        }
+        let scope = record.attempts[0].totals_scope;
+        assert!(scope.is_some(), "{}: totals scope asked", row.harness);
+    }
+}
+
+#[test]
+fn an_infrastructure_failure_costs_nothing_known() {
+    // Field case B42 run live on Codex: every request fails with HTTP 500.
+    let out = scratch("live-cost-b42");
+    let task = root().join("tests/corpus/field2/codex/B42-turn-failed-exit-zero.task.yaml");
+    let mut cmd = Command::new(bin());
+    cmd.arg("run")
+        .arg(&task)
+        .args(["--harness", "codex", "--out"])
+        .arg(&out);
+    if netns_available() {
+        cmd.arg("--isolate-network");
+    }
+    let output = cmd.output().unwrap();
+    let dir = result_dir(&out, "b42_turn_failed_exit_zero", "codex");
+    let result: TaskResult = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("task.json")).unwrap_or_else(|e| {
+            panic!(
+                "task.json: {e}\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            )
+        }),
+    )
+    .unwrap();
+    assert_eq!(result.status, TaskStatus::Error);
+    let turn = result.turn.as_ref().unwrap();
+    assert_eq!(turn.num_turns, 0);
+    let record = cost_record(&dir);
+    assert_record_matches_turn(&record, &result);
+    assert_eq!(
+        (record.total_cost_usd, record.cost_status),
+        (None, TotalsStatus::NotReported)
+    );
+    assert_eq!(
+        (record.usage, record.usage_status),
+        (None, TotalsStatus::NotReported),
+        "no usage is not zero usage"
+    );
+}
+
+#[test]
+fn a_retried_request_is_no_turn() {
+    // Claude Code announces its retry of the rate-limited first request (`api_retry`).
+    let out = scratch("live-cost-retry");
+    let result = run_task(
+        "tasks/cost/retried_call/task.yaml",
+        "claude-code",
+        &out,
+        &[],
+    );
+    assert_eq!(result.status, TaskStatus::Success);
+    let turn = result.turn.as_ref().unwrap();
+    // The failed attempt did not use one of the two turns max_turns allows.
+    assert_eq!(turn.num_turns, 2);
+    assert!(!turn.max_turns_exhausted);
+    assert_eq!(turn.retries.len(), 1, "{:?}", turn.retries);
+    let retry = &turn.retries[0];
+    assert!(retry.announced);
+    assert_eq!(retry.status, Some(429));
+    // The wait before the retried request answered is retry wait, not start-up.
+    let t = &turn.timing;
+    let wait = t.retry_wait_ms.expect("retry wait measured");
+    assert!(wait > 0, "{t:?}");
+    assert_eq!(
+        t.harness_startup_ms.unwrap()
+            + t.generation_duration_ms.unwrap()
+            + t.tool_union_ms.unwrap()
+            + wait
+            + t.harness_teardown_ms.unwrap(),
+        t.turn_duration_ms
+    );
+    assert_replay_matches(&out, &result);
+}
