@@ -50,6 +50,7 @@ pub mod agent;
 pub mod compat;
 pub mod dataset;
 pub mod sandbox;
+pub mod time_budget;
 
 pub use agent::{AgentField, AgentSpec, HarnessCapabilities};
 pub use compat::{LoadNote, NoteAction};
@@ -454,6 +455,8 @@ fn common<C>(
         }
         notes.push(compat::mapped(text, from, to));
     }
+    // Time-budget mode needs a budget; its fields mean nothing without it.
+    agent.time_budget(limits.task_timeout)?;
     if file.expected_commands.is_some() {
         notes.push(compat::not_enforced(
             text,

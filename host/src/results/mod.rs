@@ -32,12 +32,14 @@
 //! - `task.json` 1: first version. Later, within 1: `error_kind` (the kind of an ERROR's
 //!   `error`), written only when set; a criterion's `judge` (its judge's prompt, verdict,
 //!   usage and cost), written only for judges; `run.json`'s `suite_thresholds`, written
-//!   only when a criterion sets any.
+//!   only when a criterion sets any; `time_budget` (time-budget mode's sessions), written
+//!   only for such a task.
 //! - turn record 1: first version.
 
 mod criterion;
 mod judge;
 mod live;
+mod session;
 mod stop;
 mod suite;
 mod task;
@@ -49,6 +51,7 @@ pub use live::{
     ArmedGate, ArmedRecord, BudgetBreach, BudgetKind, EarlyStopOutcome, EarlyStopReason,
     EarlyStopRecord, SoftBudgetWarning,
 };
+pub use session::{SessionRecord, SessionsEnd, TimeBudgetRecord};
 pub use stop::StopReason;
 pub use suite::{SuiteThresholdResult, ThresholdCheck};
 pub use task::{

@@ -13,6 +13,7 @@
 //! This file only re-exports.
 
 mod assemble;
+pub mod caps;
 pub mod error;
 mod judge;
 pub mod junit;
@@ -23,6 +24,7 @@ pub mod options;
 pub mod prepare;
 pub mod regrade;
 pub mod report;
+pub mod sessions;
 mod setup;
 pub mod suite;
 pub mod thresholds;
