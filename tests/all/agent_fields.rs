@@ -35,7 +35,15 @@ fn run(task: &str, name: &str) -> TaskResult {
 
 #[test]
 fn new_agent_fields_reach_the_cli_command_line() {
-    let plugin = std::path::absolute(root().join("tasks/coder_eval/shared/plugin")).unwrap();
+    let plugin = root()
+        .join("tasks/coder_eval/shared/plugin")
+        .canonicalize()
+        .unwrap();
+    // The folder after `flag` in argv, resolved.
+    let after = |r: &TaskResult, flag: &str| {
+        let i = r.cli.argv.iter().position(|a| a == flag)?;
+        std::fs::canonicalize(r.cli.argv.get(i + 1)?).ok()
+    };
     let r = run("claude_code.yaml", "claude_code");
     let argv = r.cli.argv.join(" ");
     assert_eq!(r.status, TaskStatus::Success, "{:?} {argv}", r.error);
@@ -43,19 +51,16 @@ fn new_agent_fields_reach_the_cli_command_line() {
         "--system-prompt You are terse.",
         "--setting-sources ",
         r#"--settings {"cleanupPeriodDays":3}"#,
-        &format!("--plugin-dir {}", plugin.display()),
     ] {
         assert!(argv.contains(flag), "`{flag}` not in {argv}");
     }
     assert!(!argv.contains("--append-system-prompt"), "{argv}");
+    assert_eq!(after(&r, "--plugin-dir"), Some(plugin.clone()), "{argv}");
 
     let r = run("pi.yaml", "pi");
     let argv = r.cli.argv.join(" ");
     assert_eq!(r.status, TaskStatus::Success, "{:?} {argv}", r.error);
     assert!(argv.contains("--thinking high"), "{argv}");
     let skill = plugin.join("skills/greet");
-    assert!(
-        argv.contains(&format!("--skill {}", skill.display())),
-        "{argv}"
-    );
+    assert_eq!(after(&r, "--skill"), Some(skill), "{argv}");
 }
