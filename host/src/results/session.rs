@@ -75,11 +75,15 @@ pub struct SessionRecord {
     pub num_turns: u32,
     /// Tool calls.
     pub tool_calls: usize,
-    /// Token totals of this launch, as its turn record gives them.
+    /// Token totals of this launch, as its turn record gives them (a running total of
+    /// the session where the harness's totals are per session; see `cost_usd`).
     pub usage: Usage,
     /// Where `usage` comes from (`cli_result`, `messages`, `none`).
     pub usage_source: String,
-    /// Cost in USD as this launch reported it; `null` when not reported.
+    /// Cost in USD as this launch's stream reported it; `null` when not reported. Not
+    /// yet turned into a per-attempt figure: a CLI whose totals are per session (the
+    /// harness's `totals()`: Codex, Claude Code from 2.1.277) reports the running total
+    /// of the whole session here, so summing these would count earlier sessions again.
     pub cost_usd: Option<f64>,
     /// The exact argv, prompt included.
     pub argv: Vec<String>,
