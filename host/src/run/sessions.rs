@@ -19,7 +19,9 @@ use super::one::{Attempt, Launched, Planned, launch};
 use super::setup::Dirs;
 use super::{Prepared, RunOptions};
 use crate::limits::Deadlines;
-use crate::results::{SessionRecord, SessionsEnd, StampedEvent, StopReason, TimeBudgetRecord};
+use crate::results::{
+    SessionRecord, SessionsEnd, StampedEvent, StopReason, TimeBudgetRecord, TurnStatus,
+};
 use crate::runtime::harness::Launcher;
 use crate::sandbox::docker::DockerSandbox;
 use crate::task::time_budget::{TimeBudget, continuation_prompt};
@@ -27,7 +29,7 @@ use crate::turn::live::{self, LiveTurn};
 use coder_eval_scripted_model::ScriptedModel;
 use harness_kit::{AgentSettings, LaunchPlan, RunLimits, SessionRequest};
 use std::path::Path;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
 /// What a time-budget run needs besides the plan and the first launch.
@@ -211,19 +213,8 @@ pub(super) async fn run(
         });
         // Whether, and how, to go on.
         let left = end.saturating_duration_since(Instant::now());
-        let stop = if live.stop == Some(StopReason::TimeBudget) {
-            Some((SessionsEnd::DeadlineReached, None))
-        } else if live.record.final_status != crate::results::TurnStatus::Completed {
-            Some((SessionsEnd::SessionStopped, None))
-        } else if index >= r.budget.max_sessions {
-            Some((SessionsEnd::MaxSessions, None))
-        } else if left < r.budget.min_resume {
-            Some((SessionsEnd::BelowMinResume, None))
-        } else {
-            None
-        };
-        if let Some(stop) = stop {
-            break (live, stop);
+        if let Some(stop) = why_not_go_on(&r.budget, &live, index, left) {
+            break (live, (stop, None));
         }
         let Some(id) = resume_id.clone() else {
             let note = "the first session's stream reported no session id to resume".into();
@@ -274,6 +265,27 @@ pub(super) async fn run(
     })
 }
 
+/// Why no session follows session `index` that ended as `live` with `left` of the budget
+/// remaining; `None` = resume it.
+fn why_not_go_on(
+    budget: &TimeBudget,
+    live: &LiveTurn,
+    index: u32,
+    left: Duration,
+) -> Option<SessionsEnd> {
+    if live.stop == Some(StopReason::TimeBudget) {
+        Some(SessionsEnd::DeadlineReached)
+    } else if live.record.final_status != TurnStatus::Completed {
+        Some(SessionsEnd::SessionStopped)
+    } else if index >= budget.max_sessions {
+        Some(SessionsEnd::MaxSessions)
+    } else if left < budget.min_resume {
+        Some(SessionsEnd::BelowMinResume)
+    } else {
+        None
+    }
+}
+
 /// The plan and launch of a continuation resuming session `id`; `Err` = why it cannot be.
 async fn resume(
     r: &Run<'_>,
@@ -299,4 +311,74 @@ async fn resume(
     launch(r.p, r.options, planned, r.dirs, r.dir, &attempt)
         .await
         .map_err(|e| e.message())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ended(status: TurnStatus, stop: Option<StopReason>) -> LiveTurn {
+        let (mut record, _) = crate::turn::collect::Collector::new(Default::default())
+            .finish(crate::turn::finish::TurnEnd::default());
+        record.final_status = status;
+        LiveTurn {
+            record,
+            trajectory: Vec::new(),
+            stop,
+            stop_at_ms: None,
+            stderr_tail: String::new(),
+            pgid: None,
+            mark: String::new(),
+            leftover_processes: 0,
+            host_work_us: 0,
+        }
+    }
+
+    #[test]
+    fn a_session_is_resumed_only_when_it_ended_early_with_time_and_sessions_left() {
+        let s = Duration::from_secs;
+        let budget = TimeBudget {
+            budget: s(100),
+            min_resume: s(10),
+            max_sessions: 3,
+        };
+        let done = ended(TurnStatus::Completed, None);
+        assert_eq!(why_not_go_on(&budget, &done, 1, s(50)), None);
+        assert_eq!(why_not_go_on(&budget, &done, 2, s(10)), None);
+        assert_eq!(
+            why_not_go_on(&budget, &done, 2, s(9)),
+            Some(SessionsEnd::BelowMinResume)
+        );
+        assert_eq!(
+            why_not_go_on(&budget, &done, 3, s(50)),
+            Some(SessionsEnd::MaxSessions)
+        );
+        let at_deadline = ended(TurnStatus::TimeBudgetReached, Some(StopReason::TimeBudget));
+        assert_eq!(
+            why_not_go_on(&budget, &at_deadline, 2, s(0)),
+            Some(SessionsEnd::DeadlineReached)
+        );
+        for (status, stop) in [
+            (TurnStatus::Timeout, Some(StopReason::TaskTimeout)),
+            (TurnStatus::CliError, None),
+            (TurnStatus::MaxTurnsExhausted, Some(StopReason::MaxTurns)),
+            (TurnStatus::EarlyStopped, Some(StopReason::EarlyStop)),
+            (TurnStatus::Incomplete, Some(StopReason::Cancelled)),
+        ] {
+            assert_eq!(
+                why_not_go_on(&budget, &ended(status, stop), 1, s(90)),
+                Some(SessionsEnd::SessionStopped),
+                "{status:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn session_ids_are_uuids() {
+        let (a, b) = (new_session_id(), new_session_id());
+        assert_ne!(a, b);
+        let parts: Vec<usize> = a.split('-').map(str::len).collect();
+        assert_eq!(parts, [8, 4, 4, 4, 12], "{a}");
+        assert_eq!(&a[14..15], "4", "{a}");
+    }
 }
