@@ -52,6 +52,7 @@ pub mod compat;
 pub mod dataset;
 pub mod every_error;
 pub mod sandbox;
+pub mod time_budget;
 
 pub use agent::{AgentField, AgentSpec, HarnessCapabilities};
 pub use compat::{LoadNote, NoteAction};
@@ -500,6 +501,8 @@ fn common<C>(
         }
         notes.push(compat::mapped(text, from, to));
     }
+    // Time-budget mode needs a budget; its fields mean nothing without it.
+    agent.time_budget(limits.task_timeout)?;
     if file.expected_commands.is_some() {
         notes.push(compat::not_enforced(
             text,

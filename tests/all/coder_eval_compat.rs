@@ -204,15 +204,18 @@ fn check_validates_without_running() {
     assert_eq!(code, 2);
     assert!(
         stderr.contains(
-            "`agent.system_prompt_mode: replace`, `agent.thinking_level`, `agent.variant`, \
-             `agent.pure`, `agent.setting_sources`, `agent.claude_settings`, `agent.plugins`, \
-             `agent.sdk_options` are not honoured by the `claude-code` harness"
+            "`agent.thinking_level`, `agent.variant`, `agent.pure` are not honoured by the \
+             `claude-code` harness (its component speaks harness@0.2.0"
         ),
         "{stderr}"
     );
     let (code, _, stderr) = run_bin(&["check", fields.to_str().unwrap(), "--harness", "pi"]);
     assert_eq!(code, 2);
     assert!(stderr.contains("`pi` harness"), "{stderr}");
+    // What Claude Code's component declares it honours passes (its `describe()`).
+    let claude = root().join("tasks/agent_fields/claude_code.yaml");
+    let (code, stdout, stderr) = run_bin(&["check", claude.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
 }
 
 #[test]
@@ -220,7 +223,7 @@ fn parity_lists_the_agent_fields() {
     let (code, stdout, stderr) = run_bin(&["harnesses", "--parity"]);
     assert_eq!(code, 0, "{stderr}");
     assert!(
-        stdout.contains("| harness | agent fields honoured |"),
+        stdout.contains("| harness | agent fields honoured | budget_mode: time (resume) |"),
         "{stdout}"
     );
     assert!(

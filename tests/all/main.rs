@@ -1,6 +1,7 @@
 //! The workspace-level tests: one binary that lists its modules. A guard test fails when a
 //! test file in this folder is not listed here.
 
+mod agent_fields;
 mod bad_input;
 mod cache;
 mod coder_eval_compat;
@@ -26,6 +27,7 @@ mod replay_opencode_gemini;
 mod sandbox;
 mod suites;
 mod support;
+mod time_budget;
 
 #[test]
 fn every_test_file_is_listed() {

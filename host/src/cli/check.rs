@@ -2,8 +2,8 @@
 
 use super::print_stdout;
 use coder_eval::components::BUILTIN_HARNESSES;
+use coder_eval::components::ComponentSource;
 use coder_eval::exit_codes;
-use coder_eval::task::agent::{HARNESS_CONTRACT, builtin_capabilities, check_agent_fields};
 use coder_eval::task::{LoadNote, Task};
 use std::path::{Path, PathBuf};
 
@@ -99,13 +99,16 @@ fn check_file(file: &Path, harnesses: &[String]) -> Result<String, String> {
                     known.join(", ")
                 ));
             }
-            check_agent_fields(
-                &task.agent,
-                &harness,
-                &builtin_capabilities(&harness),
-                HARNESS_CONTRACT,
-            )
-            .map_err(|e| format!("{}: task `{}`: {e}", file.display(), task.task_id))?;
+            // What the built-in component declares (harness@0.2.0 `describe()`).
+            let described = ComponentSource::default()
+                .harness(&harness)
+                .map_err(|e| e.to_string())
+                .and_then(|loaded| {
+                    coder_eval::run::caps::describe(&loaded).map_err(|e| e.to_string())
+                })
+                .map_err(|e| format!("harness `{harness}`: {e}"))?;
+            coder_eval::run::caps::check_agent(&task.agent, &harness, &described)
+                .map_err(|e| format!("{}: task `{}`: {e}", file.display(), task.task_id))?;
         }
     }
     let skipped = loaded.tasks.iter().filter(|t| t.skip).count();

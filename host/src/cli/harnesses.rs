@@ -5,7 +5,6 @@ use coder_eval::components::{BUILTIN_HARNESSES, ComponentSource, parse_override}
 use coder_eval::limits::limit_name;
 use coder_eval::run::locate;
 use coder_eval::runtime::harness::Launcher;
-use coder_eval::task::agent::{HARNESS_CONTRACT, builtin_capabilities};
 use harness_kit::{AgentSettings, LimitKind, RunLimits};
 use std::path::PathBuf;
 
@@ -86,7 +85,8 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
             .map(|p| p.exit_codes.clone())
             .unwrap_or_default();
         let installed = locate::find_cli(h.program, None).ok();
-        let caps = builtin_capabilities(h.name);
+        let described = coder_eval::run::caps::describe_with(&mut launcher)?;
+        let caps = &described.caps;
         let agent_fields: Vec<&str> = caps.agent_fields.iter().map(|f| f.task_key()).collect();
         // The limits the host enforces from the stream: token and USD budgets (where the
         // stream reports the figures), stop_early (every harness: the host stops the group).
@@ -120,7 +120,8 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
             "installed": installed.as_ref().map(|p| p.display().to_string()),
             "caveats": caveats,
             "agent_fields": agent_fields,
-            "contract": HARNESS_CONTRACT,
+            "contract": format!("harness@{}", launcher.version()),
+            "resume": caps.resume,
             "exit_codes": exit_codes,
             "limits": enforcement.iter().map(|(k, v)| (k.to_string(), serde_json::Value::from(*v))).collect::<serde_json::Map<_, _>>(),
             "live_limits": live_limits,
@@ -150,22 +151,29 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
                  call in the stream: a CLI that gets a reply at once may start its first \
                  tool within those milliseconds (its effects can reach the workspace though \
                  the turn does not count it). Native caps stop before the request is sent.\n";
-        text += "\n| harness | agent fields honoured | contract |\n|---|---|---|\n";
+        text += "\n| harness | agent fields honoured | budget_mode: time (resume) | contract |\n|---|---|---|---|\n";
         for r in &rows {
             let fields: Vec<&str> = r["agent_fields"]
                 .as_array()
                 .map(|a| a.iter().filter_map(|f| f.as_str()).collect())
                 .unwrap_or_default();
             text += &format!(
-                "| {} | {} | {} |\n",
+                "| {} | {} | {} | {} |\n",
                 r["harness"].as_str().unwrap_or(""),
                 fields.join(", "),
+                if r["resume"].as_bool() == Some(true) {
+                    "yes: the session is resumed"
+                } else {
+                    "rejected at load (no resume)"
+                },
                 r["contract"].as_str().unwrap_or("")
             );
         }
         text += "\nA task that sets another agent field (plugins, setting_sources, \
                  claude_settings, system_prompt_mode: replace, thinking_level, variant, pure, \
-                 sdk_options) is refused at load on that harness, naming the field.\n";
+                 sdk_options) is refused at load on that harness, naming the field. The fields are each \
+                 component's own declaration (harness@0.2.0 `describe`; a harness@0.1.0 \
+                 component honours the first five only and cannot resume).\n";
         text += "\n| harness | max_input/output/total_tokens | max_usd | stop_early | expected_turns / expected_tool_calls |\n|---|---|---|---|---|\n";
         for r in &rows {
             let l = &r["live_limits"];

@@ -24,6 +24,8 @@ pub fn task_status(turn: TurnStatus, criteria_passed: bool) -> TaskStatus {
         TurnStatus::TokenBudgetExceeded | TurnStatus::CostBudgetExceeded if criteria_passed => {
             TaskStatus::Success
         }
+        TurnStatus::TimeBudgetReached if criteria_passed => TaskStatus::Success,
+        TurnStatus::TimeBudgetReached => TaskStatus::Failure,
         TurnStatus::TokenBudgetExceeded => TaskStatus::TokenBudgetExceeded,
         TurnStatus::CostBudgetExceeded => TaskStatus::CostBudgetExceeded,
         TurnStatus::Timeout => TaskStatus::Timeout,
@@ -45,6 +47,7 @@ pub fn criteria_decide(turn: TurnStatus) -> bool {
             | TurnStatus::EarlyStopped
             | TurnStatus::TokenBudgetExceeded
             | TurnStatus::CostBudgetExceeded
+            | TurnStatus::TimeBudgetReached
     )
 }
 

@@ -47,7 +47,8 @@
 //!   spelled `interrupted` (SIGINT, SIGTERM or SIGHUP); files written before spell it
 //!   `cancelled` (Ctrl-C only), which still reads as `interrupted`.
 //!   Also within 1: `cost` (the summary of `cost.json`) in `task.json` and in each
-//!   `run.json` row, written only when the task launched its CLI.
+//!   `run.json` row, written only when the task launched its CLI; `time_budget`
+//!   (time-budget mode's sessions), written only for such a task.
 //! - turn record 1: first version. Later, within 1, each written only when set:
 //!   `retries`, `unreported`, `totals` (when not complete), `timing.retry_wait_ms`; a
 //!   tool call's status `denied`.
@@ -59,6 +60,7 @@ mod criterion;
 mod judge;
 mod live;
 mod statistics;
+mod session;
 mod stop;
 mod suite;
 mod task;
@@ -78,6 +80,7 @@ pub use live::{
 pub use statistics::{
     CompareReport, CompareTask, Interval, MeanEstimate, TaskStatistics, VariantStatistics,
 };
+pub use session::{SessionRecord, SessionsEnd, TimeBudgetRecord};
 pub use stop::StopReason;
 pub use suite::{SuiteThresholdResult, ThresholdCheck};
 pub use task::{

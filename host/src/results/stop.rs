@@ -36,11 +36,14 @@ pub enum StopReason {
     MaxTotalTokens,
     /// `max_usd` was exceeded.
     MaxUsd,
+    /// Time-budget mode: a resumed session reached the deadline (a clean stop; a first
+    /// session that reaches it is a `task_timeout`).
+    TimeBudget,
 }
 
 impl StopReason {
     /// Every reason, in declaration order.
-    pub const ALL: [StopReason; 12] = [
+    pub const ALL: [StopReason; 13] = [
         StopReason::MaxTurns,
         StopReason::MaxToolCalls,
         StopReason::TurnTimeout,
@@ -53,6 +56,7 @@ impl StopReason {
         StopReason::MaxOutputTokens,
         StopReason::MaxTotalTokens,
         StopReason::MaxUsd,
+        StopReason::TimeBudget,
     ];
 
     /// The snake_case name used in `task.json` and recordings.
@@ -70,6 +74,7 @@ impl StopReason {
             StopReason::MaxOutputTokens => "max_output_tokens",
             StopReason::MaxTotalTokens => "max_total_tokens",
             StopReason::MaxUsd => "max_usd",
+            StopReason::TimeBudget => "time_budget",
         }
     }
 

@@ -33,6 +33,10 @@ pub struct TaskResult {
     pub stop: Option<StopRecord>,
     /// The turn (see [`TurnRecord`]); `null` when the CLI never started.
     pub turn: Option<TurnRecord>,
+    /// Time-budget mode (`agent.budget_mode: time`): the budget and every session; `turn`
+    /// is then the last session's record. Absent for a one-session task.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_budget: Option<super::TimeBudgetRecord>,
     /// Criterion results, in task-file order: graded after every run whose turn the
     /// criteria decide (a completed or capped one); empty after a timeout or crash.
     pub criteria: Vec<CriterionResult>,

@@ -236,6 +236,9 @@ pub enum TurnStatus {
     TokenBudgetExceeded,
     /// The USD budget stopped the turn (a clean stop).
     CostBudgetExceeded,
+    /// Time-budget mode: a resumed session was stopped at the deadline (a clean stop:
+    /// the criteria decide).
+    TimeBudgetReached,
 }
 
 /// One model API call.

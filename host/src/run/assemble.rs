@@ -39,6 +39,9 @@ pub(super) struct TurnDone {
     pub(super) turn: LiveTurn,
     /// Requests the scripted model answered, when one played the turn.
     pub(super) scripted_model_requests: Option<Vec<serde_json::Value>>,
+    /// Time-budget mode's sessions (`turn` is then the last one's, with every session's
+    /// events in its trajectory).
+    pub(super) time_budget: Option<crate::results::TimeBudgetRecord>,
 }
 
 /// The grade stage's product.
@@ -64,10 +67,12 @@ pub(super) fn assemble(p: &Prepared, done: Done) -> TaskResult {
     let Done {
         established,
         exit_codes,
-        turn: TurnDone {
-            turn,
-            scripted_model_requests,
-        },
+        turn:
+            TurnDone {
+                turn,
+                scripted_model_requests,
+                time_budget,
+            },
         graded:
             Graded {
                 verdict,
@@ -129,6 +134,7 @@ pub(super) fn assemble(p: &Prepared, done: Done) -> TaskResult {
             reason,
             at_ms: turn.stop_at_ms,
         }),
+        time_budget,
         criteria: verdict.criteria,
         weighted_score: verdict.weighted_score,
         post_failure_criteria_results: verdict.post_failure,
@@ -224,6 +230,7 @@ fn blank_for(task: &Task, harness: &str, native: &[LimitKind]) -> TaskResult {
         run_limits: p.task.run_limits.record(native),
         stop: None,
         turn: None,
+        time_budget: None,
         criteria: Vec::new(),
         weighted_score: None,
         post_failure_criteria_results: Vec::new(),

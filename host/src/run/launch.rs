@@ -5,33 +5,81 @@ use super::RunOptions;
 use super::locate::find_cli;
 use super::setup::Dirs;
 use crate::task::Task;
+use crate::task::agent::{AgentField, ClaudeSettings, HarnessCapabilities, SystemPromptMode};
 use crate::turn::live::LaunchSpec;
 use coder_eval_scripted_model::ScriptedModel;
 use harness_kit::{AgentSettings, LaunchPlan, PromptDelivery};
 
 /// The settings a harness's launch plan is asked for; `model_base_url` = the scripted
-/// model's address, when one plays the task.
-pub(super) fn agent_settings(task: &Task, model_base_url: Option<String>) -> AgentSettings {
+/// model's address, when one plays the task. The agent fields of harness@0.2.0 are filled
+/// from the task (checked at load against `caps`, the harness's `describe()`); plugins go
+/// as plugin folders to a harness that honours plugins, else as the skill folders they
+/// hold. No session is requested (`run::sessions` sets one in time-budget mode).
+pub(super) fn agent_settings(
+    task: &Task,
+    caps: &HarnessCapabilities,
+    model_base_url: Option<String>,
+) -> AgentSettings {
+    let agent = &task.agent;
+    let name = |v: serde_json::Value| v.as_str().map(String::from);
+    let plugins = caps.agent_fields.contains(&AgentField::Plugins);
+    let skills = !plugins && caps.agent_fields.contains(&AgentField::Skills);
     AgentSettings {
-        model: task.agent.model.clone(),
-        allowed_tools: task.agent.allowed_tools.clone(),
-        disallowed_tools: task.agent.disallowed_tools.clone(),
-        permission_mode: task.agent.permission_mode.clone(),
-        system_prompt: task.agent.system_prompt.clone(),
+        model: agent.model.clone(),
+        allowed_tools: agent.allowed_tools.clone(),
+        disallowed_tools: agent.disallowed_tools.clone(),
+        permission_mode: agent.permission_mode.clone(),
+        system_prompt: agent.system_prompt.clone(),
         api_key: model_base_url.as_ref().map(|_| "sk-test".to_string()),
         model_base_url,
         // SAFETY: geteuid has no preconditions.
         as_root: unsafe { libc::geteuid() } == 0,
-        // The agent fields of harness@0.2.0 are not read from task files yet.
-        ..Default::default()
+        system_prompt_mode: match agent.system_prompt_mode {
+            Some(SystemPromptMode::Replace) => harness_kit::SystemPromptMode::Replace,
+            _ => harness_kit::SystemPromptMode::Append,
+        },
+        thinking_level: agent
+            .thinking_level
+            .and_then(|t| serde_json::to_value(t).ok().and_then(name)),
+        model_variant: agent.variant.clone(),
+        pure: agent.pure.unwrap_or(false),
+        setting_sources: agent.setting_sources.as_ref().map(|list| {
+            list.iter()
+                .filter_map(|s| serde_json::to_value(s).ok().and_then(name))
+                .collect()
+        }),
+        settings_json: match &agent.claude_settings {
+            Some(ClaudeSettings::Object(map)) => serde_json::to_string(map).ok(),
+            // Resolved to the object at load.
+            Some(ClaudeSettings::Path(_)) | None => None,
+        },
+        plugin_dirs: if plugins {
+            agent.plugins.iter().map(|p| p.path.clone()).collect()
+        } else {
+            Vec::new()
+        },
+        skill_dirs: if skills {
+            agent
+                .skill_dirs()
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect()
+        } else {
+            Vec::new()
+        },
+        sdk_options_json: (!agent.sdk_options.is_empty())
+            .then(|| serde_json::to_string(&agent.sdk_options).ok())
+            .flatten(),
+        session: None,
     }
 }
 
-/// argv, environment and stdin for the CLI. The environment is built from nothing:
+/// argv, environment and stdin for the CLI, `prompt` being the task's (or a
+/// continuation's in time-budget mode). The environment is built from nothing:
 /// PATH, HOME, LANG, TERM, the plan's variables, loopback proxies when the scripted
 /// model is used (so phone-home attempts reach it and are refused), and `--pass-env`.
 pub(super) fn launch_spec(
-    task: &Task,
+    prompt: &str,
     plan: &LaunchPlan,
     setup: &Dirs,
     model: Option<&ScriptedModel>,
@@ -55,10 +103,10 @@ pub(super) fn launch_spec(
     let stdin = match plan.prompt {
         PromptDelivery::ArgvAt(i) => {
             let i = (i as usize).clamp(1, plan.argv.len()) - 1;
-            args.insert(i, task.prompt.clone());
+            args.insert(i, prompt.to_string());
             None
         }
-        PromptDelivery::Stdin => Some(task.prompt.clone()),
+        PromptDelivery::Stdin => Some(prompt.to_string()),
     };
     let mut path = crate::workspace::host_path();
     if let Some(dir) = program.parent() {

@@ -15,6 +15,7 @@
 
 pub mod agentless;
 mod assemble;
+pub mod caps;
 mod container;
 mod cost;
 pub mod error;
@@ -27,6 +28,7 @@ pub mod options;
 pub mod prepare;
 pub mod regrade;
 pub mod report;
+pub mod sessions;
 mod setup;
 pub mod suite;
 pub mod thresholds;

@@ -24,28 +24,42 @@ use crate::turn::live::{self, LaunchSpec, LiveTurn};
 use crate::turn::pipeline::Pipeline;
 use crate::turn::recording::{BudgetsHeader, Header, RecordingWriter, SessionHeader};
 use coder_eval_scripted_model::{ScriptedModel, ServerConfig};
-use harness_kit::LaunchPlan;
+use harness_kit::{AgentSettings, LaunchPlan, RunLimits};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::watch;
 
-/// The plan stage's product: the component, the scripted model and the launch plan.
-struct Planned {
-    loaded: LoadedComponent,
-    model: Option<ScriptedModel>,
-    plan: LaunchPlan,
+/// The plan stage's product: the component, the scripted model and the launch plan, with
+/// the settings and limits it was made from (time-budget mode plans again to resume).
+pub(super) struct Planned {
+    pub(super) loaded: LoadedComponent,
+    pub(super) model: Option<ScriptedModel>,
+    pub(super) plan: LaunchPlan,
+    pub(super) settings: AgentSettings,
+    pub(super) limits: RunLimits,
+    /// Time-budget mode: the id the first session was started with, when the harness
+    /// takes one (else the stream's session id is resumed).
+    pub(super) started: Option<String>,
 }
 
 /// The launch stage's product: what to start, and where its stream goes.
-struct Launched {
-    spec: LaunchSpec,
-    cli: CliInfo,
+pub(super) struct Launched {
+    pub(super) spec: LaunchSpec,
+    pub(super) cli: CliInfo,
     /// The CLI's own `--version` start-up, which is CLI time, not setup.
     version_time: Duration,
-    recording: RecordingWriter,
-    stderr_log: std::fs::File,
-    pipeline: Pipeline,
+    pub(super) recording: RecordingWriter,
+    pub(super) stderr_log: std::fs::File,
+    pub(super) pipeline: Pipeline,
+}
+
+/// One launch of the CLI: its prompt and the files its stream goes to (relative to the
+/// task's result folder).
+pub(super) struct Attempt<'a> {
+    pub(super) prompt: &'a str,
+    pub(super) recording: &'a str,
+    pub(super) stderr: &'a str,
 }
 
 /// Runs one task on one harness and writes its `task.json`. Never fails: a problem
@@ -127,9 +141,20 @@ async fn execute(
         return Err((RunError::Interrupted, established));
     }
     let mut dirs = stage!(setup(p, dir).await);
-    let planned = stage!(plan(p, options, &dirs).await);
+    let time_budget = p
+        .task
+        .agent
+        .time_budget(p.task.run_limits.task_timeout)
+        .ok()
+        .flatten();
+    let mut planned = stage!(plan(p, options, &dirs, time_budget.is_some()).await);
     established.native = planned.plan.native_limits.clone();
-    let launched = stage!(launch(p, options, &planned, &dirs, dir).await);
+    let first = Attempt {
+        prompt: &p.task.prompt,
+        recording: "recording.jsonl",
+        stderr: "stderr.log",
+    };
+    let launched = stage!(launch(p, options, &planned, &dirs, dir, &first).await);
     established.cli = launched.cli.clone();
     let deadline = p.task.run_limits.deadline(task_start, Instant::now());
     established.setup_ms = task_start
@@ -164,16 +189,36 @@ async fn execute(
         }
         Driver::Tempdir => None,
     };
-    let turn = kept!(
-        turn(
-            launched,
-            planned.model,
-            deadlines,
-            cancel,
-            container.as_ref()
-        )
-        .await
-    );
+    let turn = match time_budget {
+        // Time-budget mode: the deadline is fixed now, as the first session starts.
+        Some(budget) => kept!(
+            super::sessions::run(
+                super::sessions::Run {
+                    p,
+                    options,
+                    dirs: &dirs,
+                    dir,
+                    budget,
+                    task_start,
+                    container: container.as_ref(),
+                },
+                &mut planned,
+                launched,
+                cancel,
+            )
+            .await
+        ),
+        None => kept!(
+            turn(
+                launched,
+                planned.model.take(),
+                deadlines,
+                cancel,
+                container.as_ref()
+            )
+            .await
+        ),
+    };
     let graded = match grade(p, options, &dirs, dir, &turn.turn, container.as_ref()).await {
         Ok(graded) => graded,
         Err(error) => {
@@ -217,7 +262,12 @@ async fn setup(p: &Prepared, dir: &Path) -> Result<Dirs, RunError> {
 /// Plan: the component (resolved again for each task, so a component file replaced during
 /// a long suite is picked up by the next task; an unchanged one costs a hash and a cache
 /// hit), the scripted model with this harness's translator, and the launch plan.
-async fn plan(p: &Prepared, options: &RunOptions, dirs: &Dirs) -> Result<Planned, RunError> {
+async fn plan(
+    p: &Prepared,
+    options: &RunOptions,
+    dirs: &Dirs,
+    time_mode: bool,
+) -> Result<Planned, RunError> {
     let loaded = match options.components.file_for(&p.harness) {
         Some(_) => options
             .components
@@ -245,29 +295,44 @@ async fn plan(p: &Prepared, options: &RunOptions, dirs: &Dirs) -> Result<Planned
         }
         None => None,
     };
-    let settings = agent_settings(&p.task, model.as_ref().map(ScriptedModel::base_url));
-    let plan = launcher
-        .plan(&settings, &p.task.run_limits.to_cli(options.native_limits))
-        .map_err(RunError::Component)?
-        .map_err(|reason| RunError::Refused(Cause(reason)))?;
+    let described = super::caps::describe_with(&mut launcher).map_err(RunError::Component)?;
+    let settings = agent_settings(
+        &p.task,
+        &described.caps,
+        model.as_ref().map(ScriptedModel::base_url),
+    );
+    let limits = p.task.run_limits.to_cli(options.native_limits);
+    let (plan, started) = if time_mode {
+        super::sessions::first_plan(&mut launcher, &settings, &limits)?
+    } else {
+        let plan = launcher
+            .plan(&settings, &limits)
+            .map_err(RunError::Component)?
+            .map_err(|reason| RunError::Refused(Cause(reason)))?;
+        (plan, None)
+    };
     Ok(Planned {
         loaded,
         model,
         plan,
+        settings,
+        limits,
+        started,
     })
 }
 
 /// Launch: the CLI's argv, environment and files, its version, the recording (with its
 /// header), `stderr.log`, and the reduce→collect pipeline.
-async fn launch(
+pub(super) async fn launch(
     p: &Prepared,
     options: &RunOptions,
     planned: &Planned,
     dirs: &Dirs,
     dir: &Path,
+    attempt: &Attempt<'_>,
 ) -> Result<Launched, RunError> {
     let plan = &planned.plan;
-    let spec = launch_spec(&p.task, plan, dirs, planned.model.as_ref(), options)
+    let spec = launch_spec(attempt.prompt, plan, dirs, planned.model.as_ref(), options)
         .map_err(|e| RunError::Launch(Cause(e)))?;
     let version_start = Instant::now();
     let version = cli_version(&spec.program).await;
@@ -292,9 +357,10 @@ async fn launch(
         session: Some(SessionHeader::default()),
         ..Default::default()
     };
-    let recording = RecordingWriter::create(&dir.join("recording.jsonl"), &header)
+    let recording = RecordingWriter::create(&dir.join(attempt.recording), &header)
         .map_err(RunError::Recording)?;
-    let stderr_log = std::fs::File::create(dir.join("stderr.log")).map_err(RunError::StderrLog)?;
+    let stderr_log =
+        std::fs::File::create(dir.join(attempt.stderr)).map_err(RunError::StderrLog)?;
     let mut pipeline = Pipeline::new(&p.harness, &planned.loaded, p.task.run_limits.caps())
         .map_err(RunError::Component)?;
     // Fresh watchers for this run; one that cannot arm now (it did at load) leaves the run
@@ -336,7 +402,7 @@ async fn launch(
 
 /// Turn: the CLI runs to its end or a stop, every process of it is gone after; the
 /// scripted model is shut down.
-async fn turn(
+pub(super) async fn turn(
     launched: Launched,
     model: Option<ScriptedModel>,
     deadlines: Deadlines,
@@ -369,6 +435,7 @@ async fn turn(
     Ok(TurnDone {
         turn,
         scripted_model_requests,
+        time_budget: None,
     })
 }
 

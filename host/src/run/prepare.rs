@@ -63,12 +63,13 @@ pub enum PrepareError {
         #[source]
         source: coder_eval_scripted_model::ScriptError,
     },
-    /// The task sets agent fields the harness does not honour.
+    /// The task sets agent fields the harness does not honour, or asks for time-budget
+    /// mode on a harness that cannot resume a session.
     #[error("task `{task}`: {source}")]
     AgentField {
         task: String,
         #[source]
-        source: Box<crate::task::agent::UnhonouredField>,
+        source: Box<super::caps::Unfit>,
     },
     /// The task's early stop cannot work as written (see `grading::live`).
     #[error("task `{task}` ({file}): early stop: {message}")]
@@ -137,20 +138,19 @@ pub fn prepare(
                 source: Box::new(source),
             };
             let loaded = options.components.harness(&harness).map_err(fail)?;
-            // Every component the host loads today speaks harness@0.1.0.
-            crate::task::agent::check_agent_fields(
-                &task.agent,
-                &harness,
-                &crate::task::agent::builtin_capabilities(&harness),
-                crate::task::agent::HARNESS_CONTRACT,
-            )
-            .map_err(|source| PrepareError::AgentField {
-                task: task.task_id.clone(),
-                source: Box::new(source),
+            // What the harness can do: harness@0.2.0 `describe()`, or 0.1.0's fixed list.
+            let mut launcher = Launcher::new(&loaded).map_err(|e| fail(e.into()))?;
+            let described =
+                super::caps::describe_with(&mut launcher).map_err(|e| fail(e.into()))?;
+            super::caps::check_task(&task, &harness, &described).map_err(|source| {
+                PrepareError::AgentField {
+                    task: task.task_id.clone(),
+                    source: Box::new(source),
+                }
             })?;
             // A dry plan with placeholder URL: refusals and unsupported limits surface now.
-            let mut launcher = Launcher::new(&loaded).map_err(|e| fail(e.into()))?;
-            let settings = agent_settings(&task, Some("http://127.0.0.1:9".into()));
+            let settings =
+                agent_settings(&task, &described.caps, Some("http://127.0.0.1:9".into()));
             let plan = launcher
                 .plan(&settings, &task.run_limits.to_cli(true))
                 .map_err(|e| fail(e.into()))?

@@ -72,6 +72,19 @@ pub struct AgentSpec {
     /// for the judges, not used by the agent run.
     #[serde(default, alias = "additional_ignore_patterns")]
     pub ignore_patterns: Vec<String>,
+    /// `iterations` (default: one session) or `time` (sessions resumed until the time
+    /// budget is spent; see [`super::time_budget`]).
+    #[serde(default)]
+    pub budget_mode: Option<super::time_budget::BudgetMode>,
+    /// The time budget of `budget_mode: time`, s (else `run_limits.task_timeout`).
+    #[serde(default, deserialize_with = "super::time_budget::timeout_seconds")]
+    pub timeout_seconds: Option<std::time::Duration>,
+    /// Time mode: resume only while at least this much is left, s (default 600).
+    #[serde(default, deserialize_with = "super::time_budget::min_resume_seconds")]
+    pub min_resume_seconds: Option<std::time::Duration>,
+    /// Time mode: sessions at most, the first included (default 20).
+    #[serde(default, deserialize_with = "super::time_budget::max_sessions")]
+    pub max_sessions: Option<u32>,
     /// Legacy placement of `run_limits.max_turns` (mapped there with a warning).
     #[serde(default)]
     pub max_turns: Option<u32>,
@@ -414,16 +427,6 @@ pub fn check_agent_fields(
         harness: harness.to_string(),
         contract: format!("{contract}: it honours {}", names.join(", ")),
     })
-}
-
-/// The contract today's built-in harness components speak.
-pub const HARNESS_CONTRACT: &str = "its component speaks harness@0.1.0";
-
-/// What a built-in harness honours. Today every component speaks harness@0.1.0
-/// ([`HarnessCapabilities::harness_0_1_0`]); a harness@0.2.0 component will answer
-/// `describe` instead.
-pub fn builtin_capabilities(_harness: &str) -> HarnessCapabilities {
-    HarnessCapabilities::harness_0_1_0()
 }
 
 /// Expands `$VAR` and `${VAR}` from the host environment; `Err(name)` for an unset one.

@@ -164,6 +164,8 @@ impl Collector {
 
         let final_status = if timed_out {
             TurnStatus::Timeout
+        } else if end.stop == Some(StopReason::TimeBudget) {
+            TurnStatus::TimeBudgetReached
         } else if self.stop == Some(StopReason::EarlyStop) {
             TurnStatus::EarlyStopped
         } else if max_turns_exhausted {

@@ -1,0 +1,385 @@
+//! Time-budget mode (`agent.budget_mode: time`; settings in [`crate::task::time_budget`]):
+//! the deadline is fixed as the first session starts (after setup). When the agent ends
+//! its session by itself (its turn `completed`), the host resumes the SAME session (the
+//! harness's `session-request.resume`: Claude Code `--resume`, Codex `exec resume`, Pi's
+//! session file, OpenCode `--session`, Gemini CLI `--resume`) with a prompt stating the
+//! time left, while at least `min_resume_seconds` remain and fewer than `max_sessions`
+//! have run. Each continuation's timeout is the time left; one stopped at the deadline is
+//! a clean stop ([`StopReason::TimeBudget`], graded), while a first session that reaches
+//! it is a `task_timeout` (a failure).
+//!
+//! Each session has its own recording and stderr log (`recording.jsonl`, then
+//! `recording.session-N.jsonl`); the criteria judge all sessions' events as one
+//! trajectory (stamps from the first session's start); `task.json` `turn` is the last
+//! session's record and `time_budget.sessions` lists every launch.
+
+use super::assemble::TurnDone;
+use super::error::{Cause, RunError};
+use super::one::{Attempt, Launched, Planned, launch};
+use super::setup::Dirs;
+use super::{Prepared, RunOptions};
+use crate::limits::Deadlines;
+use crate::results::{
+    SessionRecord, SessionsEnd, StampedEvent, StopReason, TimeBudgetRecord, TurnStatus,
+};
+use crate::runtime::harness::Launcher;
+use crate::sandbox::docker::DockerSandbox;
+use crate::task::time_budget::{TimeBudget, continuation_prompt};
+use crate::turn::live::{self, LiveTurn};
+use coder_eval_scripted_model::ScriptedModel;
+use harness_kit::{AgentSettings, LaunchPlan, RunLimits, SessionRequest};
+use std::path::Path;
+use std::time::{Duration, Instant};
+use tokio::sync::watch;
+
+/// What a time-budget run needs besides the plan and the first launch.
+pub(super) struct Run<'a> {
+    pub(super) p: &'a Prepared,
+    pub(super) options: &'a RunOptions,
+    pub(super) dirs: &'a Dirs,
+    pub(super) dir: &'a Path,
+    pub(super) budget: TimeBudget,
+    pub(super) task_start: Instant,
+    pub(super) container: Option<&'a DockerSandbox>,
+}
+
+/// The first session's plan: started with an id of the host's choosing where the harness
+/// takes one (Claude Code `--session-id`, Pi, Gemini CLI), else without one (Codex and
+/// OpenCode name their own sessions and refuse a chosen id: the stream's id is resumed).
+/// Returns the plan and the id it was started with.
+pub(super) fn first_plan(
+    launcher: &mut Launcher,
+    settings: &AgentSettings,
+    limits: &RunLimits,
+) -> Result<(LaunchPlan, Option<String>), RunError> {
+    let id = new_session_id();
+    let with_id = AgentSettings {
+        session: Some(SessionRequest::Start(id.clone())),
+        ..settings.clone()
+    };
+    if let Ok(plan) = launcher
+        .plan(&with_id, limits)
+        .map_err(RunError::Component)?
+    {
+        return Ok((plan, Some(id)));
+    }
+    let plan = launcher
+        .plan(settings, limits)
+        .map_err(RunError::Component)?
+        .map_err(|reason| RunError::Refused(Cause(reason)))?;
+    Ok((plan, None))
+}
+
+/// A random UUID (version 4 layout), the form Claude Code and Gemini CLI require.
+fn new_session_id() -> String {
+    let mut b = [0u8; 16];
+    if let Ok(mut f) = std::fs::File::open("/dev/urandom") {
+        use std::io::Read;
+        let _ = f.read_exact(&mut b);
+    }
+    if b == [0; 16] {
+        // No /dev/urandom: the clock and the process id are unique enough for one host.
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_nanos();
+        b = (t ^ (u128::from(std::process::id()) << 64)).to_le_bytes();
+    }
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let h: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[0..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..32]
+    )
+}
+
+/// When session `index` (1-based), starting at `start`, must end and why: the budget's
+/// end (`task_timeout` for the first session, a failure; `time_budget` for a resumed
+/// one, a clean stop), or its `turn_timeout` (and a `task_timeout` that is not the
+/// budget) when earlier. The budget wins a tie.
+pub(super) fn session_deadline(
+    r: &Run<'_>,
+    start: Instant,
+    end: Instant,
+    index: u32,
+) -> (Instant, StopReason) {
+    let mut limits = r.p.task.run_limits;
+    if r.p.task.agent.timeout_seconds.is_none() {
+        // task_timeout is the budget itself, anchored at the first session.
+        limits.task_timeout = None;
+    }
+    let budget = (
+        end,
+        if index == 1 {
+            StopReason::TaskTimeout
+        } else {
+            StopReason::TimeBudget
+        },
+    );
+    match limits.deadline(r.task_start, start) {
+        Some(other) if other.0 < budget.0 => other,
+        _ => budget,
+    }
+}
+
+/// Why the loop stopped, and the sentence for a session that could not be resumed.
+type Ended = (SessionsEnd, Option<String>);
+
+/// Runs the sessions, from the first (already launched) on, and shuts the scripted model
+/// down after the last. Errors: the first session could not run (as a one-session task).
+pub(super) async fn run(
+    r: Run<'_>,
+    planned: &mut Planned,
+    first: Launched,
+    cancel: watch::Receiver<bool>,
+) -> Result<TurnDone, RunError> {
+    let first_start = Instant::now();
+    let end = first_start + r.budget.budget;
+    let mut sessions: Vec<SessionRecord> = Vec::new();
+    let mut trajectory: Vec<StampedEvent> = Vec::new();
+    let (mut host_work_us, mut leftover) = (0u64, 0u32);
+    let mut launched = first;
+    let mut index = 1u32;
+    let mut prompt = r.p.task.prompt.clone();
+    let mut files = ("recording.jsonl".to_string(), "stderr.log".to_string());
+    let mut resume_id: Option<String> = planned.started.clone();
+    let mut prev: Option<LiveTurn> = None;
+    let (last, (ended, ended_note)): (LiveTurn, Ended) = loop {
+        let start = if index == 1 {
+            first_start
+        } else {
+            Instant::now()
+        };
+        let deadline = session_deadline(&r, start, end, index);
+        let argv = launched.cli.argv.clone();
+        let turn = live::run_turn(
+            launched.spec,
+            launched.pipeline,
+            launched.recording,
+            launched.stderr_log,
+            Deadlines {
+                deadline: Some(deadline),
+                policy: r.options.stop_policy,
+            },
+            cancel.clone(),
+            planned.model.as_ref().map(ScriptedModel::held),
+            r.container,
+        )
+        .await;
+        let live = match turn {
+            Ok(live) => live,
+            Err(e) if index == 1 => return Err(RunError::Cli(e)),
+            Err(e) => {
+                // A continuation that could not run: the run ends with what it had.
+                let note = format!("session {index} could not run: {e}");
+                let prev = prev.take().expect("session 1 ran");
+                break (prev, (SessionsEnd::NotResumable, Some(note)));
+            }
+        };
+        let offset_us = start.duration_since(first_start).as_micros() as u64;
+        trajectory.extend(live.trajectory.iter().cloned().map(|mut e| {
+            e.stamp_us += offset_us;
+            e
+        }));
+        host_work_us += live.host_work_us;
+        leftover += live.leftover_processes;
+        if resume_id.is_none() {
+            resume_id = live.record.session_id.clone();
+        }
+        sessions.push(SessionRecord {
+            index,
+            session_id: resume_id.clone().or_else(|| live.record.session_id.clone()),
+            stream_session_id: live.record.session_id.clone(),
+            resumed: index > 1,
+            started_ms: offset_us / 1000,
+            duration_ms: start.elapsed().as_millis() as u64,
+            timeout_ms: Some(deadline.0.saturating_duration_since(start).as_millis() as u64),
+            stop_reason: live.stop,
+            final_status: live.record.final_status,
+            num_turns: live.record.num_turns,
+            tool_calls: live.record.tool_calls.len(),
+            usage: live.record.usage,
+            usage_source: live.record.usage_source.clone(),
+            cost_usd: live.record.cost_usd,
+            argv,
+            prompt: prompt.clone(),
+            recording: files.0.clone(),
+            stderr: files.1.clone(),
+        });
+        // Whether, and how, to go on.
+        let left = end.saturating_duration_since(Instant::now());
+        if let Some(stop) = why_not_go_on(&r.budget, &live, index, left) {
+            break (live, (stop, None));
+        }
+        let Some(id) = resume_id.clone() else {
+            let note = "the first session's stream reported no session id to resume".into();
+            break (live, (SessionsEnd::NotResumable, Some(note)));
+        };
+        index += 1;
+        prompt = continuation_prompt(left, index);
+        files = (
+            format!("recording.session-{index}.jsonl"),
+            format!("stderr.session-{index}.log"),
+        );
+        match resume(&r, planned, &id, &prompt, &files).await {
+            Ok(next) => {
+                launched = next;
+                prev = Some(live);
+            }
+            Err(note) => break (live, (SessionsEnd::NotResumable, Some(note))),
+        }
+    };
+    let mut scripted_model_requests = None;
+    if let Some(model) = planned.model.take() {
+        scripted_model_requests = Some(
+            model
+                .requests()
+                .iter()
+                .map(|q| serde_json::to_value(q).unwrap_or_default())
+                .collect(),
+        );
+        model.shutdown().await;
+    }
+    let record = TimeBudgetRecord {
+        budget_ms: r.budget.budget.as_millis() as u64,
+        min_resume_ms: r.budget.min_resume.as_millis() as u64,
+        max_sessions: r.budget.max_sessions,
+        ended,
+        ended_note,
+        sessions,
+    };
+    Ok(TurnDone {
+        turn: LiveTurn {
+            trajectory,
+            host_work_us,
+            leftover_processes: leftover,
+            ..last
+        },
+        scripted_model_requests,
+        time_budget: Some(record),
+    })
+}
+
+/// Why no session follows session `index` that ended as `live` with `left` of the budget
+/// remaining; `None` = resume it.
+fn why_not_go_on(
+    budget: &TimeBudget,
+    live: &LiveTurn,
+    index: u32,
+    left: Duration,
+) -> Option<SessionsEnd> {
+    if live.stop == Some(StopReason::TimeBudget) {
+        Some(SessionsEnd::DeadlineReached)
+    } else if live.record.final_status != TurnStatus::Completed {
+        Some(SessionsEnd::SessionStopped)
+    } else if index >= budget.max_sessions {
+        Some(SessionsEnd::MaxSessions)
+    } else if left < budget.min_resume {
+        Some(SessionsEnd::BelowMinResume)
+    } else {
+        None
+    }
+}
+
+/// The plan and launch of a continuation resuming session `id`; `Err` = why it cannot be.
+async fn resume(
+    r: &Run<'_>,
+    planned: &mut Planned,
+    id: &str,
+    prompt: &str,
+    files: &(String, String),
+) -> Result<Launched, String> {
+    let mut launcher = Launcher::new(&planned.loaded).map_err(|e| e.to_string())?;
+    let settings = AgentSettings {
+        session: Some(SessionRequest::Resume(id.to_string())),
+        ..planned.settings.clone()
+    };
+    planned.plan = launcher
+        .plan(&settings, &planned.limits)
+        .map_err(|e| e.to_string())?
+        .map_err(|reason| format!("the harness refused to resume session `{id}`: {reason}"))?;
+    let attempt = Attempt {
+        prompt,
+        recording: &files.0,
+        stderr: &files.1,
+    };
+    launch(r.p, r.options, planned, r.dirs, r.dir, &attempt)
+        .await
+        .map_err(|e| e.message())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ended(status: TurnStatus, stop: Option<StopReason>) -> LiveTurn {
+        let (mut record, _) = crate::turn::collect::Collector::new(Default::default())
+            .finish(crate::turn::finish::TurnEnd::default());
+        record.final_status = status;
+        LiveTurn {
+            record,
+            trajectory: Vec::new(),
+            stop,
+            stop_at_ms: None,
+            stderr_tail: String::new(),
+            pgid: None,
+            mark: String::new(),
+            leftover_processes: 0,
+            host_work_us: 0,
+            containment: None,
+        }
+    }
+
+    #[test]
+    fn a_session_is_resumed_only_when_it_ended_early_with_time_and_sessions_left() {
+        let s = Duration::from_secs;
+        let budget = TimeBudget {
+            budget: s(100),
+            min_resume: s(10),
+            max_sessions: 3,
+        };
+        let done = ended(TurnStatus::Completed, None);
+        assert_eq!(why_not_go_on(&budget, &done, 1, s(50)), None);
+        assert_eq!(why_not_go_on(&budget, &done, 2, s(10)), None);
+        assert_eq!(
+            why_not_go_on(&budget, &done, 2, s(9)),
+            Some(SessionsEnd::BelowMinResume)
+        );
+        assert_eq!(
+            why_not_go_on(&budget, &done, 3, s(50)),
+            Some(SessionsEnd::MaxSessions)
+        );
+        let at_deadline = ended(TurnStatus::TimeBudgetReached, Some(StopReason::TimeBudget));
+        assert_eq!(
+            why_not_go_on(&budget, &at_deadline, 2, s(0)),
+            Some(SessionsEnd::DeadlineReached)
+        );
+        for (status, stop) in [
+            (TurnStatus::Timeout, Some(StopReason::TaskTimeout)),
+            (TurnStatus::CliError, None),
+            (TurnStatus::MaxTurnsExhausted, Some(StopReason::MaxTurns)),
+            (TurnStatus::EarlyStopped, Some(StopReason::EarlyStop)),
+            (TurnStatus::Incomplete, Some(StopReason::Interrupted)),
+        ] {
+            assert_eq!(
+                why_not_go_on(&budget, &ended(status, stop), 1, s(90)),
+                Some(SessionsEnd::SessionStopped),
+                "{status:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn session_ids_are_uuids() {
+        let (a, b) = (new_session_id(), new_session_id());
+        assert_ne!(a, b);
+        let parts: Vec<usize> = a.split('-').map(str::len).collect();
+        assert_eq!(parts, [8, 4, 4, 4, 12], "{a}");
+        assert_eq!(&a[14..15], "4", "{a}");
+    }
+}

@@ -1,0 +1,212 @@
+//! Time-budget mode (`agent.budget_mode: time`): the agent works until a wall-clock
+//! deadline, and when it ends its session early the host resumes the same session with a
+//! prompt stating the time left (the Arena PR's mode; the run loop is `run::sessions`).
+//!
+//! Task-file fields, all under `agent:`:
+//! - `budget_mode`: `iterations` (the default: one session, bounded by `run_limits`) or
+//!   `time`;
+//! - `timeout_seconds`: the time budget, s (else `run_limits.task_timeout`); fixed when the
+//!   first session starts, after setup;
+//! - `min_resume_seconds` (default 600): a session is resumed only while at least this
+//!   much time is left;
+//! - `max_sessions` (default 20): at most this many sessions, the first included.
+//!
+//! Each is checked at load: a zero, negative or fractional count or duration is an error
+//! naming the field, and so is `budget_mode: time` without a budget.
+
+use serde::{Deserialize, Deserializer};
+use std::time::Duration;
+
+/// `agent.budget_mode`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BudgetMode {
+    /// One session, bounded by `run_limits` (coder_eval's default).
+    #[default]
+    Iterations,
+    /// Sessions resumed until the time budget is spent.
+    Time,
+}
+
+/// The default `agent.min_resume_seconds`.
+pub const DEFAULT_MIN_RESUME: Duration = Duration::from_secs(600);
+/// The default `agent.max_sessions`.
+pub const DEFAULT_MAX_SESSIONS: u32 = 20;
+
+/// A time-budget run's settings, resolved at load.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimeBudget {
+    /// The whole budget, from the first session's start.
+    pub budget: Duration,
+    /// A session is resumed only while at least this much is left.
+    pub min_resume: Duration,
+    /// Sessions at most, the first included (≥ 1).
+    pub max_sessions: u32,
+}
+
+/// A whole number of seconds, at least 1, for `field`.
+fn positive_seconds<'de, D: Deserializer<'de>>(
+    d: D,
+    field: &str,
+) -> Result<Option<Duration>, D::Error> {
+    let Some(n) = Option::<f64>::deserialize(d)? else {
+        return Ok(None);
+    };
+    if !(n.is_finite() && n > 0.0) {
+        return Err(serde::de::Error::custom(format!(
+            "agent.{field} must be a positive number of seconds; got {n}"
+        )));
+    }
+    Ok(Some(Duration::from_secs_f64(n)))
+}
+
+pub(super) fn timeout_seconds<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Duration>, D::Error> {
+    positive_seconds(d, "timeout_seconds")
+}
+
+pub(super) fn min_resume_seconds<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Duration>, D::Error> {
+    positive_seconds(d, "min_resume_seconds")
+}
+
+pub(super) fn max_sessions<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    let Some(n) = Option::<f64>::deserialize(d)? else {
+        return Ok(None);
+    };
+    if !(n.is_finite() && n >= 1.0 && n.fract() == 0.0 && n <= f64::from(u32::MAX)) {
+        return Err(serde::de::Error::custom(format!(
+            "agent.max_sessions must be a whole number of sessions, at least 1; got {n}"
+        )));
+    }
+    Ok(Some(n as u32))
+}
+
+impl super::agent::AgentSpec {
+    /// The time budget of a `budget_mode: time` task (`None` in iterations mode), from
+    /// `timeout_seconds`, else `task_timeout` (the run limit). Errors name the field:
+    /// time mode without a budget, or time-mode fields in iterations mode.
+    pub fn time_budget(
+        &self,
+        task_timeout: Option<Duration>,
+    ) -> Result<Option<TimeBudget>, String> {
+        match self.budget_mode.unwrap_or_default() {
+            BudgetMode::Iterations => {
+                let stray = [
+                    ("timeout_seconds", self.timeout_seconds.is_some()),
+                    ("min_resume_seconds", self.min_resume_seconds.is_some()),
+                    ("max_sessions", self.max_sessions.is_some()),
+                ];
+                if let Some((field, _)) = stray.iter().find(|(_, set)| *set) {
+                    return Err(format!(
+                        "agent.{field} is for `budget_mode: time` (resumed sessions); this task \
+                         runs one session: set `agent.budget_mode: time`, or remove it (one session's limit \
+                         is `run_limits.task_timeout`)"
+                    ));
+                }
+                Ok(None)
+            }
+            BudgetMode::Time => {
+                let budget = self.timeout_seconds.or(task_timeout).ok_or(
+                    "agent.budget_mode: `time` needs a time budget: set `agent.timeout_seconds` \
+                     (or `run_limits.task_timeout`)",
+                )?;
+                Ok(Some(TimeBudget {
+                    budget,
+                    min_resume: self.min_resume_seconds.unwrap_or(DEFAULT_MIN_RESUME),
+                    max_sessions: self.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS),
+                }))
+            }
+        }
+    }
+}
+
+/// The prompt of a continuation: the time left, and that the task is the same one.
+pub fn continuation_prompt(left: Duration, session: u32) -> String {
+    let secs = left.as_secs();
+    let left = if secs >= 120 {
+        format!("{} minutes", secs / 60)
+    } else {
+        format!("{secs} seconds")
+    };
+    format!(
+        "You ended your session, but time remains: about {left} of the time budget are left \
+         (this is session {session}). Continue working on the same task: check and improve \
+         your work. Stop when you are done."
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::agent::AgentSpec;
+    use super::*;
+
+    fn agent(yaml: &str) -> Result<AgentSpec, String> {
+        serde_yaml_ng::from_str(yaml).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn time_mode_needs_a_budget_and_takes_defaults() {
+        let a = agent("budget_mode: time\n").unwrap();
+        let err = a.time_budget(None).unwrap_err();
+        assert!(err.contains("agent.timeout_seconds"), "{err}");
+        let b = a
+            .time_budget(Some(Duration::from_secs(90)))
+            .unwrap()
+            .unwrap();
+        assert_eq!(b.budget, Duration::from_secs(90));
+        assert_eq!(b.min_resume, DEFAULT_MIN_RESUME);
+        assert_eq!(b.max_sessions, DEFAULT_MAX_SESSIONS);
+        let a = agent(
+            "budget_mode: time\ntimeout_seconds: 30\nmin_resume_seconds: 1\nmax_sessions: 3\n",
+        )
+        .unwrap();
+        let b = a
+            .time_budget(Some(Duration::from_secs(90)))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            b,
+            TimeBudget {
+                budget: Duration::from_secs(30),
+                min_resume: Duration::from_secs(1),
+                max_sessions: 3
+            }
+        );
+        assert_eq!(
+            agent("model: m\n").unwrap().time_budget(None).unwrap(),
+            None
+        );
+    }
+
+    #[test]
+    fn zero_or_negative_values_are_refused_by_name() {
+        for (yaml, field) in [
+            ("min_resume_seconds: 0", "agent.min_resume_seconds"),
+            ("min_resume_seconds: -5", "agent.min_resume_seconds"),
+            ("max_sessions: 0", "agent.max_sessions"),
+            ("max_sessions: -1", "agent.max_sessions"),
+            ("max_sessions: 1.5", "agent.max_sessions"),
+            ("timeout_seconds: 0", "agent.timeout_seconds"),
+        ] {
+            let err = agent(&format!("budget_mode: time\n{yaml}\n"))
+                .or_else(|_| agent(&format!("{yaml}\n")))
+                .unwrap_err();
+            assert!(err.contains(field), "{yaml}: {err}");
+        }
+        let err = agent("max_sessions: 2\n")
+            .unwrap()
+            .time_budget(None)
+            .unwrap_err();
+        assert!(err.contains("agent.max_sessions"), "{err}");
+    }
+
+    #[test]
+    fn the_continuation_prompt_states_the_time_left() {
+        let p = continuation_prompt(Duration::from_secs(1500), 2);
+        assert!(p.contains("25 minutes") && p.contains("session 2"), "{p}");
+        assert!(continuation_prompt(Duration::from_secs(42), 3).contains("42 seconds"));
+    }
+}

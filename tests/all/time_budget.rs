@@ -1,0 +1,195 @@
+//! Time-budget mode (`agent.budget_mode: time`) on every harness's real CLI against the
+//! scripted model (tasks/scenarios/time_budget): the agent ends two sessions early, the
+//! host resumes the same session each time with a shrinking timeout, and the third
+//! session is stopped at the deadline, which is a clean stop (graded SUCCESS). Plus the
+//! load errors: bad values, and time mode on a harness that cannot resume.
+
+use crate::live_claude::netns_available;
+use crate::support::{bin, root, scratch, test_component};
+use coder_eval::results::{
+    RunSummary, SessionsEnd, StopReason, TaskResult, TaskStatus, TurnStatus,
+};
+use coder_eval::turn::replay::{ReplayOptions, replay};
+use std::process::Command;
+
+const HARNESSES: [&str; 5] = ["claude-code", "codex", "pi", "opencode", "gemini-cli"];
+
+#[test]
+fn sessions_are_resumed_until_the_deadline_on_every_harness() {
+    let out = scratch("time-budget");
+    let mut cmd = Command::new(bin());
+    cmd.arg("run")
+        .arg(root().join("tasks/scenarios/time_budget/task.yaml"));
+    for h in HARNESSES {
+        cmd.args(["--harness", h]);
+    }
+    cmd.arg("--out").arg(&out).args(["--jobs", "3"]);
+    if netns_available() {
+        cmd.arg("--isolate-network");
+    }
+    let output = cmd.output().unwrap();
+    eprintln!(
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let summary: RunSummary =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(summary.rows.len(), HARNESSES.len());
+    for row in &summary.rows {
+        let what = &row.harness;
+        let dir = out.join("time_budget").join(&row.harness);
+        let r: TaskResult =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("task.json")).unwrap()).unwrap();
+        let tb = r
+            .time_budget
+            .as_ref()
+            .unwrap_or_else(|| panic!("{what}: no time_budget: {:?}", r.error));
+        let s = &tb.sessions;
+        assert_eq!(tb.budget_ms, 45_000, "{what}");
+        assert_eq!(tb.ended, SessionsEnd::DeadlineReached, "{what}: {tb:?}");
+        assert_eq!(s.len(), 3, "{what}: {s:#?}");
+        // The first two ended on their own; the third ran into the deadline.
+        assert_eq!(s[0].final_status, TurnStatus::Completed, "{what}");
+        assert_eq!(s[1].final_status, TurnStatus::Completed, "{what}");
+        assert_eq!(s[2].final_status, TurnStatus::TimeBudgetReached, "{what}");
+        assert_eq!(s[2].stop_reason, Some(StopReason::TimeBudget), "{what}");
+        assert!(!s[0].resumed && s[1].resumed && s[2].resumed, "{what}");
+        // The same session throughout: the id resumed is in each continuation's argv, and
+        // each stream that names its session names the first one's.
+        let id = s[0].session_id.clone().expect("a session id");
+        for later in &s[1..] {
+            assert_eq!(later.session_id.as_deref(), Some(id.as_str()), "{what}");
+            assert!(
+                later.argv.iter().any(|a| a.contains(&id)),
+                "{what}: {id} not in {:?}",
+                later.argv
+            );
+            assert!(later.prompt.contains("time remains"), "{what}");
+            if let (Some(a), Some(b)) = (&s[0].stream_session_id, &later.stream_session_id) {
+                assert_eq!(a, b, "{what}: a new session, not the same one resumed");
+            }
+        }
+        // Each continuation's timeout is the time left: it shrinks, and the sessions fit
+        // in the budget.
+        let t: Vec<u64> = s.iter().map(|x| x.timeout_ms.unwrap()).collect();
+        assert!(
+            t[0] == 45_000 && t[1] < t[0] && t[2] < t[1],
+            "{what}: {t:?}"
+        );
+        assert!(s[1].started_ms >= s[0].duration_ms, "{what}");
+        assert!(
+            s[2].started_ms + s[2].timeout_ms.unwrap() <= 45_100,
+            "{what}: {s:#?}"
+        );
+        // Stopped at the deadline is not a failure: graded on every session's work.
+        assert_eq!(r.status, TaskStatus::Success, "{what}: {:?}", r.criteria);
+        assert_eq!(
+            r.stop.as_ref().map(|s| s.reason),
+            Some(StopReason::TimeBudget)
+        );
+        let steps = std::fs::read_to_string(dir.join("workspace/steps.txt")).unwrap();
+        assert_eq!(steps, "session 1\nsession 2\n", "{what}");
+        // Every session left its recording; the last one replays to the task's turn.
+        for x in s {
+            assert!(dir.join(&x.recording).is_file(), "{what}: {}", x.recording);
+        }
+        let replayed = replay(
+            &dir.join(&s[2].recording),
+            &ReplayOptions::new(&row.harness),
+        )
+        .unwrap();
+        assert_eq!(
+            serde_json::to_value(&replayed).unwrap(),
+            serde_json::to_value(r.turn.as_ref().unwrap()).unwrap(),
+            "{what}"
+        );
+    }
+}
+
+/// `coder-eval run` on a task with `agent` as given (flow style); exit code and stderr.
+fn load(name: &str, agent: &str, extra: &[&str]) -> (i32, String) {
+    let dir = scratch(&format!("time-budget-load-{name}"));
+    let task = dir.join("task.yaml");
+    std::fs::write(
+        &task,
+        format!(
+            "task_id: {name}\ninitial_prompt: hi\nagent: {{type: claude-code, {agent}}}\nsuccess_criteria:\n  - type: file_exists\n    path: x\n"
+        ),
+    )
+    .unwrap();
+    let out = Command::new(bin())
+        .arg("run")
+        .arg(&task)
+        .arg("--out")
+        .arg(dir.join("out"))
+        .args(extra)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn bad_time_budgets_are_refused_at_load_naming_the_field() {
+    for (name, agent, field) in [
+        (
+            "min0",
+            "budget_mode: time, timeout_seconds: 60, min_resume_seconds: 0",
+            "agent.min_resume_seconds",
+        ),
+        (
+            "minneg",
+            "budget_mode: time, timeout_seconds: 60, min_resume_seconds: -3",
+            "agent.min_resume_seconds",
+        ),
+        (
+            "max0",
+            "budget_mode: time, timeout_seconds: 60, max_sessions: 0",
+            "agent.max_sessions",
+        ),
+        (
+            "maxneg",
+            "budget_mode: time, timeout_seconds: 60, max_sessions: -2",
+            "agent.max_sessions",
+        ),
+        (
+            "t0",
+            "budget_mode: time, timeout_seconds: 0",
+            "agent.timeout_seconds",
+        ),
+        ("nobudget", "budget_mode: time", "agent.timeout_seconds"),
+        ("stray", "max_sessions: 3", "agent.max_sessions"),
+        (
+            "straytimeout",
+            "timeout_seconds: 30",
+            "agent.timeout_seconds",
+        ),
+    ] {
+        let (code, stderr) = load(name, agent, &[]);
+        assert_eq!(code, 2, "{name}: {stderr}");
+        assert!(stderr.contains(field), "{name}: `{field}` not in: {stderr}");
+    }
+}
+
+#[test]
+fn time_mode_on_a_harness_without_resume_is_refused_at_load() {
+    // A harness@0.1.0 component cannot resume a session.
+    let old = format!(
+        "claude-code={}",
+        test_component("test_tagger.wasm").display()
+    );
+    let (code, stderr) = load(
+        "noresume",
+        "budget_mode: time, timeout_seconds: 60",
+        &["--component", &old],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("agent.budget_mode") && stderr.contains("resume"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("harness@0.1.0"), "{stderr}");
+}
