@@ -21,6 +21,9 @@ pub fn every_error(path: &Path, text: &str) -> Vec<TaskError> {
     let mut errors: Vec<TaskError> = Vec::new();
     let mut removed: Vec<(usize, usize)> = Vec::new();
     let mut removed_keys: Vec<String> = Vec::new();
+    // List items commented out: (the list's top-level key, first line). A later error in
+    // the same list counts its index without them, so it is shifted back.
+    let mut removed_items: Vec<(String, usize)> = Vec::new();
     while errors.len() < MAX_ERRORS {
         let attempt = lines.join("\n");
         let err = match Task::parse_file(&attempt, path) {
@@ -43,12 +46,18 @@ pub fn every_error(path: &Path, text: &str) -> Vec<TaskError> {
         if !errors.is_empty() && (touched || caused_by_removal(&err, &removed_keys)) {
             break;
         }
+        let err = with_original_index(err, index, &removed_items);
         errors.push(err);
         let Some((start, end, key)) = block_of(&lines, index) else {
             break;
         };
-        if let Some(key) = key {
-            removed_keys.push(key);
+        match key {
+            Some(key) => removed_keys.push(key),
+            None => {
+                if let Some(list) = top_key(&lines, index) {
+                    removed_items.push((list, start));
+                }
+            }
         }
         for l in &mut lines[start..=end] {
             *l = "#".to_string();
@@ -64,6 +73,46 @@ fn caused_by_removal(err: &TaskError, removed_keys: &[String]) -> bool {
     removed_keys
         .iter()
         .any(|k| message.contains(&format!("missing field `{k}`")))
+}
+
+/// `err` with the index of its list item (`key[i]` at the start of its message) counted
+/// in the file as written: plus the items of that list commented out above `index`.
+fn with_original_index(err: TaskError, index: usize, removed: &[(String, usize)]) -> TaskError {
+    let TaskError::Invalid {
+        path,
+        line,
+        column,
+        message,
+    } = err
+    else {
+        return err;
+    };
+    let shifted = (|| {
+        let open = message.find('[')?;
+        let key = &message[..open];
+        let close = open + message[open..].find(']')?;
+        let i: usize = message[open + 1..close].parse().ok()?;
+        let above = removed
+            .iter()
+            .filter(|(k, start)| k == key && *start < index)
+            .count();
+        (above > 0).then(|| format!("{key}[{}]{}", i + above, &message[close + 1..]))
+    })();
+    TaskError::Invalid {
+        path,
+        line,
+        column,
+        message: shifted.unwrap_or(message),
+    }
+}
+
+/// The top-level key whose body holds line `index` (0-based).
+fn top_key(lines: &[String], index: usize) -> Option<String> {
+    let index = index.min(lines.len().checked_sub(1)?);
+    (0..=index)
+        .rev()
+        .find(|&i| !blank(&lines[i]) && indent(&lines[i]) == 0 && !lines[i].starts_with('-'))
+        .and_then(|i| lines[i].split(':').next().map(|k| k.trim().to_string()))
 }
 
 fn indent(line: &str) -> usize {
@@ -129,7 +178,15 @@ mod tests {
         assert_eq!(errors.len(), 4, "{lines:#?}");
         assert!(lines.iter().any(|l| l.contains("max_turns")), "{lines:#?}");
         assert!(
-            lines.iter().any(|l| l.contains("no_such_type")),
+            lines
+                .iter()
+                .any(|l| l.contains("success_criteria[1]: unknown criterion type `no_such_type`")),
+            "{lines:#?}"
+        );
+        // The third criterion is counted as in the file, not as the second of what was
+        // left once the second was commented out.
+        assert!(
+            lines.iter().any(|l| l.contains("success_criteria[2]")),
             "{lines:#?}"
         );
         assert!(
