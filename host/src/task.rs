@@ -276,6 +276,7 @@ impl Task {
             let (mut task, criteria, _) =
                 common(file, text, &dir, &absolute, &mut notes).map_err(rule)?;
             suite_thresholds_need_rows(&criteria, text).map_err(rule)?;
+            criteria_have_their_inputs(&criteria, &task, text).map_err(rule)?;
             task.success_criteria = criteria;
             task.load_notes = notes.clone();
             return Ok(LoadedFile {
@@ -331,6 +332,42 @@ impl Task {
         }
         Ok(LoadedFile { tasks, notes })
     }
+}
+
+/// What a criterion needs from the task, known at load, so a task that could only fail
+/// is refused before any agent starts: `reference_comparison` needs the task's
+/// `reference:`; a `component` criterion's `.wasm` file must exist.
+fn criteria_have_their_inputs(
+    criteria: &[CriterionSpec],
+    task: &Task,
+    text: &str,
+) -> Result<(), String> {
+    use crate::grading::{Criterion, HostKind};
+    for (i, c) in criteria.iter().enumerate() {
+        let line = || {
+            compat::key_line(text, &["success_criteria"])
+                .map_or(String::new(), |line| format!("line {line}: "))
+        };
+        match &c.criterion {
+            Criterion::Host(HostKind::ReferenceComparison) if task.reference.is_none() => {
+                return Err(format!(
+                    "{}success_criteria[{i}] (reference_comparison): compares with the \
+                     task's reference solution, and this task has no `reference:`: add one",
+                    line()
+                ));
+            }
+            Criterion::Component { path, .. } if !task.dir.join(path).is_file() => {
+                return Err(format!(
+                    "{}success_criteria[{i}] (component): no file {} (the path is relative \
+                     to the task file's folder)",
+                    line(),
+                    task.dir.join(path).display()
+                ));
+            }
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// `suite_thresholds` are judged over the rows of a dataset task: on a task without

@@ -41,6 +41,7 @@ mod status;
 pub mod suite;
 
 pub use builtin::HOST_TYPES;
+pub(crate) use spec::{Criterion, HostKind};
 pub use spec::{CriterionSpec, DEFAULT_PASS_THRESHOLD, VENDOR_TYPES};
 pub use status::{criteria_decide, task_status};
 
@@ -49,7 +50,6 @@ use crate::runtime::grader::{self, GradingInput, Trajectory};
 use crate::runtime::{ComponentCache, ComponentError, LoadedComponent};
 use builtin::BuiltinCriteria;
 use serde_json::Value;
-use spec::{Criterion, HostKind};
 use std::path::Path;
 use std::time::Instant;
 
