@@ -90,6 +90,33 @@ fn sessions_are_resumed_until_the_deadline_on_every_harness() {
         );
         let steps = std::fs::read_to_string(dir.join("workspace/steps.txt")).unwrap();
         assert_eq!(steps, "session 1\nsession 2\n", "{what}");
+        // cost.json: one attempt per session, in order; the cost is counted once: the
+        // total is the sum of the sessions' own shares (never a running total added again).
+        let cost: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("cost.json")).unwrap()).unwrap();
+        let attempts = cost["attempts"].as_array().unwrap();
+        assert_eq!(attempts.len(), 3, "{what}: {cost:#}");
+        for (i, a) in attempts.iter().enumerate() {
+            assert_eq!(a["attempt"].as_u64(), Some(i as u64 + 1), "{what}");
+            assert_eq!(a["resumed"].as_bool(), Some(i > 0), "{what}");
+        }
+        // (The session stopped at the deadline may have reported nothing: then the total
+        // is partial, the sum of what was reported.)
+        let known: f64 = s.iter().filter_map(|x| x.cost_usd).sum();
+        let all_known = s.iter().all(|x| x.cost_usd.is_some());
+        match cost["total_cost_usd"].as_f64() {
+            Some(total) => {
+                assert!((total - known).abs() < 1e-9, "{what}: {cost:#}");
+                let status = if all_known { "complete" } else { "partial" };
+                assert_eq!(cost["cost_status"], status, "{what}: {cost:#}");
+            }
+            None => assert_ne!(cost["cost_status"], "complete", "{what}: {cost:#}"),
+        }
+        if let (Some(a), Some(b)) = (s[0].cost_usd, s[1].cost_usd) {
+            // Two sessions of the same work each cost about the same: a running total taken
+            // as the second one's share would be at least the first's plus its own.
+            assert!(b < a * 1.5 + 1e-9, "{what}: {a} then {b}: counted twice?");
+        }
         // Every session left its recording; the last one replays to the task's turn.
         for x in s {
             assert!(dir.join(&x.recording).is_file(), "{what}: {}", x.recording);

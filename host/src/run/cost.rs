@@ -1,11 +1,15 @@
 //! A task's `cost.json` (format: `results::cost`): one [`CostAttempt`] per launch of the
 //! CLI, built from the task's result, totalled into a [`CostRecord`], written beside
-//! `task.json`. Today a task launches its CLI once; a mode that resumes the session
-//! pushes one attempt per further launch (see [`attempts`]).
+//! `task.json`. A task launches its CLI once, or, in time-budget mode, once per session
+//! (`task.json`'s `time_budget.sessions`): one attempt each (see [`attempts`]).
 
 use super::Prepared;
-use crate::results::{AttemptSettings, CostAttempt, CostRecord, TaskResult, write_json_atomically};
+use crate::results::{
+    AttemptSettings, CostAttempt, CostRecord, ProviderReports, SessionRecord, TaskResult,
+    TotalsStatus, write_json_atomically,
+};
 use crate::runtime::harness::Launcher;
+use harness_kit::TotalsScope;
 use std::path::Path;
 
 /// The `error_kind`s of a launch that failed once the CLI was to start (its argv, its
@@ -42,13 +46,102 @@ pub(super) fn attempts(p: &Prepared, result: &TaskResult) -> Vec<CostAttempt> {
         max_tool_calls: result.run_limits.max_tool_calls,
         timeout_ms: result.run_limits.turn_timeout_ms,
     };
-    vec![CostAttempt::new(
-        1,
+    let sessions: &[SessionRecord] = result
+        .time_budget
+        .as_ref()
+        .map_or(&[], |t| t.sessions.as_slice());
+    let Some((_, earlier)) = sessions.split_last() else {
+        return vec![CostAttempt::new(
+            1,
+            result.turn.as_ref(),
+            settings,
+            scope,
+            launcher_error,
+        )];
+    };
+    // Time-budget mode: the sessions before the last from their records (each launch's
+    // own figures: a resumed launch's running total was read with what the session had
+    // spent before it), the last from the turn record.
+    let mut attempts: Vec<CostAttempt> = earlier
+        .iter()
+        .map(|s| session_attempt(s, &settings, scope))
+        .collect();
+    let mut last = CostAttempt::new(
+        sessions.len() as u32,
         result.turn.as_ref(),
-        settings,
+        AttemptSettings {
+            argv: sessions.last().map(|s| s.argv.clone()).unwrap_or_default(),
+            ..settings
+        },
         scope,
         launcher_error,
-    )]
+    );
+    if sessions.len() > 1 {
+        last.resumed = true;
+        resumed_usage_caveat(&mut last, scope);
+    }
+    attempts.push(last);
+    attempts
+}
+
+/// The attempt of one earlier session of a time-budget run, from its record.
+fn session_attempt(
+    s: &SessionRecord,
+    settings: &AttemptSettings,
+    scope: Option<TotalsScope>,
+) -> CostAttempt {
+    let mut reasons = Vec::new();
+    let cost_status = if s.cost_usd.is_some() {
+        TotalsStatus::Complete
+    } else {
+        reasons.push("the CLI reported no cost for this session, or its share of a running total could not be told".into());
+        TotalsStatus::NotReported
+    };
+    let reported = s.usage_source != "none";
+    if !reported {
+        reasons.push("the CLI reported no token usage".into());
+    }
+    let mut attempt = CostAttempt {
+        attempt: s.index,
+        session_id: s.stream_session_id.clone().or_else(|| s.session_id.clone()),
+        resumed: s.resumed,
+        settings: AttemptSettings {
+            argv: s.argv.clone(),
+            ..settings.clone()
+        },
+        agent_seconds: Some(s.duration_ms as f64 / 1000.0),
+        launcher_error: None,
+        totals_scope: scope,
+        cost_usd: s.cost_usd,
+        usage: reported.then_some(s.usage),
+        cost_status,
+        usage_status: if reported {
+            TotalsStatus::Complete
+        } else {
+            TotalsStatus::NotReported
+        },
+        reasons,
+        provider_reports: ProviderReports::default(),
+    };
+    if s.resumed {
+        resumed_usage_caveat(&mut attempt, scope);
+    }
+    attempt
+}
+
+/// A resumed launch of a harness whose totals run over the whole session: its token
+/// usage includes the earlier launches' (only their cost is subtracted), so it cannot be
+/// added to theirs.
+fn resumed_usage_caveat(attempt: &mut CostAttempt, scope: Option<TotalsScope>) {
+    if scope == Some(TotalsScope::PerSession) && attempt.usage.is_some() {
+        attempt.usage = None;
+        attempt.usage_status = TotalsStatus::Ambiguous;
+        attempt.reasons.push(
+            "a resumed launch reports the session's running token usage, earlier launches' \
+             included: not added again"
+                .into(),
+        );
+    }
 }
 
 /// Writes `cost.json` into `dir` atomically. A failure is a warning: the record never

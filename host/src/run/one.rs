@@ -19,7 +19,7 @@ use crate::runtime::harness::Launcher;
 use crate::runtime::translator::ComponentTranslator;
 use crate::sandbox::docker::DockerSandbox;
 use crate::task::sandbox::Driver;
-use crate::turn::collect::{Launch, TotalsBasis};
+use crate::turn::collect::TotalsBasis;
 use crate::turn::live::{self, LaunchSpec, LiveTurn};
 use crate::turn::pipeline::Pipeline;
 use crate::turn::recording::{BudgetsHeader, Header, RecordingWriter, SessionHeader};
@@ -60,6 +60,9 @@ pub(super) struct Attempt<'a> {
     pub(super) prompt: &'a str,
     pub(super) recording: &'a str,
     pub(super) stderr: &'a str,
+    /// A fresh session, or a resumed one with what its earlier launches spent: how the
+    /// collector reads the CLI's running totals (and what the recording's header says).
+    pub(super) session: SessionHeader,
 }
 
 /// Runs one task on one harness and writes its `task.json`. Never fails: a problem
@@ -153,6 +156,7 @@ async fn execute(
         prompt: &p.task.prompt,
         recording: "recording.jsonl",
         stderr: "stderr.log",
+        session: SessionHeader::default(),
     };
     let launched = stage!(launch(p, options, &planned, &dirs, dir, &first).await);
     established.cli = launched.cli.clone();
@@ -354,7 +358,7 @@ pub(super) async fn launch(
         max_tool_calls: p.task.run_limits.max_tool_calls,
         early_stop: p.live.clone(),
         budgets: BudgetsHeader::of(p.task.run_limits.budgets()),
-        session: Some(SessionHeader::default()),
+        session: Some(attempt.session),
         ..Default::default()
     };
     let recording = RecordingWriter::create(&dir.join(attempt.recording), &header)
@@ -388,7 +392,7 @@ pub(super) async fn launch(
         .map_err(RunError::Component)?;
     pipeline.collector.totals_basis(TotalsBasis {
         scope,
-        launch: Launch::Fresh,
+        launch: attempt.session.launch(),
     });
     Ok(Launched {
         spec,

@@ -26,6 +26,7 @@ use crate::runtime::harness::Launcher;
 use crate::sandbox::docker::DockerSandbox;
 use crate::task::time_budget::{TimeBudget, continuation_prompt};
 use crate::turn::live::{self, LiveTurn};
+use crate::turn::recording::SessionHeader;
 use coder_eval_scripted_model::ScriptedModel;
 use harness_kit::{AgentSettings, LaunchPlan, RunLimits, SessionRequest};
 use std::path::Path;
@@ -226,7 +227,15 @@ pub(super) async fn run(
             format!("recording.session-{index}.jsonl"),
             format!("stderr.session-{index}.log"),
         );
-        match resume(&r, planned, &id, &prompt, &files).await {
+        // What the session's launches so far spent (each their own share, read through
+        // the harness's totals scope), so a running total of the whole session is not
+        // counted twice; unknown when any launch's cost is.
+        let earlier_cost_usd = sessions.iter().map(|s| s.cost_usd).sum::<Option<f64>>();
+        let session = SessionHeader {
+            resumed: true,
+            earlier_cost_usd,
+        };
+        match resume(&r, planned, &id, &prompt, &files, session).await {
             Ok(next) => {
                 launched = next;
                 prev = Some(live);
@@ -293,6 +302,7 @@ async fn resume(
     id: &str,
     prompt: &str,
     files: &(String, String),
+    session: SessionHeader,
 ) -> Result<Launched, String> {
     let mut launcher = Launcher::new(&planned.loaded).map_err(|e| e.to_string())?;
     let settings = AgentSettings {
@@ -307,6 +317,7 @@ async fn resume(
         prompt,
         recording: &files.0,
         stderr: &files.1,
+        session,
     };
     launch(r.p, r.options, planned, r.dirs, r.dir, &attempt)
         .await
