@@ -420,7 +420,7 @@ pub fn run(mut args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
     print_statistics(&out_dir);
     let gates = coder_eval::run::thresholds::suite_verdicts(&results, &criteria);
     for g in &gates {
-        println!("{}", coder_eval::run::thresholds::summary_line(g));
+        print_line(&coder_eval::run::thresholds::summary_line(g));
     }
     let gates_failed = gates.iter().filter(|g| !g.passed).count();
     let gate_note = match gates_failed {
@@ -455,7 +455,7 @@ fn print_statistics(out_dir: &std::path::Path) {
         return;
     };
     for v in &summary.statistics {
-        println!(
+        print_line(&format!(
             "{:<20} pass rate {} over {} graded task(s); {} flaky; replicates: {} graded, {} errored, {} skipped, {} missing",
             v.variant,
             coder_eval::suite::report::estimate(v.pass_rate.as_ref()),
@@ -465,7 +465,7 @@ fn print_statistics(out_dir: &std::path::Path) {
             v.errored,
             v.skipped,
             v.missing
-        );
+        ));
     }
 }
 
@@ -504,7 +504,16 @@ fn print_row(r: &TaskResult) {
             .as_ref()
             .map_or(String::new(), |e| format!("  ({})", printable(e))),
     );
-    println!("{line}");
+    print_line(&line);
+}
+
+/// Writes `line` and a newline to stdout, ignoring a failed write: a reader that went
+/// away (`coder-eval run … | head -1`, EPIPE) must not stop the run half way; every
+/// task still runs to its end and its result files are written.
+fn print_line(line: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}").and_then(|()| out.flush());
 }
 
 /// `text` for a terminal: control characters (escape sequences from a CLI's stderr, say)
