@@ -3,12 +3,13 @@
 //! result file modes. Each test drives the real binary against a stand-in CLI that
 //! prints a recorded Claude Code stream, so nothing leaves the machine.
 
-use crate::reliability::{tasks, temporary_files};
+use crate::reliability::{alive_with, start_run, tasks, temporary_files, wait_for};
 use crate::support::{bin, corpus, scratch};
 use coder_eval::results::TaskResult;
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::Duration;
 
 /// A stand-in CLI that prints a whole recorded stream (a successful turn) and exits.
 fn quick_cli(dir: &Path) -> PathBuf {
@@ -68,4 +69,69 @@ fn a_closed_stdout_does_not_stop_the_run() {
     let run: serde_json::Value = read_json(&out.join("run.json"));
     assert_eq!(run["rows"].as_array().unwrap().len(), 3, "{run}");
     assert!(temporary_files(&out).is_empty());
+}
+
+/// A signal while the task is being graded: a `run_command` criterion that sleeps, or a
+/// `post_run` step that sleeps. Either way the task is ERROR with `error_kind:
+/// interrupted` (never a finished FAILURE), nothing of the step outlives the host, and
+/// `--resume` runs the task again (it passes then: the flag file is there).
+#[test]
+fn a_signal_while_grading_makes_the_task_interrupted_and_resume_reruns_it() {
+    for (name, stage) in [("criterion", "criterion"), ("post-run", "post_run")] {
+        let dir = scratch(&format!("signal-grading-{name}"));
+        let marker = format!("ce-sig-grade-{name}-{}", std::process::id());
+        let cli = quick_cli(&dir);
+        let flag = dir.join("flag");
+        let slow = format!(
+            "test -e {} || bash -c 'exec -a {marker} sleep 60'",
+            flag.display()
+        );
+        let task = dir.join("slow.yaml");
+        let body = match stage {
+            "criterion" => format!(
+                "success_criteria:\n  - type: run_command\n    command: \"{slow}\"\n    description: slow\n"
+            ),
+            _ => format!(
+                "post_run:\n  - command: \"{slow}\"\n    timeout: 300\nsuccess_criteria:\n  - type: run_command\n    command: \"true\"\n    description: quick\n"
+            ),
+        };
+        std::fs::write(&task, format!("task_id: slow\ninitial_prompt: hi\n{body}")).unwrap();
+        let out = dir.join("out");
+        let mut child = start_run(&[task], &cli, &out);
+        wait_for(&marker, 1, Duration::from_secs(60));
+        // SAFETY: plain syscall to our own child.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        let status = child.wait().unwrap();
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        assert_eq!(status.code(), Some(143), "{name}: {stderr}");
+        assert!(
+            alive_with(&marker).is_empty(),
+            "{name}: the step outlived the host"
+        );
+        let r: TaskResult = read_json(&out.join("slow/claude-code/task.json"));
+        assert_eq!(r.status.as_str(), "ERROR", "{name}: {:?}", r.error);
+        assert_eq!(r.error_kind.as_deref(), Some("interrupted"), "{name}");
+        assert_eq!(r.stop.as_ref().unwrap().reason.as_str(), "interrupted");
+        // The turn ran to its end before the signal: it is kept.
+        assert!(r.turn.is_some(), "{name}: the finished turn is kept");
+        // No criterion ran as if the task had been graded whole.
+        assert!(r.criteria.is_empty(), "{name}: {:?}", r.criteria);
+
+        std::fs::write(&flag, "").unwrap();
+        let o = Command::new(bin())
+            .arg("run")
+            .arg("--resume")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{name}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        let r: TaskResult = read_json(&out.join("slow/claude-code/task.json"));
+        assert_eq!(r.status.as_str(), "SUCCESS", "{name}: {:?}", r.error);
+    }
 }

@@ -32,6 +32,8 @@ pub(super) struct AfterTurn {
     pub(super) leftover_processes: u32,
     pub(super) host_work_us: u64,
     pub(super) scripted_model_requests: Option<Vec<serde_json::Value>>,
+    /// The finished turn, kept when a later stage (grading) failed or was interrupted.
+    pub(super) record: Option<crate::results::TurnRecord>,
 }
 
 /// The turn stage's product.
@@ -168,6 +170,7 @@ pub(super) fn failed(p: &Prepared, error: &RunError, established: Established) -
         result.cli.leftover_processes = after.leftover_processes;
         result.host_turn_work_us = after.host_work_us;
         result.scripted_model_requests = after.scripted_model_requests;
+        result.turn = after.record;
     }
     result
 }

@@ -112,7 +112,9 @@ async fn execute(
     // A stage that fails once the host is interrupted (its shell step stopped by the
     // signal, say) failed because of the interrupt; between stages, an interrupt stops
     // the task before the next one starts.
-    let interrupted = |cancel: &watch::Receiver<bool>| *cancel.borrow();
+    // (The host's interrupt is raised a moment before `cancel` is set: either counts.)
+    let interrupted =
+        |cancel: &watch::Receiver<bool>| *cancel.borrow() || crate::interrupt::raised().is_some();
     macro_rules! stage {
         ($e:expr) => {
             match $e {
@@ -189,6 +191,10 @@ async fn execute(
         }
         Driver::Tempdir => None,
     };
+    // Grading after the turn watches for an interrupt too: one there (a slow
+    // `run_command` criterion, a `post_run` step stopped by the signal) makes the task
+    // `interrupted`, never a verdict on a half-graded workspace.
+    let grade_cancel = cancel.clone();
     let turn = match time_budget {
         // Time-budget mode: the deadline is fixed now, as the first session starts.
         Some(budget) => kept!(
@@ -219,9 +225,23 @@ async fn execute(
             .await
         ),
     };
-    let graded = match grade(p, options, &dirs, dir, &turn.turn, container.as_ref()).await {
-        Ok(graded) => graded,
-        Err(error) => {
+    let graded = match grade(
+        p,
+        options,
+        &dirs,
+        dir,
+        &turn.turn,
+        container.as_ref(),
+        &grade_cancel,
+    )
+    .await
+    {
+        Ok(graded) if !interrupted(&grade_cancel) => graded,
+        outcome => {
+            let error = match outcome {
+                Err(error) if !interrupted(&grade_cancel) => error,
+                _ => RunError::Interrupted,
+            };
             let live = &turn.turn;
             established.after_turn = Some(AfterTurn {
                 stop: live.stop.map(|reason| StopRecord {
@@ -234,6 +254,7 @@ async fn execute(
                 leftover_processes: live.leftover_processes,
                 host_work_us: live.host_work_us,
                 scripted_model_requests: turn.scripted_model_requests,
+                record: Some(turn.turn.record),
             });
             return Err((error, established));
         }
@@ -441,7 +462,8 @@ pub(super) async fn turn(
 
 /// Grade: the reference staged (only now that the agent has finished, beside the
 /// workspace, not in it), the `post_run` steps (informational, as in coder_eval: a
-/// failing one never fails the task), then the criteria and the task's status.
+/// failing one never fails the task), then the criteria and the task's status. Errors:
+/// as the stages' ([`RunError::Interrupted`] once `cancel` is set after a `post_run` step).
 async fn grade(
     p: &Prepared,
     options: &RunOptions,
@@ -449,6 +471,7 @@ async fn grade(
     dir: &Path,
     turn: &LiveTurn,
     container: Option<&DockerSandbox>,
+    cancel: &watch::Receiver<bool>,
 ) -> Result<Graded, RunError> {
     let start = Instant::now();
     let reference_dir = crate::workspace::stage_reference(&p.task, dir)
@@ -465,6 +488,11 @@ async fn grade(
         // Only a shell that cannot start is an Err here; it is left out of the record.
         if let Ok(record) = setup::run_step(&step, dirs, "post_run", container).await {
             steps.push(record);
+        }
+        // A signal stopped the step (or came during it): the criteria are not run on
+        // what it left half done.
+        if *cancel.borrow() || crate::interrupt::raised().is_some() {
+            return Err(RunError::Interrupted);
         }
     }
     // The agent ran in `working_dir`: the workspace gets what it (and post_run) left.
