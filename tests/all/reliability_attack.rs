@@ -135,3 +135,59 @@ fn a_signal_while_grading_makes_the_task_interrupted_and_resume_reruns_it() {
         assert_eq!(r.status.as_str(), "SUCCESS", "{name}: {:?}", r.error);
     }
 }
+
+/// Durations past 30 days are load errors naming their field, in `check` and in `run`
+/// (never a panic converting them or adding them to the task's start).
+#[test]
+fn a_huge_duration_is_a_load_error_naming_its_field() {
+    let dir = scratch("huge-duration");
+    let cli = quick_cli(&dir);
+    for (name, body, field) in [
+        (
+            "float",
+            "run_limits: {turn_timeout: 1e20}\n",
+            "turn_timeout",
+        ),
+        (
+            "hours",
+            "run_limits: {turn_timeout: \"99999999999999h\", task_timeout: 1e19}\n",
+            "turn_timeout",
+        ),
+        (
+            "criterion",
+            "success_criteria:\n  - {type: run_command, command: \"true\", timeout: 1e30, description: x}\n",
+            "timeout",
+        ),
+    ] {
+        let task = dir.join(format!("{name}.yaml"));
+        std::fs::write(
+            &task,
+            format!("task_id: {name}\ninitial_prompt: hi\n{body}"),
+        )
+        .unwrap();
+        let check = Command::new(bin())
+            .arg("check")
+            .arg(&task)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&check.stderr);
+        assert_eq!(check.status.code(), Some(2), "{name}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+        assert!(stderr.contains(field), "{name}: {stderr}");
+        assert!(stderr.contains("at most 30 days"), "{name}: {stderr}");
+        let out = dir.join(format!("out-{name}"));
+        let run = Command::new(bin())
+            .arg("run")
+            .arg(&task)
+            .args(["--harness", "claude-code", "--cli"])
+            .arg(&cli)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{name}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{name}: {stderr}");
+        assert!(stderr.contains("at most 30 days"), "{name}: {stderr}");
+    }
+}

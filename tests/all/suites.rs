@@ -258,7 +258,11 @@ fn resume_after_a_kill_mid_suite_reruns_only_the_unfinished_units() {
     let run_json: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
     let rows = run_json["rows"].as_array().unwrap().len();
-    assert!(rows <= done.len(), "run.json lists {rows} rows, {} done", done.len());
+    assert!(
+        rows <= done.len(),
+        "run.json lists {rows} rows, {} done",
+        done.len()
+    );
     assert_eq!(
         run_json["unfinished"].as_u64(),
         Some((4 - rows) as u64),
