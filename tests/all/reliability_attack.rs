@@ -191,3 +191,69 @@ fn a_huge_duration_is_a_load_error_naming_its_field() {
         assert!(stderr.contains("at most 30 days"), "{name}: {stderr}");
     }
 }
+
+/// The coder-eval processes of the run writing to `out` (an isolated run has two: the
+/// outer one and the one it re-runs inside the network namespace).
+fn run_processes(out: &Path) -> Vec<i32> {
+    let exe = std::fs::canonicalize(bin()).unwrap();
+    alive_with(&out.to_string_lossy())
+        .into_iter()
+        .filter(|pid| std::fs::read_link(format!("/proc/{pid}/exe")).is_ok_and(|e| e == exe))
+        .collect()
+}
+
+/// `--isolate-network` runs two coder-eval processes in different process groups. One
+/// signal sent to every process of the run (`pkill coder-eval`, a CI killing the process
+/// tree) is one signal to the run: the inner run stops its tasks and writes each result
+/// (no "interrupted again", no SIGKILL escalation). A signal to the outer process alone
+/// (a terminal's Ctrl-C) is still passed on.
+#[test]
+fn a_signal_to_both_processes_of_an_isolated_run_is_one_signal() {
+    let available = Command::new("unshare")
+        .args(["-n", "--", "true"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !available {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI must allow `unshare -n`"
+        );
+        eprintln!("note: no network namespace can be made here; nothing to check");
+        return;
+    }
+    for (name, both) in [("both", true), ("outer", false)] {
+        let dir = scratch(&format!("isolated-signal-{name}"));
+        let marker = format!("ce-iso-sig-{name}-{}", std::process::id());
+        let cli = crate::reliability::stand_in_cli(&dir, &marker, false);
+        let out = dir.join("out");
+        let mut child = crate::reliability::start_run_with(
+            &tasks(&dir, &["one", "two", "three"]),
+            &cli,
+            &out,
+            &["--isolate-network"],
+        );
+        wait_for(&marker, 4, Duration::from_secs(60));
+        let processes = run_processes(&out);
+        assert_eq!(processes.len(), 2, "{name}: {processes:?}");
+        assert!(processes.contains(&(child.id() as i32)));
+        for pid in &processes {
+            if both || *pid == child.id() as i32 {
+                // SAFETY: plain syscall to this test's own run.
+                unsafe { libc::kill(*pid, libc::SIGTERM) };
+            }
+        }
+        let status = child.wait().unwrap();
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        assert_eq!(status.code(), Some(143), "{name}: {stderr}");
+        assert!(!stderr.contains("interrupted again"), "{name}: {stderr}");
+        assert!(alive_with(&marker).is_empty(), "{name}: survivors");
+        for id in ["two", "three"] {
+            let r: TaskResult = read_json(&out.join(id).join("claude-code/task.json"));
+            assert_eq!(r.error_kind.as_deref(), Some("interrupted"), "{name} {id}");
+        }
+        let one: TaskResult = read_json(&out.join("one/claude-code/task.json"));
+        assert_eq!(one.status.as_str(), "SUCCESS", "{name}: {:?}", one.error);
+    }
+}
