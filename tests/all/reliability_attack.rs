@@ -257,3 +257,45 @@ fn a_signal_to_both_processes_of_an_isolated_run_is_one_signal() {
         assert_eq!(one.status.as_str(), "SUCCESS", "{name}: {:?}", one.error);
     }
 }
+
+/// A task a signal stopped before it started has no figures and no files: its setup,
+/// grading and turn-work times and its leftover-process count are `null` (absent is not
+/// zero), and its `paths` name no file that does not exist. The task whose `pre_run` the
+/// signal stopped has no turn-work or grading figures either.
+#[test]
+fn a_task_that_never_started_has_null_figures_and_no_paths() {
+    let dir = scratch("never-started");
+    let marker = format!("ce-never-started-{}", std::process::id());
+    let cli = quick_cli(&dir);
+    let slow = dir.join("slow.yaml");
+    std::fs::write(
+        &slow,
+        format!(
+            "task_id: slow\ninitial_prompt: hi\npre_run:\n  - command: \"bash -c 'exec -a {marker} sleep 60'\"\n    timeout: 300\n"
+        ),
+    )
+    .unwrap();
+    let mut files = vec![slow];
+    files.extend(tasks(&dir, &["later"]));
+    let out = dir.join("out");
+    let mut child = start_run(&files, &cli, &out);
+    wait_for(&marker, 1, Duration::from_secs(60));
+    // SAFETY: plain syscall to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    assert_eq!(child.wait().unwrap().code(), Some(143));
+    let raw: serde_json::Value = read_json(&out.join("later/claude-code/task.json"));
+    for field in ["setup_ms", "grading_ms", "host_turn_work_us"] {
+        assert!(raw[field].is_null(), "{field}: {raw}");
+    }
+    assert!(raw["cli"]["leftover_processes"].is_null(), "{raw}");
+    let later: TaskResult = read_json(&out.join("later/claude-code/task.json"));
+    assert_eq!(later.error_kind.as_deref(), Some("interrupted"));
+    assert_eq!(later.paths.recording, None);
+    assert_eq!(later.paths.stderr, None);
+    assert_eq!(later.paths.workspace, None);
+    let slow: TaskResult = read_json(&out.join("slow/claude-code/task.json"));
+    assert_eq!(slow.error_kind.as_deref(), Some("interrupted"));
+    assert_eq!(slow.host_turn_work_us, None);
+    assert_eq!(slow.grading_ms, None);
+    assert_eq!(slow.paths.recording, None);
+}

@@ -475,7 +475,7 @@ fn print_row(r: &TaskResult) {
     let capped = r
         .notes()
         .map_or(String::new(), |note| format!("  [{note}]"));
-    let leftovers = match r.cli.leftover_processes {
+    let leftovers = match r.cli.leftover_processes.unwrap_or(0) {
         0 => String::new(),
         1 => "  [1 process the agent left running was stopped]".to_string(),
         n => format!("  [{n} processes the agent left running were stopped]"),

@@ -86,6 +86,16 @@ pub async fn run_one(
     // The result folder exists once setup ran; a task interrupted before it did gets one
     // for its task.json all the same.
     let _ = std::fs::create_dir_all(&dir);
+    // Paths name files that exist: a task stopped before its turn has no recording.
+    for path in [
+        &mut result.paths.recording,
+        &mut result.paths.stderr,
+        &mut result.paths.workspace,
+    ] {
+        if path.as_deref().is_some_and(|rel| !dir.join(rel).exists()) {
+            *path = None;
+        }
+    }
     crate::suite::stamp(&mut result, &p);
     // cost.json first, so task.json carries its summary; it never changes the outcome.
     if let Some(record) = cost::record(&p, &result) {
@@ -159,10 +169,12 @@ async fn execute(
     let launched = stage!(launch(p, options, &planned, &dirs, dir, &first).await);
     established.cli = launched.cli.clone();
     let deadline = p.task.run_limits.deadline(task_start, Instant::now());
-    established.setup_ms = task_start
-        .elapsed()
-        .saturating_sub(launched.version_time)
-        .as_millis() as u64;
+    established.setup_ms = Some(
+        task_start
+            .elapsed()
+            .saturating_sub(launched.version_time)
+            .as_millis() as u64,
+    );
     let deadlines = Deadlines {
         deadline,
         policy: options.stop_policy,
