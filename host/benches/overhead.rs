@@ -37,16 +37,14 @@ fn main() {
             .filter(|c| c.kind == "run_command")
             .map(|c| c.duration_ms)
             .sum();
-        let grading_ms = r.grading_ms.saturating_sub(command_ms);
-        let overhead_ms =
-            r.setup_ms as f64 + grading_ms as f64 + r.host_turn_work_us as f64 / 1000.0;
-        rows.push((
-            overhead_ms,
-            r.setup_ms,
-            grading_ms,
-            r.host_turn_work_us,
-            command_ms,
-        ));
+        let (Some(setup_ms), Some(grading_ms), Some(host_us)) =
+            (r.setup_ms, r.grading_ms, r.host_turn_work_us)
+        else {
+            panic!("a finished task has its setup, grading and turn-work figures");
+        };
+        let grading_ms = grading_ms.saturating_sub(command_ms);
+        let overhead_ms = setup_ms as f64 + grading_ms as f64 + host_us as f64 / 1000.0;
+        rows.push((overhead_ms, setup_ms, grading_ms, host_us, command_ms));
     }
     let _ = std::fs::remove_dir_all(&out);
     rows.sort_by(|a, b| a.0.total_cmp(&b.0));

@@ -93,6 +93,44 @@ pub fn name(signal: i32) -> String {
         .map_or_else(|| format!("signal {signal}"), |(_, name)| name.to_string())
 }
 
+/// The variable through which the outer process of an isolated run (`--isolate-network`,
+/// which re-runs the binary inside a network namespace) asks the inner one to report
+/// each signal it gets: `<fd>:<outer pid>`, the write end of a pipe the outer reads. The
+/// outer forwards a signal only when the inner did not report one of its own (a signal
+/// sent to every process of the run, as `pkill` or a CI's kill of the process tree do,
+/// reaches both: forwarding it too would make it the inner's second signal).
+pub const SIGNAL_REPORT_ENV: &str = "CODER_EVAL_SIGNAL_FD";
+
+/// The pipe to report signals on, when this process is the inner run and its parent
+/// (the outer run, whose pid the variable names) passed one. The fd is made
+/// close-on-exec so no CLI or step inherits it.
+fn report_fd() -> Option<i32> {
+    let value = std::env::var(SIGNAL_REPORT_ENV).ok()?;
+    let (fd, outer) = value.split_once(':')?;
+    let (fd, outer): (i32, u32) = (fd.parse().ok()?, outer.parse().ok()?);
+    if std::os::unix::process::parent_id() != outer || fd < 3 {
+        return None;
+    }
+    // SAFETY: fcntl on an fd number only reads or sets its flags; a closed one fails.
+    unsafe {
+        if libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) != 0 {
+            return None;
+        }
+    }
+    Some(fd)
+}
+
+/// Tells the outer run (through `fd`, see [`SIGNAL_REPORT_ENV`]) that this process got
+/// a signal. A failed write is ignored: the outer then forwards the signal itself.
+fn report(fd: Option<i32>) {
+    if let Some(fd) = fd {
+        // SAFETY: writes one byte from a live buffer to an fd this process owns.
+        unsafe {
+            libc::write(fd, b"s".as_ptr().cast(), 1);
+        }
+    }
+}
+
 /// Installs the handlers for SIGINT, SIGTERM and SIGHUP and spawns the task that acts on
 /// them: the first raises the interrupt and sets `cancel`; the second SIGKILLs every live
 /// process group, waits until they are gone, and exits the process with the first
@@ -104,8 +142,10 @@ pub fn listen(cancel: watch::Sender<bool>) -> std::io::Result<()> {
     for (number, _) in SIGNALS {
         streams.push((number, signal(SignalKind::from_raw(number))?));
     }
+    let fd = report_fd();
     tokio::spawn(async move {
         let first = next(&mut streams).await;
+        report(fd);
         eprintln!(
             "interrupted ({}): stopping every running CLI and shell step and writing what \
              was recorded (a second signal kills them at once)",
@@ -114,6 +154,7 @@ pub fn listen(cancel: watch::Sender<bool>) -> std::io::Result<()> {
         raise(first);
         let _ = cancel.send(true);
         let second = next(&mut streams).await;
+        report(fd);
         let killed = crate::process::kill_live_groups_and_wait();
         eprintln!(
             "interrupted again ({}): killed {killed} running process group(s)",

@@ -29,10 +29,10 @@ pub struct RunLimitsSpec {
     #[serde(default, deserialize_with = "max_tool_calls")]
     pub max_tool_calls: Option<u32>,
     /// How long the turn may run, from the CLI's spawn.
-    #[serde(default, deserialize_with = "duration")]
+    #[serde(default, deserialize_with = "turn_timeout")]
     pub turn_timeout: Option<Duration>,
     /// How long the whole task may run (setup and launch included), from its start.
-    #[serde(default, deserialize_with = "duration")]
+    #[serde(default, deserialize_with = "task_timeout")]
     pub task_timeout: Option<Duration>,
     /// Input tokens allowed over the run (see [`budget::Budgets`]).
     #[serde(default, deserialize_with = "max_input_tokens")]
@@ -225,12 +225,16 @@ impl RunLimitsSpec {
         task_start: Instant,
         turn_start: Instant,
     ) -> Option<(Instant, StopReason)> {
+        // A deadline past what an `Instant` can hold is no deadline (the loader refuses
+        // durations over MAX_DURATION_SECS; this keeps a limit built in code from panicking).
         let turn = self
             .turn_timeout
-            .map(|d| (turn_start + d, StopReason::TurnTimeout));
+            .and_then(|d| turn_start.checked_add(d))
+            .map(|at| (at, StopReason::TurnTimeout));
         let task = self
             .task_timeout
-            .map(|d| (task_start + d, StopReason::TaskTimeout));
+            .and_then(|d| task_start.checked_add(d))
+            .map(|at| (at, StopReason::TaskTimeout));
         match (turn, task) {
             (Some(a), Some(b)) => Some(if a.0 <= b.0 { a } else { b }),
             (a, b) => a.or(b),
@@ -324,7 +328,25 @@ pub const CLI_VERSION_TIMEOUT: Duration = Duration::from_secs(30);
 /// criterion's own `timeout` can lengthen it.
 pub const RUN_COMMAND_TIMEOUT_SECS: f64 = 30.0;
 
-/// A duration: a number of seconds, or "1500ms", "90s", "5m", "1h".
+/// `turn_timeout`: a [`duration`] whose errors name the field.
+pub(crate) fn turn_timeout<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    named_duration(d, "turn_timeout")
+}
+
+/// `task_timeout`: a [`duration`] whose errors name the field.
+pub(crate) fn task_timeout<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    named_duration(d, "task_timeout")
+}
+
+fn named_duration<'de, D: Deserializer<'de>>(
+    d: D,
+    field: &str,
+) -> Result<Option<Duration>, D::Error> {
+    duration(d).map_err(|e| serde::de::Error::custom(format!("{field}: {e}")))
+}
+
+/// A duration: a number of seconds, or "1500ms", "90s", "5m", "1h"; positive, at most
+/// [`MAX_DURATION_SECS`].
 pub(crate) fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
     #[derive(Deserialize)]
     #[serde(untagged)]
@@ -344,8 +366,17 @@ pub(crate) fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duratio
             "a duration must be positive, got {secs}"
         )));
     }
+    if secs > MAX_DURATION_SECS {
+        return Err(serde::de::Error::custom(format!(
+            "a duration must be at most 30 days ({MAX_DURATION_SECS} s), got {secs} s"
+        )));
+    }
     Ok(Some(Duration::from_secs_f64(secs)))
 }
+
+/// The longest duration a task file may give (30 days, in seconds): beyond it a timeout
+/// is a typo, and far beyond it a deadline would not fit in an `Instant`.
+pub const MAX_DURATION_SECS: f64 = 30.0 * 24.0 * 3600.0;
 
 fn parse_duration(text: &str) -> Result<f64, String> {
     let text = text.trim();
@@ -438,5 +469,30 @@ mod tests {
         assert_eq!(parse_duration("5m"), Ok(300.0));
         assert_eq!(parse_duration("2"), Ok(2.0));
         assert!(parse_duration("soon").is_err());
+    }
+
+    #[test]
+    fn a_huge_duration_is_a_load_error_and_no_deadline_overflows() {
+        for (yaml, field) in [
+            ("turn_timeout: 1e20", "turn_timeout"),
+            ("task_timeout: 1e19", "task_timeout"),
+            ("turn_timeout: \"99999999999999h\"", "turn_timeout"),
+            ("task_timeout: 2592001", "task_timeout"),
+        ] {
+            let err = serde_yaml_ng::from_str::<RunLimitsSpec>(yaml).unwrap_err();
+            let err = err.to_string();
+            assert!(err.contains("at most 30 days"), "{yaml}: {err}");
+            assert!(err.contains(field), "{yaml}: {err}");
+        }
+        let max: RunLimitsSpec = serde_yaml_ng::from_str("task_timeout: 2592000").unwrap();
+        assert_eq!(max.task_timeout, Some(Duration::from_secs(2_592_000)));
+        // A limit built in code past what an Instant holds: no deadline, no panic.
+        let huge = RunLimitsSpec {
+            turn_timeout: Some(Duration::MAX),
+            task_timeout: Some(Duration::MAX),
+            ..RunLimitsSpec::default()
+        };
+        let now = Instant::now();
+        assert_eq!(huge.deadline(now, now), None);
     }
 }

@@ -44,7 +44,7 @@ use serde::Deserialize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::limits::{RunLimitsSpec, duration};
+use crate::limits::RunLimitsSpec;
 use crate::sandbox::docker::DockerNetwork;
 
 pub mod agent;
@@ -146,13 +146,13 @@ struct TaskFile<C> {
     #[serde(default)]
     simulation: Option<serde_yaml_ng::Value>,
     /// Legacy placement of `run_limits.task_timeout`.
-    #[serde(default, deserialize_with = "duration")]
+    #[serde(default, deserialize_with = "crate::limits::task_timeout")]
     task_timeout: Option<Duration>,
     /// Legacy placement of `run_limits.max_turns`.
     #[serde(default)]
     max_turns: Option<u32>,
     /// Legacy placement of `run_limits.turn_timeout`.
-    #[serde(default, deserialize_with = "duration")]
+    #[serde(default, deserialize_with = "crate::limits::turn_timeout")]
     turn_timeout: Option<Duration>,
 }
 

@@ -179,7 +179,7 @@ fn a_process_the_agent_detached_does_not_outlive_the_task() {
     assert!(r.stop.is_none());
     // The agent's `setsid ... &` left the group and lost its parent; the host found it
     // by the turn's mark and stopped it.
-    assert_eq!(r.cli.leftover_processes, 1);
+    assert_eq!(r.cli.leftover_processes, Some(1));
     assert!(r.cli.mark.is_some());
     let left = processes_with("ce-detached-2.71828");
     assert!(left.is_empty(), "survivors: {left:?}");

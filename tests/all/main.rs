@@ -20,6 +20,7 @@ mod live_early_stop;
 mod live_load_errors;
 mod live_scenarios;
 mod reliability;
+mod reliability_attack;
 mod replay_codex_pi;
 mod replay_corpus;
 mod replay_field2;

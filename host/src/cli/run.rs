@@ -420,7 +420,7 @@ pub fn run(mut args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
     print_statistics(&out_dir);
     let gates = coder_eval::run::thresholds::suite_verdicts(&results, &criteria);
     for g in &gates {
-        println!("{}", coder_eval::run::thresholds::summary_line(g));
+        print_line(&coder_eval::run::thresholds::summary_line(g));
     }
     let gates_failed = gates.iter().filter(|g| !g.passed).count();
     let gate_note = match gates_failed {
@@ -455,7 +455,7 @@ fn print_statistics(out_dir: &std::path::Path) {
         return;
     };
     for v in &summary.statistics {
-        println!(
+        print_line(&format!(
             "{:<20} pass rate {} over {} graded task(s); {} flaky; replicates: {} graded, {} errored, {} skipped, {} missing",
             v.variant,
             coder_eval::suite::report::estimate(v.pass_rate.as_ref()),
@@ -465,7 +465,7 @@ fn print_statistics(out_dir: &std::path::Path) {
             v.errored,
             v.skipped,
             v.missing
-        );
+        ));
     }
 }
 
@@ -475,7 +475,7 @@ fn print_row(r: &TaskResult) {
     let capped = r
         .notes()
         .map_or(String::new(), |note| format!("  [{note}]"));
-    let leftovers = match r.cli.leftover_processes {
+    let leftovers = match r.cli.leftover_processes.unwrap_or(0) {
         0 => String::new(),
         1 => "  [1 process the agent left running was stopped]".to_string(),
         n => format!("  [{n} processes the agent left running were stopped]"),
@@ -504,7 +504,16 @@ fn print_row(r: &TaskResult) {
             .as_ref()
             .map_or(String::new(), |e| format!("  ({})", printable(e))),
     );
-    println!("{line}");
+    print_line(&line);
+}
+
+/// Writes `line` and a newline to stdout, ignoring a failed write: a reader that went
+/// away (`coder-eval run … | head -1`, EPIPE) must not stop the run half way; every
+/// task still runs to its end and its result files are written.
+fn print_line(line: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}").and_then(|()| out.flush());
 }
 
 /// `text` for a terminal: control characters (escape sequences from a CLI's stderr, say)
@@ -587,6 +596,14 @@ fn reexec_isolated() -> Result<i32, Box<dyn std::error::Error>> {
     }
     let exe = std::env::current_exe()?;
     let args: Vec<String> = std::env::args().skip(1).collect();
+    // The inner run reports each signal it gets on this pipe (see
+    // `coder_eval::interrupt::SIGNAL_REPORT_ENV`).
+    let mut fds = [0i32; 2];
+    // SAFETY: pipe2 fills `fds` with two new fds (close-on-exec) or fails.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
+        return Err(std::io::Error::last_os_error().into());
+    }
+    let (report_read, report_write) = (fds[0], fds[1]);
     let mut cmd = std::process::Command::new("unshare");
     cmd.args([
         "-n",
@@ -602,23 +619,38 @@ fn reexec_isolated() -> Result<i32, Box<dyn std::error::Error>> {
         "CODER_EVAL_NETNS",
         netns().map_or_else(String::new, |n| n.to_string()),
     )
+    .env(
+        coder_eval::interrupt::SIGNAL_REPORT_ENV,
+        format!("{report_write}:{}", std::process::id()),
+    )
     // The inner run leads a group of its own: a terminal's Ctrl-C reaches this process
     // only, which passes each signal on once (two Ctrl-C are two, not four).
     .process_group(0);
-    // SAFETY: prctl is async-signal-safe; it only sets this child's parent-death signal.
+    // SAFETY: prctl and fcntl are async-signal-safe; they set this child's parent-death
+    // signal and the flags of an fd it inherited.
     unsafe {
-        cmd.pre_exec(|| {
+        cmd.pre_exec(move || {
             // If this process dies (even by SIGKILL), the inner run is interrupted as by
             // SIGTERM: it stops its CLIs and writes what it recorded.
             if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
+            // The report pipe's write end survives the exec into the inner run (which
+            // makes it close-on-exec again for its own children); blocking there, so a
+            // report is never lost to a full pipe's EAGAIN (one byte per signal).
+            if libc::fcntl(report_write, libc::F_SETFD, 0) != 0
+                || libc::fcntl(report_write, libc::F_SETFL, 0) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
             Ok(())
         });
     }
-    let child = cmd
-        .spawn()
-        .map_err(|e| format!("could not start `unshare -n` for --isolate-network: {e}"))?;
+    let child = cmd.spawn();
+    // SAFETY: closes this process's copy of the write end (the child has its own).
+    unsafe { libc::close(report_write) };
+    let child =
+        child.map_err(|e| format!("could not start `unshare -n` for --isolate-network: {e}"))?;
     let pid = child.id() as i32;
     let runtime = tokio::runtime::Runtime::new()?;
     let status = runtime.block_on(async move {
@@ -631,6 +663,9 @@ fn reexec_isolated() -> Result<i32, Box<dyn std::error::Error>> {
             let mut child = child;
             child.wait()
         });
+        // Signals this process got, and signals the inner run reported getting (its own
+        // and forwarded ones): each signal here should be one there.
+        let (mut received, mut reported) = (0u64, 0u64);
         loop {
             let forwarded =
                 futures_util::future::select_all(streams.iter_mut().map(|(number, stream)| {
@@ -643,13 +678,44 @@ fn reexec_isolated() -> Result<i32, Box<dyn std::error::Error>> {
             tokio::select! {
                 status = &mut wait => return status.map_err(std::io::Error::other)?,
                 (signal, _, _) = forwarded => {
-                    // SAFETY: plain syscall to our own child.
-                    unsafe { libc::kill(pid, signal) };
+                    received += 1;
+                    // A signal sent to every process of the run reaches the inner one
+                    // too: give it a moment to report it, and forward only if it did not
+                    // (a terminal's Ctrl-C reaches this process's group alone).
+                    tokio::select! {
+                        status = &mut wait => return status.map_err(std::io::Error::other)?,
+                        () = tokio::time::sleep(FORWARD_AFTER) => {}
+                    }
+                    reported += drain(report_read);
+                    if reported < received {
+                        // SAFETY: plain syscall to our own child.
+                        unsafe { libc::kill(pid, signal) };
+                        // (It reports the forwarded one too, when it gets it.)
+                    }
                 }
             }
         }
     })?;
     Ok(status.code().unwrap_or(exit_codes::FAILED))
+}
+
+/// How long the outer run of `--isolate-network` waits for the inner run to report a
+/// signal before forwarding it.
+const FORWARD_AFTER: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Bytes waiting on the non-blocking `fd` (each is one signal the inner run reported),
+/// read and counted.
+fn drain(fd: i32) -> u64 {
+    let mut count = 0u64;
+    let mut buf = [0u8; 64];
+    loop {
+        // SAFETY: reads into a live buffer of its length from an fd this process owns.
+        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+        if n <= 0 {
+            return count;
+        }
+        count += n as u64;
+    }
 }
 
 /// UTC now as `YYYYMMDD-HHMMSS`.

@@ -193,15 +193,20 @@ async fn run_tool(
     env: &CommandEnv<'_>,
     timeout_s: f64,
 ) -> Result<(ShellOutcome, String), Outcome> {
-    let out = exec::run(command, workspace, env, Duration::from_secs_f64(timeout_s))
-        .await
-        .map_err(|e| {
-            error(
-                "spawn",
-                format!("could not start `{command}`: {e}"),
-                String::new(),
-            )
-        })?;
+    let out = exec::run(
+        command,
+        workspace,
+        env,
+        Duration::try_from_secs_f64(timeout_s).unwrap_or(Duration::MAX),
+    )
+    .await
+    .map_err(|e| {
+        error(
+            "spawn",
+            format!("could not start `{command}`: {e}"),
+            String::new(),
+        )
+    })?;
     let exec_details = format!(
         "command: {command}\nexit code: {}\n{}\n{}",
         exec::exit_text(&out),
@@ -389,7 +394,14 @@ pub async fn grade_import_check(
         quote(IMPORT_CHECK_PY),
         quote(&p.path)
     );
-    let out = match exec::run(&command, workspace, env, Duration::from_secs_f64(p.timeout)).await {
+    let out = match exec::run(
+        &command,
+        workspace,
+        env,
+        Duration::try_from_secs_f64(p.timeout).unwrap_or(Duration::MAX),
+    )
+    .await
+    {
         Ok(out) => out,
         Err(e) => {
             return error(

@@ -102,6 +102,13 @@ pub fn parse(params: &Map<String, Value>) -> Result<Params, String> {
             p.timeout
         ));
     }
+    if p.timeout > crate::limits::MAX_DURATION_SECS {
+        return Err(format!(
+            "timeout must be at most 30 days ({} s), got {} s",
+            crate::limits::MAX_DURATION_SECS,
+            p.timeout
+        ));
+    }
     if let Some(mode) = &p.stdout_match {
         if !matches!(mode.as_str(), "exact" | "contains" | "regex") {
             return Err(format!(

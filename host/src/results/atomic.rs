@@ -9,7 +9,8 @@ use std::path::Path;
 /// folder (`.<name>.<random>.tmp`, so two writers never share one), flushed to disk
 /// (`fsync`), then renamed over `path` (atomic on one file system), and the folder synced
 /// so the rename itself survives a crash. On any error the temporary file is removed and
-/// `path` is left as it was. The temporary files are `tempfile`'s. Errors: the folder
+/// `path` is left as it was. The temporary files are `tempfile`'s, made with the mode a
+/// plain `File::create` gives (0666 less the umask). Errors: the folder
 /// cannot be written, the disk is full, an I/O error.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let dir = match path.parent() {
@@ -20,10 +21,14 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let mut tmp = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
-        .tempfile_in(dir)?;
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".tmp");
+    // A result file is made like any other (`File::create`): 0666 less the umask
+    // (0644 under the usual 022), not `tempfile`'s private 0600.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut tmp = builder.tempfile_in(dir)?;
     tmp.write_all(bytes)?;
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| e.error)?;
@@ -53,6 +58,24 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .filter(|n| n.ends_with(".tmp"))
             .collect()
+    }
+
+    /// The result file's mode is what `File::create` gives beside it (0644 under umask
+    /// 022), not a private 0600: other users and tools read results.
+    #[cfg(unix)]
+    #[test]
+    fn the_file_gets_the_mode_of_a_file_created_plainly() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("ce-atomic-mode-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let plain = dir.join("plain.json");
+        std::fs::write(&plain, b"{}").unwrap();
+        let atomic = dir.join("task.json");
+        write_atomically(&atomic, b"{}").unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&atomic), mode(&plain), "{:o}", mode(&atomic));
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]

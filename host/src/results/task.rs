@@ -57,12 +57,17 @@ pub struct TaskResult {
     /// badge, never a stop.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub soft_budget_warnings: Vec<super::SoftBudgetWarning>,
-    /// Workspace setup (copy, starter files, pre_run) plus launch preparation, ms.
-    pub setup_ms: u64,
-    /// post_run plus grading, ms.
-    pub grading_ms: u64,
-    /// The host's own work during the turn (recording, reducing, collecting), µs.
-    pub host_turn_work_us: u64,
+    /// Workspace setup (copy, starter files, pre_run) plus launch preparation, ms; `null`
+    /// when the task did not get as far as launching its CLI.
+    #[serde(default)]
+    pub setup_ms: Option<u64>,
+    /// post_run plus grading, ms; `null` when the task was not graded.
+    #[serde(default)]
+    pub grading_ms: Option<u64>,
+    /// The host's own work during the turn (recording, reducing, collecting), µs; `null`
+    /// when no turn ran.
+    #[serde(default)]
+    pub host_turn_work_us: Option<u64>,
     /// The last 8 KiB of the CLI's stderr.
     pub stderr_tail: String,
     /// Requests the scripted model answered, when one was used.
@@ -221,8 +226,9 @@ pub struct CliInfo {
     /// Processes of the turn still alive after the CLI exited on its own (detached by the
     /// agent: `setsid`, `nohup`, a daemon), which the host then stopped. 0 when the host
     /// stopped the CLI itself (a cap, a timeout), whose stop takes everything anyway.
+    /// `null` when no turn ran.
     #[serde(default)]
-    pub leftover_processes: u32,
+    pub leftover_processes: Option<u32>,
     /// What the CLI's non-zero exit code means, when its harness documents that code
     /// (Gemini CLI: 41 `auth_error`, 52 `config_error`, ...).
     #[serde(default)]
@@ -282,9 +288,15 @@ pub struct StopRecord {
 /// Artifact paths, relative to the task's result folder.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Paths {
-    pub recording: String,
-    pub stderr: String,
-    pub workspace: String,
+    /// The CLI's stdout as recorded; absent when no turn ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recording: Option<String>,
+    /// The CLI's stderr; absent when no turn ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stderr: Option<String>,
+    /// The workspace the agent worked in; absent when none was made.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub workspace: Option<String>,
     /// The task's reference solution, staged after the agent finished (`reference`);
     /// `null` when the task has none.
     #[serde(default)]
@@ -294,9 +306,9 @@ pub struct Paths {
 impl Default for Paths {
     fn default() -> Self {
         Paths {
-            recording: "recording.jsonl".into(),
-            stderr: "stderr.log".into(),
-            workspace: "workspace".into(),
+            recording: Some("recording.jsonl".into()),
+            stderr: Some("stderr.log".into()),
+            workspace: Some("workspace".into()),
             reference: None,
         }
     }

@@ -21,8 +21,8 @@ pub const NO_AGENT: &str = "none";
 pub async fn run_agentless(task: &Task, options: &RunOptions) -> TaskResult {
     let dir = options.out_dir.join(&task.task_id).join(NO_AGENT);
     let mut result = assemble::skipped(task, NO_AGENT);
-    result.paths.recording = String::new();
-    result.paths.stderr = String::new();
+    result.paths.recording = None;
+    result.paths.stderr = None;
     let start = Instant::now();
     match setup::prepare_dirs(task, &dir, true).await {
         Err(e) => {
@@ -32,7 +32,7 @@ pub async fn run_agentless(task: &Task, options: &RunOptions) -> TaskResult {
             result.error_kind = Some(error.kind().to_string());
         }
         Ok(dirs) => {
-            result.setup_ms = start.elapsed().as_millis() as u64;
+            result.setup_ms = Some(start.elapsed().as_millis() as u64);
             let grading = Instant::now();
             let reference = crate::workspace::stage_reference(task, &dir);
             let mut steps = dirs.pre_run.clone();
@@ -73,7 +73,7 @@ pub async fn run_agentless(task: &Task, options: &RunOptions) -> TaskResult {
                     result.status = verdict.status;
                     result.criteria = verdict.criteria;
                     result.weighted_score = verdict.weighted_score;
-                    result.grading_ms = grading.elapsed().as_millis() as u64;
+                    result.grading_ms = Some(grading.elapsed().as_millis() as u64);
                 }
             }
         }

@@ -17,7 +17,7 @@ pub(super) struct Established {
     /// The CLI that ran (or was about to).
     pub(super) cli: CliInfo,
     /// Setup and launch preparation, ms.
-    pub(super) setup_ms: u64,
+    pub(super) setup_ms: Option<u64>,
     /// What the turn left besides its record, when the failure came after it.
     pub(super) after_turn: Option<AfterTurn>,
 }
@@ -32,6 +32,8 @@ pub(super) struct AfterTurn {
     pub(super) leftover_processes: u32,
     pub(super) host_work_us: u64,
     pub(super) scripted_model_requests: Option<Vec<serde_json::Value>>,
+    /// The finished turn, kept when a later stage (grading) failed or was interrupted.
+    pub(super) record: Option<crate::results::TurnRecord>,
 }
 
 /// The turn stage's product.
@@ -89,7 +91,7 @@ pub(super) fn assemble(p: &Prepared, done: Done) -> TaskResult {
     let cli = CliInfo {
         pgid: turn.pgid,
         mark: Some(turn.mark),
-        leftover_processes: turn.leftover_processes,
+        leftover_processes: Some(turn.leftover_processes),
         exit_code_meaning,
         containment: turn.containment.map(str::to_string),
         ..established.cli
@@ -141,8 +143,8 @@ pub(super) fn assemble(p: &Prepared, done: Done) -> TaskResult {
         armed_gate: verdict.armed_gate,
         soft_budget_warnings: soft_budget_warnings(p, &turn.record),
         setup_ms: established.setup_ms,
-        grading_ms,
-        host_turn_work_us: turn.host_work_us,
+        grading_ms: Some(grading_ms),
+        host_turn_work_us: Some(turn.host_work_us),
         stderr_tail: turn.stderr_tail,
         scripted_model_requests,
         turn: Some(turn.record),
@@ -165,9 +167,10 @@ pub(super) fn failed(p: &Prepared, error: &RunError, established: Established) -
         result.stderr_tail = after.stderr_tail;
         result.cli.pgid = after.pgid;
         result.cli.mark = Some(after.mark);
-        result.cli.leftover_processes = after.leftover_processes;
-        result.host_turn_work_us = after.host_work_us;
+        result.cli.leftover_processes = Some(after.leftover_processes);
+        result.host_turn_work_us = Some(after.host_work_us);
         result.scripted_model_requests = after.scripted_model_requests;
+        result.turn = after.record;
     }
     result
 }
@@ -237,9 +240,9 @@ fn blank_for(task: &Task, harness: &str, native: &[LimitKind]) -> TaskResult {
         armed_gate: None,
         early_stop_inert: Vec::new(),
         soft_budget_warnings: Vec::new(),
-        setup_ms: 0,
-        grading_ms: 0,
-        host_turn_work_us: 0,
+        setup_ms: None,
+        grading_ms: None,
+        host_turn_work_us: None,
         stderr_tail: String::new(),
         scripted_model_requests: None,
         paths: Paths::default(),

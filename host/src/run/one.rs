@@ -89,6 +89,16 @@ pub async fn run_one(
     // The result folder exists once setup ran; a task interrupted before it did gets one
     // for its task.json all the same.
     let _ = std::fs::create_dir_all(&dir);
+    // Paths name files that exist: a task stopped before its turn has no recording.
+    for path in [
+        &mut result.paths.recording,
+        &mut result.paths.stderr,
+        &mut result.paths.workspace,
+    ] {
+        if path.as_deref().is_some_and(|rel| !dir.join(rel).exists()) {
+            *path = None;
+        }
+    }
     crate::suite::stamp(&mut result, &p);
     // cost.json first, so task.json carries its summary; it never changes the outcome.
     if let Some(record) = cost::record(&p, &result) {
@@ -115,7 +125,9 @@ async fn execute(
     // A stage that fails once the host is interrupted (its shell step stopped by the
     // signal, say) failed because of the interrupt; between stages, an interrupt stops
     // the task before the next one starts.
-    let interrupted = |cancel: &watch::Receiver<bool>| *cancel.borrow();
+    // (The host's interrupt is raised a moment before `cancel` is set: either counts.)
+    let interrupted =
+        |cancel: &watch::Receiver<bool>| *cancel.borrow() || crate::interrupt::raised().is_some();
     macro_rules! stage {
         ($e:expr) => {
             match $e {
@@ -161,10 +173,12 @@ async fn execute(
     let launched = stage!(launch(p, options, &planned, &dirs, dir, &first).await);
     established.cli = launched.cli.clone();
     let deadline = p.task.run_limits.deadline(task_start, Instant::now());
-    established.setup_ms = task_start
-        .elapsed()
-        .saturating_sub(launched.version_time)
-        .as_millis() as u64;
+    established.setup_ms = Some(
+        task_start
+            .elapsed()
+            .saturating_sub(launched.version_time)
+            .as_millis() as u64,
+    );
     let deadlines = Deadlines {
         deadline,
         policy: options.stop_policy,
@@ -193,6 +207,10 @@ async fn execute(
         }
         Driver::Tempdir => None,
     };
+    // Grading after the turn watches for an interrupt too: one there (a slow
+    // `run_command` criterion, a `post_run` step stopped by the signal) makes the task
+    // `interrupted`, never a verdict on a half-graded workspace.
+    let grade_cancel = cancel.clone();
     let turn = match time_budget {
         // Time-budget mode: the deadline is fixed now, as the first session starts.
         Some(budget) => kept!(
@@ -223,9 +241,23 @@ async fn execute(
             .await
         ),
     };
-    let graded = match grade(p, options, &dirs, dir, &turn.turn, container.as_ref()).await {
-        Ok(graded) => graded,
-        Err(error) => {
+    let graded = match grade(
+        p,
+        options,
+        &dirs,
+        dir,
+        &turn.turn,
+        container.as_ref(),
+        &grade_cancel,
+    )
+    .await
+    {
+        Ok(graded) if !interrupted(&grade_cancel) => graded,
+        outcome => {
+            let error = match outcome {
+                Err(error) if !interrupted(&grade_cancel) => error,
+                _ => RunError::Interrupted,
+            };
             let live = &turn.turn;
             established.after_turn = Some(AfterTurn {
                 stop: live.stop.map(|reason| StopRecord {
@@ -238,6 +270,7 @@ async fn execute(
                 leftover_processes: live.leftover_processes,
                 host_work_us: live.host_work_us,
                 scripted_model_requests: turn.scripted_model_requests,
+                record: Some(turn.turn.record),
             });
             return Err((error, established));
         }
@@ -445,7 +478,8 @@ pub(super) async fn turn(
 
 /// Grade: the reference staged (only now that the agent has finished, beside the
 /// workspace, not in it), the `post_run` steps (informational, as in coder_eval: a
-/// failing one never fails the task), then the criteria and the task's status.
+/// failing one never fails the task), then the criteria and the task's status. Errors:
+/// as the stages' ([`RunError::Interrupted`] once `cancel` is set after a `post_run` step).
 async fn grade(
     p: &Prepared,
     options: &RunOptions,
@@ -453,6 +487,7 @@ async fn grade(
     dir: &Path,
     turn: &LiveTurn,
     container: Option<&DockerSandbox>,
+    cancel: &watch::Receiver<bool>,
 ) -> Result<Graded, RunError> {
     let start = Instant::now();
     let reference_dir = crate::workspace::stage_reference(&p.task, dir)
@@ -469,6 +504,11 @@ async fn grade(
         // Only a shell that cannot start is an Err here; it is left out of the record.
         if let Ok(record) = setup::run_step(&step, dirs, "post_run", container).await {
             steps.push(record);
+        }
+        // A signal stopped the step (or came during it): the criteria are not run on
+        // what it left half done.
+        if *cancel.borrow() || crate::interrupt::raised().is_some() {
+            return Err(RunError::Interrupted);
         }
     }
     // The agent ran in `working_dir`: the workspace gets what it (and post_run) left.

@@ -89,10 +89,18 @@ pub async fn regrade(
     }
     let mut options = ReplayOptions::new(&before.harness);
     options.components = components.clone();
-    let (record, trajectory) =
-        replay_with_trajectory(&result_dir.join(&before.paths.recording), &options)
-            .map_err(|e| RegradeError::Replay(Box::new(e)))?;
-    let workspace = result_dir.join(&before.paths.workspace);
+    let (record, trajectory) = replay_with_trajectory(
+        &result_dir.join(
+            before
+                .paths
+                .recording
+                .as_deref()
+                .unwrap_or("recording.jsonl"),
+        ),
+        &options,
+    )
+    .map_err(|e| RegradeError::Replay(Box::new(e)))?;
+    let workspace = result_dir.join(before.paths.workspace.as_deref().unwrap_or("workspace"));
     let mut run_options = super::RunOptions::new(result_dir.to_path_buf());
     run_options.components = components.clone();
     run_options.judge_env = judge_env.to_vec();

@@ -324,8 +324,8 @@ fn run_detail(r: &TaskResult) -> Markup {
                     @if let Some(at) = stop.at_ms { " at " (seconds(at)) }
                 }
             }
-            @if r.cli.leftover_processes > 0 {
-                p { (r.cli.leftover_processes) " process(es) the agent left running were stopped." }
+            @if let Some(n) = r.cli.leftover_processes.filter(|n| *n > 0) {
+                p { (n) " process(es) the agent left running were stopped." }
             }
             @if let Some(t) = &r.turn {
                 p.muted {

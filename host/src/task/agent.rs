@@ -89,7 +89,7 @@ pub struct AgentSpec {
     #[serde(default)]
     pub max_turns: Option<u32>,
     /// Legacy placement of `run_limits.turn_timeout` (mapped there with a warning).
-    #[serde(default, deserialize_with = "crate::limits::duration")]
+    #[serde(default, deserialize_with = "crate::limits::turn_timeout")]
     pub turn_timeout: Option<std::time::Duration>,
 }
 
