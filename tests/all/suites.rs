@@ -258,7 +258,11 @@ fn resume_after_a_kill_mid_suite_reruns_only_the_unfinished_units() {
     let run_json: serde_json::Value =
         serde_json::from_slice(&std::fs::read(out.join("run.json")).unwrap()).unwrap();
     let rows = run_json["rows"].as_array().unwrap().len();
-    assert!(rows <= done.len(), "run.json lists {rows} rows, {} done", done.len());
+    assert!(
+        rows <= done.len(),
+        "run.json lists {rows} rows, {} done",
+        done.len()
+    );
     assert_eq!(
         run_json["unfinished"].as_u64(),
         Some((4 - rows) as u64),
@@ -378,5 +382,59 @@ fn bad_suite_input_is_refused_before_anything_runs() {
         String::from_utf8_lossy(&o.stderr).contains("invocation.json"),
         "{}",
         show(&o)
+    );
+}
+
+/// Runs `coder-eval` with `args` in `dir`, no network namespace (for load errors).
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(bin())
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("coder-eval runs")
+}
+
+#[test]
+fn result_folders_that_would_nest_or_use_a_reserved_name_are_refused_naming_both_files() {
+    let dir = scratch("suite-nested-folders");
+    std::fs::write(
+        dir.join("plain.yaml"),
+        "task_id: s\ninitial_prompt: hi\nagent: {type: claude-code}\nsuccess_criteria: []\n",
+    )
+    .unwrap();
+    // Row `claude-code` would write to s/claude-code/claude-code/, inside task s's folder.
+    for (row, word) in [
+        ("claude-code", "harness"),
+        ("workspace", "own folder"),
+        ("r01", "replicate"),
+    ] {
+        std::fs::write(
+            dir.join("rows.yaml"),
+            format!(
+                "task_id: s\ninitial_prompt: hi\nagent: {{type: claude-code}}\ndataset:\n  rows: [{{id: ok}}, {{id: {row}}}]\nsuccess_criteria: []\n"
+            ),
+        )
+        .unwrap();
+        let o = run_in(&dir, &["run", "--out", "out", "plain.yaml", "rows.yaml"]);
+        assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(&format!("s/{row}")) && err.contains("rows.yaml") && err.contains(word),
+            "{row}: {err}"
+        );
+        assert!(!dir.join("out/s").exists(), "nothing runs");
+    }
+    // The same task id in two files: the message names both.
+    std::fs::write(
+        dir.join("again.yaml"),
+        "task_id: s\ninitial_prompt: hello\nagent: {type: claude-code}\nsuccess_criteria: []\n",
+    )
+    .unwrap();
+    let o = run_in(&dir, &["run", "--out", "out", "plain.yaml", "again.yaml"]);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("given twice") && err.contains("plain.yaml") && err.contains("again.yaml"),
+        "{err}"
     );
 }

@@ -59,8 +59,8 @@ mod cost;
 mod criterion;
 mod judge;
 mod live;
-mod statistics;
 mod session;
+mod statistics;
 mod stop;
 mod suite;
 mod task;
@@ -77,10 +77,10 @@ pub use live::{
     ArmedGate, ArmedRecord, BudgetBreach, BudgetKind, EarlyStopOutcome, EarlyStopReason,
     EarlyStopRecord, SoftBudgetWarning,
 };
+pub use session::{SessionRecord, SessionsEnd, TimeBudgetRecord};
 pub use statistics::{
     CompareReport, CompareTask, Interval, MeanEstimate, TaskStatistics, VariantStatistics,
 };
-pub use session::{SessionRecord, SessionsEnd, TimeBudgetRecord};
 pub use stop::StopReason;
 pub use suite::{SuiteThresholdResult, ThresholdCheck};
 pub use task::{
