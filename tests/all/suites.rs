@@ -438,3 +438,40 @@ fn result_folders_that_would_nest_or_use_a_reserved_name_are_refused_naming_both
         "{err}"
     );
 }
+
+#[test]
+fn a_misspelt_define_names_the_command_line_and_resume_refuses_new_options() {
+    let dir = scratch("suite-define-resume");
+    std::fs::write(
+        dir.join("task.yaml"),
+        "task_id: t\ninitial_prompt: hi\nagent: {type: claude-code}\nrun_limits:\n  max_turns: 3\nsuccess_criteria: []\n",
+    )
+    .unwrap();
+    let o = run_in(&dir, &["run", "-D", "run_limits.max_turn=2", "task.yaml"]);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("-D run_limits.max_turn=2") && !err.contains("task.yaml:"),
+        "{err}"
+    );
+    let o = run_in(
+        &dir,
+        &[
+            "run",
+            "--resume",
+            "runs/x",
+            "--repeats",
+            "2",
+            "--harness",
+            "codex",
+            "-D",
+            "repeats=2",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--repeats") && err.contains("--harness") && err.contains("-D"),
+        "{err}"
+    );
+}

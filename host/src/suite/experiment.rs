@@ -327,6 +327,20 @@ fn check_sections(
     path: &Path,
     line: Option<usize>,
 ) -> Result<(), ExperimentError> {
+    match section_error(layer) {
+        Some((key, message)) => Err(ExperimentError::Invalid {
+            path: path.to_path_buf(),
+            line: line.unwrap_or(0),
+            column: 0,
+            message: format!("{at}.{key}: {message}"),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The first section of `layer` (`agent`, `run_limits`, `sandbox`) that the task file's
+/// reader refuses, and why (e.g. an unknown field).
+fn section_error(layer: &Value) -> Option<(&'static str, String)> {
     fn section<T: serde::de::DeserializeOwned>(v: Option<&Value>) -> Result<(), String> {
         match v {
             Some(v) => serde_yaml_ng::from_value::<T>(v.clone())
@@ -349,17 +363,9 @@ fn check_sections(
             section::<crate::task::SandboxSpec>(layer.get("sandbox")),
         ),
     ];
-    for (key, result) in checks {
-        if let Err(message) = result {
-            return Err(ExperimentError::Invalid {
-                path: path.to_path_buf(),
-                line: line.unwrap_or(0),
-                column: 0,
-                message: format!("{at}.{key}: {}", message),
-            });
-        }
-    }
-    Ok(())
+    checks
+        .into_iter()
+        .find_map(|(key, result)| result.err().map(|m| (key, m)))
 }
 
 /// The 1-based line of `variant_id: <id>` in the experiment's text.
@@ -428,6 +434,13 @@ impl Overrides {
             }
             let value: Value =
                 serde_yaml_ng::from_str(value).unwrap_or_else(|_| Value::String(value.to_string()));
+            // Its section alone, read as a task file reads it: a misspelt key is this
+            // argument's error, not the task file's.
+            let mut alone = Value::Mapping(Mapping::new());
+            set_path(&mut alone, &keys, value.clone()).map_err(|m| fail(&m))?;
+            if let Some((key, message)) = section_error(&alone) {
+                return Err(fail(&format!("{key}: {message}")));
+            }
             set_path(&mut layer, &keys, value).map_err(|m| fail(&m))?;
             detail.insert(path.to_string(), format!("-D {arg}"));
         }
@@ -734,6 +747,17 @@ mod tests {
             e.unwrap_err()
                 .to_string()
                 .contains("did you mean `run_limits`")
+        );
+        // A misspelt field inside a section is the -D argument's error.
+        let e = Overrides {
+            set: vec!["run_limits.max_turn=3".into()],
+            ..Default::default()
+        }
+        .layer();
+        let msg = e.unwrap_err().to_string();
+        assert!(
+            msg.starts_with("-D run_limits.max_turn=3: run_limits:") && msg.contains("max_turn"),
+            "{msg}"
         );
     }
 
