@@ -384,3 +384,94 @@ fn bad_suite_input_is_refused_before_anything_runs() {
         show(&o)
     );
 }
+
+/// Runs `coder-eval` with `args` in `dir`, no network namespace (for load errors).
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(bin())
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("coder-eval runs")
+}
+
+#[test]
+fn result_folders_that_would_nest_or_use_a_reserved_name_are_refused_naming_both_files() {
+    let dir = scratch("suite-nested-folders");
+    std::fs::write(
+        dir.join("plain.yaml"),
+        "task_id: s\ninitial_prompt: hi\nagent: {type: claude-code}\nsuccess_criteria: []\n",
+    )
+    .unwrap();
+    // Row `claude-code` would write to s/claude-code/claude-code/, inside task s's folder.
+    for (row, word) in [
+        ("claude-code", "harness"),
+        ("workspace", "own folder"),
+        ("r01", "replicate"),
+    ] {
+        std::fs::write(
+            dir.join("rows.yaml"),
+            format!(
+                "task_id: s\ninitial_prompt: hi\nagent: {{type: claude-code}}\ndataset:\n  rows: [{{id: ok}}, {{id: {row}}}]\nsuccess_criteria: []\n"
+            ),
+        )
+        .unwrap();
+        let o = run_in(&dir, &["run", "--out", "out", "plain.yaml", "rows.yaml"]);
+        assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(&format!("s/{row}")) && err.contains("rows.yaml") && err.contains(word),
+            "{row}: {err}"
+        );
+        assert!(!dir.join("out/s").exists(), "nothing runs");
+    }
+    // The same task id in two files: the message names both.
+    std::fs::write(
+        dir.join("again.yaml"),
+        "task_id: s\ninitial_prompt: hello\nagent: {type: claude-code}\nsuccess_criteria: []\n",
+    )
+    .unwrap();
+    let o = run_in(&dir, &["run", "--out", "out", "plain.yaml", "again.yaml"]);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("given twice") && err.contains("plain.yaml") && err.contains("again.yaml"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_misspelt_define_names_the_command_line_and_resume_refuses_new_options() {
+    let dir = scratch("suite-define-resume");
+    std::fs::write(
+        dir.join("task.yaml"),
+        "task_id: t\ninitial_prompt: hi\nagent: {type: claude-code}\nrun_limits:\n  max_turns: 3\nsuccess_criteria: []\n",
+    )
+    .unwrap();
+    let o = run_in(&dir, &["run", "-D", "run_limits.max_turn=2", "task.yaml"]);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("-D run_limits.max_turn=2") && !err.contains("task.yaml:"),
+        "{err}"
+    );
+    let o = run_in(
+        &dir,
+        &[
+            "run",
+            "--resume",
+            "runs/x",
+            "--repeats",
+            "2",
+            "--harness",
+            "codex",
+            "-D",
+            "repeats=2",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--repeats") && err.contains("--harness") && err.contains("-D"),
+        "{err}"
+    );
+}

@@ -125,6 +125,15 @@ struct StoredRun {
 pub fn run(mut args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
     let mut resume_dir = None;
     if let Some(dir) = args.resume.clone() {
+        let ignored = resume_ignores(&args);
+        if !ignored.is_empty() {
+            eprintln!(
+                "error: --resume finishes a run with its own options: {} cannot be given with \
+                 it (start a new run to change them)",
+                ignored.join(", ")
+            );
+            return Ok(exit_codes::USAGE);
+        }
         let invocation = coder_eval::suite::resume::Invocation::read(&dir)?;
         let dir = std::path::absolute(&dir)?;
         std::env::set_current_dir(&invocation.cwd)?;
@@ -447,6 +456,20 @@ pub fn run(mut args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
 }
 
 /// One line per variant from `run.json`'s `statistics` (runs with variants or repeats).
+/// The options given with `--resume` that the resumed run's own options would override.
+fn resume_ignores(args: &RunArgs) -> Vec<&'static str> {
+    [
+        (args.repeats.is_some(), "--repeats"),
+        (!args.harness.is_empty(), "--harness"),
+        (!args.define.is_empty(), "-D"),
+        (args.model.is_some(), "--model"),
+        (args.scripted_model.is_some(), "--scripted-model"),
+    ]
+    .into_iter()
+    .filter_map(|(given, flag)| given.then_some(flag))
+    .collect()
+}
+
 fn print_statistics(out_dir: &std::path::Path) {
     let Some(summary) = std::fs::read_to_string(out_dir.join("run.json"))
         .ok()

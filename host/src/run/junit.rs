@@ -2,7 +2,8 @@
 //! GitLab, Jenkins), written next to `run.json` by every `coder-eval run`.
 //!
 //! Shape: one `<testsuite>` per harness (in the order harnesses first appear), one
-//! `<testcase name="<task_id>" classname="coder-eval.<harness>">` per task on it, `time` =
+//! `<testcase name="<task_id>" classname="coder-eval.<harness>">` per task on it (a
+//! replicate: `name="<task_id> [r02]"`; a variant: `classname="coder-eval.<variant>.<harness>"`), `time` =
 //! the turn's duration in seconds. Status mapping:
 //!
 //! | status                            | JUnit                                      |
@@ -133,8 +134,8 @@ fn test_case(r: &TaskResult) -> TestCase {
             s
         }
     };
-    let mut case = TestCase::new(r.task_id.as_str(), status);
-    case.set_classname(format!("coder-eval.{}", r.harness));
+    let mut case = TestCase::new(case_name(r), status);
+    case.set_classname(class_name(r));
     let turn = r.turn.as_ref();
     if let Some(t) = turn {
         case.set_time(Duration::from_millis(t.timing.turn_duration_ms));
@@ -173,4 +174,21 @@ pub fn write(
         .to_string()
         .map_err(std::io::Error::other)?;
     crate::results::write_atomically(path, text.as_bytes())
+}
+
+/// A case's name: the task id, with its replicate (`flaky [r02]`) when it has one.
+fn case_name(r: &TaskResult) -> String {
+    match r.replicate {
+        Some(i) => format!("{} [{}]", r.task_id, crate::suite::replicate_dir(i)),
+        None => r.task_id.clone(),
+    }
+}
+
+/// A case's class: `coder-eval.<harness>`, or `coder-eval.<variant>.<harness>` in an
+/// experiment, so no two units share name and class.
+fn class_name(r: &TaskResult) -> String {
+    match &r.variant {
+        Some(v) => format!("coder-eval.{v}.{}", r.harness),
+        None => format!("coder-eval.{}", r.harness),
+    }
 }

@@ -82,10 +82,44 @@ pub enum PrepareError {
     NoHarness { task: String },
     /// Two runs would share one result folder.
     #[error(
-        "task `{task}` on `{harness}` is given twice (task ids must differ: results go to \
-         <out>/<task_id>/<harness>/)"
+        "task `{task}` on `{harness}` is given twice, by {first} and by {second} (task ids \
+         must differ: results go to <out>/<task_id>/<harness>/)"
     )]
-    Duplicate { task: String, harness: String },
+    Duplicate {
+        task: String,
+        harness: String,
+        /// The task file of the first.
+        first: String,
+        /// The task file of the second (may be the first again).
+        second: String,
+    },
+    /// One unit's result folder would sit inside another's (a dataset row whose id is a
+    /// harness name, beside a plain task of the dataset's id): `--resume` re-running the
+    /// outer unit would delete the inner one's result.
+    #[error(
+        "task `{inner}` ({inner_file}) would write its results to {inner_dir}/, inside the \
+         result folder {outer_dir}/ of task `{outer}` ({outer_file}): rename one of them"
+    )]
+    NestedFolder {
+        inner: String,
+        inner_file: String,
+        inner_dir: String,
+        outer: String,
+        outer_file: String,
+        outer_dir: String,
+    },
+    /// A task id below its first part (a dataset row id) names a folder the results use
+    /// for something else: a harness, `workspace`, `home`, a replicate `rNN`.
+    #[error(
+        "task `{task}` ({file}): `{part}` cannot be a row id or a part of a task id below the \
+         first: result folders use it ({why})"
+    )]
+    ReservedId {
+        task: String,
+        file: String,
+        part: String,
+        why: String,
+    },
 }
 
 /// Checks every task on every harness before anything runs. `harnesses` empty = each
@@ -179,13 +213,15 @@ pub fn prepare(
                     reason,
                 });
             }
-            if prepared
+            if let Some(p) = prepared
                 .iter()
-                .any(|p: &Prepared| p.task.task_id == task.task_id && p.harness == harness)
+                .find(|p: &&Prepared| p.task.task_id == task.task_id && p.harness == harness)
             {
                 return Err(PrepareError::Duplicate {
                     task: task.task_id.clone(),
                     harness,
+                    first: p.task.path.display().to_string(),
+                    second: task.path.display().to_string(),
                 });
             }
             prepared.push(Prepared {

@@ -39,10 +39,11 @@ pub fn render(
         }
     }
     let by_variant = results.iter().any(|r| r.variant.is_some());
-    let find = |task: &str, harness: &str| {
+    let find = |task: &str, harness: &str| -> Vec<&TaskResult> {
         results
             .iter()
-            .find(|r| r.task_id == task && column(r) == harness)
+            .filter(|r| r.task_id == task && column(r) == harness)
+            .collect()
     };
     let page = html! {
         (DOCTYPE)
@@ -55,8 +56,7 @@ pub fn render(
             body {
                 h1 { "coder-eval report" }
                 p.muted {
-                    (plural(results.len(), "run")) ": " (plural(tasks.len(), "task")) " on "
-                    (plural(harnesses.len(), "harness")) ". coder-eval "
+                    (header(results, tasks.len())) ". coder-eval "
                     (env!("CARGO_PKG_VERSION")) ". Statuses and fields as in task.json; "
                     "\"turns\" are main-thread model calls. Costs are what each CLI reports "
                     "(against the scripted model they mean nothing: Pi and OpenCode are "
@@ -84,9 +84,10 @@ pub fn render(
                         tr {
                             td { a href={ "#" (anchor(task, "")) } { (task) } }
                             @for harness in &harnesses {
-                                @match find(task, harness) {
-                                    Some(r) => (matrix_cell(r)),
-                                    None => td.muted { "not run" },
+                                @match find(task, harness).as_slice() {
+                                    [] => td.muted { "not run" },
+                                    [r] => (matrix_cell(r)),
+                                    many => (replicates_cell(many)),
                                 }
                             }
                         }
@@ -248,6 +249,67 @@ fn harness_row(harness: &str, results: &[TaskResult]) -> Markup {
                     }
                 }
             }
+        }
+    }
+}
+
+/// "12 runs: 3 tasks on 1 harness, 2 variants, 2 replicates each": harnesses are the
+/// distinct harnesses run, variants and replicates are named only when present.
+fn header(results: &[TaskResult], tasks: usize) -> String {
+    let mut harnesses: Vec<&str> = results.iter().map(|r| r.harness.as_str()).collect();
+    harnesses.sort_unstable();
+    harnesses.dedup();
+    let mut variants: Vec<&str> = results
+        .iter()
+        .filter_map(|r| r.variant.as_deref())
+        .collect();
+    variants.sort_unstable();
+    variants.dedup();
+    let replicates = results
+        .iter()
+        .filter_map(|r| r.replicate)
+        .max()
+        .map(|m| m + 1);
+    let mut text = format!(
+        "{}: {} on {}",
+        plural(results.len(), "run"),
+        plural(tasks, "task"),
+        plural(harnesses.len(), "harness")
+    );
+    if !variants.is_empty() {
+        text.push_str(&format!(", {}", plural(variants.len(), "variant")));
+    }
+    if let Some(n) = replicates {
+        text.push_str(&format!(", up to {} each", plural(n as usize, "replicate")));
+    }
+    text
+}
+
+/// A task's replicates on one harness or variant: how many passed of how many ran
+/// (`3/5 passed`), linking to the runs (SKIPPED replicates are not counted).
+fn replicates_cell(runs: &[&TaskResult]) -> Markup {
+    let counted: Vec<&&TaskResult> = runs
+        .iter()
+        .filter(|r| r.status != TaskStatus::Skipped)
+        .collect();
+    let passed = counted
+        .iter()
+        .filter(|r| r.status == TaskStatus::Success)
+        .count();
+    let class = if counted.is_empty() {
+        "SKIPPED"
+    } else if passed == counted.len() {
+        "SUCCESS"
+    } else {
+        "FAILURE"
+    };
+    html! {
+        td class=(class) {
+            a href={ "#" (anchor(&runs[0].task_id, &runs[0].harness)) } {
+                (passed) "/" (counted.len()) " passed"
+            }
+            br;
+            span.muted { (plural(runs.len(), "replicate")) }
         }
     }
 }
@@ -454,5 +516,75 @@ fn thresholds(gates: &[SuiteThresholdResult]) -> Markup {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn result(variant: Option<&str>, replicate: u32, status: TaskStatus) -> TaskResult {
+        let mut r: TaskResult = serde_json::from_str(r#"{"result_version":1,"task_id":"t","harness":"claude-code","status":"SUCCESS","error":null,"description":null,"task_file":"/t.yaml","prompt":"p","requested_model":null,"cli":{"path":null,"version":null,"argv":[],"pgid":null,"caveats":[]},"run_limits":{"max_turns":null,"max_tool_calls":null,"turn_timeout_ms":null,"task_timeout_ms":null,"native":[]},"stop":null,"turn":null,"criteria":[],"weighted_score":null,"post_failure_criteria_results":[],"setup_ms":0,"grading_ms":0,"host_turn_work_us":0,"stderr_tail":"","scripted_model_requests":null,"paths":{"recording":"recording.jsonl","stderr":"stderr.log","workspace":"workspace"}}"#).unwrap();
+        r.variant = variant.map(String::from);
+        r.replicate = Some(replicate);
+        r.status = status;
+        r
+    }
+
+    /// 2 variants × 1 task × 3 replicates on one harness; variant a passes 2 of 3.
+    fn suite() -> Vec<TaskResult> {
+        let mut rs = Vec::new();
+        for (v, statuses) in [
+            (
+                "a",
+                [
+                    TaskStatus::Success,
+                    TaskStatus::Failure,
+                    TaskStatus::Success,
+                ],
+            ),
+            ("b", [TaskStatus::Failure; 3]),
+        ] {
+            for (i, s) in statuses.into_iter().enumerate() {
+                rs.push(result(Some(v), i as u32, s));
+            }
+        }
+        rs
+    }
+
+    #[test]
+    fn the_header_counts_harnesses_and_variants_and_the_matrix_counts_replicates() {
+        let html = render(&suite(), &[], &[]);
+        assert!(
+            html.contains("6 runs: 1 task on 1 harness, 2 variants, up to 3 replicates each"),
+            "{html}"
+        );
+        assert!(
+            html.contains("2/3 passed") && html.contains("0/3 passed"),
+            "{html}"
+        );
+    }
+
+    #[test]
+    fn junit_cases_of_replicates_and_variants_differ() {
+        let xml = super::super::junit::report(&suite(), &[])
+            .to_string()
+            .unwrap();
+        let mut cases: Vec<(String, String)> = xml
+            .lines()
+            .filter(|l| l.contains("<testcase"))
+            .map(|l| {
+                let attr = |a: &str| {
+                    let from = l.find(&format!("{a}=\"")).unwrap() + a.len() + 2;
+                    l[from..from + l[from..].find('"').unwrap()].to_string()
+                };
+                (attr("name"), attr("classname"))
+            })
+            .collect();
+        assert_eq!(cases.len(), 6, "{xml}");
+        assert!(cases.contains(&("t [r02]".into(), "coder-eval.b.claude-code".into())));
+        cases.sort();
+        cases.dedup();
+        assert_eq!(cases.len(), 6, "{xml}");
     }
 }

@@ -327,6 +327,20 @@ fn check_sections(
     path: &Path,
     line: Option<usize>,
 ) -> Result<(), ExperimentError> {
+    match section_error(layer) {
+        Some((key, message)) => Err(ExperimentError::Invalid {
+            path: path.to_path_buf(),
+            line: line.unwrap_or(0),
+            column: 0,
+            message: format!("{at}.{key}: {message}"),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The first section of `layer` (`agent`, `run_limits`, `sandbox`) that the task file's
+/// reader refuses, and why (e.g. an unknown field).
+fn section_error(layer: &Value) -> Option<(&'static str, String)> {
     fn section<T: serde::de::DeserializeOwned>(v: Option<&Value>) -> Result<(), String> {
         match v {
             Some(v) => serde_yaml_ng::from_value::<T>(v.clone())
@@ -349,17 +363,9 @@ fn check_sections(
             section::<crate::task::SandboxSpec>(layer.get("sandbox")),
         ),
     ];
-    for (key, result) in checks {
-        if let Err(message) = result {
-            return Err(ExperimentError::Invalid {
-                path: path.to_path_buf(),
-                line: line.unwrap_or(0),
-                column: 0,
-                message: format!("{at}.{key}: {}", message),
-            });
-        }
-    }
-    Ok(())
+    checks
+        .into_iter()
+        .find_map(|(key, result)| result.err().map(|m| (key, m)))
 }
 
 /// The 1-based line of `variant_id: <id>` in the experiment's text.
@@ -428,6 +434,13 @@ impl Overrides {
             }
             let value: Value =
                 serde_yaml_ng::from_str(value).unwrap_or_else(|_| Value::String(value.to_string()));
+            // Its section alone, read as a task file reads it: a misspelt key is this
+            // argument's error, not the task file's.
+            let mut alone = Value::Mapping(Mapping::new());
+            set_path(&mut alone, &keys, value.clone()).map_err(|m| fail(&m))?;
+            if let Some((key, message)) = section_error(&alone) {
+                return Err(fail(&format!("{key}: {message}")));
+            }
             set_path(&mut layer, &keys, value).map_err(|m| fail(&m))?;
             detail.insert(path.to_string(), format!("-D {arg}"));
         }
@@ -457,6 +470,46 @@ impl Overrides {
         absolutize_paths(&mut layer, &cwd);
         Ok((layer, detail))
     }
+}
+
+/// Legacy placements of run limits (`agent.max_turns`, `agent.turn_timeout`, top-level
+/// `max_turns`, `turn_timeout`, `task_timeout`), moved to `run_limits` within one layer
+/// (a value already under `run_limits` stays: the task file as written is checked for
+/// conflicting spellings before this). Other layers' values are then merged by their
+/// order, as for any field.
+fn legacy_limits_moved(layer: &Value) -> Value {
+    const LEGACY: &[(&[&str], &str)] = &[
+        (&["agent", "max_turns"], "max_turns"),
+        (&["agent", "turn_timeout"], "turn_timeout"),
+        (&["max_turns"], "max_turns"),
+        (&["turn_timeout"], "turn_timeout"),
+        (&["task_timeout"], "task_timeout"),
+    ];
+    let mut out = layer.clone();
+    let Value::Mapping(top) = &mut out else {
+        return out;
+    };
+    for (from, to) in LEGACY {
+        let taken = match from {
+            [key] => top.remove(*key),
+            [section, key] => match top.get_mut(*section) {
+                Some(Value::Mapping(m)) => m.remove(*key),
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(value) = taken else { continue };
+        let limits = top
+            .entry(Value::String("run_limits".into()))
+            .or_insert_with(|| Value::Mapping(Mapping::new()));
+        if let Value::Mapping(limits) = limits {
+            let key = Value::String((*to).into());
+            if !limits.contains_key(&key) {
+                limits.insert(key, value);
+            }
+        }
+    }
+    out
 }
 
 /// A task resolved through the layers: one unit per replicate will run it.
@@ -536,12 +589,18 @@ pub fn resolve_file(
         Some(e) => e.variants.iter().map(|v| (Some(v), &e.defaults)).collect(),
         None => plain.to_vec(),
     };
+    // Legacy limit keys go to `run_limits` within each layer first, so that a later
+    // layer's `run_limits.max_turns` beats the task's `agent.max_turns`.
+    let task_value = legacy_limits_moved(&task_value);
+    let cli = legacy_limits_moved(&cli);
     let mut out = Vec::new();
     for (variant, defaults) in variants {
         let empty = Value::Null;
+        let defaults = legacy_limits_moved(defaults);
+        let overlay = variant.map(|v| legacy_limits_moved(&v.overlay));
         let layers = [
             LayerInput {
-                value: defaults,
+                value: &defaults,
                 layer: Layer::ExperimentDefaults,
                 detail: experiment.map(|e| e.experiment_id.clone()),
                 per_path: None,
@@ -553,7 +612,7 @@ pub fn resolve_file(
                 per_path: None,
             },
             LayerInput {
-                value: variant.map_or(&empty, |v| &v.overlay),
+                value: overlay.as_ref().unwrap_or(&empty),
                 layer: Layer::Variant,
                 detail: variant.map(|v| v.variant_id.clone()),
                 per_path: None,
@@ -689,5 +748,46 @@ mod tests {
                 .to_string()
                 .contains("did you mean `run_limits`")
         );
+        // A misspelt field inside a section is the -D argument's error.
+        let e = Overrides {
+            set: vec!["run_limits.max_turn=3".into()],
+            ..Default::default()
+        }
+        .layer();
+        let msg = e.unwrap_err().to_string();
+        assert!(
+            msg.starts_with("-D run_limits.max_turn=3: run_limits:") && msg.contains("max_turn"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn a_legacy_max_turns_beats_defaults_and_yields_to_the_command_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let task = dir.path().join("task.yaml");
+        std::fs::write(
+            &task,
+            "task_id: t\ninitial_prompt: hi\nagent: {type: claude-code, max_turns: 4}\nsuccess_criteria: []\n",
+        )
+        .unwrap();
+        let max_turns = |e: Option<&Experiment>, set: &[&str]| {
+            let o = Overrides {
+                set: set.iter().map(|s| s.to_string()).collect(),
+                ..Default::default()
+            };
+            let (r, _) =
+                resolve_file(&task, &Selection::default(), e, &o).unwrap_or_else(|e| panic!("{e}"));
+            r[0].task.run_limits.max_turns
+        };
+        let e = Experiment::parse(
+            "experiment_id: x\ndefaults:\n  run_limits: {max_turns: 9}\nvariants: [{variant_id: a}]",
+            &dir.path().join("exp.yaml"),
+        )
+        .unwrap();
+        // Task beats defaults; -D beats task; the variant's legacy key maps too.
+        assert_eq!(max_turns(Some(&e), &[]), Some(4));
+        assert_eq!(max_turns(Some(&e), &["run_limits.max_turns=2"]), Some(2));
+        assert_eq!(max_turns(None, &["run_limits.max_turns=2"]), Some(2));
+        assert_eq!(max_turns(None, &["agent.max_turns=3"]), Some(3));
     }
 }

@@ -6,6 +6,7 @@
 //! with its prepared task; `run::run_all` runs them like any other prepared task.
 
 pub mod experiment;
+pub mod folders;
 pub mod merge;
 pub mod mutation;
 pub mod report;
@@ -42,14 +43,15 @@ pub fn stamp(result: &mut TaskResult, p: &Prepared) {
 
 /// Checks every resolved task on its harnesses (`run::prepare`) and makes its units:
 /// one per replicate, each with its own result folder. Two units with one folder are a
-/// [`PrepareError::Duplicate`].
+/// [`PrepareError::Duplicate`]; a folder inside another's, or a reserved folder name in a
+/// task id, is refused too ([`folders::check`]).
 pub fn prepare_units(
     resolved: Vec<ResolvedTask>,
     harnesses: &[String],
     options: &RunOptions,
 ) -> Result<Vec<Prepared>, PrepareError> {
     let mut units: Vec<Prepared> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = std::collections::HashMap::new();
     for r in resolved {
         for p in prepare(vec![r.task], harnesses, options)? {
             for index in 0..r.repeats {
@@ -57,8 +59,10 @@ pub fn prepare_units(
                 unit.unit.variant = r.variant.clone();
                 unit.unit.replicate = (r.repeats > 1).then_some(index);
                 unit.lineage = r.lineage.clone();
-                if !seen.insert(unit.unit.clone()) {
+                if let Some(first) = seen.insert(unit.unit.clone(), unit.task.path.clone()) {
                     return Err(PrepareError::Duplicate {
+                        first: first.display().to_string(),
+                        second: unit.task.path.display().to_string(),
                         task: unit.unit.task_id.clone(),
                         harness: match &unit.unit.variant {
                             Some(v) => format!("{} (variant {v})", unit.harness),
@@ -70,6 +74,7 @@ pub fn prepare_units(
             }
         }
     }
+    folders::check(&units)?;
     Ok(units)
 }
 

@@ -85,7 +85,8 @@ pub fn t_test_p(t: f64, df: u32) -> Option<f64> {
 /// The mean of `values` (one per task) with its standard error (sample sd / √n) and a
 /// t-interval on n − 1 degrees of freedom. Treating each task as one observation is the
 /// task-clustered standard error of the mean of per-task means: replicates of one task
-/// are not independent draws. One value: the mean alone. `None` when empty.
+/// are not independent draws. One value: the mean alone. `None` when empty. Not clipped
+/// (a difference may be negative): see [`rate_estimate`] for pass rates and scores.
 pub fn mean_estimate(values: &[f64]) -> Option<MeanEstimate> {
     if values.is_empty() {
         return None;
@@ -115,6 +116,18 @@ pub fn mean_estimate(values: &[f64]) -> Option<MeanEstimate> {
             high: mean + t * se,
         }),
     })
+}
+
+/// [`mean_estimate`] of values in [0, 1] (per-task pass rates, weighted scores), its
+/// t-interval clipped to [0, 1]: the normal approximation of a few tasks otherwise reaches
+/// past 0% or 100%, which no pass rate can.
+pub fn rate_estimate(values: &[f64]) -> Option<MeanEstimate> {
+    let mut e = mean_estimate(values)?;
+    if let Some(ci) = &mut e.ci95 {
+        ci.low = ci.low.max(0.0);
+        ci.high = ci.high.min(1.0);
+    }
+    Some(e)
 }
 
 /// How one replicate counts in the statistics.
@@ -217,8 +230,8 @@ pub fn variant_statistics(variant: &str, tasks: Vec<TaskStatistics>) -> VariantS
         errored: tasks.iter().map(|t| t.errored).sum(),
         skipped: tasks.iter().map(|t| t.skipped).sum(),
         missing: tasks.iter().map(|t| t.missing).sum(),
-        pass_rate: mean_estimate(&rates),
-        score: mean_estimate(&scores),
+        pass_rate: rate_estimate(&rates),
+        score: rate_estimate(&scores),
         per_task: tasks,
     }
 }
@@ -354,6 +367,11 @@ mod tests {
             (ci.low - (0.5 - 4.302_653 * 0.288_675)).abs() < 1e-4,
             "{ci:?}"
         );
+        // Clipped for rates: 0.5 ± 4.30 × 0.29 would reach −74% and 174%.
+        let r = rate_estimate(&[1.0, 0.5, 0.0]).unwrap().ci95.unwrap();
+        assert_eq!((r.low, r.high), (0.0, 1.0));
+        let r = rate_estimate(&[1.0, 0.9, 0.95, 1.0]).unwrap().ci95.unwrap();
+        assert!(r.high == 1.0 && r.low > 0.8, "{r:?}");
         let single = mean_estimate(&[0.7]).unwrap();
         assert_eq!((single.se, single.ci95), (None, None));
         assert!(mean_estimate(&[]).is_none());

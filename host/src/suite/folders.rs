@@ -1,0 +1,88 @@
+//! That every unit of a run has a result folder of its own, not inside another's
+//! ([`check`]): `--resume` deletes a unit's folder before it runs the unit again.
+
+use crate::components::BUILTIN_HARNESSES;
+use crate::run::{PrepareError, Prepared};
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+/// Why `part` (a part of a task id below the first, e.g. a dataset row id) cannot name a
+/// folder: `None` when it can. Reserved: `workspace` and `home` (a unit's own folders), a
+/// replicate folder (`r` and digits), a built-in harness, or a harness of this run.
+fn reserved(part: &str, harnesses: &[&str]) -> Option<&'static str> {
+    match part {
+        "workspace" | "home" => Some("a unit's own folder"),
+        _ if part.len() > 1
+            && part.starts_with('r')
+            && part[1..].bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            Some("a replicate's folder")
+        }
+        _ if BUILTIN_HARNESSES.iter().any(|h| h.name == part) || harnesses.contains(&part) => {
+            Some("a harness's folder")
+        }
+        _ => None,
+    }
+}
+
+/// Refuses a run whose units' result folders collide: a task id part below the first
+/// that is a reserved folder name ([`PrepareError::ReservedId`]), or one unit's folder
+/// inside another's ([`PrepareError::NestedFolder`]), naming both task files. (Equal
+/// folders are [`PrepareError::Duplicate`], found as the units are made.)
+pub fn check(units: &[Prepared]) -> Result<(), PrepareError> {
+    let harnesses: Vec<&str> = units.iter().map(|u| u.harness.as_str()).collect();
+    for u in units {
+        for part in u.unit.task_id.split('/').skip(1) {
+            if let Some(why) = reserved(part, &harnesses) {
+                return Err(PrepareError::ReservedId {
+                    task: u.unit.task_id.clone(),
+                    file: u.task.path.display().to_string(),
+                    part: part.to_string(),
+                    why: why.to_string(),
+                });
+            }
+        }
+    }
+    let folders: HashMap<PathBuf, &Prepared> =
+        units.iter().map(|u| (u.unit.rel_dir(), u)).collect();
+    for u in units {
+        let dir = u.unit.rel_dir();
+        for up in dir.ancestors().skip(1) {
+            if let Some(outer) = folders.get(up) {
+                return Err(PrepareError::NestedFolder {
+                    inner: u.unit.task_id.clone(),
+                    inner_file: u.task.path.display().to_string(),
+                    inner_dir: dir.display().to_string(),
+                    outer: outer.unit.task_id.clone(),
+                    outer_file: outer.task.path.display().to_string(),
+                    outer_dir: up.display().to_string(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reserved;
+
+    #[test]
+    fn reserved_folder_names() {
+        for name in [
+            "workspace",
+            "home",
+            "r00",
+            "r7",
+            "r123",
+            "claude-code",
+            "codex",
+            "mine",
+        ] {
+            assert!(reserved(name, &["mine"]).is_some(), "{name}");
+        }
+        for name in ["r", "rx1", "row1", "s", "claude", "r0a"] {
+            assert_eq!(reserved(name, &["mine"]), None, "{name}");
+        }
+    }
+}
