@@ -237,6 +237,9 @@ async fn execute(
             .await
         ),
     };
+    // A turn the interrupt already stopped is graded as it is (never a pass, see
+    // `assemble`); an interrupt that comes only now stops the grading.
+    let watch_grading = !interrupted(&grade_cancel);
     let graded = match grade(
         p,
         options,
@@ -244,14 +247,14 @@ async fn execute(
         dir,
         &turn.turn,
         container.as_ref(),
-        &grade_cancel,
+        watch_grading.then_some(&grade_cancel),
     )
     .await
     {
-        Ok(graded) if !interrupted(&grade_cancel) => graded,
+        Ok(graded) if !watch_grading || !interrupted(&grade_cancel) => graded,
         outcome => {
             let error = match outcome {
-                Err(error) if !interrupted(&grade_cancel) => error,
+                Err(error) if !watch_grading || !interrupted(&grade_cancel) => error,
                 _ => RunError::Interrupted,
             };
             let live = &turn.turn;
@@ -475,7 +478,8 @@ pub(super) async fn turn(
 /// Grade: the reference staged (only now that the agent has finished, beside the
 /// workspace, not in it), the `post_run` steps (informational, as in coder_eval: a
 /// failing one never fails the task), then the criteria and the task's status. Errors:
-/// as the stages' ([`RunError::Interrupted`] once `cancel` is set after a `post_run` step).
+/// as the stages' ([`RunError::Interrupted`] once `cancel`, when given, is set after a
+/// `post_run` step).
 async fn grade(
     p: &Prepared,
     options: &RunOptions,
@@ -483,7 +487,7 @@ async fn grade(
     dir: &Path,
     turn: &LiveTurn,
     container: Option<&DockerSandbox>,
-    cancel: &watch::Receiver<bool>,
+    cancel: Option<&watch::Receiver<bool>>,
 ) -> Result<Graded, RunError> {
     let start = Instant::now();
     let reference_dir = crate::workspace::stage_reference(&p.task, dir)
@@ -503,7 +507,7 @@ async fn grade(
         }
         // A signal stopped the step (or came during it): the criteria are not run on
         // what it left half done.
-        if *cancel.borrow() || crate::interrupt::raised().is_some() {
+        if cancel.is_some_and(|c| *c.borrow() || crate::interrupt::raised().is_some()) {
             return Err(RunError::Interrupted);
         }
     }
