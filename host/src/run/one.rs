@@ -152,7 +152,16 @@ async fn execute(
     if interrupted(&cancel) {
         return Err((RunError::Interrupted, established));
     }
-    let mut dirs = stage!(setup(p, dir).await);
+    let mut dirs = match setup(p, dir).await {
+        Ok(dirs) => {
+            established.steps = dirs.pre_run.clone();
+            stage!(Ok::<_, RunError>(dirs))
+        }
+        Err((error, steps)) => {
+            established.steps = steps;
+            stage!(Err::<Dirs, _>(error))
+        }
+    };
     let time_budget = p
         .task
         .agent
@@ -194,11 +203,9 @@ async fn execute(
                 )
                 .await
             );
-            stage!(
-                setup::run_pre_steps(&p.task, &mut dirs, Some(&container))
-                    .await
-                    .map_err(|e| RunError::Setup(Cause(e)))
-            );
+            let ran = setup::run_pre_steps(&p.task, &mut dirs, Some(&container)).await;
+            established.steps = dirs.pre_run.clone();
+            stage!(ran.map_err(|e| RunError::Setup(Cause(e))));
             Some(container)
         }
         Driver::Tempdir => None,
@@ -288,11 +295,15 @@ async fn execute(
 
 /// Setup: a fresh workspace and HOME, filled (template, starter files, `pre_run` unless
 /// the task runs in a container).
-async fn setup(p: &Prepared, dir: &Path) -> Result<Dirs, RunError> {
+/// Errors: the stage's, with the `pre_run` steps that ran.
+async fn setup(
+    p: &Prepared,
+    dir: &Path,
+) -> Result<Dirs, (RunError, Vec<crate::results::StepRecord>)> {
     let pre_run_here = p.task.sandbox.driver == Driver::Tempdir;
     setup::prepare_dirs(&p.task, dir, pre_run_here)
         .await
-        .map_err(|e| RunError::Setup(Cause(e)))
+        .map_err(|e| (RunError::Setup(Cause(e.message)), e.steps))
 }
 
 /// Plan: the component (resolved again for each task, so a component file replaced during
