@@ -261,7 +261,7 @@ fn a_signal_to_both_processes_of_an_isolated_run_is_one_signal() {
 /// A task a signal stopped before it started has no figures and no files: its setup,
 /// grading and turn-work times and its leftover-process count are `null` (absent is not
 /// zero), and its `paths` name no file that does not exist. The task whose `pre_run` the
-/// signal stopped has no turn-work or grading figures either.
+/// signal stopped has no turn-work or grading figures either, and lists that step.
 #[test]
 fn a_task_that_never_started_has_null_figures_and_no_paths() {
     let dir = scratch("never-started");
@@ -298,4 +298,9 @@ fn a_task_that_never_started_has_null_figures_and_no_paths() {
     assert_eq!(slow.host_turn_work_us, None);
     assert_eq!(slow.grading_ms, None);
     assert_eq!(slow.paths.recording, None);
+    // The pre_run step the signal stopped is in `steps`, with what it did.
+    assert_eq!(slow.steps.len(), 1, "{:?}", slow.steps);
+    assert_eq!(slow.steps[0].phase, "pre_run");
+    assert!(slow.steps[0].command.contains(&marker));
+    assert_ne!(slow.steps[0].exit_code, Some(0));
 }

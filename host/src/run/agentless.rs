@@ -26,7 +26,8 @@ pub async fn run_agentless(task: &Task, options: &RunOptions) -> TaskResult {
     let start = Instant::now();
     match setup::prepare_dirs(task, &dir, true).await {
         Err(e) => {
-            let error = super::RunError::Setup(super::error::Cause(e));
+            result.steps = e.steps;
+            let error = super::RunError::Setup(super::error::Cause(e.message));
             result.status = TaskStatus::Error;
             result.error = Some(error.message());
             result.error_kind = Some(error.kind().to_string());

@@ -20,6 +20,8 @@ pub(super) struct Established {
     pub(super) setup_ms: Option<u64>,
     /// What the turn left besides its record, when the failure came after it.
     pub(super) after_turn: Option<AfterTurn>,
+    /// The `pre_run` steps that ran (the failed or interrupted one included).
+    pub(super) steps: Vec<crate::results::StepRecord>,
 }
 
 /// What `task.json` keeps of a turn when a later stage (`post_run`) failed.
@@ -160,6 +162,7 @@ pub(super) fn failed(p: &Prepared, error: &RunError, established: Established) -
         error_kind: Some(error.kind().to_string()),
         cli: established.cli,
         setup_ms: established.setup_ms,
+        steps: established.steps,
         ..blank(p, &established.native)
     };
     if let Some(after) = established.after_turn {

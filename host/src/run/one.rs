@@ -155,7 +155,16 @@ async fn execute(
     if interrupted(&cancel) {
         return Err((RunError::Interrupted, established));
     }
-    let mut dirs = stage!(setup(p, dir).await);
+    let mut dirs = match setup(p, dir).await {
+        Ok(dirs) => {
+            established.steps = dirs.pre_run.clone();
+            stage!(Ok::<_, RunError>(dirs))
+        }
+        Err((error, steps)) => {
+            established.steps = steps;
+            stage!(Err::<Dirs, _>(error))
+        }
+    };
     let time_budget = p
         .task
         .agent
@@ -198,11 +207,9 @@ async fn execute(
                 )
                 .await
             );
-            stage!(
-                setup::run_pre_steps(&p.task, &mut dirs, Some(&container))
-                    .await
-                    .map_err(|e| RunError::Setup(Cause(e)))
-            );
+            let ran = setup::run_pre_steps(&p.task, &mut dirs, Some(&container)).await;
+            established.steps = dirs.pre_run.clone();
+            stage!(ran.map_err(|e| RunError::Setup(Cause(e))));
             Some(container)
         }
         Driver::Tempdir => None,
@@ -241,6 +248,9 @@ async fn execute(
             .await
         ),
     };
+    // A turn the interrupt already stopped is graded as it is (never a pass, see
+    // `assemble`); an interrupt that comes only now stops the grading.
+    let watch_grading = !interrupted(&grade_cancel);
     let graded = match grade(
         p,
         options,
@@ -248,14 +258,14 @@ async fn execute(
         dir,
         &turn.turn,
         container.as_ref(),
-        &grade_cancel,
+        watch_grading.then_some(&grade_cancel),
     )
     .await
     {
-        Ok(graded) if !interrupted(&grade_cancel) => graded,
+        Ok(graded) if !watch_grading || !interrupted(&grade_cancel) => graded,
         outcome => {
             let error = match outcome {
-                Err(error) if !interrupted(&grade_cancel) => error,
+                Err(error) if !watch_grading || !interrupted(&grade_cancel) => error,
                 _ => RunError::Interrupted,
             };
             let live = &turn.turn;
@@ -289,11 +299,15 @@ async fn execute(
 
 /// Setup: a fresh workspace and HOME, filled (template, starter files, `pre_run` unless
 /// the task runs in a container).
-async fn setup(p: &Prepared, dir: &Path) -> Result<Dirs, RunError> {
+/// Errors: the stage's, with the `pre_run` steps that ran.
+async fn setup(
+    p: &Prepared,
+    dir: &Path,
+) -> Result<Dirs, (RunError, Vec<crate::results::StepRecord>)> {
     let pre_run_here = p.task.sandbox.driver == Driver::Tempdir;
     setup::prepare_dirs(&p.task, dir, pre_run_here)
         .await
-        .map_err(|e| RunError::Setup(Cause(e)))
+        .map_err(|e| (RunError::Setup(Cause(e.message)), e.steps))
 }
 
 /// Plan: the component (resolved again for each task, so a component file replaced during
@@ -479,7 +493,8 @@ pub(super) async fn turn(
 /// Grade: the reference staged (only now that the agent has finished, beside the
 /// workspace, not in it), the `post_run` steps (informational, as in coder_eval: a
 /// failing one never fails the task), then the criteria and the task's status. Errors:
-/// as the stages' ([`RunError::Interrupted`] once `cancel` is set after a `post_run` step).
+/// as the stages' ([`RunError::Interrupted`] once `cancel`, when given, is set after a
+/// `post_run` step).
 async fn grade(
     p: &Prepared,
     options: &RunOptions,
@@ -487,7 +502,7 @@ async fn grade(
     dir: &Path,
     turn: &LiveTurn,
     container: Option<&DockerSandbox>,
-    cancel: &watch::Receiver<bool>,
+    cancel: Option<&watch::Receiver<bool>>,
 ) -> Result<Graded, RunError> {
     let start = Instant::now();
     let reference_dir = crate::workspace::stage_reference(&p.task, dir)
@@ -507,7 +522,7 @@ async fn grade(
         }
         // A signal stopped the step (or came during it): the criteria are not run on
         // what it left half done.
-        if *cancel.borrow() || crate::interrupt::raised().is_some() {
+        if cancel.is_some_and(|c| *c.borrow() || crate::interrupt::raised().is_some()) {
             return Err(RunError::Interrupted);
         }
     }

@@ -21,8 +21,13 @@ pub(super) struct Dirs {
 
 /// Makes `dir/workspace` and `dir/home` afresh and fills the workspace; runs the
 /// `pre_run` steps on the host when `pre_run` says so (under `driver: docker` they run in
-/// the container once it started: [`run_pre_steps`]). Errors name the step that failed.
-pub(super) async fn prepare_dirs(task: &Task, dir: &Path, pre_run: bool) -> Result<Dirs, String> {
+/// the container once it started: [`run_pre_steps`]). Errors name the step that failed,
+/// with the records of the steps that ran (the failed one included).
+pub(super) async fn prepare_dirs(
+    task: &Task,
+    dir: &Path,
+    pre_run: bool,
+) -> Result<Dirs, SetupError> {
     if dir.exists() {
         std::fs::remove_dir_all(dir).map_err(|e| format!("clearing {}: {e}", dir.display()))?;
     }
@@ -55,22 +60,46 @@ pub(super) async fn prepare_dirs(task: &Task, dir: &Path, pre_run: bool) -> Resu
         env,
         pre_run: Vec::new(),
     };
-    if pre_run {
-        run_pre_steps(task, &mut dirs, None).await?;
+    if pre_run && let Err(message) = run_pre_steps(task, &mut dirs, None).await {
+        return Err(SetupError {
+            message,
+            steps: dirs.pre_run,
+        });
     }
     Ok(dirs)
 }
 
+/// Why setup failed, and the `pre_run` steps that ran before it did (the failed one
+/// last), for `task.json`'s `steps`.
+#[derive(Debug)]
+pub(super) struct SetupError {
+    pub(super) message: String,
+    pub(super) steps: Vec<StepRecord>,
+}
+
+impl From<String> for SetupError {
+    fn from(message: String) -> Self {
+        SetupError {
+            message,
+            steps: Vec::new(),
+        }
+    }
+}
+
 /// Runs the task's `pre_run` steps in order (in `container` when given), recording each
-/// in `dirs.pre_run`; the first failing step with `fail_on_error` is the error.
+/// in `dirs.pre_run` (the failing one too); the first failing step with `fail_on_error`
+/// is the error.
 pub(super) async fn run_pre_steps(
     task: &Task,
     dirs: &mut Dirs,
     container: Option<&DockerSandbox>,
 ) -> Result<(), String> {
     for step in &task.pre_run {
-        let record = run_step(step, dirs, "pre_run", container).await?;
+        let (record, failure) = execute_step(step, dirs, "pre_run", container).await?;
         dirs.pre_run.push(record);
+        if let Some(failure) = failure {
+            return Err(failure);
+        }
     }
     Ok(())
 }
@@ -86,6 +115,20 @@ pub(super) async fn run_step(
     what: &str,
     container: Option<&DockerSandbox>,
 ) -> Result<StepRecord, String> {
+    match execute_step(step, dirs, what, container).await? {
+        (_, Some(failure)) => Err(failure),
+        (record, None) => Ok(record),
+    }
+}
+
+/// [`run_step`]: its record, and the failure when the step failed with
+/// `fail_on_error`; Err only when its shell could not run.
+async fn execute_step(
+    step: &Step,
+    dirs: &Dirs,
+    what: &str,
+    container: Option<&DockerSandbox>,
+) -> Result<(StepRecord, Option<String>), String> {
     let (workspace, env) = (&dirs.workspace, &dirs.env);
     let command = step.command.as_str();
     let host_path = crate::workspace::host_path();
@@ -127,7 +170,7 @@ pub(super) async fn run_step(
         stderr_tail: tail(&out.stderr),
     };
     if out.exit_code != Some(0) && step.fail_on_error {
-        return Err(format!(
+        let failure = format!(
             "{what} `{command}` failed ({}): {}",
             if out.timed_out {
                 "timed out".to_string()
@@ -137,9 +180,10 @@ pub(super) async fn run_step(
                 format!("exit {:?}", out.exit_code)
             },
             out.stderr.trim()
-        ));
+        );
+        return Ok((record, Some(failure)));
     }
-    Ok(record)
+    Ok((record, None))
 }
 
 /// Bytes of each stream a step keeps.
