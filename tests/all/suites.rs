@@ -522,3 +522,27 @@ fn grade_write_of_a_replicate_updates_its_run_json_row_statistics_junit_and_repo
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("2/2 passed"), "report not rewritten");
 }
+
+#[test]
+fn check_warns_of_a_missing_harness_and_refuses_a_task_id_given_by_two_files() {
+    let dir = scratch("suite-check-consistent");
+    let plain = "task_id: s\ninitial_prompt: hi\nsuccess_criteria: []\n";
+    std::fs::write(dir.join("one.yaml"), plain).unwrap();
+    std::fs::write(dir.join("two.yaml"), plain).unwrap();
+    let o = run_in(&dir, &["check", "one.yaml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("warning: one.yaml") && err.contains("no harness given"),
+        "{err}"
+    );
+    let o = run_in(&dir, &["check", "--harness", "claude-code", "one.yaml"]);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("no harness"));
+    let o = run_in(&dir, &["check", "one.yaml", "two.yaml"]);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("given twice") && err.contains("one.yaml") && err.contains("two.yaml"),
+        "{err}"
+    );
+}
