@@ -475,3 +475,74 @@ fn a_misspelt_define_names_the_command_line_and_resume_refuses_new_options() {
         "{err}"
     );
 }
+
+#[test]
+fn grade_write_of_a_replicate_updates_its_run_json_row_statistics_junit_and_report() {
+    let dir = scratch("suite-grade-write");
+    let task = flaky_task(&dir, "0");
+    let out = dir.join("out");
+    let o = run(
+        &["run", "--repeats", "2", "--jobs", "1", "--out"],
+        &[&out, &task],
+    );
+    // r00 fails (first check), r01 passes.
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    assert_eq!(summary(&out).statistics[0].passes, 1);
+    // Graded again by a task file whose criterion always passes.
+    let text = std::fs::read_to_string(&task).unwrap();
+    let start = text.find("    command:").unwrap();
+    let end = start + text[start..].find('\n').unwrap();
+    let lenient = dir.join("lenient.yaml");
+    std::fs::write(
+        &lenient,
+        format!("{}    command: \"true\"{}", &text[..start], &text[end..]),
+    )
+    .unwrap();
+    let o = Command::new(bin())
+        .arg("grade")
+        .arg(out.join("flaky/claude-code/r00"))
+        .arg("--task")
+        .arg(&lenient)
+        .arg("--write")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let s = summary(&out);
+    let rows: Vec<_> = s.rows.iter().map(|r| (r.replicate, r.status)).collect();
+    assert_eq!(
+        rows,
+        vec![
+            (Some(0), coder_eval::results::TaskStatus::Success),
+            (Some(1), coder_eval::results::TaskStatus::Success)
+        ]
+    );
+    assert_eq!(s.statistics[0].passes, 2, "{:?}", s.statistics);
+    let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
+    assert!(!junit.contains("<failure"), "{junit}");
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("2/2 passed"), "report not rewritten");
+}
+
+#[test]
+fn check_warns_of_a_missing_harness_and_refuses_a_task_id_given_by_two_files() {
+    let dir = scratch("suite-check-consistent");
+    let plain = "task_id: s\ninitial_prompt: hi\nsuccess_criteria: []\n";
+    std::fs::write(dir.join("one.yaml"), plain).unwrap();
+    std::fs::write(dir.join("two.yaml"), plain).unwrap();
+    let o = run_in(&dir, &["check", "one.yaml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("warning: one.yaml") && err.contains("no harness given"),
+        "{err}"
+    );
+    let o = run_in(&dir, &["check", "--harness", "claude-code", "one.yaml"]);
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("no harness"));
+    let o = run_in(&dir, &["check", "one.yaml", "two.yaml"]);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("given twice") && err.contains("one.yaml") && err.contains("two.yaml"),
+        "{err}"
+    );
+}

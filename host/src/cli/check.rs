@@ -41,9 +41,34 @@ pub fn run(args: CheckArgs) -> Result<i32, Box<dyn std::error::Error>> {
         }
     }
     let mut failed = 0;
+    // Task id → the file that gave it first: `run` refuses one id from two files.
+    let mut ids: std::collections::HashMap<String, &Path> = Default::default();
     for file in &args.files {
         match check_file(file, &args.harness) {
-            Ok(line) => print_stdout(&format!("{line}\n")),
+            Ok((line, task_ids)) => {
+                let twice: Vec<String> = task_ids
+                    .into_iter()
+                    .filter_map(|id| match ids.get(&id) {
+                        Some(first) if *first != file.as_path() => Some(format!(
+                            "task `{id}` is given twice, by {} and by {} (run refuses it: \
+                             task ids must differ)",
+                            first.display(),
+                            file.display()
+                        )),
+                        Some(_) => None,
+                        None => {
+                            ids.insert(id, file);
+                            None
+                        }
+                    })
+                    .collect();
+                if twice.is_empty() {
+                    print_stdout(&format!("{line}\n"));
+                } else {
+                    eprintln!("error: {}", twice.join("\nerror: "));
+                    failed += 1;
+                }
+            }
             Err(message) => {
                 eprintln!("error: {message}");
                 failed += 1;
@@ -57,8 +82,10 @@ pub fn run(args: CheckArgs) -> Result<i32, Box<dyn std::error::Error>> {
     Ok(exit_codes::OK)
 }
 
-/// One file: its warnings on stderr, then `Ok(summary)` or `Err(one line)`.
-fn check_file(file: &Path, harnesses: &[String]) -> Result<String, String> {
+/// One file: its warnings on stderr, then `Ok((summary, its task ids))` or
+/// `Err(one line)`. A task without `agent.type`, checked without `--harness`, is a
+/// warning: `run` needs `--harness` for it.
+fn check_file(file: &Path, harnesses: &[String]) -> Result<(String, Vec<String>), String> {
     let loaded = Task::load_file(file).map_err(|first| {
         // Every error of the file, not only the first (each on its own `error:` line).
         let all = std::fs::read_to_string(file)
@@ -74,6 +101,16 @@ fn check_file(file: &Path, harnesses: &[String]) -> Result<String, String> {
         }
     })?;
     print_warnings(file, &loaded.notes);
+    if harnesses.is_empty()
+        && let Some(task) = loaded.tasks.iter().find(|t| t.agent.harness.is_none())
+    {
+        eprintln!(
+            "warning: {}: task `{}`: no harness given (set agent.type or pass --harness): \
+             `coder-eval run` needs --harness for it",
+            file.display(),
+            task.task_id
+        );
+    }
     for task in &loaded.tasks {
         let agentless = task.agent.harness.as_deref() == Some(coder_eval::run::NO_AGENT);
         let names: Vec<String> = if harnesses.is_empty() || agentless {
@@ -112,7 +149,7 @@ fn check_file(file: &Path, harnesses: &[String]) -> Result<String, String> {
         }
     }
     let skipped = loaded.tasks.iter().filter(|t| t.skip).count();
-    Ok(format!(
+    let line = format!(
         "ok {} ({} task{}{})",
         file.display(),
         loaded.tasks.len(),
@@ -122,6 +159,10 @@ fn check_file(file: &Path, harnesses: &[String]) -> Result<String, String> {
         } else {
             String::new()
         }
+    );
+    Ok((
+        line,
+        loaded.tasks.iter().map(|t| t.task_id.clone()).collect(),
     ))
 }
 

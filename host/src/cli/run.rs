@@ -17,8 +17,8 @@ use std::path::PathBuf;
   coder-eval run tasks/hello_date/task.yaml --harness all --out runs/smoke
   coder-eval run tasks/run_limits/max_turns_cap/task.yaml --harness claude-code --no-native-limits
   coder-eval run task.yaml --scripted-model other-script.yaml --isolate-network
-  coder-eval run --experiment experiments/model-comparison.yaml tasks/hello_date/task.yaml
-  coder-eval run tasks/flaky/task.yaml --repeats 5 -D run_limits.max_turns=4
+  coder-eval run --experiment examples/experiments/hello-date.yaml tasks/hello_date/task.yaml
+  coder-eval run tasks/hello_date/task.yaml --repeats 5 -D run_limits.max_turns=4
   coder-eval run --resume runs/20260101-120000")]
 pub struct RunArgs {
     /// Task files (YAML).

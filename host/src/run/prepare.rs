@@ -97,13 +97,12 @@ pub enum PrepareError {
     /// harness name, beside a plain task of the dataset's id): `--resume` re-running the
     /// outer unit would delete the inner one's result.
     #[error(
-        "task `{inner}` ({inner_file}) would write its results to {inner_dir}/, inside the \
-         result folder {outer_dir}/ of task `{outer}` ({outer_file}): rename one of them"
+        "task `{inner}` ({inner_file}) would write its results inside the result folder \
+         {outer_dir}/ of task `{outer}` ({outer_file}): rename one of them"
     )]
     NestedFolder {
         inner: String,
         inner_file: String,
-        inner_dir: String,
         outer: String,
         outer_file: String,
         outer_dir: String,

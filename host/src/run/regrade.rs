@@ -136,8 +136,9 @@ pub async fn regrade(
     Ok((before, after))
 }
 
-/// Keeps the suite's `run.json` (in the run's folder: `<out>/<task_id>/<harness>` is
-/// the result folder, so as many folders up as the task id has parts, plus one), its
+/// Keeps the suite's `run.json` (in the run's folder: `[<variant>/]<task_id>/<harness>[/rNN]`
+/// is the result folder, so as many folders up as that has parts; the row of the same
+/// variant and replicate; its `statistics`, replicates asked for kept), its
 /// `suite_thresholds` (judged again over every row's `task.json`, with the criteria of
 /// each row's task file; `task` for the re-graded one), its `junit.xml` and its
 /// `report.html` in step with a rewritten `task.json`.
@@ -146,7 +147,8 @@ fn update_run_summary(
     after: &TaskResult,
     task: &Task,
 ) -> Result<(), RegradeError> {
-    let levels = after.task_id.split('/').count() + 1;
+    let unit = crate::suite::unit_of(after);
+    let levels = unit.rel_dir().components().count();
     let Some(run_json) = result_dir
         .ancestors()
         .nth(levels)
@@ -165,7 +167,11 @@ fn update_run_summary(
             source,
         })?;
     for row in &mut summary.rows {
-        if row.task_id == after.task_id && row.harness == after.harness {
+        if row.task_id == after.task_id
+            && row.harness == after.harness
+            && row.variant == after.variant
+            && row.replicate == after.replicate
+        {
             row.status = after.status;
             row.weighted_score = after.weighted_score;
         }
@@ -192,6 +198,25 @@ fn update_run_summary(
         if let Some(criteria) = criteria_of(&results, task) {
             summary.suite_thresholds = super::thresholds::suite_verdicts(&results, &criteria);
         }
+    }
+    if !summary.statistics.is_empty() {
+        // Asked for: what the rows hold, or more when the run left some missing.
+        let mut expected = crate::suite::expected(
+            results
+                .iter()
+                .map(crate::suite::unit_of)
+                .collect::<Vec<_>>()
+                .iter(),
+        );
+        for v in &summary.statistics {
+            for t in &v.per_task {
+                let n = expected
+                    .entry((v.variant.clone(), t.task_id.clone()))
+                    .or_default();
+                *n = (*n).max(t.replicates);
+            }
+        }
+        summary.statistics = crate::suite::statistics(&results, &expected);
     }
     write_json_atomically(&run_json, &summary).map_err(|source| RegradeError::Write {
         path: run_json.clone(),

@@ -52,7 +52,6 @@ pub fn check(units: &[Prepared]) -> Result<(), PrepareError> {
                 return Err(PrepareError::NestedFolder {
                     inner: u.unit.task_id.clone(),
                     inner_file: u.task.path.display().to_string(),
-                    inner_dir: dir.display().to_string(),
                     outer: outer.unit.task_id.clone(),
                     outer_file: outer.task.path.display().to_string(),
                     outer_dir: up.display().to_string(),
