@@ -8,13 +8,15 @@ use std::path::PathBuf;
 
 /// Why `part` (a part of a task id below the first, e.g. a dataset row id) cannot name a
 /// folder: `None` when it can. Reserved: `workspace` and `home` (a unit's own folders), a
-/// replicate folder (`r` and digits), a built-in harness, or a harness of this run.
+/// replicate folder (`r00`, `r01`, … as [`super::replicate_dir`] spells them; `r1` is
+/// not one), a built-in harness, or a harness of this run.
 fn reserved(part: &str, harnesses: &[&str]) -> Option<&'static str> {
     match part {
         "workspace" | "home" => Some("a unit's own folder"),
-        _ if part.len() > 1
-            && part.starts_with('r')
-            && part[1..].bytes().all(|b| b.is_ascii_digit()) =>
+        _ if part
+            .strip_prefix('r')
+            .and_then(|n| n.parse::<u32>().ok())
+            .is_some_and(|n| super::replicate_dir(n) == part) =>
         {
             Some("a replicate's folder")
         }
@@ -72,7 +74,7 @@ mod tests {
             "workspace",
             "home",
             "r00",
-            "r7",
+            "r07",
             "r123",
             "claude-code",
             "codex",
@@ -80,7 +82,9 @@ mod tests {
         ] {
             assert!(reserved(name, &["mine"]).is_some(), "{name}");
         }
-        for name in ["r", "rx1", "row1", "s", "claude", "r0a"] {
+        for name in [
+            "r", "r1", "r7", "r007", "r+1", "rx1", "row1", "s", "claude", "r0a",
+        ] {
             assert_eq!(reserved(name, &["mine"]), None, "{name}");
         }
     }
