@@ -51,6 +51,7 @@ pub mod agent;
 pub mod compat;
 pub mod dataset;
 pub mod every_error;
+pub mod expand;
 pub mod sandbox;
 pub mod time_budget;
 

@@ -1,6 +1,7 @@
 //! Tests of the parent module.
 
 use super::*;
+use std::path::Path;
 
 #[tokio::test]
 async fn runs_and_captures() {

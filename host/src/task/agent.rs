@@ -8,7 +8,14 @@
 //! `wit/harness@0.2.0/harness.wit`). Whether a harness honours a field is its
 //! [`HarnessCapabilities`]; a task that sets a field the chosen harness does not honour is
 //! refused at load ([`check_agent_fields`]), naming the field and the harness.
+//!
+//! `$VAR` expansion, shared with the `sandbox:` section, is in [`super::expand`]; the unit
+//! tests are in `tests`.
 
+#[cfg(test)]
+mod tests;
+
+use super::expand::expand_env;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -427,89 +434,4 @@ pub fn check_agent_fields(
         harness: harness.to_string(),
         contract: format!("{contract}: it honours {}", names.join(", ")),
     })
-}
-
-/// Expands `$VAR` and `${VAR}` from the host environment; `Err(name)` for an unset one.
-pub fn expand_env(text: &str) -> Result<String, String> {
-    let mut out = String::new();
-    let mut rest = text;
-    while let Some(i) = rest.find('$') {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + 1..];
-        let (name, tail) = if let Some(inner) = after.strip_prefix('{') {
-            match inner.find('}') {
-                Some(end) => (&inner[..end], &inner[end + 1..]),
-                None => return Err(inner.to_string()),
-            }
-        } else {
-            let end = after
-                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .unwrap_or(after.len());
-            (&after[..end], &after[end..])
-        };
-        if name.is_empty() {
-            out.push('$');
-        } else {
-            out.push_str(&std::env::var(name).map_err(|_| name.to_string())?);
-        }
-        rest = tail;
-    }
-    out.push_str(rest);
-    Ok(out)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn env_expansion() {
-        // SAFETY: tests in this module read only this variable.
-        unsafe { std::env::set_var("CODER_EVAL_TEST_PLUGIN_ROOT", "/opt/p") };
-        assert_eq!(
-            expand_env("$CODER_EVAL_TEST_PLUGIN_ROOT/a").unwrap(),
-            "/opt/p/a"
-        );
-        assert_eq!(
-            expand_env("${CODER_EVAL_TEST_PLUGIN_ROOT}x").unwrap(),
-            "/opt/px"
-        );
-        assert_eq!(expand_env("no vars").unwrap(), "no vars");
-        assert_eq!(
-            expand_env("$CODER_EVAL_SURELY_UNSET_VAR/x").unwrap_err(),
-            "CODER_EVAL_SURELY_UNSET_VAR"
-        );
-    }
-
-    #[test]
-    fn a_0_1_0_harness_refuses_new_fields_by_name() {
-        let caps = HarnessCapabilities::harness_0_1_0();
-        let mut agent = AgentSpec {
-            model: Some("m".into()),
-            system_prompt: Some("s".into()),
-            ..AgentSpec::default()
-        };
-        assert!(check_agent_fields(&agent, "pi", &caps, "harness@0.1.0").is_ok());
-        agent.thinking_level = Some(ThinkingLevel::High);
-        let err = check_agent_fields(&agent, "pi", &caps, "harness@0.1.0").unwrap_err();
-        assert_eq!(err.field, AgentField::ThinkingLevel);
-        let text = err.to_string();
-        assert!(text.contains("`agent.thinking_level`"), "{text}");
-        assert!(text.contains("`pi` harness"), "{text}");
-    }
-
-    #[test]
-    fn plugins_pass_on_a_harness_with_skills() {
-        let mut caps = HarnessCapabilities::harness_0_1_0();
-        let agent = AgentSpec {
-            plugins: vec![PluginSpec {
-                kind: PluginKind::Local,
-                path: "/x".into(),
-            }],
-            ..AgentSpec::default()
-        };
-        assert!(check_agent_fields(&agent, "codex", &caps, "c").is_err());
-        caps.agent_fields.insert(AgentField::Skills);
-        assert!(check_agent_fields(&agent, "codex", &caps, "c").is_ok());
-    }
 }

@@ -4,8 +4,19 @@
 //! `templates.py`, `tasks.py`), plus this project's own `starter_files` map and
 //! `template_dir` string. What the tempdir driver does with them is in
 //! [`crate::workspace`].
+//!
+//! The ignore-pattern rules and the task-relative path checks are in `paths`; the
+//! unit tests in `tests`.
+
+mod paths;
+#[cfg(test)]
+mod tests;
 
 use crate::sandbox::docker::{DockerLimits, DockerSpec};
+pub use paths::{
+    DEFAULT_IGNORE_PATTERNS, check_ignore_pattern, check_relative, ignore_list, inside_root,
+    name_matches, task_root,
+};
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -245,130 +256,6 @@ fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
     Option::<T>::deserialize(d).map(Some)
 }
 
-/// coder_eval's default ignore list (`resources/default_ignore_patterns.yaml`): names
-/// matched against every path component of a `template_dir` source.
-pub const DEFAULT_IGNORE_PATTERNS: &[&str] = &[
-    ".venv",
-    "venv",
-    "ENV",
-    "env",
-    "virtualenv",
-    ".git",
-    ".svn",
-    ".hg",
-    "__pycache__",
-    "*.pyc",
-    "*.pyo",
-    "*.pyd",
-    ".pytest_cache",
-    ".ruff_cache",
-    "*.egg-info",
-    ".eggs",
-    "dist",
-    "build",
-    ".vscode",
-    ".idea",
-    "*.swp",
-    "*.swo",
-    "*~",
-    ".DS_Store",
-    "Thumbs.db",
-    "node_modules",
-    ".npm",
-    "bower_components",
-    ".coverage",
-    "htmlcov",
-    ".tox",
-    ".nox",
-    "*.so",
-    "*.dylib",
-    "*.dll",
-    "cli_mocks",
-];
-
-/// An ignore-pattern entry is valid: not empty, not a bare `!`.
-pub fn check_ignore_pattern(entry: &str) -> Result<(), String> {
-    let trimmed = entry.trim();
-    if trimmed.is_empty() || trimmed == "!" {
-        return Err(format!("`{entry}` is not a pattern"));
-    }
-    Ok(())
-}
-
-/// The effective ignore list: the defaults, plus bare entries, minus `!` entries.
-pub fn ignore_list(overrides: &[String]) -> Vec<String> {
-    let mut list: Vec<String> = DEFAULT_IGNORE_PATTERNS
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    for entry in overrides {
-        let entry = entry.trim();
-        match entry.strip_prefix('!') {
-            Some(removed) => list.retain(|p| p != removed.trim()),
-            None => {
-                if !list.iter().any(|p| p == entry) {
-                    list.push(entry.to_string());
-                }
-            }
-        }
-    }
-    list
-}
-
-/// Whether a file or folder name matches an ignore pattern (coder_eval's rule: a
-/// leading `*` matches a suffix, a trailing `*` a prefix, else the whole name).
-pub fn name_matches(name: &str, pattern: &str) -> bool {
-    if let Some(suffix) = pattern.strip_prefix('*') {
-        name.ends_with(suffix)
-    } else if let Some(prefix) = pattern.strip_suffix('*') {
-        name.starts_with(prefix)
-    } else {
-        name == pattern
-    }
-}
-
-/// The folder that task-relative paths must stay inside: the nearest folder at or above
-/// the task file's folder that holds `.git` (a suite's repository, so `../templates`
-/// works), else the task file's folder itself.
-pub fn task_root(dir: &Path) -> PathBuf {
-    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-    dir.ancestors()
-        .find(|a| a.join(".git").exists())
-        .map(Path::to_path_buf)
-        .unwrap_or(dir)
-}
-
-/// Resolves a task-relative path that must exist and stay inside the task root.
-pub fn inside_root(dir: &Path, path: &Path, what: &str) -> Result<PathBuf, String> {
-    let joined = dir.join(path);
-    let real = joined
-        .canonicalize()
-        .map_err(|e| format!("{what}: {}: {e}", joined.display()))?;
-    let root = task_root(dir);
-    if !real.starts_with(&root) {
-        return Err(format!(
-            "{what}: {} leaves the task folder {} (paths stay inside the task's folder, or the \
-             git repository holding it): move it inside",
-            path.display(),
-            root.display()
-        ));
-    }
-    Ok(real)
-}
-
-/// A workspace-relative path (no absolute path, no `..`).
-pub fn check_relative(path: &str, what: &str) -> Result<(), String> {
-    if path.is_empty()
-        || Path::new(path).is_absolute()
-        || path.replace('\\', "/").split('/').any(|c| c == "..")
-    {
-        return Err(format!(
-            "{what}: `{path}` must be a relative path inside the workspace"
-        ));
-    }
-    Ok(())
-}
-
 impl SandboxSpec {
     /// Resolves and checks paths against the task folder `dir`.
     pub(crate) fn resolve(&mut self, dir: &Path) -> Result<(), String> {
@@ -416,7 +303,7 @@ impl SandboxSpec {
             match source {
                 TemplateSource::TemplateDir { path, mount_point } => {
                     let text = path.display().to_string();
-                    let expanded = super::agent::expand_env(&text).map_err(|var| {
+                    let expanded = super::expand::expand_env(&text).map_err(|var| {
                         format!("{what}.path `{text}`: the environment variable `{var}` is not set (export it, or write the path)")
                     })?;
                     // A path written in the file stays inside the task root; one the user
@@ -529,42 +416,6 @@ impl ReferenceSpec {
             }
             (None, None, Some(code)) => Ok(Reference::Code(code)),
             _ => Err("reference: give exactly one of `directory`, `file`, `code`".into()),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn ignore_rules() {
-        assert!(name_matches("x.pyc", "*.pyc"));
-        assert!(name_matches("test_a.py", "test_*"));
-        assert!(!name_matches("distx", "dist"));
-        let list = ignore_list(&["!dist".into(), "*.bak".into()]);
-        assert!(!list.iter().any(|p| p == "dist"));
-        assert!(list.iter().any(|p| p == "*.bak"));
-        assert!(check_ignore_pattern(" ! ").is_err());
-    }
-
-    #[test]
-    fn steps_in_both_forms_with_coder_eval_defaults() {
-        let steps: Vec<Step> = serde_yaml_ng::from_str(
-            "- echo a\n- {command: echo b, timeout: 5, fail_on_error: false}\n",
-        )
-        .unwrap();
-        assert_eq!(steps[0].timeout, Duration::from_secs(30));
-        assert!(steps[0].fail_on_error);
-        assert_eq!(steps[1].timeout, Duration::from_secs(5));
-        assert!(!steps[1].fail_on_error);
-        for bad in [
-            "- {command: x, timeout: 301}",
-            "- {command: x, timeout: 0}",
-            "- 3",
-            "- {cmd: x}",
-        ] {
-            assert!(serde_yaml_ng::from_str::<Vec<Step>>(bad).is_err(), "{bad}");
         }
     }
 }

@@ -6,19 +6,23 @@
 //! user pressed Ctrl-C, the CLI printed its final result but did not exit within
 //! its result grace, or it exited but a descendant kept the pipes open past its leak
 //! grace (both in [`StopPolicy`]). Each one stops the group (SIGTERM, grace, SIGKILL) and reaps it.
+//!
+//! Starting the CLI (a child of the host, or an exec in the task's container) and reading
+//! its pipes is in `spawn`; the turn's loop and its stop paths are here.
+
+mod spawn;
 
 use super::finish::TurnEnd;
 use super::pipeline::Pipeline;
 use super::recording::{ExitStatus, RecordingWriter};
 use crate::limits::{Deadlines, StopPolicy};
-use crate::process::{LiveGroup, MARK_VAR, new_mark, own_group, pidns, stop_tree};
+use crate::process::stop_tree;
 use crate::results::{StampedEvent, StopReason, TurnRecord};
-use crate::sandbox::docker::{DockerExec, DockerSandbox, ExecRequest};
+use crate::sandbox::docker::{DockerSandbox, ExecRequest};
+use spawn::{Agent, spawn_local, spawn_reader};
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::sync::{mpsc, watch};
 
 /// Bytes of stderr kept in memory for the result (the full stream goes to `stderr.log`).
@@ -55,7 +59,8 @@ pub(crate) struct LiveTurn {
     pub stderr_tail: String,
     /// The CLI's process group id (for checking that it is gone).
     pub pgid: Option<i32>,
-    /// The turn's process mark (the value of [`MARK_VAR`] every process of it inherited).
+    /// The turn's process mark (the value of [`MARK_VAR`](crate::process::MARK_VAR) every
+    /// process of it inherited).
     pub mark: String,
     /// Processes of the turn still alive after the CLI exited on its own (the agent
     /// detached them), which the host then stopped.
@@ -294,111 +299,6 @@ pub(crate) async fn run_turn(
     })
 }
 
-/// The CLI as a child of the host, in its own process group (and PID namespace, when
-/// asked and allowed): the child, its mark, its group, the group's registration for a
-/// second interrupt, and what holds its processes ([`pidns::PID_NAMESPACE`] or
-/// [`pidns::PROCESS_GROUP`]).
-#[allow(clippy::type_complexity)]
-fn spawn_local(
-    spec: &LaunchSpec,
-    tx: mpsc::UnboundedSender<Chunk>,
-    t0: Instant,
-) -> std::io::Result<(
-    tokio::process::Child,
-    String,
-    Option<i32>,
-    Option<LiveGroup>,
-    &'static str,
-)> {
-    let mark = new_mark();
-    let namespace = if spec.pid_namespace {
-        match pidns::unshare() {
-            Ok(unshare) => Some(unshare),
-            Err(why) => {
-                warn_once(why);
-                None
-            }
-        }
-    } else {
-        None
-    };
-    let mut cmd = match namespace {
-        Some(unshare) => {
-            let mut cmd = tokio::process::Command::new(&unshare.program);
-            cmd.args(&unshare.flags).arg("--").arg(&spec.program);
-            // The host dying kills `unshare`, whose death kills the CLI (`--kill-child`),
-            // whose death kills the namespace.
-            pidns::kill_with_parent(&mut cmd);
-            cmd
-        }
-        None => tokio::process::Command::new(&spec.program),
-    };
-    let held = if namespace.is_some() {
-        pidns::PID_NAMESPACE
-    } else {
-        pidns::PROCESS_GROUP
-    };
-    cmd.args(&spec.args)
-        .current_dir(&spec.cwd)
-        .env_clear()
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .env(MARK_VAR, &mark);
-    own_group(&mut cmd)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    if spec.stdin.is_some() {
-        cmd.stdin(Stdio::piped());
-    }
-    let mut child = cmd.spawn()?;
-    let pgid = child.id().map(|id| id as i32);
-    // Until the group is stopped and reaped, a second Ctrl-C can kill it at once.
-    let live = pgid.map(|pgid| LiveGroup::register(pgid, &mark));
-    if let (Some(text), Some(mut stdin)) = (spec.stdin.clone(), child.stdin.take()) {
-        tokio::spawn(async move {
-            let _ = stdin.write_all(text.as_bytes()).await;
-        });
-    }
-    spawn_reader(child.stdout.take().expect("piped"), tx.clone(), true, t0);
-    spawn_reader(child.stderr.take().expect("piped"), tx, false, t0);
-    Ok((child, mark, pgid, live, held))
-}
-
-/// Says once per host process why `--pid-namespace` falls back to the process group
-/// and the mark.
-fn warn_once(why: &str) {
-    static SAID: std::sync::Once = std::sync::Once::new();
-    SAID.call_once(|| {
-        eprintln!(
-            "warning: --pid-namespace: no PID namespace can be made here ({why}); the \
-             process group and the process mark hold each task's processes instead \
-             (task.json: cli.containment)"
-        );
-    });
-}
-
-/// The running CLI: a child of the host, or an exec in the task's container.
-enum Agent {
-    Local(tokio::process::Child),
-    Container(Arc<DockerExec>),
-}
-
-impl Agent {
-    /// Waits for the CLI's own process to end: (exit code, signal).
-    async fn wait(&mut self) -> std::io::Result<(Option<i32>, Option<i32>)> {
-        use std::os::unix::process::ExitStatusExt;
-        match self {
-            Agent::Local(child) => {
-                let status = child.wait().await?;
-                Ok((status.code(), status.signal()))
-            }
-            Agent::Container(exec) => {
-                let code = exec.wait().await.map_err(std::io::Error::other)?;
-                Ok((Some(i32::try_from(code).unwrap_or(i32::MAX)), None))
-            }
-        }
-    }
-}
-
 /// What the loop waits on besides the CLI's output, when it began.
 #[derive(Debug, Clone, Copy, Default)]
 struct Pending {
@@ -449,35 +349,6 @@ fn exit_status(
         signal,
         turn_limit: code.is_some_and(|c| turn_limit_codes.contains(&c)),
     }
-}
-
-/// Reads a pipe in chunks, stamping each on receipt with the turn's one clock.
-fn spawn_reader<R: AsyncRead + Unpin + Send + 'static>(
-    mut reader: R,
-    tx: mpsc::UnboundedSender<Chunk>,
-    stdout: bool,
-    t0: Instant,
-) {
-    tokio::spawn(async move {
-        let mut buf = vec![0u8; 64 * 1024];
-        loop {
-            match reader.read(&mut buf).await {
-                Ok(0) | Err(_) => {
-                    let _ = tx.send(if stdout { Chunk::OutEof } else { Chunk::ErrEof });
-                    return;
-                }
-                Ok(n) => {
-                    let at = t0.elapsed().as_micros() as u64;
-                    let bytes = buf[..n].to_vec();
-                    let _ = tx.send(if stdout {
-                        Chunk::Out(bytes, at)
-                    } else {
-                        Chunk::Err(bytes, at)
-                    });
-                }
-            }
-        }
-    });
 }
 
 #[cfg(test)]

@@ -1,0 +1,146 @@
+//! Starting a turn's CLI: as a child of the host in its own process group (and PID
+//! namespace, when asked and allowed), or as an exec in the task's container; and the
+//! readers that stamp its stdout and stderr chunks on receipt.
+
+use super::{Chunk, LaunchSpec};
+use crate::process::{LiveGroup, MARK_VAR, new_mark, own_group, pidns};
+use crate::sandbox::docker::DockerExec;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+/// The CLI as a child of the host, in its own process group (and PID namespace, when
+/// asked and allowed): the child, its mark, its group, the group's registration for a
+/// second interrupt, and what holds its processes ([`pidns::PID_NAMESPACE`] or
+/// [`pidns::PROCESS_GROUP`]).
+#[allow(clippy::type_complexity)]
+pub(super) fn spawn_local(
+    spec: &LaunchSpec,
+    tx: mpsc::UnboundedSender<Chunk>,
+    t0: Instant,
+) -> std::io::Result<(
+    tokio::process::Child,
+    String,
+    Option<i32>,
+    Option<LiveGroup>,
+    &'static str,
+)> {
+    let mark = new_mark();
+    let namespace = if spec.pid_namespace {
+        match pidns::unshare() {
+            Ok(unshare) => Some(unshare),
+            Err(why) => {
+                warn_once(why);
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let mut cmd = match namespace {
+        Some(unshare) => {
+            let mut cmd = tokio::process::Command::new(&unshare.program);
+            cmd.args(&unshare.flags).arg("--").arg(&spec.program);
+            // The host dying kills `unshare`, whose death kills the CLI (`--kill-child`),
+            // whose death kills the namespace.
+            pidns::kill_with_parent(&mut cmd);
+            cmd
+        }
+        None => tokio::process::Command::new(&spec.program),
+    };
+    let held = if namespace.is_some() {
+        pidns::PID_NAMESPACE
+    } else {
+        pidns::PROCESS_GROUP
+    };
+    cmd.args(&spec.args)
+        .current_dir(&spec.cwd)
+        .env_clear()
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .env(MARK_VAR, &mark);
+    own_group(&mut cmd)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if spec.stdin.is_some() {
+        cmd.stdin(Stdio::piped());
+    }
+    let mut child = cmd.spawn()?;
+    let pgid = child.id().map(|id| id as i32);
+    // Until the group is stopped and reaped, a second Ctrl-C can kill it at once.
+    let live = pgid.map(|pgid| LiveGroup::register(pgid, &mark));
+    if let (Some(text), Some(mut stdin)) = (spec.stdin.clone(), child.stdin.take()) {
+        tokio::spawn(async move {
+            let _ = stdin.write_all(text.as_bytes()).await;
+        });
+    }
+    spawn_reader(child.stdout.take().expect("piped"), tx.clone(), true, t0);
+    spawn_reader(child.stderr.take().expect("piped"), tx, false, t0);
+    Ok((child, mark, pgid, live, held))
+}
+
+/// Says once per host process why `--pid-namespace` falls back to the process group
+/// and the mark.
+fn warn_once(why: &str) {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    SAID.call_once(|| {
+        eprintln!(
+            "warning: --pid-namespace: no PID namespace can be made here ({why}); the \
+             process group and the process mark hold each task's processes instead \
+             (task.json: cli.containment)"
+        );
+    });
+}
+
+/// The running CLI: a child of the host, or an exec in the task's container.
+pub(super) enum Agent {
+    Local(tokio::process::Child),
+    Container(Arc<DockerExec>),
+}
+
+impl Agent {
+    /// Waits for the CLI's own process to end: (exit code, signal).
+    pub(super) async fn wait(&mut self) -> std::io::Result<(Option<i32>, Option<i32>)> {
+        use std::os::unix::process::ExitStatusExt;
+        match self {
+            Agent::Local(child) => {
+                let status = child.wait().await?;
+                Ok((status.code(), status.signal()))
+            }
+            Agent::Container(exec) => {
+                let code = exec.wait().await.map_err(std::io::Error::other)?;
+                Ok((Some(i32::try_from(code).unwrap_or(i32::MAX)), None))
+            }
+        }
+    }
+}
+
+/// Reads a pipe in chunks, stamping each on receipt with the turn's one clock.
+pub(super) fn spawn_reader<R: AsyncRead + Unpin + Send + 'static>(
+    mut reader: R,
+    tx: mpsc::UnboundedSender<Chunk>,
+    stdout: bool,
+    t0: Instant,
+) {
+    tokio::spawn(async move {
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            match reader.read(&mut buf).await {
+                Ok(0) | Err(_) => {
+                    let _ = tx.send(if stdout { Chunk::OutEof } else { Chunk::ErrEof });
+                    return;
+                }
+                Ok(n) => {
+                    let at = t0.elapsed().as_micros() as u64;
+                    let bytes = buf[..n].to_vec();
+                    let _ = tx.send(if stdout {
+                        Chunk::Out(bytes, at)
+                    } else {
+                        Chunk::Err(bytes, at)
+                    });
+                }
+            }
+        }
+    });
+}
