@@ -297,6 +297,36 @@ fn resume_after_a_kill_mid_suite_reruns_only_the_unfinished_units() {
 }
 
 #[test]
+fn check_validates_experiment_files_too() {
+    let root = crate::support::root();
+    let o = Command::new(bin())
+        .arg("check")
+        .arg(root.join("examples/experiments/hello-date.yaml"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("experiment `hello-date`"),
+        "{}",
+        show(&o)
+    );
+    let dir = scratch("check-experiment");
+    let bad = dir.join("bad.yaml");
+    std::fs::write(
+        &bad,
+        "experiment_id: bad-one\nvariants:\n  - variant_id: a\n    agnet: {type: claude-code}\n",
+    )
+    .unwrap();
+    let o = Command::new(bin()).arg("check").arg(&bad).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("agnet"),
+        "{}",
+        show(&o)
+    );
+}
+
+#[test]
 fn the_example_experiment_resolves() {
     use coder_eval::suite::experiment::{Experiment, Overrides, resolve_file};
     let root = crate::support::root();

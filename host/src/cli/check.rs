@@ -7,9 +7,10 @@ use coder_eval::exit_codes;
 use coder_eval::task::{LoadNote, Task};
 use std::path::{Path, PathBuf};
 
-/// Loads and validates task files without running anything: the same checks `run` makes
-/// before any agent starts (schema, paths, dataset rows, the agent fields the task's
-/// `agent.type` harness honours). Warnings (keys ignored, dropped or mapped) go to
+/// Loads and validates task files (and experiment files: `experiment_id:` at the top)
+/// without running anything: the same checks `run` makes before any agent starts
+/// (schema, paths, dataset rows, the agent fields the task's `agent.type` harness
+/// honours; an experiment's sections, variants and prompt mutations). Warnings (keys ignored, dropped or mapped) go to
 /// stderr as `warning: FILE:LINE: ...`; every error of a bad file as `error: ...` (not
 /// only the first); one `ok` line per good file on stdout. Exit code:
 /// 0 when every file loads, 2 otherwise.
@@ -86,6 +87,24 @@ pub fn run(args: CheckArgs) -> Result<i32, Box<dyn std::error::Error>> {
 /// `Err(one line)`. A task without `agent.type`, checked without `--harness`, is a
 /// warning: `run` needs `--harness` for it.
 fn check_file(file: &Path, harnesses: &[String]) -> Result<(String, Vec<String>), String> {
+    if is_experiment(file) {
+        // An experiment file (`experiment_id:` at the top): loaded and checked as `run
+        // --experiment` loads it; it gives no task ids of its own.
+        return coder_eval::suite::experiment::Experiment::load(file)
+            .map(|e| {
+                (
+                    format!(
+                        "ok {} (experiment `{}`, {} variant{})",
+                        file.display(),
+                        e.experiment_id,
+                        e.variants.len(),
+                        if e.variants.len() == 1 { "" } else { "s" }
+                    ),
+                    Vec::new(),
+                )
+            })
+            .map_err(|e| error_chain(&e));
+    }
     let loaded = Task::load_file(file).map_err(|first| {
         // Every error of the file, not only the first (each on its own `error:` line).
         let all = std::fs::read_to_string(file)
@@ -188,4 +207,13 @@ fn error_chain(err: &dyn std::error::Error) -> String {
         source = cause.source();
     }
     text
+}
+
+/// Whether `file` is an experiment file: a YAML mapping with `experiment_id` at its top
+/// level (a task file has `task_id`).
+fn is_experiment(file: &Path) -> bool {
+    std::fs::read_to_string(file)
+        .ok()
+        .and_then(|text| serde_yaml_ng::from_str::<serde_yaml_ng::Value>(&text).ok())
+        .is_some_and(|v| v.get("experiment_id").is_some() && v.get("task_id").is_none())
 }
