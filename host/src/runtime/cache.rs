@@ -8,6 +8,7 @@
 //! written after it, and a file whose digest does not match is recompiled.
 
 use super::{ComponentError, LoadedComponent, engine};
+use crate::results::write_atomically;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -116,6 +117,8 @@ impl ComponentCache {
         let artifact = engine().precompile_component(bytes).map_err(invalid)?;
         if let Some(path) = self.artifact_path(key) {
             // Best effort: a cache that cannot be written only costs time.
+            // The results' atomic writer: a reader (another run compiling the same
+            // component) sees the old file or the new one, and no temporary is left.
             let _ = write_atomically(&path, &artifact).and_then(|()| {
                 write_atomically(
                     &digest_path(&path),
@@ -132,12 +135,6 @@ fn digest_path(artifact: &Path) -> PathBuf {
     let mut name = artifact.as_os_str().to_owned();
     name.push(".sha256");
     PathBuf::from(name)
-}
-
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path)
 }
 
 fn cache_key(bytes: &[u8]) -> [u8; 32] {
