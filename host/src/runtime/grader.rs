@@ -15,7 +15,7 @@ use super::{Budget, ComponentError, HostState, LoadedComponent, engine};
 use crate::results::StampedEvent;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
-use wasmtime::component::{ComponentType, Lift, Linker, Lower};
+use wasmtime::component::{ComponentType, Linker, Lower};
 
 mod bindings {
     wasmtime::component::bindgen!({
@@ -28,7 +28,7 @@ mod bindings {
 use super::contract::{self, GRADER};
 use super::events::to_wit;
 pub(crate) use super::verdict::GraderVerdict;
-use super::verdict::{GUEST_WORKSPACE, grader_text};
+use super::verdict::{GUEST_WORKSPACE, GradeResult, kept};
 use bindings::coder_eval::grader::types as wg;
 
 /// Checks a component against the grader contract (see [`contract`]): it exports
@@ -106,25 +106,6 @@ struct GradingInputRef<'a> {
     prompt: &'a str,
     workspace: &'a str,
 }
-
-#[derive(ComponentType, Lift)]
-#[component(record)]
-struct RawVerdict {
-    score: f64,
-    /// The grader's own view of whether it is met: advisory, the host judges by the
-    /// criterion's threshold.
-    #[allow(dead_code)]
-    pass: bool,
-    details: String,
-}
-
-#[derive(ComponentType, Lift)]
-#[component(record)]
-struct RawError {
-    message: String,
-}
-
-type GradeResult = (Result<RawVerdict, RawError>,);
 
 fn linker() -> &'static Linker<HostState> {
     static LINKER: OnceLock<Linker<HostState>> = OnceLock::new();
@@ -207,11 +188,5 @@ pub(crate) fn grade(
     let (result,) = func
         .call(&mut store, (args,))
         .map_err(|e| classify(&mut store, e, &name, "criterion.grade", budget, fuel))?;
-    Ok(match result {
-        Ok(raw) => Ok(GraderVerdict {
-            score: raw.score,
-            details: grader_text(&raw.details),
-        }),
-        Err(raw) => Err(grader_text(&raw.message)),
-    })
+    Ok(kept(result))
 }

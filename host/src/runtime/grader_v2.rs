@@ -15,7 +15,7 @@ use crate::results::StampedEvent;
 use crate::turn::early_stop::{Decidability, LiveVerdict, LiveWatcher};
 use std::sync::{Arc, OnceLock};
 use wasmtime::Store;
-use wasmtime::component::{ComponentType, Lift, Linker, Lower, ResourceAny};
+use wasmtime::component::{ComponentType, Linker, Lower, ResourceAny};
 
 mod bindings {
     wasmtime::component::bindgen!({
@@ -29,7 +29,7 @@ use super::events::to_wit_v0_2 as to_wit;
 use bindings::coder_eval::grader::types as wg;
 use bindings::exports::coder_eval::grader::live as wl;
 
-use super::verdict::{GUEST_WORKSPACE, GraderVerdict, grader_text};
+use super::verdict::{GUEST_WORKSPACE, GradeResult, GraderVerdict, grader_text, kept};
 
 /// A watcher's call budget: fuel for one event (a regex over a long command stays far
 /// inside it; a loop stops in well under a second), the wall-clock backstop, the memory
@@ -95,23 +95,6 @@ struct GradingInputRef<'a> {
     workspace: &'a str,
 }
 
-#[derive(ComponentType, Lift)]
-#[component(record)]
-struct RawVerdict {
-    score: f64,
-    #[allow(dead_code)]
-    pass: bool,
-    details: String,
-}
-
-#[derive(ComponentType, Lift)]
-#[component(record)]
-struct RawError {
-    message: String,
-}
-
-type GradeResult = (Result<RawVerdict, RawError>,);
-
 /// Runs a 0.2.0 grader's `grade` once, in a fresh sandboxed instance (as
 /// `grader::grade` does for 0.1.0).
 pub(crate) fn grade(
@@ -161,13 +144,7 @@ pub(crate) fn grade(
     let (result,) = func
         .call(&mut store, (args,))
         .map_err(|e| classify(&mut store, e, &name, "criterion.grade", budget, fuel))?;
-    Ok(match result {
-        Ok(raw) => Ok(GraderVerdict {
-            score: raw.score,
-            details: grader_text(&raw.details),
-        }),
-        Err(raw) => Err(grader_text(&raw.message)),
-    })
+    Ok(kept(result))
 }
 
 fn instantiate(
