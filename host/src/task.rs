@@ -50,6 +50,7 @@ use crate::sandbox::docker::DockerNetwork;
 pub mod agent;
 pub mod compat;
 pub mod dataset;
+pub(crate) mod duplicate_key;
 pub mod every_error;
 pub mod expand;
 pub mod sandbox;
@@ -246,11 +247,13 @@ impl Task {
     ) -> Result<LoadedFile, TaskError> {
         let invalid = |err: serde_yaml_ng::Error| {
             let (line, column) = err.location().map_or((0, 0), |l| (l.line(), l.column()));
+            let (line, column, message) =
+                duplicate_key::place(text, line, column, with_suggestion(&err.to_string()));
             TaskError::Invalid {
                 path: path.to_path_buf(),
                 line,
                 column,
-                message: with_suggestion(&err.to_string()),
+                message,
             }
         };
         let rule = |message: String| TaskError::Rule {

@@ -581,3 +581,32 @@ fn an_agentless_task_checks_a_prepared_sandbox_without_an_agent() {
     assert!(checked.status.success(), "{checked:?}");
     let _ = std::fs::remove_dir_all(&out);
 }
+
+#[test]
+fn check_places_a_duplicate_key_at_its_second_line_and_says_it_once() {
+    let dir = scratch("duplicate-key");
+    let file = dir.join("dup.yaml");
+    std::fs::write(
+        &file,
+        "task_id: dup\ndescription: x\nagent:\n  type: pi\ninitial_prompt: hi\n\
+         success_criteria:\n  - type: file_exists\n    path: a\n    path: b\ndescription: y\n",
+    )
+    .unwrap();
+    let (code, _, stderr) = run_bin(&["check", file.to_str().unwrap()]);
+    assert_eq!(code, 2, "{stderr}");
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(
+        errors,
+        [
+            format!(
+                "error: {}:9:5: duplicate key `path` (first set at line 8)",
+                file.display()
+            ),
+            format!(
+                "error: {}:10:1: duplicate key `description` (first set at line 2)",
+                file.display()
+            ),
+        ],
+        "{stderr}"
+    );
+}

@@ -219,11 +219,13 @@ impl Experiment {
     pub fn parse(text: &str, path: &Path) -> Result<Experiment, ExperimentError> {
         let spec: ExperimentSpec = serde_yaml_ng::from_str(text).map_err(|err| {
             let (line, column) = err.location().map_or((0, 0), |l| (l.line(), l.column()));
+            let (line, column, message) =
+                crate::task::duplicate_key::place(text, line, column, err.to_string());
             ExperimentError::Invalid {
                 path: path.to_path_buf(),
                 line,
                 column,
-                message: err.to_string(),
+                message,
             }
         })?;
         let rule = |message: String| ExperimentError::Rule {
