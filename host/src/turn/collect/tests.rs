@@ -249,6 +249,18 @@ fn a_tool_printed_only_when_finished_is_placed_by_its_cli_duration() {
         (6000, 500)
     );
     assert_eq!(r.timing.tool_union_ms, Some(3500));
+    // The clipped one is said, the one that fits is not.
+    let clipped: Vec<_> = r
+        .diagnostics
+        .iter()
+        .filter(|d| d.kind == "tool_duration_clipped")
+        .collect();
+    assert_eq!(clipped.len(), 1, "{:?}", r.diagnostics);
+    assert!(
+        clipped[0].message.contains("`b` ran 10000 ms") && clipped[0].message.contains("500 ms"),
+        "{}",
+        clipped[0].message
+    );
 }
 
 #[test]

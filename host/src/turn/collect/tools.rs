@@ -68,6 +68,7 @@ impl Collector {
 
     pub(super) fn on_tool_end(
         &mut self,
+        line: u64,
         at: u64,
         call_id: &str,
         status: ToolStatus,
@@ -94,9 +95,17 @@ impl Collector {
         // A CLI that prints a tool only once finished: start and end came on one line.
         // Place the start by the CLI's own duration (a duration, anchored to our stamp:
         // no clock bases meet).
+        // A duration longer than the host saw since the model call that asked for the
+        // tool cannot be right (a start the CLI restamped, a clock that jumped): it is
+        // bounded by that call's stamp and said so, not moved into generation time.
+        let mut clipped = None;
         if let (true, Some(ms_long)) = (tool.start_us == at, cli_duration_ms) {
-            tool.start_us = at.saturating_sub(ms_long * 1000).max(floor.min(at));
+            let wanted = at.saturating_sub(ms_long.saturating_mul(1000));
+            tool.start_us = wanted.max(floor.min(at));
             tool.record.started_ms = ms(tool.start_us);
+            if tool.start_us > wanted {
+                clipped = Some((ms_long, ms(at - tool.start_us)));
+            }
         }
         tool.record.status = match status {
             ToolStatus::Ok => ToolOutcome::Ok,
@@ -110,6 +119,19 @@ impl Collector {
         tool.record.finished_ms = Some(ms(at));
         let (start, end) = (tool.start_us, at.max(tool.start_us));
         self.tool_union.insert(ms(start), ms(end));
+        if let Some((reported, seen)) = clipped {
+            self.diagnostics.push(DiagnosticRecord {
+                line,
+                at_ms: ms(at),
+                kind: "tool_duration_clipped".into(),
+                message: format!(
+                    "the CLI reports tool call `{call_id}` ran {reported} ms, longer than the \
+                     {seen} ms since the model call that asked for it: its start is placed at \
+                     that model call"
+                ),
+                raw: String::new(),
+            });
+        }
     }
 }
 
