@@ -16,6 +16,19 @@ python3 -m pip install --quiet --disable-pip-version-check componentize-py==0.25
 # skip, saying so, where these are missing). Tasks normally bring their own in
 # sandbox.python.env_packages; these are the host's fallback on PATH.
 python3 -m pip install --quiet --disable-pip-version-check pytest==8.3.4 pylint==3.3.3
+# Harbor's ATIF models validate what `coder-eval export --format atif` writes
+# (tests/all/export_atif.rs). The `harbor` wheel installs only on Python >= 3.12, but its
+# trajectory models need nothing but pydantic 2: the pinned wheel is downloaded, not
+# installed, and unpacked into tests/.tools/harbor-0.26.0.
+if [ ! -d tests/.tools/harbor-0.26.0/harbor/models/trajectories ]; then
+  harbor_tmp=$(mktemp -d)
+  python3 -m pip download --quiet --disable-pip-version-check --no-deps \
+    --python-version 3.12 --only-binary=:all: -d "$harbor_tmp" harbor==0.26.0
+  mkdir -p tests/.tools
+  python3 -m zipfile -e "$harbor_tmp"/harbor-0.26.0-py3-none-any.whl tests/.tools/harbor-0.26.0
+  rm -rf "$harbor_tmp"
+fi
+python3 -m pip install --quiet --disable-pip-version-check 'pydantic>=2.10,<3'
 # driver: docker: Docker from Debian's packages, dockerd started, the local base image
 # (coder-eval-base:local) built. Exits 0 when Docker cannot run here (its tests then skip).
 bash scripts/docker-setup.sh

@@ -15,6 +15,7 @@
 pub mod components;
 mod embedded;
 pub mod exit_codes;
+pub mod export;
 pub mod grading;
 pub mod interrupt;
 pub mod limits;

@@ -2,6 +2,7 @@
 
 pub(crate) mod check;
 mod compare;
+mod export;
 mod grade;
 mod harnesses;
 mod replay;
@@ -25,6 +26,7 @@ enum Command {
     Run(Box<run::RunArgs>),
     Check(check::CheckArgs),
     Compare(compare::CompareArgs),
+    Export(export::ExportArgs),
     Replay(replay::ReplayArgs),
     Grade(grade::GradeArgs),
     ScriptedModel(scripted_model::ScriptedModelArgs),
@@ -48,6 +50,7 @@ pub fn main() -> i32 {
         Command::Run(args) => run::run(*args),
         Command::Check(args) => check::run(args),
         Command::Compare(args) => compare::run(args),
+        Command::Export(args) => export::run(args),
         Command::Replay(args) => replay::run(args),
         Command::Grade(args) => grade::run(args),
         Command::ScriptedModel(args) => scripted_model::run(args),

@@ -1,0 +1,757 @@
+//! A run as Harbor's Agent Trajectory Interchange Format, `ATIF-v1.7` (Harbor RFC 0001,
+//! `docs/rfcs/0001-trajectory-format.md`; the pydantic models of `harbor` 0.26,
+//! `harbor/models/trajectories/`).
+//!
+//! Built from a task's result and the normalized events of its turn (replayed from its
+//! recording: the same events the live run saw). The mapping:
+//! - step 1: `source: user`, the task's prompt;
+//! - one `source: agent` step per model call (`model_call_started`, or an assistant message
+//!   with a new message id), `llm_call_count: 1`, its text as `message`, its usage as
+//!   `metrics` (`prompt_tokens` counts cached input too: input + cache reads + cache
+//!   writes; `cached_tokens` = cache reads; `cost_usd` where the stream reports it);
+//! - each tool call in the step of the model call that asked for it, `arguments` its
+//!   input (an input that is not a JSON object is wrapped as `{"input": …}`), and its
+//!   result as an observation result paired by `source_call_id`;
+//! - a sub-agent (events whose `parent_call_id` names a tool call) as an embedded
+//!   trajectory in the root's `subagent_trajectories`, `trajectory_id` =
+//!   `<root id>/<call id>`, referenced from the spawning call's observation result;
+//! - timestamps are absent: a run records µs from the turn's start, not wall-clock time;
+//!   each step's `extra.at_ms` is that offset (ms);
+//! - the root's `extra.coder_eval` holds what ATIF has no field for: status, score, stop
+//!   reason, run limits, timing buckets (ms), retries and diagnostics.
+//!
+//! Absent stays absent: a figure the stream did not carry is left out, never written as 0.
+
+use crate::results::{StampedEvent, TaskResult, TotalsStatus};
+use harness_kit::{Event, ToolStatus, Usage};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+use std::collections::BTreeMap;
+
+/// The ATIF version written.
+pub const SCHEMA_VERSION: &str = "ATIF-v1.7";
+
+/// An ATIF trajectory (root or embedded sub-agent).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Trajectory {
+    pub schema_version: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    pub trajectory_id: String,
+    pub agent: Agent,
+    pub steps: Vec<Step>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+    pub final_metrics: FinalMetrics,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extra: Option<Value>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub subagent_trajectories: Vec<Trajectory>,
+}
+
+/// `agent`: the harness and its CLI.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Agent {
+    /// The harness name (`claude-code`, `codex`, ...).
+    pub name: String,
+    /// The CLI's version, `unknown` when neither the probe nor the stream said.
+    pub version: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_name: Option<String>,
+}
+
+/// One step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Step {
+    /// 1-based, sequential.
+    pub step_id: usize,
+    /// `user` or `agent`.
+    pub source: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model_name: Option<String>,
+    pub message: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observation: Option<Observation>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metrics: Option<Metrics>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm_call_count: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extra: Option<Value>,
+}
+
+/// A tool call of an agent step.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolCall {
+    pub tool_call_id: String,
+    pub function_name: String,
+    /// The call's input: always a JSON object.
+    pub arguments: Map<String, Value>,
+}
+
+/// The results of a step's tool calls.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Observation {
+    pub results: Vec<ObservationResult>,
+}
+
+/// One tool call's result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ObservationResult {
+    /// The `tool_call_id` of a tool call of the same step.
+    pub source_call_id: String,
+    /// The output excerpt the reducer kept.
+    pub content: String,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub subagent_trajectory_ref: Vec<SubagentRef>,
+    /// `status` (`ok`, `error`, `denied`, `unknown`), `exit_code` when reported.
+    pub extra: Value,
+}
+
+/// A reference to an embedded sub-agent trajectory.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SubagentRef {
+    pub trajectory_id: String,
+}
+
+/// A model call's usage and cost, as the stream reported them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Metrics {
+    /// Input tokens, cached ones included (input + cache reads + cache writes).
+    pub prompt_tokens: u64,
+    /// Output tokens (reasoning included where the CLI counts it there); absent where
+    /// the stream's per-message count is not the call's (Claude Code reports each
+    /// message's output count as of its start: the real figure is only in its result).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub completion_tokens: Option<u64>,
+    /// Input tokens read from the provider's cache.
+    pub cached_tokens: u64,
+    /// USD, where the stream reports cost per call.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// `cache_write_tokens`.
+    pub extra: Value,
+}
+
+/// Totals of a trajectory.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FinalMetrics {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_prompt_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_completion_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_cached_tokens: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total_cost_usd: Option<f64>,
+    pub total_steps: usize,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub extra: Option<Value>,
+}
+
+/// The trajectory of `task`'s run from its turn's normalized `events` (in stream order).
+/// `id` names the trajectory (e.g. `<task_id>/<harness>`); sub-agents get `<id>/<call id>`.
+pub fn trajectory(task: &TaskResult, events: &[StampedEvent], id: &str) -> Trajectory {
+    let turn = task.turn.as_ref();
+    let model = turn
+        .and_then(|t| t.model.clone())
+        .or_else(|| task.requested_model.clone());
+    let agent = Agent {
+        name: task.harness.clone(),
+        version: task
+            .cli
+            .version
+            .clone()
+            .or_else(|| turn.and_then(|t| t.cli_version.clone()))
+            .unwrap_or_else(|| "unknown".into()),
+        model_name: model.clone(),
+    };
+    let mut threads: BTreeMap<Option<String>, Thread> = BTreeMap::new();
+    // Where the harness's stream reports output tokens (limits::budget::reporting): per
+    // message, or only in its final result.
+    let output_per_call = crate::limits::budget::reporting(&task.harness)
+        .is_none_or(|r| r.output == crate::limits::budget::ReportedAt::EachCall);
+    threads.insert(None, Thread::new(task.prompt.clone(), 0, output_per_call));
+    // Which thread and step holds each tool call, and the input of each (a sub-agent's
+    // prompt).
+    let mut calls: BTreeMap<String, (Option<String>, usize)> = BTreeMap::new();
+    let mut inputs: BTreeMap<String, String> = BTreeMap::new();
+    let mut retries = Vec::new();
+    for e in events {
+        let at_ms = e.stamp_us / 1000;
+        match &e.event {
+            Event::ModelCallStarted { parent_call_id, .. } => {
+                thread(
+                    &mut threads,
+                    parent_call_id,
+                    &inputs,
+                    at_ms,
+                    output_per_call,
+                )
+                .open_call(at_ms, &model);
+            }
+            Event::AssistantMessage {
+                message_id,
+                parent_call_id,
+                text,
+                usage,
+                cost_usd,
+            } => thread(
+                &mut threads,
+                parent_call_id,
+                &inputs,
+                at_ms,
+                output_per_call,
+            )
+            .message(at_ms, message_id, text, *usage, *cost_usd, &model),
+            Event::ToolCallStarted {
+                call_id,
+                name,
+                input_json,
+                parent_call_id,
+            } => {
+                if calls.contains_key(call_id) {
+                    continue;
+                }
+                inputs.insert(call_id.clone(), input_json.clone());
+                let t = thread(
+                    &mut threads,
+                    parent_call_id,
+                    &inputs,
+                    at_ms,
+                    output_per_call,
+                );
+                let step = t.current(at_ms, &model);
+                t.steps[step].tool_calls.push(ToolCall {
+                    tool_call_id: call_id.clone(),
+                    function_name: name.clone(),
+                    arguments: arguments(input_json),
+                });
+                calls.insert(call_id.clone(), (parent_call_id.clone(), step));
+            }
+            Event::ToolCallFinished {
+                call_id,
+                status,
+                output_excerpt,
+                exit_code,
+                ..
+            } => {
+                let Some((parent, step)) = calls.get(call_id) else {
+                    continue;
+                };
+                let Some(t) = threads.get_mut(parent) else {
+                    continue;
+                };
+                let results = &mut t.steps[*step]
+                    .observation
+                    .get_or_insert_with(|| Observation { results: vec![] })
+                    .results;
+                if results.iter().any(|r| &r.source_call_id == call_id) {
+                    continue; // a repeated end changes nothing
+                }
+                let mut extra = json!({ "status": status_name(*status) });
+                if let Some(code) = exit_code {
+                    extra["exit_code"] = json!(code);
+                }
+                results.push(ObservationResult {
+                    source_call_id: call_id.clone(),
+                    content: output_excerpt.clone(),
+                    subagent_trajectory_ref: vec![],
+                    extra,
+                });
+            }
+            Event::ModelCallRetried {
+                parent_call_id,
+                attempt,
+                delay_ms,
+                status,
+                error,
+                ..
+            } => retries.push(json!({
+                "at_ms": at_ms,
+                "parent_call_id": parent_call_id,
+                "attempt": attempt,
+                "delay_ms": delay_ms,
+                "status": status,
+                "error": error,
+            })),
+            _ => {}
+        }
+    }
+    // Sub-agents: embedded, each referenced from the result of the call that spawned it,
+    // in the thread that made that call (a nested sub-agent from its parent sub-agent). A
+    // call that never ended gets a result saying so, so the reference has a place.
+    let mut root = threads
+        .remove(&None)
+        .unwrap_or_else(|| Thread::new(String::new(), 0, output_per_call));
+    let mut subs: BTreeMap<String, Thread> = threads
+        .into_iter()
+        .filter_map(|(parent, t)| parent.map(|call| (call, t)))
+        .collect();
+    let links: Vec<(Option<String>, usize, String)> = subs
+        .keys()
+        .filter_map(|call| {
+            let (owner, step) = calls.get(call)?;
+            Some((owner.clone(), *step, call.clone()))
+        })
+        .collect();
+    for (owner, step, call) in links {
+        let holder = match &owner {
+            None => Some(&mut root),
+            Some(o) => subs.get_mut(o),
+        };
+        if let Some(holder) = holder {
+            reference(holder, step, &call, &format!("{id}/{call}"));
+        }
+    }
+    let embedded = subs
+        .into_iter()
+        .map(|(call, sub)| Trajectory {
+            schema_version: SCHEMA_VERSION,
+            session_id: turn.and_then(|t| t.session_id.clone()),
+            trajectory_id: format!("{id}/{call}"),
+            agent: agent.clone(),
+            final_metrics: step_totals(&sub.steps),
+            steps: number(sub.steps),
+            notes: None,
+            extra: None,
+            subagent_trajectories: vec![],
+        })
+        .collect();
+    let steps = number(root.steps);
+    let mut final_metrics = FinalMetrics {
+        total_steps: steps.len(),
+        ..totals(task)
+    };
+    if let Some(cost) = &task.cost {
+        final_metrics.extra = Some(json!({
+            "cost_status": cost.cost_status,
+            "usage_status": cost.usage_status,
+            "attempts": cost.attempts,
+        }));
+    }
+    Trajectory {
+        schema_version: SCHEMA_VERSION,
+        session_id: turn.and_then(|t| t.session_id.clone()),
+        trajectory_id: id.to_string(),
+        agent,
+        steps,
+        notes: Some(
+            "Exported by coder-eval from a recorded run; `extra.at_ms` is ms from the \
+             turn's start (the run records no wall-clock time per event)."
+                .into(),
+        ),
+        final_metrics,
+        extra: Some(json!({ "coder_eval": run_extra(task, retries) })),
+        subagent_trajectories: embedded,
+    }
+}
+
+/// The steps of one thread (the main agent, or one sub-agent).
+struct Thread {
+    steps: Vec<Step>,
+    /// Whether a message's output token count is its model call's.
+    output_per_call: bool,
+    /// The open agent step: (index, its message id once known, whether a message arrived).
+    open: Option<(usize, Option<String>)>,
+}
+
+impl Thread {
+    fn new(prompt: String, at_ms: u64, output_per_call: bool) -> Thread {
+        Thread {
+            output_per_call,
+            steps: vec![Step {
+                step_id: 0,
+                source: "user",
+                model_name: None,
+                message: prompt,
+                tool_calls: vec![],
+                observation: None,
+                metrics: None,
+                llm_call_count: None,
+                extra: Some(json!({ "at_ms": at_ms })),
+            }],
+            open: None,
+        }
+    }
+
+    fn push_agent(&mut self, at_ms: u64, model: &Option<String>, calls: Option<u32>) -> usize {
+        self.steps.push(Step {
+            step_id: 0,
+            source: "agent",
+            model_name: model.clone(),
+            message: String::new(),
+            tool_calls: vec![],
+            observation: None,
+            metrics: None,
+            llm_call_count: calls,
+            extra: Some(json!({ "at_ms": at_ms })),
+        });
+        self.steps.len() - 1
+    }
+
+    /// A model call starts: a new agent step.
+    fn open_call(&mut self, at_ms: u64, model: &Option<String>) {
+        let i = self.push_agent(at_ms, model, Some(1));
+        self.open = Some((i, None));
+    }
+
+    /// The open agent step, or a new one (tool calls the stream shows without their
+    /// model call).
+    fn current(&mut self, at_ms: u64, model: &Option<String>) -> usize {
+        match self.open {
+            Some((i, _)) => i,
+            None => {
+                let i = self.push_agent(at_ms, model, None);
+                self.open = Some((i, None));
+                i
+            }
+        }
+    }
+
+    fn message(
+        &mut self,
+        at_ms: u64,
+        message_id: &str,
+        text: &str,
+        usage: Option<Usage>,
+        cost_usd: Option<f64>,
+        model: &Option<String>,
+    ) {
+        let i = match &self.open {
+            // The same message (a CLI that streams one per content block), or the first
+            // message of the open model call.
+            Some((i, Some(id))) if id == message_id => *i,
+            Some((i, None)) => *i,
+            // A message with a new id is a new model call.
+            _ => self.push_agent(at_ms, model, Some(1)),
+        };
+        self.open = Some((i, Some(message_id.to_string())));
+        let step = &mut self.steps[i];
+        step.llm_call_count = Some(1);
+        if !text.is_empty() {
+            if !step.message.is_empty() {
+                step.message.push('\n');
+            }
+            step.message.push_str(text);
+        }
+        // A repeated report of the same message's usage replaces, never adds.
+        if let Some(u) = usage {
+            step.metrics = Some(Metrics {
+                prompt_tokens: u.input_tokens + u.cache_read_tokens + u.cache_write_tokens,
+                completion_tokens: self.output_per_call.then_some(u.output_tokens),
+                cached_tokens: u.cache_read_tokens,
+                cost_usd,
+                extra: json!({ "cache_write_tokens": u.cache_write_tokens }),
+            });
+        } else if let (Some(m), Some(c)) = (step.metrics.as_mut(), cost_usd) {
+            m.cost_usd = Some(c);
+        }
+    }
+}
+
+/// The thread of `parent` (created on first use; a sub-agent's first step is the
+/// spawning call's input).
+fn thread<'a>(
+    threads: &'a mut BTreeMap<Option<String>, Thread>,
+    parent: &Option<String>,
+    inputs: &BTreeMap<String, String>,
+    at_ms: u64,
+    output_per_call: bool,
+) -> &'a mut Thread {
+    threads.entry(parent.clone()).or_insert_with(|| {
+        let prompt = parent
+            .as_ref()
+            .and_then(|call| inputs.get(call))
+            .map(|input| subagent_prompt(input))
+            .unwrap_or_default();
+        Thread::new(prompt, at_ms, output_per_call)
+    })
+}
+
+/// What a sub-agent was asked: the spawning call's `prompt` (Claude Code `Task`, OpenCode
+/// `task`), else `description`, else its whole input.
+fn subagent_prompt(input_json: &str) -> String {
+    let value: Value = serde_json::from_str(input_json).unwrap_or(Value::Null);
+    ["prompt", "description", "message"]
+        .iter()
+        .find_map(|k| value.get(k).and_then(Value::as_str).map(str::to_string))
+        .unwrap_or_else(|| input_json.to_string())
+}
+
+/// Adds the reference to sub-agent `sub_id` to the result of `call_id` in step `step`.
+fn reference(thread: &mut Thread, step: usize, call_id: &str, sub_id: &str) {
+    let results = &mut thread.steps[step]
+        .observation
+        .get_or_insert_with(|| Observation { results: vec![] })
+        .results;
+    let at = match results.iter().position(|r| r.source_call_id == call_id) {
+        Some(i) => i,
+        None => {
+            results.push(ObservationResult {
+                source_call_id: call_id.to_string(),
+                content: String::new(),
+                subagent_trajectory_ref: vec![],
+                extra: json!({ "status": "interrupted" }),
+            });
+            results.len() - 1
+        }
+    };
+    results[at].subagent_trajectory_ref.push(SubagentRef {
+        trajectory_id: sub_id.to_string(),
+    });
+}
+
+/// Steps numbered from 1.
+fn number(mut steps: Vec<Step>) -> Vec<Step> {
+    for (i, s) in steps.iter_mut().enumerate() {
+        s.step_id = i + 1;
+    }
+    steps
+}
+
+/// A tool call's input as an ATIF `arguments` object.
+fn arguments(input_json: &str) -> Map<String, Value> {
+    match serde_json::from_str::<Value>(input_json) {
+        Ok(Value::Object(map)) => map,
+        Ok(other) => Map::from_iter([("input".to_string(), other)]),
+        Err(_) => Map::from_iter([("input".to_string(), Value::String(input_json.into()))]),
+    }
+}
+
+fn status_name(status: ToolStatus) -> &'static str {
+    match status {
+        ToolStatus::Ok => "ok",
+        ToolStatus::Error => "error",
+        ToolStatus::Unknown => "unknown",
+        ToolStatus::Denied => "denied",
+    }
+}
+
+/// The run's totals: from its cost record (all attempts), else its turn; absent when not
+/// reported.
+fn totals(task: &TaskResult) -> FinalMetrics {
+    let (usage, cost) = match &task.cost {
+        Some(c) => (
+            c.usage
+                .filter(|_| c.usage_status != TotalsStatus::NotReported),
+            c.total_cost_usd,
+        ),
+        None => (
+            task.turn
+                .as_ref()
+                .filter(|t| t.usage_source != "none")
+                .map(|t| t.usage),
+            task.turn.as_ref().and_then(|t| t.cost_usd),
+        ),
+    };
+    FinalMetrics {
+        total_prompt_tokens: usage
+            .map(|u| u.input_tokens + u.cache_read_tokens + u.cache_write_tokens),
+        total_completion_tokens: usage.map(|u| u.output_tokens),
+        total_cached_tokens: usage.map(|u| u.cache_read_tokens),
+        total_cost_usd: cost,
+        total_steps: 0,
+        extra: None,
+    }
+}
+
+/// A sub-agent's totals: the sum of its steps' metrics (absent when none reported any).
+fn step_totals(steps: &[Step]) -> FinalMetrics {
+    let metrics: Vec<&Metrics> = steps.iter().filter_map(|s| s.metrics.as_ref()).collect();
+    // A total only where every step reported the figure.
+    let sum = |f: fn(&Metrics) -> Option<u64>| -> Option<u64> {
+        if metrics.is_empty() {
+            return None;
+        }
+        metrics.iter().map(|m| f(m)).sum()
+    };
+    let costs: Option<Vec<f64>> = metrics.iter().map(|m| m.cost_usd).collect();
+    FinalMetrics {
+        total_prompt_tokens: sum(|m| Some(m.prompt_tokens)),
+        total_completion_tokens: sum(|m| m.completion_tokens),
+        total_cached_tokens: sum(|m| Some(m.cached_tokens)),
+        total_cost_usd: costs.filter(|c| !c.is_empty()).map(|c| c.iter().sum()),
+        total_steps: steps.len(),
+        extra: None,
+    }
+}
+
+/// What ATIF has no field for: outcome, limits, timing, retries, diagnostics.
+fn run_extra(task: &TaskResult, retries: Vec<Value>) -> Value {
+    let turn = task.turn.as_ref();
+    json!({
+        "task_id": task.task_id,
+        "harness": task.harness,
+        "variant": task.variant,
+        "replicate": task.replicate,
+        "status": task.status,
+        "weighted_score": task.weighted_score,
+        "stop": task.stop,
+        "run_limits": task.run_limits,
+        "num_turns": turn.map(|t| t.num_turns),
+        "final_status": turn.map(|t| t.final_status),
+        "timing_ms": turn.map(|t| &t.timing),
+        "caveats": task.cli.caveats,
+        "retries": retries,
+        "diagnostics": turn.map(|t| &t.diagnostics),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A finished task's result with no turn, for feeding events by hand.
+    fn task(harness: &str) -> TaskResult {
+        serde_json::from_value(json!({
+            "result_version": 1,
+            "task_id": "t",
+            "harness": harness,
+            "status": "SUCCESS",
+            "error": null,
+            "description": null,
+            "task_file": "t.yaml",
+            "prompt": "do it",
+            "requested_model": null,
+            "cli": {"path": "x", "version": "1.0", "argv": [], "pgid": null, "mark": null,
+                    "leftover_processes": 0, "exit_code_meaning": null, "caveats": []},
+            "run_limits": {"max_turns": null, "max_tool_calls": null, "turn_timeout_ms": null,
+                           "task_timeout_ms": null, "native": []},
+            "stop": null,
+            "turn": null,
+            "criteria": [],
+            "weighted_score": null,
+            "post_failure_criteria_results": [],
+            "stderr_tail": "",
+            "paths": {"recording": null, "stderr": null, "workspace": null, "reference": null},
+        }))
+        .unwrap()
+    }
+
+    fn at(ms: u64, event: Event) -> StampedEvent {
+        StampedEvent {
+            line: 0,
+            stamp_us: ms * 1000,
+            event,
+        }
+    }
+
+    fn message(id: &str, parent: Option<&str>, text: &str, output: u64) -> Event {
+        Event::AssistantMessage {
+            message_id: id.into(),
+            parent_call_id: parent.map(str::to_string),
+            text: text.into(),
+            usage: Some(Usage {
+                input_tokens: 10,
+                output_tokens: output,
+                cache_read_tokens: 5,
+                cache_write_tokens: 1,
+            }),
+            cost_usd: None,
+        }
+    }
+
+    fn start(id: &str, parent: Option<&str>, name: &str, input: &str) -> Event {
+        Event::ToolCallStarted {
+            call_id: id.into(),
+            name: name.into(),
+            input_json: input.into(),
+            parent_call_id: parent.map(str::to_string),
+        }
+    }
+
+    fn end(id: &str, status: ToolStatus) -> Event {
+        Event::ToolCallFinished {
+            call_id: id.into(),
+            status,
+            output_excerpt: format!("out {id}"),
+            exit_code: None,
+            cli_duration_ms: None,
+        }
+    }
+
+    #[test]
+    fn a_sub_agent_is_embedded_and_referenced_from_the_call_that_spawned_it() {
+        let events = vec![
+            at(1, message("m1", None, "delegating", 7)),
+            at(
+                2,
+                start("task1", None, "Task", r#"{"prompt":"find the bug"}"#),
+            ),
+            at(3, message("s1", Some("task1"), "looking", 3)),
+            at(
+                4,
+                start("grep1", Some("task1"), "Grep", r#""not an object""#),
+            ),
+            at(5, end("grep1", ToolStatus::Ok)),
+            at(6, message("s2", Some("task1"), "found it", 2)),
+            at(7, end("task1", ToolStatus::Ok)),
+            at(8, message("m2", None, "done", 4)),
+            // The same message again (one event per content block): replaced, not added.
+            at(8, message("m2", None, "", 4)),
+        ];
+        let t = trajectory(&task("pi"), &events, "t/pi");
+        let steps: Vec<(usize, &str, &str)> = t
+            .steps
+            .iter()
+            .map(|s| (s.step_id, s.source, s.message.as_str()))
+            .collect();
+        assert_eq!(
+            steps,
+            [
+                (1, "user", "do it"),
+                (2, "agent", "delegating"),
+                (3, "agent", "done")
+            ]
+        );
+        let result = &t.steps[1].observation.as_ref().unwrap().results[0];
+        assert_eq!(result.source_call_id, "task1");
+        assert_eq!(
+            result.subagent_trajectory_ref[0].trajectory_id,
+            "t/pi/task1"
+        );
+        assert_eq!(t.subagent_trajectories.len(), 1);
+        let sub = &t.subagent_trajectories[0];
+        assert_eq!(sub.trajectory_id, "t/pi/task1");
+        assert_eq!(sub.steps[0].message, "find the bug");
+        assert_eq!(sub.steps.len(), 3);
+        assert_eq!(
+            sub.steps[1].tool_calls[0].arguments,
+            Map::from_iter([("input".to_string(), json!("not an object"))])
+        );
+        assert_eq!(sub.final_metrics.total_completion_tokens, Some(5));
+        assert_eq!(sub.final_metrics.total_prompt_tokens, Some(32));
+        assert_eq!(
+            t.steps[2].metrics.as_ref().unwrap().completion_tokens,
+            Some(4)
+        );
+        // No turn, no cost record: the totals are absent, not 0.
+        assert_eq!(t.final_metrics.total_prompt_tokens, None);
+        assert_eq!(t.final_metrics.total_steps, 3);
+    }
+
+    #[test]
+    fn claude_codes_per_message_output_count_is_left_out() {
+        let events = vec![at(1, message("m1", None, "hi", 1))];
+        let t = trajectory(&task("claude-code"), &events, "t/claude-code");
+        let m = t.steps[1].metrics.as_ref().unwrap();
+        assert_eq!((m.prompt_tokens, m.completion_tokens), (16, None));
+    }
+
+    #[test]
+    fn a_tool_call_without_its_model_call_gets_its_own_step_without_metrics() {
+        let events = vec![
+            at(1, start("a", None, "bash", r#"{"command":"ls"}"#)),
+            at(2, end("a", ToolStatus::Denied)),
+        ];
+        let t = trajectory(&task("pi"), &events, "t/pi");
+        assert_eq!(t.steps.len(), 2);
+        assert_eq!(t.steps[1].llm_call_count, None);
+        assert!(t.steps[1].metrics.is_none());
+        let r = &t.steps[1].observation.as_ref().unwrap().results[0];
+        assert_eq!(r.extra["status"], "denied");
+    }
+}
