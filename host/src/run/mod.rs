@@ -32,6 +32,7 @@ pub mod sessions;
 mod setup;
 pub mod suite;
 pub mod thresholds;
+pub mod trajectory_view;
 pub mod verdict;
 
 pub use agentless::{NO_AGENT, run_agentless};

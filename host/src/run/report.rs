@@ -51,7 +51,7 @@ pub fn render(
             head {
                 meta charset="utf-8";
                 title { "coder-eval report" }
-                style { (STYLE) }
+                style { (STYLE) (super::trajectory_view::STYLE) }
             }
             body {
                 h1 { "coder-eval report" }
@@ -399,6 +399,8 @@ fn run_detail(r: &TaskResult) -> Markup {
                     @if let Some(c) = t.cost_usd { " · " (format!("{c:.4}")) " USD" }
                 }
                 (timing(&t.timing))
+                (super::trajectory_view::timeline(t, &r.cli.caveats))
+                (super::trajectory_view::trajectory(r))
                 @if !t.tool_calls.is_empty() { (tool_calls(&t.tool_calls)) }
             }
             @if !r.criteria.is_empty() { (criteria("Criteria", &r.criteria)) }
