@@ -2,7 +2,8 @@
 # Installs what coder-eval needs on a fresh machine: the wasm32-wasip2 Rust target (the
 # components build for it), the pinned agent CLIs (harnesses/package-lock.json), and
 # componentize-py (builds the example Python criterion, examples/criteria/python), and the
-# real pytest and pylint the pytest and pylint_score criteria run.
+# real pytest and pylint the pytest and pylint_score criteria run, Harbor's ATIF models and
+# chromium with playwright-core for the export and browser tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rustup target add wasm32-wasip2
@@ -29,6 +30,13 @@ if [ ! -d tests/.tools/harbor-0.26.0/harbor/models/trajectories ]; then
   rm -rf "$harbor_tmp"
 fi
 python3 -m pip install --quiet --disable-pip-version-check 'pydantic>=2.10,<3'
+# The browser tests (tests/all/browser.rs): Debian's chromium, driven headless by
+# playwright-core (pinned in tests/browser/package-lock.json; it downloads no browser).
+if ! command -v chromium >/dev/null 2>&1; then
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+npm install --prefix tests/browser --no-save --no-audit --no-fund --loglevel=error
 # driver: docker: Docker from Debian's packages, dockerd started, the local base image
 # (coder-eval-base:local) built. Exits 0 when Docker cannot run here (its tests then skip).
 bash scripts/docker-setup.sh

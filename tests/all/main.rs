@@ -3,6 +3,7 @@
 
 mod agent_fields;
 mod bad_input;
+mod browser;
 mod cache;
 mod coder_eval_compat;
 mod contracts;

@@ -8,6 +8,7 @@ mod harnesses;
 mod replay;
 mod run;
 mod scripted_model;
+mod view;
 
 use clap::{Parser, Subcommand};
 use coder_eval::exit_codes;
@@ -31,6 +32,7 @@ enum Command {
     Grade(grade::GradeArgs),
     ScriptedModel(scripted_model::ScriptedModelArgs),
     Harnesses(harnesses::HarnessesArgs),
+    View(view::ViewArgs),
 }
 
 /// Runs the command line; returns the process exit code.
@@ -55,6 +57,7 @@ pub fn main() -> i32 {
         Command::Grade(args) => grade::run(args),
         Command::ScriptedModel(args) => scripted_model::run(args),
         Command::Harnesses(args) => harnesses::run(args),
+        Command::View(args) => view::run(args),
     };
     match result {
         Ok(code) => code,

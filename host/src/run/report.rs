@@ -50,6 +50,8 @@ pub fn render(
         html lang="en" {
             head {
                 meta charset="utf-8";
+                // No favicon request: the page loads nothing but itself.
+                link rel="icon" href="data:,";
                 title { "coder-eval report" }
                 style { (STYLE) (super::trajectory_view::STYLE) }
             }
