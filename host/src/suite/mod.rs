@@ -5,6 +5,7 @@
 //! A suite is a list of units, each a [`UnitId`] (variant, task, harness, replicate)
 //! with its prepared task; `run::run_all` runs them like any other prepared task.
 
+pub mod chart;
 pub mod experiment;
 pub mod folders;
 pub mod merge;

@@ -1,5 +1,5 @@
 //! The variant comparison of `report.html` and the page of `coder-eval compare --html`
-//! (maud: every value escaped).
+//! (maud: every value escaped), each with its interval chart (`chart.rs`).
 
 use crate::results::{CompareReport, Interval, MeanEstimate, VariantStatistics};
 use maud::{DOCTYPE, Markup, html};
@@ -56,6 +56,15 @@ pub fn variants(stats: &[VariantStatistics]) -> Markup {
                 }
             }
         }
+        (super::chart::intervals(
+            &stats
+                .iter()
+                .map(|v| super::chart::Row { label: &v.variant, estimate: v.pass_rate.as_ref() })
+                .collect::<Vec<_>>(),
+            0.0,
+            1.0,
+            None,
+        ))
         h3 { "Passes per task (passed / graded, pass@k at k = graded, Wilson 95%)" }
         table {
             tr {
@@ -107,6 +116,21 @@ pub fn compare_page(c: &CompareReport) -> String {
                     (c.t_statistic.map_or("-".into(), |t| format!("{t:.3}")))
                     ", p = " (c.p_value.map_or("-".into(), |p| format!("{p:.4}")))
                 }
+                (super::chart::intervals(
+                    &[
+                        super::chart::Row { label: &c.a, estimate: c.a_pass_rate.as_ref() },
+                        super::chart::Row { label: &c.b, estimate: c.b_pass_rate.as_ref() },
+                    ],
+                    0.0,
+                    1.0,
+                    None,
+                ))
+                (super::chart::intervals(
+                    &[super::chart::Row { label: "B − A", estimate: c.difference.as_ref() }],
+                    -1.0,
+                    1.0,
+                    Some(0.0),
+                ))
                 table {
                     tr { th { "task" } th { "A" } th { "B" } th { "B − A" } th { "flipped" } }
                     @for t in &c.tasks {
