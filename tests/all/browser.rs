@@ -4,7 +4,7 @@
 //! model text that try to inject markup.
 
 use crate::support::{bin, root, scratch};
-use coder_eval::results::{RunSummary, TaskResult};
+use coder_eval::results::{RunSummary, TaskResult, TaskStatus};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -119,6 +119,44 @@ fn check(seen: &Value, results: &[TaskResult]) {
         .collect();
     assert_eq!(seen["toolBars"], serde_json::json!(bars));
     assert_eq!(seen["injectedRan"], false, "markup from a run ran as code");
+    // Filters: a task shows under a status when one of its cells has it; tags as the
+    // task file gives them (the parallel scenario is tagged `scenario`).
+    let with_status = |status: TaskStatus| -> Vec<String> {
+        let mut tasks: Vec<String> = Vec::new();
+        for r in results.iter().filter(|r| r.status == status) {
+            if !tasks.contains(&r.task_id) {
+                tasks.push(r.task_id.clone());
+            }
+        }
+        tasks
+    };
+    let order: Vec<&str> = {
+        let mut tasks: Vec<&str> = Vec::new();
+        for r in results {
+            if !tasks.contains(&r.task_id.as_str()) {
+                tasks.push(&r.task_id);
+            }
+        }
+        tasks
+    };
+    let sorted = |mut v: Vec<String>| {
+        v.sort_by_key(|t| order.iter().position(|o| o == t));
+        v
+    };
+    let f = &seen["filters"];
+    assert_eq!(
+        f["f-status=FAILURE"],
+        serde_json::json!(sorted(with_status(TaskStatus::Failure)))
+    );
+    assert_eq!(
+        f["f-status=SUCCESS"],
+        serde_json::json!(sorted(with_status(TaskStatus::Success)))
+    );
+    assert_eq!(f["f-tag=scenario"], serde_json::json!(["parallel"]));
+    assert_eq!(
+        f["visibleHeaders"],
+        serde_json::json!(["task", results[0].harness.as_str()])
+    );
     assert!(
         seen["bodyText"].as_str().unwrap().contains(INJECT),
         "the markup shows as text"

@@ -2,7 +2,7 @@
 // playwright-core) and prints what tests/all/browser.rs checks, as one JSON line:
 // console errors, the load time (ms), whether the first trajectory opens on a click and
 // how many entries it shows, the tool bars of each timeline SVG in page order, whether
-// any injected script ran, and what the matrix filter leaves visible.
+// any injected script ran, and what each matrix filter leaves visible.
 //
 // Usage: node report.mjs URL   (CHROMIUM overrides /usr/bin/chromium)
 import { chromium } from "playwright-core";
@@ -32,6 +32,23 @@ try {
     svgs.map((s) => s.querySelectorAll("rect.tool").length),
   );
   const injectedRan = await page.evaluate(() => window.__injected === true);
+  // The matrix filters: the tasks left visible by each, one at a time.
+  const visibleTasks = () =>
+    page.$$eval("#matrix tr", (rows) =>
+      rows.slice(1).filter((r) => r.style.display !== "none").map((r) => r.cells[0].textContent),
+    );
+  const filters = {};
+  for (const [id, value] of [["f-status", "FAILURE"], ["f-status", "SUCCESS"], ["f-tag", "scenario"]]) {
+    await page.selectOption(`#${id}`, value);
+    filters[`${id}=${value}`] = await visibleTasks();
+    await page.selectOption(`#${id}`, "");
+  }
+  const columns = await page.$$eval("#f-column option", (o) => o.map((x) => x.value).filter(Boolean));
+  await page.selectOption("#f-column", columns[0]);
+  filters.visibleHeaders = await page.$$eval("#matrix tr:first-child th", (ths) =>
+    ths.filter((t) => t.style.display !== "none").map((t) => t.textContent),
+  );
+  await page.selectOption("#f-column", "");
   const text = await page.textContent("body");
   console.log(
     JSON.stringify({
@@ -43,6 +60,7 @@ try {
       entriesVisible,
       toolBars,
       injectedRan,
+      filters,
       bodyText: text,
     }),
   );

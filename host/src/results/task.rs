@@ -104,6 +104,9 @@ pub struct TaskResult {
     /// launched).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<super::CostSummary>,
+    /// The task file's `tags` (the report filters by them); absent when it has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tags: Vec<String>,
 }
 
 /// One `pre_run` / `post_run` shell step.

@@ -256,6 +256,7 @@ fn blank_for(task: &Task, harness: &str, native: &[LimitKind]) -> TaskResult {
         replicate: None,
         lineage: None,
         cost: None,
+        tags: p.task.tags.clone(),
     }
 }
 

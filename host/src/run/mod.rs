@@ -23,6 +23,7 @@ mod judge;
 pub mod junit;
 mod launch;
 pub mod locate;
+pub mod matrix_filter;
 pub mod one;
 pub mod options;
 pub mod prepare;

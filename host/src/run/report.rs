@@ -1,6 +1,7 @@
-//! `report.html`: a suite's results as one self-contained HTML page (no scripts, no
-//! external files), written beside `run.json` by every `coder-eval run` and kept in step
-//! by `grade --write`. Every value from a run is escaped (maud templates).
+//! `report.html`: a suite's results as one self-contained HTML page (no external files;
+//! one small inline script filters and sorts the matrix, and the page reads the same
+//! without it), written beside `run.json` by every `coder-eval run` and kept in step by
+//! `grade --write`. Every value from a run is escaped (maud templates).
 //!
 //! The page holds:
 //! - per harness: tasks that passed, mean weighted score, median turn duration, tokens
@@ -77,13 +78,14 @@ pub fn render(
                     }
                 }
                 h2 { "Tasks" }
-                table {
+                (super::matrix_filter::controls(&harnesses, results))
+                table #matrix {
                     tr {
                         th { "task" }
                         @for harness in &harnesses { th { (harness) } }
                     }
                     @for task in &tasks {
-                        tr {
+                        tr data-tags=(super::matrix_filter::tags_of(task, results)) {
                             td { a href={ "#" (anchor(task, "")) } { (task) } }
                             @for harness in &harnesses {
                                 @match find(task, harness).as_slice() {
@@ -95,6 +97,7 @@ pub fn render(
                         }
                     }
                 }
+                (super::matrix_filter::script())
                 @if !gates.is_empty() { (thresholds(gates)) }
                 h2 { "Runs" }
                 @for task in &tasks {
