@@ -130,6 +130,11 @@ fn every_harness_exports_valid_atif_that_matches_its_run() {
         let steps = t["steps"].as_array().unwrap();
         assert_eq!(steps[0]["source"], "user", "{who}");
         assert_eq!(steps[0]["message"], task.prompt.as_str(), "{who}");
+        // The recording carries its wall-clock start: every step has a timestamp.
+        assert!(
+            steps.iter().all(|s| s["timestamp"].is_string()),
+            "{who}: {t:#}"
+        );
         // One agent step per model call the run counted.
         let model_steps = steps.iter().filter(|s| s["llm_call_count"] == 1).count();
         assert_eq!(model_steps, turn.model_calls.len(), "{who}: {t:#}");
@@ -234,7 +239,12 @@ fn every_harness_exports_valid_atif_that_matches_its_run() {
             },
         ),
     ];
-    let t = coder_eval::export::atif::trajectory(&task, &events, "with/subagent");
+    let t = coder_eval::export::atif::trajectory(
+        &task,
+        &events,
+        "with/subagent",
+        Some(1_796_077_147_394),
+    );
     let file = out.join("subagent.trajectory.json");
     std::fs::write(&file, serde_json::to_vec_pretty(&t).unwrap()).unwrap();
     let (ok, text) = validate(std::slice::from_ref(&file));

@@ -56,7 +56,8 @@ pub fn run(args: ExportArgs) -> Result<i32, Box<dyn std::error::Error>> {
                 .unwrap_or(&unit.dir)
                 .to_string_lossy()
                 .into_owned();
-            let trajectory = atif::trajectory(&unit.result, &unit.events, &id);
+            let trajectory =
+                atif::trajectory(&unit.result, &unit.events, &id, unit.started_unix_ms);
             let path = unit.dir.join("trajectory.json");
             let mut bytes =
                 serde_json::to_vec_pretty(&trajectory).map_err(|e| run_dir::ExportError::Read {

@@ -15,8 +15,9 @@
 //! - a sub-agent (events whose `parent_call_id` names a tool call) as an embedded
 //!   trajectory in the root's `subagent_trajectories`, `trajectory_id` =
 //!   `<root id>/<call id>`, referenced from the spawning call's observation result;
-//! - timestamps are absent: a run records µs from the turn's start, not wall-clock time;
-//!   each step's `extra.at_ms` is that offset (ms);
+//! - each step's `timestamp` is the recording's wall-clock start plus the step's offset
+//!   (absent for a recording that does not carry its start), and `extra.at_ms` is that
+//!   offset (ms from the turn's start);
 //! - the root's `extra.coder_eval` holds what ATIF has no field for: status, score, stop
 //!   reason, run limits, timing buckets (ms), retries and diagnostics.
 //!
@@ -65,6 +66,9 @@ pub struct Agent {
 pub struct Step {
     /// 1-based, sequential.
     pub step_id: usize,
+    /// ISO 8601 (UTC, ms), when the run's wall-clock start is known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timestamp: Option<String>,
     /// `user` or `agent`.
     pub source: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -153,7 +157,14 @@ pub struct FinalMetrics {
 
 /// The trajectory of `task`'s run from its turn's normalized `events` (in stream order).
 /// `id` names the trajectory (e.g. `<task_id>/<harness>`); sub-agents get `<id>/<call id>`.
-pub fn trajectory(task: &TaskResult, events: &[StampedEvent], id: &str) -> Trajectory {
+/// `started_unix_ms` (the recording's wall-clock start, ms since the Unix epoch) gives
+/// the steps their `timestamp`s.
+pub fn trajectory(
+    task: &TaskResult,
+    events: &[StampedEvent],
+    id: &str,
+    started_unix_ms: Option<u64>,
+) -> Trajectory {
     let turn = task.turn.as_ref();
     let model = turn
         .and_then(|t| t.model.clone())
@@ -314,13 +325,13 @@ pub fn trajectory(task: &TaskResult, events: &[StampedEvent], id: &str) -> Traje
             trajectory_id: format!("{id}/{call}"),
             agent: agent.clone(),
             final_metrics: step_totals(&sub.steps),
-            steps: number(sub.steps),
+            steps: number(sub.steps, started_unix_ms),
             notes: None,
             extra: None,
             subagent_trajectories: vec![],
         })
         .collect();
-    let steps = number(root.steps);
+    let steps = number(root.steps, started_unix_ms);
     let mut final_metrics = FinalMetrics {
         total_steps: steps.len(),
         ..totals(task)
@@ -339,8 +350,8 @@ pub fn trajectory(task: &TaskResult, events: &[StampedEvent], id: &str) -> Traje
         agent,
         steps,
         notes: Some(
-            "Exported by coder-eval from a recorded run; `extra.at_ms` is ms from the \
-             turn's start (the run records no wall-clock time per event)."
+            "Exported by coder-eval from a recorded run; each step's `extra.at_ms` is ms \
+             from the turn's start, its `timestamp` that plus the recording's start."
                 .into(),
         ),
         final_metrics,
@@ -364,6 +375,7 @@ impl Thread {
             output_per_call,
             steps: vec![Step {
                 step_id: 0,
+                timestamp: None,
                 source: "user",
                 model_name: None,
                 message: prompt,
@@ -380,6 +392,7 @@ impl Thread {
     fn push_agent(&mut self, at_ms: u64, model: &Option<String>, calls: Option<u32>) -> usize {
         self.steps.push(Step {
             step_id: 0,
+            timestamp: None,
             source: "agent",
             model_name: model.clone(),
             message: String::new(),
@@ -504,12 +517,24 @@ fn reference(thread: &mut Thread, step: usize, call_id: &str, sub_id: &str) {
     });
 }
 
-/// Steps numbered from 1.
-fn number(mut steps: Vec<Step>) -> Vec<Step> {
+/// Steps numbered from 1, with their wall-clock `timestamp` when the start is known.
+fn number(mut steps: Vec<Step>, started_unix_ms: Option<u64>) -> Vec<Step> {
     for (i, s) in steps.iter_mut().enumerate() {
         s.step_id = i + 1;
+        let at_ms = s
+            .extra
+            .as_ref()
+            .and_then(|e| e["at_ms"].as_u64())
+            .unwrap_or(0);
+        s.timestamp = started_unix_ms.and_then(|start| iso8601(start + at_ms));
     }
     steps
+}
+
+/// `ms` since the Unix epoch as ISO 8601 in UTC with ms (`2026-11-30T22:19:07.394Z`).
+fn iso8601(ms: u64) -> Option<String> {
+    let t = chrono::DateTime::from_timestamp_millis(i64::try_from(ms).ok()?)?;
+    Some(t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
 }
 
 /// A tool call's input as an ATIF `arguments` object.
@@ -693,7 +718,7 @@ mod tests {
             // The same message again (one event per content block): replaced, not added.
             at(8, message("m2", None, "", 4)),
         ];
-        let t = trajectory(&task("pi"), &events, "t/pi");
+        let t = trajectory(&task("pi"), &events, "t/pi", None);
         let steps: Vec<(usize, &str, &str)> = t
             .steps
             .iter()
@@ -736,9 +761,22 @@ mod tests {
     #[test]
     fn claude_codes_per_message_output_count_is_left_out() {
         let events = vec![at(1, message("m1", None, "hi", 1))];
-        let t = trajectory(&task("claude-code"), &events, "t/claude-code");
+        let t = trajectory(
+            &task("claude-code"),
+            &events,
+            "t/claude-code",
+            Some(1_796_077_147_394),
+        );
         let m = t.steps[1].metrics.as_ref().unwrap();
         assert_eq!((m.prompt_tokens, m.completion_tokens), (16, None));
+        assert_eq!(
+            t.steps[0].timestamp.as_deref(),
+            Some("2026-11-30T22:19:07.394Z")
+        );
+        assert_eq!(
+            t.steps[1].timestamp.as_deref(),
+            Some("2026-11-30T22:19:07.395Z")
+        );
     }
 
     #[test]
@@ -747,7 +785,7 @@ mod tests {
             at(1, start("a", None, "bash", r#"{"command":"ls"}"#)),
             at(2, end("a", ToolStatus::Denied)),
         ];
-        let t = trajectory(&task("pi"), &events, "t/pi");
+        let t = trajectory(&task("pi"), &events, "t/pi", None);
         assert_eq!(t.steps.len(), 2);
         assert_eq!(t.steps[1].llm_call_count, None);
         assert!(t.steps[1].metrics.is_none());

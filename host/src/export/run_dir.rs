@@ -17,6 +17,9 @@ pub struct Unit {
     /// Its turn's events in stream order; a later session's stamps continue after the
     /// earlier one's last (µs from the first session's start). Empty when no CLI ran.
     pub events: Vec<StampedEvent>,
+    /// Wall-clock start of its (first) turn, ms since the Unix epoch, from the recording's
+    /// header; absent for a recording that does not say, or no turn.
+    pub started_unix_ms: Option<u64>,
 }
 
 /// Why a run folder, or one of its runs, cannot be exported.
@@ -68,7 +71,11 @@ pub fn load(task_json: &Path, components: &ComponentSource) -> Result<Unit, Expo
         .map(Path::to_path_buf)
         .unwrap_or_default();
     let mut events = Vec::new();
+    let mut started_unix_ms = None;
     if let Some(first) = &result.paths.recording {
+        started_unix_ms = crate::turn::recording::Reader::open(&dir.join(first))
+            .ok()
+            .and_then(|r| r.header().and_then(|h| h.started_unix_ms));
         let mut options = ReplayOptions::new(&result.harness);
         options.components = components.clone();
         let mut files = vec![dir.join(first)];
@@ -95,5 +102,6 @@ pub fn load(task_json: &Path, components: &ComponentSource) -> Result<Unit, Expo
         dir,
         result,
         events,
+        started_unix_ms,
     })
 }

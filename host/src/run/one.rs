@@ -406,6 +406,10 @@ pub(super) async fn launch(
         early_stop: p.live.clone(),
         budgets: BudgetsHeader::of(p.task.run_limits.budgets()),
         session: Some(attempt.session),
+        started_unix_ms: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()
+            .map(|d| d.as_millis() as u64),
         ..Default::default()
     };
     let recording = RecordingWriter::create(&dir.join(attempt.recording), &header)

@@ -84,6 +84,12 @@ pub struct Header {
     /// running totals by it). Absent in recordings made before it was written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<SessionHeader>,
+    /// Wall-clock time the recording began, just before the CLI started (ms since the
+    /// Unix epoch; the stamps of the lines are µs from the turn's start, a few ms later).
+    /// What exports anchor absolute times to (ATIF timestamps, OpenTelemetry spans).
+    /// Absent in recordings made before it was written, and in plain captures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_unix_ms: Option<u64>,
 }
 
 /// The session of a recorded process, as the host launched it.
