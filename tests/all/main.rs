@@ -11,6 +11,7 @@ mod criteria_coder_eval;
 mod docker;
 mod docker_tasks;
 mod export_atif;
+mod export_otlp;
 mod grade_cmd;
 mod graders;
 mod hot_swap;

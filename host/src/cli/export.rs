@@ -6,16 +6,19 @@ use coder_eval::export::{atif, run_dir};
 use coder_eval::results::write_atomically;
 use std::path::PathBuf;
 
-/// Writes a finished run in another tool's format, beside each run's `task.json`:
-/// `--format atif` writes Harbor's Agent Trajectory Interchange Format (ATIF-v1.7) as
-/// `trajectory.json`, one per task × harness (× variant × replicate), sub-agents embedded.
-/// The recordings are replayed (deterministically) for the events; nothing else of the
-/// run changes. Exit code: 0 every run exported, 1 some could not be (each named on
-/// stderr), 2 the run folder cannot be read.
+/// Exports a finished run. `--format atif` writes Harbor's Agent Trajectory Interchange
+/// Format (ATIF-v1.7) beside each run's `task.json` as `trajectory.json`, one per task ×
+/// harness (× variant × replicate), sub-agents embedded; the recordings are replayed
+/// (deterministically) for the events. `--format otlp --endpoint URL` sends one
+/// OpenTelemetry trace per run to an OTLP/HTTP collector (spans for setup, the agent, each
+/// model call, each tool call and grading, with their recorded times; GenAI semantic
+/// conventions). Nothing of the run changes. Exit code: 0 every run exported, 1 some could
+/// not be (each named on stderr), 2 the run folder cannot be read or no endpoint given.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
   coder-eval export --format atif runs/nightly
-  coder-eval export --format atif runs/nightly --components ./my-components")]
+  coder-eval export --format atif runs/nightly --components ./my-components
+  coder-eval export --format otlp --endpoint http://127.0.0.1:4318 runs/nightly")]
 pub struct ExportArgs {
     /// The run folder (holding run.json).
     run_dir: PathBuf,
@@ -25,6 +28,10 @@ pub struct ExportArgs {
     /// The folder of replacement components the run used (`<harness>.wasm`).
     #[arg(long, value_name = "DIR")]
     components: Option<PathBuf>,
+    /// `--format otlp`: the collector's OTLP/HTTP base URL (`/v1/traces` is added unless
+    /// the URL ends with it), as `OTEL_EXPORTER_OTLP_ENDPOINT` takes it.
+    #[arg(long, value_name = "URL")]
+    endpoint: Option<String>,
 }
 
 /// Export formats.
@@ -32,10 +39,18 @@ pub struct ExportArgs {
 enum Format {
     /// Harbor's Agent Trajectory Interchange Format, ATIF-v1.7 (`trajectory.json`).
     Atif,
+    /// OpenTelemetry traces over OTLP/HTTP (`--endpoint`).
+    Otlp,
 }
 
 pub fn run(args: ExportArgs) -> Result<i32, Box<dyn std::error::Error>> {
-    let Format::Atif = args.format;
+    if let Format::Otlp = args.format {
+        let Some(endpoint) = &args.endpoint else {
+            eprintln!("error: --format otlp needs --endpoint URL (an OTLP/HTTP collector)");
+            return Ok(exit_codes::USAGE);
+        };
+        return otlp(&args.run_dir, endpoint, args.components);
+    }
     let units = match run_dir::units(&args.run_dir) {
         Ok(units) => units,
         Err(err) => {
@@ -77,6 +92,61 @@ pub fn run(args: ExportArgs) -> Result<i32, Box<dyn std::error::Error>> {
                 failed += 1;
                 eprintln!("error: {err}");
             }
+        }
+    }
+    Ok(if failed == 0 {
+        exit_codes::OK
+    } else {
+        exit_codes::FAILED
+    })
+}
+
+/// `--format otlp`: every run of `run_dir` to the collector at `endpoint`.
+pub fn otlp(
+    run_dir: &std::path::Path,
+    endpoint: &str,
+    components: Option<PathBuf>,
+) -> Result<i32, Box<dyn std::error::Error>> {
+    let paths = match run_dir::units(run_dir) {
+        Ok(paths) => paths,
+        Err(err) => {
+            eprintln!("error: {err}");
+            return Ok(exit_codes::USAGE);
+        }
+    };
+    let components = ComponentSource {
+        dir: components,
+        overrides: Default::default(),
+    };
+    let mut failed = 0;
+    let mut units = Vec::new();
+    for path in paths {
+        match run_dir::load(&path, &components) {
+            Ok(unit) => units.push(unit),
+            Err(err) => {
+                failed += 1;
+                eprintln!("error: {err}");
+            }
+        }
+    }
+    match coder_eval::export::otlp::send(&units, endpoint) {
+        Ok(sent) => {
+            for (run, why) in &sent.skipped {
+                eprintln!("warning: {run} not sent: {why}");
+            }
+            super::print_stdout(&format!(
+                "sent {} trace(s), {} span(s) to {}\n",
+                sent.traces,
+                sent.spans,
+                coder_eval::export::otlp::traces_url(endpoint)
+            ));
+            if !sent.skipped.is_empty() {
+                failed += sent.skipped.len();
+            }
+        }
+        Err(err) => {
+            eprintln!("error: {err}");
+            return Ok(exit_codes::FAILED);
         }
     }
     Ok(if failed == 0 {

@@ -113,6 +113,11 @@ pub struct RunArgs {
     /// Dataset tasks: up to N rows per stratum (overrides `dataset.sample_per_stratum`).
     #[arg(long, value_name = "N")]
     sample_per_stratum: Option<u32>,
+    /// After the run, send one OpenTelemetry trace per task to this OTLP/HTTP collector
+    /// (base URL; as `coder-eval export --format otlp`). Off by default; a collector that
+    /// does not take them is a warning, never a change to the run's outcome.
+    #[arg(long, value_name = "URL")]
+    otlp_endpoint: Option<String>,
 }
 
 /// `RunArgs` parsed alone, for `invocation.json`.
@@ -427,6 +432,11 @@ pub fn run(mut args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
         .filter(|r| r.status == TaskStatus::Skipped)
         .count();
     print_statistics(&out_dir);
+    if let Some(url) = &args.otlp_endpoint
+        && super::export::otlp(&out_dir, url, options.components.dir.clone())? != exit_codes::OK
+    {
+        eprintln!("warning: not every trace reached {url} (the run's results are unchanged)");
+    }
     let gates = coder_eval::run::thresholds::suite_verdicts(&results, &criteria);
     for g in &gates {
         print_line(&coder_eval::run::thresholds::summary_line(g));
