@@ -65,6 +65,7 @@ pub fn render(
                     "(against the scripted model they mean nothing: Pi and OpenCode are "
                     "configured at 0, Codex and Gemini CLI report none)."
                 }
+                (super::trajectory_view::glance(results))
                 @if !statistics.is_empty() { (crate::suite::report::variants(statistics)) }
                 h2 { (if by_variant { "Variants (runs)" } else { "Harnesses" }) }
                 table {

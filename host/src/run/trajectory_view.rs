@@ -12,6 +12,9 @@
 //!   calls are drawn apart (class `sub`). Where a CLI's caveat changes the picture (tool
 //!   starts placed from a reported duration, or reported late), the caption says so.
 //!
+//! - [`glance`]: for a run of a few tasks, the report's first screen: per run its
+//!   timeline and its trajectory as one line of steps.
+//!
 //! Every value from a run is escaped (maud).
 
 use crate::results::{TaskResult, ToolCallRecord, TurnRecord};
@@ -30,6 +33,11 @@ svg.timeline { display: block; margin: 0.5em 0; font: 10px system-ui, sans-serif
 svg.timeline .head, svg.timeline .tail { fill: #9bb7d4; }
 svg.timeline .gen { fill: #7fc97f; } svg.timeline .tool { fill: #fdc086; }
 svg.timeline .tool.sub { fill: #beaed4; } svg.timeline .tool.error { stroke: #a00; }
+table.glance td { vertical-align: middle; }
+.steps { max-width: 40em; font-size: 12px; }
+.step { display: inline-block; border: 1px solid #ccc; border-radius: 3px; padding: 0 4px; margin: 1px 0; }
+.step.model { background: #eef7ee; } .step.tool { background: #fff3e4; }
+.step.error, .step.denied { border-color: #a00; }
 ";
 
 /// One thing that happened on a thread, for ordering.
@@ -174,6 +182,61 @@ fn input_text(input: &serde_json::Value) -> String {
     }
 }
 
+/// At a glance, for a run of a few tasks (the report's first screen): one row per run
+/// with its status, its timeline, and its trajectory as a line of steps (model calls'
+/// first words, tool calls with their status). Nothing for larger runs (their matrix
+/// comes first).
+pub fn glance(results: &[TaskResult]) -> Markup {
+    const MAX_RUNS: usize = 12;
+    if results.len() > MAX_RUNS || results.iter().all(|r| r.turn.is_none()) {
+        return html! {};
+    }
+    html! {
+        h2 { "At a glance" }
+        table.glance {
+            @for r in results {
+                tr {
+                    td class=(r.status.as_str()) {
+                        b { (r.harness) } br; (r.task_id) br; (r.status.as_str())
+                    }
+                    @if let Some(t) = &r.turn {
+                        td { (timeline_sized(t, &r.cli.caveats, 300.0)) }
+                        td.steps { (steps_line(t)) }
+                    } @else {
+                        td.muted colspan="2" { (r.error.as_deref().unwrap_or("no turn ran")) }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A turn's main thread as a line of steps.
+fn steps_line(t: &TurnRecord) -> Markup {
+    let mut items: Vec<(u64, u8, Markup)> = Vec::new();
+    for m in t.messages.iter().filter(|m| m.parent_call_id.is_none()) {
+        let words: String = m.text.chars().take(48).collect();
+        let more = if m.text.chars().count() > 48 {
+            "…"
+        } else {
+            ""
+        };
+        if !words.trim().is_empty() {
+            items.push((m.first_ms, 0, html! { span.step.model { (words) (more) } }));
+        }
+    }
+    for c in t.tool_calls.iter().filter(|c| c.parent_call_id.is_none()) {
+        let what: String = input_text(&c.input).chars().take(32).collect();
+        items.push((
+            c.started_ms,
+            1,
+            html! { span class={ "step tool " (name(&c.status)) } { b { (c.name) } " " (what) } },
+        ));
+    }
+    items.sort_by_key(|(ms, order, _)| (*ms, *order));
+    html! { @for (_, _, item) in items { (item) " → " } span.step { (name(&t.final_status)) } }
+}
+
 /// Width of the drawing area and its left margin, px.
 const WIDTH: f64 = 760.0;
 const LEFT: f64 = 60.0;
@@ -181,9 +244,14 @@ const LANE: f64 = 14.0;
 
 /// The timeline picture of turn `t` of a CLI with `caveats`.
 pub fn timeline(t: &TurnRecord, caveats: &[Caveat]) -> Markup {
+    timeline_sized(t, caveats, WIDTH)
+}
+
+/// [`timeline`] with a drawing area `width` px wide.
+fn timeline_sized(t: &TurnRecord, caveats: &[Caveat], width: f64) -> Markup {
     let total = t.timing.turn_duration_ms.max(1) as f64;
-    let x = |ms: u64| LEFT + ms as f64 * WIDTH / total;
-    let w = |ms: u64| (ms as f64 * WIDTH / total).max(1.0);
+    let x = |ms: u64| LEFT + ms as f64 * width / total;
+    let w = |ms: u64| (ms as f64 * width / total).max(1.0);
     let lanes = tool_lanes(&t.tool_calls);
     let tool_lanes = lanes.iter().copied().max().map_or(0, |l| l + 1);
     let height = LANE * (3 + tool_lanes) as f64 + 16.0;
@@ -202,7 +270,7 @@ pub fn timeline(t: &TurnRecord, caveats: &[Caveat]) -> Markup {
         _ => None,
     });
     html! {
-        svg.timeline xmlns="http://www.w3.org/2000/svg" width=(LEFT + WIDTH + 20.0) height=(height)
+        svg.timeline xmlns="http://www.w3.org/2000/svg" width=(LEFT + width + 20.0) height=(height)
             role="img" aria-label="timeline of the turn" {
             text x="0" y=(LANE - 3.0) { "head/tail" }
             @if let Some(h) = head { rect.head x=(x(0)) y="2" width=(w(h)) height=(LANE - 4.0) { title { "head " (h) " ms" } } }
@@ -226,7 +294,7 @@ pub fn timeline(t: &TurnRecord, caveats: &[Caveat]) -> Markup {
                 }
             }
             text x=(LEFT) y=(height - 2.0) { "0 ms" }
-            text x=(LEFT + WIDTH) y=(height - 2.0) text-anchor="end" { (t.timing.turn_duration_ms) " ms" }
+            text x=(LEFT + width) y=(height - 2.0) text-anchor="end" { (t.timing.turn_duration_ms) " ms" }
         }
         @if let Some(note) = note { p.muted { (PreEscaped("&#9888; ")) (note) } }
     }
