@@ -194,22 +194,50 @@ fn the_report_opens_clean_shows_trajectories_and_timelines_and_escapes_everythin
         .arg(format!("{url}inject/pi/task.json"))
         .output()
         .unwrap();
-    let outside = Command::new("curl")
+    let code = |path: &str| {
+        let out = Command::new("curl")
+            .args([
+                "-s",
+                "-o",
+                "/dev/null",
+                "-w",
+                "%{http_code} %{content_type}",
+                "--path-as-is",
+            ])
+            .arg(format!("{url}{path}"))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    // An agent can leave a symlink out of its workspace: it is not followed.
+    std::os::unix::fs::symlink("/etc", out.join("inject/pi/workspace/etc-link")).unwrap();
+    let outside = code("../../etc/passwd");
+    let encoded = code("%2e%2e/%2e%2e/etc/passwd");
+    let through_link = code("inject/pi/workspace/etc-link/passwd");
+    let folder = code("inject/pi/workspace/");
+    let recording = code("inject/pi/recording.jsonl");
+    let rebound = Command::new("curl")
         .args([
             "-s",
             "-o",
             "/dev/null",
             "-w",
             "%{http_code}",
-            "--path-as-is",
+            "-H",
+            "Host: attacker.example",
         ])
-        .arg(format!("{url}../../etc/passwd"))
+        .arg(&url)
         .output()
         .unwrap();
+    assert_eq!(String::from_utf8_lossy(&rebound.stdout), "421");
     unsafe { libc::kill(view.id() as i32, libc::SIGINT) };
     let status = view.wait().unwrap();
     assert_eq!(String::from_utf8_lossy(&linked.stdout), "200");
-    assert_eq!(String::from_utf8_lossy(&outside.stdout), "404");
+    assert!(outside.starts_with("404"), "{outside}");
+    assert!(encoded.starts_with("404"), "{encoded}");
+    assert!(through_link.starts_with("404"), "{through_link}");
+    assert!(folder.starts_with("200 text/html"), "{folder}");
+    assert_eq!(recording, "200 text/plain; charset=utf-8");
     assert_eq!(status.code(), Some(0), "view ends cleanly on Ctrl-C");
 }
 

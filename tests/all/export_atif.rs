@@ -50,7 +50,8 @@ fn the_validator_reads_real_atif_and_rejects_broken_rules() {
 
     let base: Value = serde_json::from_str(&std::fs::read_to_string(&real[0]).unwrap()).unwrap();
     let dir = scratch("atif-broken");
-    let broken: [(&str, fn(&mut Value)); 5] = [
+    type Mutation = (&'static str, fn(&mut Value));
+    let broken: [Mutation; 5] = [
         ("step_gap", |t| t["steps"][1]["step_id"] = 3.into()),
         ("dangling_call", |t| {
             t["steps"][1]["observation"]["results"][0]["source_call_id"] = "nope".into()
@@ -135,6 +136,20 @@ fn every_harness_exports_valid_atif_that_matches_its_run() {
             steps.iter().all(|s| s["timestamp"].is_string()),
             "{who}: {t:#}"
         );
+        // Each message's text once, as the turn record keeps it (a message the stream
+        // sends in parts is its last, whole state).
+        let texts: Vec<&str> = steps[1..]
+            .iter()
+            .filter_map(|s| s["message"].as_str())
+            .filter(|m| !m.is_empty())
+            .collect();
+        let expected: Vec<&str> = turn
+            .messages
+            .iter()
+            .filter(|m| m.parent_call_id.is_none() && !m.text.is_empty())
+            .map(|m| m.text.as_str())
+            .collect();
+        assert_eq!(texts, expected, "{who}");
         // One agent step per model call the run counted.
         let model_steps = steps.iter().filter(|s| s["llm_call_count"] == 1).count();
         assert_eq!(model_steps, turn.model_calls.len(), "{who}: {t:#}");
@@ -252,6 +267,48 @@ fn every_harness_exports_valid_atif_that_matches_its_run() {
     assert_eq!(
         t.subagent_trajectories[0].trajectory_id,
         "with/subagent/task1"
+    );
+}
+
+#[test]
+fn a_lost_recording_or_a_path_out_of_the_run_is_an_error_not_a_thin_trajectory() {
+    let out = scratch("atif-lost");
+    let units = run(&out, &["parallel"]);
+    let export = |dir: &Path| {
+        Command::new(bin())
+            .args(["export", "--format", "atif"])
+            .arg(dir)
+            .output()
+            .unwrap()
+    };
+    // One recording gone: that run is an error naming it, the others are written.
+    let lost = units[0].parent().unwrap().join("recording.jsonl");
+    std::fs::remove_file(&lost).unwrap();
+    let o = export(&out);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(&lost.display().to_string()), "{stderr}");
+    assert!(!units[0].parent().unwrap().join("trajectory.json").exists());
+    assert!(units[1].parent().unwrap().join("trajectory.json").exists());
+    // A run.json row pointing out of the run folder is refused.
+    let run_json = out.join("run.json");
+    let text = std::fs::read_to_string(&run_json).unwrap();
+    let first = text.find("\"result\": \"").unwrap();
+    let tampered = format!(
+        "{}\"result\": \"../elsewhere/task.json\",{}",
+        &text[..first],
+        {
+            let rest = &text[first..];
+            &rest[rest.find(',').unwrap() + 1..]
+        }
+    );
+    std::fs::write(&run_json, tampered).unwrap();
+    let o = export(&out);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("not a path inside the run folder"),
+        "{stderr}"
     );
 }
 

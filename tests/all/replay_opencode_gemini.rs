@@ -76,7 +76,9 @@ fn hello_has_three_main_calls_and_two_ok_tools() {
     assert_eq!(r.cost_usd, Some(0.0));
     assert_eq!(r.cli_result.as_ref().unwrap().num_turns, Some(3));
     assert_eq!(r.final_status, TurnStatus::Completed);
-    assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
+    // OpenCode prints a tool once finished, in the same burst as its step: its reported
+    // duration is longer than the host saw, bounded and said once.
+    assert_eq!(diagnostic_kinds(&r), ["tool_duration_clipped"]);
 
     let r = gemini("hello.jsonl");
     assert_eq!((r.num_turns, main_calls(&r)), (3, 3));
@@ -258,7 +260,10 @@ fn public_opencode_edge_cases() {
         "public/opencode/fullsend-synthetic-basic_run.jsonl",
         None,
     );
-    assert_eq!(diagnostic_kinds(&r), ["incomplete_run"]);
+    assert_eq!(
+        diagnostic_kinds(&r),
+        ["tool_duration_clipped", "incomplete_run"]
+    );
     assert_eq!(r.final_status, TurnStatus::Incomplete);
 }
 

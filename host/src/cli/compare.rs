@@ -33,29 +33,32 @@ pub struct CompareArgs {
 }
 
 pub fn run(args: CompareArgs) -> Result<i32, Box<dyn std::error::Error>> {
-    let pick =
-        |dir: &Path, want: &Option<String>, side: &str| -> Result<VariantStatistics, String> {
-            let groups = groups(dir)?;
-            match want {
-                Some(id) => groups
-                    .iter()
-                    .find(|g| &g.variant == id)
-                    .cloned()
-                    .ok_or_else(|| {
-                        format!(
-                            "{}: no variant or harness `{id}` (it has {})",
-                            dir.display(),
-                            names(&groups)
-                        )
-                    }),
-                None if groups.len() == 1 => Ok(groups[0].clone()),
-                None => Err(format!(
-                    "{} holds {}: choose one with --{side}-variant",
-                    dir.display(),
-                    names(&groups)
-                )),
-            }
-        };
+    let pick = |dir: &Path,
+                want: &Option<String>,
+                side: &str|
+     -> Result<VariantStatistics, String> {
+        let groups = groups(dir)?;
+        match want {
+            Some(id) => groups
+                .iter()
+                .find(|g| &g.variant == id)
+                .cloned()
+                .ok_or_else(|| {
+                    format!(
+                        "{}: no variant or harness `{id}` (it has {})",
+                        dir.display(),
+                        names(&groups)
+                    )
+                }),
+            None if groups.len() == 1 => Ok(groups[0].clone()),
+            None => Err(format!(
+                "{} holds {}: choose one with --{side}-variant (a variant, or a harness in a run \
+                     without variants)",
+                dir.display(),
+                names(&groups)
+            )),
+        }
+    };
     let (a, b) = match (
         pick(&args.run_a, &args.a_variant, "a"),
         pick(&args.run_b, &args.b_variant, "b"),

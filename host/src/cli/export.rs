@@ -29,8 +29,8 @@ pub struct ExportArgs {
     #[arg(long, value_name = "DIR")]
     components: Option<PathBuf>,
     /// `--format otlp`: the collector's OTLP/HTTP base URL (`/v1/traces` is added unless
-    /// the URL ends with it), as `OTEL_EXPORTER_OTLP_ENDPOINT` takes it.
-    #[arg(long, value_name = "URL")]
+    /// the URL ends with it); default: `OTEL_EXPORTER_OTLP_ENDPOINT`.
+    #[arg(long, value_name = "URL", env = "OTEL_EXPORTER_OTLP_ENDPOINT")]
     endpoint: Option<String>,
 }
 
@@ -49,6 +49,10 @@ pub fn run(args: ExportArgs) -> Result<i32, Box<dyn std::error::Error>> {
             eprintln!("error: --format otlp needs --endpoint URL (an OTLP/HTTP collector)");
             return Ok(exit_codes::USAGE);
         };
+        if let Err(err) = coder_eval::export::otlp::check_endpoint(endpoint) {
+            eprintln!("error: --endpoint: {err}");
+            return Ok(exit_codes::USAGE);
+        }
         return otlp(&args.run_dir, endpoint, args.components);
     }
     let units = match run_dir::units(&args.run_dir) {
@@ -132,13 +136,16 @@ pub fn otlp(
     match coder_eval::export::otlp::send(&units, endpoint) {
         Ok(sent) => {
             for (run, why) in &sent.skipped {
-                eprintln!("warning: {run} not sent: {why}");
+                eprintln!("error: {run} not sent: {why}");
+            }
+            for run in &sent.not_run {
+                eprintln!("note: {run}: no CLI ran, nothing to trace");
             }
             super::print_stdout(&format!(
                 "sent {} trace(s), {} span(s) to {}\n",
                 sent.traces,
                 sent.spans,
-                coder_eval::export::otlp::traces_url(endpoint)
+                coder_eval::export::otlp::shown(&coder_eval::export::otlp::traces_url(endpoint))
             ));
             if !sent.skipped.is_empty() {
                 failed += sent.skipped.len();

@@ -128,6 +128,12 @@ struct StoredRun {
 }
 
 pub fn run(mut args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
+    if let Some(url) = &args.otlp_endpoint
+        && let Err(err) = coder_eval::export::otlp::check_endpoint(url)
+    {
+        eprintln!("error: --otlp-endpoint: {err}");
+        return Ok(exit_codes::USAGE);
+    }
     let mut resume_dir = None;
     if let Some(dir) = args.resume.clone() {
         let ignored = resume_ignores(&args);

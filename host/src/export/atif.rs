@@ -444,12 +444,9 @@ impl Thread {
         self.open = Some((i, Some(message_id.to_string())));
         let step = &mut self.steps[i];
         step.llm_call_count = Some(1);
-        if !text.is_empty() {
-            if !step.message.is_empty() {
-                step.message.push('\n');
-            }
-            step.message.push_str(text);
-        }
+        // A message id seen again is that message's later state (reducers send the whole
+        // text so far, as the turn record keeps it): it replaces, never appends.
+        step.message = text.to_string();
         // A repeated report of the same message's usage replaces, never adds.
         if let Some(u) = usage {
             step.metrics = Some(Metrics {
@@ -526,15 +523,19 @@ fn number(mut steps: Vec<Step>, started_unix_ms: Option<u64>) -> Vec<Step> {
             .as_ref()
             .and_then(|e| e["at_ms"].as_u64())
             .unwrap_or(0);
-        s.timestamp = started_unix_ms.and_then(|start| iso8601(start + at_ms));
+        s.timestamp = started_unix_ms
+            .and_then(|start| start.checked_add(at_ms))
+            .and_then(iso8601);
     }
     steps
 }
 
 /// `ms` since the Unix epoch as ISO 8601 in UTC with ms (`2026-11-30T22:19:07.394Z`).
 fn iso8601(ms: u64) -> Option<String> {
+    use chrono::Datelike;
     let t = chrono::DateTime::from_timestamp_millis(i64::try_from(ms).ok()?)?;
-    Some(t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
+    // ISO 8601 without extensions has four-digit years.
+    (t.year() <= 9999).then(|| t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true))
 }
 
 /// A tool call's input as an ATIF `arguments` object.
@@ -714,9 +715,9 @@ mod tests {
             at(5, end("grep1", ToolStatus::Ok)),
             at(6, message("s2", Some("task1"), "found it", 2)),
             at(7, end("task1", ToolStatus::Ok)),
+            at(8, message("m2", None, "do", 4)),
+            // The same message again, its whole text so far: replaced, not added.
             at(8, message("m2", None, "done", 4)),
-            // The same message again (one event per content block): replaced, not added.
-            at(8, message("m2", None, "", 4)),
         ];
         let t = trajectory(&task("pi"), &events, "t/pi", None);
         let steps: Vec<(usize, &str, &str)> = t

@@ -48,26 +48,97 @@ pub struct Sent {
     pub traces: usize,
     /// Spans sent.
     pub spans: usize,
-    /// Runs skipped: (task_id/harness, why).
+    /// Runs that could not be sent: (task_id/harness, why).
     pub skipped: Vec<(String, String)>,
+    /// Runs with nothing to trace (no CLI ran: a setup error, `skip: true`).
+    pub not_run: Vec<String>,
 }
 
 /// The traces URL for `endpoint`: an OTLP/HTTP base URL (as `OTEL_EXPORTER_OTLP_ENDPOINT`)
 /// gets `/v1/traces`; one that already ends so is used as it is.
 pub fn traces_url(endpoint: &str) -> String {
-    let base = endpoint.trim_end_matches('/');
-    if base.ends_with("/v1/traces") {
-        base.to_string()
-    } else {
-        format!("{base}/v1/traces")
+    match reqwest::Url::parse(endpoint) {
+        Ok(mut url) => {
+            let path = url.path().trim_end_matches('/').to_string();
+            if !path.ends_with("/v1/traces") {
+                url.set_path(&format!("{path}/v1/traces"));
+            }
+            url.to_string()
+        }
+        Err(_) => format!("{}/v1/traces", endpoint.trim_end_matches('/')),
     }
+}
+
+/// `url` without its user name and password, for messages.
+pub fn shown(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut u) => {
+            if !u.username().is_empty() || u.password().is_some() {
+                let _ = u.set_username("");
+                let _ = u.set_password(None);
+            }
+            u.to_string()
+        }
+        Err(_) => url.to_string(),
+    }
+}
+
+/// Whether `endpoint` is a URL an OTLP/HTTP exporter can use (`http` or `https`, with a
+/// host): checked before a run starts, so a typo does not wait for the run's end.
+pub fn check_endpoint(endpoint: &str) -> Result<(), OtlpError> {
+    let bad = |message: String| OtlpError::Setup {
+        endpoint: shown(endpoint),
+        message,
+    };
+    let url = reqwest::Url::parse(endpoint).map_err(|e| bad(format!("not a URL ({e})")))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host().is_none() {
+        return Err(bad(
+            "an OTLP/HTTP endpoint is an http:// or https:// URL with a host".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Refuses early, and plainly, a collector nothing listens at (the exporter's own error
+/// for it is a nested debug dump).
+fn reachable(url: &str) -> Result<(), OtlpError> {
+    let parsed = reqwest::Url::parse(url).map_err(|e| OtlpError::Setup {
+        endpoint: url.to_string(),
+        message: e.to_string(),
+    })?;
+    let addrs = parsed.socket_addrs(|| None).map_err(|e| OtlpError::Send {
+        endpoint: url.to_string(),
+        message: format!("cannot resolve its host: {e}"),
+    })?;
+    let mut last = None;
+    for addr in addrs {
+        match std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5)) {
+            Ok(_) => return Ok(()),
+            Err(e) => last = Some(format!("{addr}: {e}")),
+        }
+    }
+    Err(OtlpError::Send {
+        endpoint: url.to_string(),
+        message: format!(
+            "nothing answers there ({})",
+            last.unwrap_or_else(|| "no address".into())
+        ),
+    })
 }
 
 /// Sends `units` to the OTLP/HTTP collector at `endpoint` (see [`traces_url`]), one trace
 /// per unit, and waits until the exporter has handed every span over. Blocking: call it
 /// outside an async runtime.
 pub fn send(units: &[Unit], endpoint: &str) -> Result<Sent, OtlpError> {
+    check_endpoint(endpoint)?;
     let url = traces_url(endpoint);
+    reachable(&url).map_err(|e| match e {
+        OtlpError::Send { message, .. } => OtlpError::Send {
+            endpoint: shown(&url),
+            message,
+        },
+        other => other,
+    })?;
     let exporter = opentelemetry_otlp::SpanExporter::builder()
         .with_http()
         .with_protocol(Protocol::HttpBinary)
@@ -94,11 +165,15 @@ pub fn send(units: &[Unit], endpoint: &str) -> Result<Sent, OtlpError> {
     for unit in units {
         let r = &unit.result;
         let name = format!("{}/{}", r.task_id, r.harness);
+        if r.turn.is_none() {
+            sent.not_run.push(name);
+            continue;
+        }
         let Some(start_ms) = unit.started_unix_ms else {
             sent.skipped.push((
                 name,
-                "its recording does not carry its wall-clock start (made by an older \
-                 coder-eval, or no CLI ran)"
+                "its recording does not carry its wall-clock start (made by a coder-eval \
+                 older than the export)"
                     .into(),
             ));
             continue;
@@ -109,15 +184,38 @@ pub fn send(units: &[Unit], endpoint: &str) -> Result<Sent, OtlpError> {
     let flushed = provider.force_flush();
     let shut = provider.shutdown();
     flushed.and(shut).map_err(|e| OtlpError::Send {
-        endpoint: url,
-        message: e.to_string(),
+        endpoint: shown(&url),
+        message: plain(&e.to_string()),
     })?;
     Ok(sent)
 }
 
+/// The message model call `i` of `t` produced: the one with its message id, else the first
+/// of its thread that began between its start and the thread's next call.
+fn message_of(t: &crate::results::TurnRecord, i: usize) -> Option<&crate::results::MessageRecord> {
+    let call = &t.model_calls[i];
+    if let Some(id) = &call.message_id {
+        return t.messages.iter().find(|m| &m.message_id == id);
+    }
+    let next = t.model_calls[i + 1..]
+        .iter()
+        .find(|c| c.parent_call_id == call.parent_call_id)
+        .map_or(u64::MAX, |c| c.started_ms);
+    t.messages.iter().find(|m| {
+        m.parent_call_id == call.parent_call_id
+            && m.first_ms >= call.started_ms
+            && m.first_ms < next
+    })
+}
+
 fn at(start_ms: u64, offset_ms: i64) -> SystemTime {
-    let ms = (start_ms as i64 + offset_ms).max(0) as u64;
-    UNIX_EPOCH + Duration::from_millis(ms)
+    let ms = i64::try_from(start_ms)
+        .unwrap_or(i64::MAX)
+        .saturating_add(offset_ms)
+        .max(0) as u64;
+    UNIX_EPOCH
+        .checked_add(Duration::from_millis(ms))
+        .unwrap_or(UNIX_EPOCH)
 }
 
 /// The spans of one run; returns how many.
@@ -200,11 +298,8 @@ fn trace(tracer: &opentelemetry_sdk::trace::SdkTracer, unit: &Unit, start_ms: u6
             .start_with_context(tracer, &root_cx);
         let agent_cx = Context::new().with_remote_span_context(agent.span_context().clone());
         spans += 1;
-        let usage_by_message: HashMap<&str, &crate::results::MessageRecord> = t
-            .messages
-            .iter()
-            .map(|m| (m.message_id.as_str(), m))
-            .collect();
+        let output_per_call = crate::limits::budget::reporting(&r.harness)
+            .is_none_or(|rep| rep.output == crate::limits::budget::ReportedAt::EachCall);
         // Tool calls first, so a sub-agent's spans can sit under the call that started it.
         let mut tool_cx: HashMap<&str, Context> = HashMap::new();
         let mut tool_spans = Vec::new();
@@ -245,7 +340,7 @@ fn trace(tracer: &opentelemetry_sdk::trace::SdkTracer, unit: &Unit, start_ms: u6
             let end = c.finished_ms.unwrap_or(c.started_ms + c.duration_ms);
             tool_spans.push((span, end));
         }
-        for c in &t.model_calls {
+        for (i, c) in t.model_calls.iter().enumerate() {
             let parent = c
                 .parent_call_id
                 .as_deref()
@@ -255,19 +350,24 @@ fn trace(tracer: &opentelemetry_sdk::trace::SdkTracer, unit: &Unit, start_ms: u6
             if let Some(m) = &model {
                 attrs.push(KeyValue::new("gen_ai.request.model", m.clone()));
             }
-            if let Some(u) = c
-                .message_id
-                .as_deref()
-                .and_then(|id| usage_by_message.get(id))
-                .and_then(|m| m.usage)
-            {
+            if let Some(u) = message_of(t, i).and_then(|m| m.usage) {
                 attrs.push(KeyValue::new(
                     "gen_ai.usage.input_tokens",
                     (u.input_tokens + u.cache_read_tokens + u.cache_write_tokens) as i64,
                 ));
+                if output_per_call {
+                    attrs.push(KeyValue::new(
+                        "gen_ai.usage.output_tokens",
+                        u.output_tokens as i64,
+                    ));
+                }
             }
+            let name = match &model {
+                Some(m) => format!("chat {m}"),
+                None => "chat".to_string(),
+            };
             let mut span = tracer
-                .span_builder(format!("chat {}", model.as_deref().unwrap_or("unknown")))
+                .span_builder(name)
                 .with_kind(SpanKind::Client)
                 .with_start_time(at(start_ms, c.started_ms as i64))
                 .with_attributes(attrs)
@@ -289,9 +389,14 @@ fn trace(tracer: &opentelemetry_sdk::trace::SdkTracer, unit: &Unit, start_ms: u6
         .span_builder("grading")
         .with_start_time(at(start_ms, turn_ms))
         .start_with_context(tracer, &root_cx);
+    // Each criterion at the time it started, as graded one after another.
+    let mut offset = turn_ms;
     for c in r.criteria.iter() {
-        g.add_event(
+        let at_ms = offset.min(turn_ms + grading);
+        offset += c.duration_ms as i64;
+        g.add_event_with_timestamp(
             "criterion",
+            at(start_ms, at_ms),
             vec![
                 KeyValue::new("coder_eval.criterion.type", c.kind.clone()),
                 KeyValue::new("coder_eval.criterion.score", c.score),
@@ -305,9 +410,44 @@ fn trace(tracer: &opentelemetry_sdk::trace::SdkTracer, unit: &Unit, start_ms: u6
     spans
 }
 
+/// The exporter's error without its nested debug dumps: the HTTP status when it names
+/// one, else its first 200 characters.
+fn plain(message: &str) -> String {
+    if let Some(i) = message.find("status") {
+        let code: String = message[i..]
+            .chars()
+            .skip_while(|c| !c.is_ascii_digit())
+            .take_while(char::is_ascii_digit)
+            .collect();
+        if code.len() == 3 {
+            return format!("the collector answered HTTP {code}");
+        }
+    }
+    message.chars().take(200).collect()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::traces_url;
+    use super::{check_endpoint, plain, traces_url};
+
+    #[test]
+    fn endpoints_are_checked_before_anything_runs() {
+        assert!(check_endpoint("http://127.0.0.1:4318").is_ok());
+        assert!(check_endpoint("https://collector.example/otlp").is_ok());
+        for bad in ["127.0.0.1:4318", "ftp://h/x", "http://", "nonsense"] {
+            assert!(check_endpoint(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn an_http_status_is_said_plainly() {
+        assert_eq!(
+            plain(
+                "Operation failed: InternalFailure(\"OtlpHttpClient.Export failed with status 501 ...\")"
+            ),
+            "the collector answered HTTP 501"
+        );
+    }
 
     #[test]
     fn a_base_url_gets_the_traces_path_and_a_traces_url_is_kept() {
@@ -317,5 +457,14 @@ mod tests {
         );
         assert_eq!(traces_url("http://h:4318/"), "http://h:4318/v1/traces");
         assert_eq!(traces_url("http://h/v1/traces"), "http://h/v1/traces");
+        // A query stays a query.
+        assert_eq!(
+            traces_url("http://h/?token=a"),
+            "http://h/v1/traces?token=a"
+        );
+        assert_eq!(
+            super::shown("http://user:secret@h:1/v1/traces"),
+            "http://h:1/v1/traces"
+        );
     }
 }

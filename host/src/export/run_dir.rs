@@ -33,7 +33,7 @@ pub enum ExportError {
     Replay {
         path: PathBuf,
         #[source]
-        source: crate::turn::replay::ReplayError,
+        source: Box<crate::turn::replay::ReplayError>,
     },
 }
 
@@ -48,11 +48,31 @@ pub fn units(run_dir: &Path) -> Result<Vec<PathBuf>, ExportError> {
         path: path.clone(),
         message: format!("not a run.json coder-eval reads: {e}"),
     })?;
-    Ok(summary
+    summary
         .rows
         .iter()
-        .map(|row| run_dir.join(&row.result))
-        .collect())
+        .map(|row| {
+            inside(&row.result)
+                .then(|| run_dir.join(&row.result))
+                .ok_or_else(|| ExportError::Read {
+                    path: path.clone(),
+                    message: format!(
+                        "row `{}/{}` names `{}`, which is not a path inside the run folder",
+                        row.task_id, row.harness, row.result
+                    ),
+                })
+        })
+        .collect()
+}
+
+/// Whether `path` is relative and stays inside the folder it is joined to (no `..`).
+fn inside(path: &str) -> bool {
+    Path::new(path).components().all(|c| {
+        matches!(
+            c,
+            std::path::Component::Normal(_) | std::path::Component::CurDir
+        )
+    })
 }
 
 /// Loads the run whose result is `task_json`, replaying its recordings with
@@ -73,6 +93,20 @@ pub fn load(task_json: &Path, components: &ComponentSource) -> Result<Unit, Expo
     let mut events = Vec::new();
     let mut started_unix_ms = None;
     if let Some(first) = &result.paths.recording {
+        if !inside(first) {
+            return Err(ExportError::Read {
+                path: task_json.to_path_buf(),
+                message: format!("paths.recording `{first}` is not a path inside the run's folder"),
+            });
+        }
+        // A run that had a turn and lost its recording cannot be rebuilt: an error, not a
+        // trajectory with only the prompt.
+        if result.turn.is_some() && !dir.join(first).is_file() {
+            return Err(ExportError::Read {
+                path: dir.join(first),
+                message: "missing: the run's recording is needed to export it".into(),
+            });
+        }
         started_unix_ms = crate::turn::recording::Reader::open(&dir.join(first))
             .ok()
             .and_then(|r| r.header().and_then(|h| h.started_unix_ms));
@@ -84,18 +118,44 @@ pub fn load(task_json: &Path, components: &ComponentSource) -> Result<Unit, Expo
                 .map(|n| dir.join(format!("recording.session-{n}.jsonl")))
                 .take_while(|p| p.is_file()),
         );
-        let mut offset_us = 0;
+        // A later session's stamps move by its start's distance from the first session's
+        // (the recordings' headers); without both starts, to just after the last event.
+        let mut after_last_us = 0;
         for file in files.into_iter().filter(|f| f.is_file()) {
+            let session_start = crate::turn::recording::Reader::open(&file)
+                .ok()
+                .and_then(|r| r.header().and_then(|h| h.started_unix_ms));
             let (_, mut session) =
                 replay_with_trajectory(&file, &options).map_err(|source| ExportError::Replay {
                     path: file.clone(),
-                    source,
+                    source: Box::new(source),
                 })?;
+            let offset_us = match (started_unix_ms, session_start) {
+                (Some(first), Some(this)) if events.is_empty() || this >= first => {
+                    (this - first).saturating_mul(1000)
+                }
+                _ => after_last_us,
+            };
             for e in &mut session {
-                e.stamp_us += offset_us;
+                e.stamp_us = e.stamp_us.saturating_add(offset_us);
             }
-            offset_us = session.last().map_or(offset_us, |e| e.stamp_us);
+            after_last_us = session.last().map_or(after_last_us, |e| e.stamp_us);
             events.append(&mut session);
+        }
+        // A recording that replays to none of the run's tool calls is not this run's.
+        let started = events
+            .iter()
+            .filter(|e| matches!(e.event, harness_kit::Event::ToolCallStarted { .. }))
+            .count();
+        let recorded = result.turn.as_ref().map_or(0, |t| t.tool_calls.len());
+        if recorded > 0 && started == 0 {
+            return Err(ExportError::Read {
+                path: dir.join(first),
+                message: format!(
+                    "replays to no tool call where the run recorded {recorded}: not this \
+                     run's recording, or unreadable"
+                ),
+            });
         }
     }
     Ok(Unit {

@@ -1,6 +1,6 @@
 //! The report matrix's filters and sorting: by harness (or variant) column, by status,
 //! by task tag, and by clicking a header. One inline script (no network), over the
-//! matrix's markup: `table#matrix`, each task row's `data-tags`, each cell's status class
+//! matrix's markup: `table#matrix`, each task row's `data-tags` (a JSON array), each cell's status class
 //! (`SUCCESS`, `FAILURE`, ...). Without the script the page shows the whole matrix.
 
 use crate::results::{TaskResult, TaskStatus};
@@ -18,13 +18,14 @@ const STATUSES: [TaskStatus; 8] = [
     TaskStatus::Skipped,
 ];
 
-/// The tags of `task` as its results carry them, space-separated.
+/// The tags of `task` as its results carry them, as a JSON array (a tag may hold spaces).
 pub fn tags_of(task: &str, results: &[TaskResult]) -> String {
-    results
+    let tags = results
         .iter()
         .find(|r| r.task_id == task)
-        .map(|r| r.tags.join(" "))
-        .unwrap_or_default()
+        .map(|r| r.tags.clone())
+        .unwrap_or_default();
+    serde_json::to_string(&tags).unwrap_or_else(|_| "[]".into())
 }
 
 /// The filter controls above the matrix.
@@ -76,7 +77,7 @@ const SCRIPT: &str = r#"
         row.cells[j].style.display = column && names[j] !== column ? "none" : "";
       }
       if (i === 0) continue;
-      var tags = (row.getAttribute("data-tags") || "").split(" ");
+      var tags = JSON.parse(row.getAttribute("data-tags") || "[]");
       var ok = !tag || tags.indexOf(tag) >= 0;
       if (ok && status) {
         ok = false;

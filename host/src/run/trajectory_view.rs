@@ -261,11 +261,12 @@ fn timeline_sized(t: &TurnRecord, caveats: &[Caveat], width: f64) -> Markup {
     let note = caveats.iter().find_map(|c| match c {
         Caveat::ToolStartFromCliDuration => Some(
             "This CLI prints a tool only once finished: each tool's start is placed from the \
-             duration the CLI reports.",
+             duration the CLI reports (bounded by the model call that asked for it, so a tool \
+             printed late can read shorter than it ran).",
         ),
         Caveat::ToolStartReportedLate => Some(
-            "This CLI reports a tool's start after it began: each tool bar starts late by \
-             that lag.",
+            "This CLI reports a tool's start after it began: each tool bar starts late and \
+             reads short by that lag, and the model call before it reads long by the same.",
         ),
         _ => None,
     });

@@ -111,7 +111,8 @@ pub fn compare_page(c: &CompareReport) -> String {
                 p {
                     "A: " (estimate(c.a_pass_rate.as_ref())) "; B: "
                     (estimate(c.b_pass_rate.as_ref())) ". Difference B − A over "
-                    (c.paired_tasks) " paired tasks: " (estimate(c.difference.as_ref()))
+                    (c.paired_tasks) (if c.paired_tasks == 1 { " paired task: " } else { " paired tasks: " })
+                    (estimate(c.difference.as_ref()))
                     "; " (c.test) ": t = "
                     (c.t_statistic.map_or("-".into(), |t| format!("{t:.3}")))
                     ", p = " (c.p_value.map_or("-".into(), |p| format!("{p:.4}")))
@@ -131,12 +132,17 @@ pub fn compare_page(c: &CompareReport) -> String {
                     1.0,
                     Some(0.0),
                 ))
+                p.muted {
+                    "Pass rates are the mean over tasks of each task's pass rate, with a 95% "
+                    "t-interval; \"-\" where there are too few tasks for one (fewer than 2). "
+                    "The dashed line of the B − A chart is no difference."
+                }
                 table {
                     tr { th { "task" } th { "A" } th { "B" } th { "B − A" } th { "flipped" } }
                     @for t in &c.tasks {
                         tr {
                             td { (t.task_id) } td { (pct(t.a)) } td { (pct(t.b)) }
-                            td { (format!("{:+.1}", t.difference * 100.0)) }
+                            td { (format!("{:+.1}%", t.difference * 100.0)) }
                             td { (t.flipped.as_deref().unwrap_or("")) }
                         }
                     }

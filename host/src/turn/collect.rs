@@ -54,6 +54,9 @@ pub(crate) struct Collector {
     pub(super) trajectory: Vec<StampedEvent>,
     /// Whether events are kept in the trajectory (not when only the record is wanted).
     pub(super) keep_trajectory: bool,
+    /// Whether a tool duration bounded by its model call was said already (once per turn:
+    /// a CLI that prints tools only once finished does it on every call).
+    pub(super) clip_said: bool,
     /// The cap that fired, if one did.
     pub(super) stop: Option<StopReason>,
     /// The host decided to end the turn (any reason): later events are kept, not counted.
@@ -97,6 +100,7 @@ impl Collector {
             caps,
             trajectory: Vec::new(),
             keep_trajectory: true,
+            clip_said: false,
             stop: None,
             frozen: false,
             main_calls: 0,
@@ -259,11 +263,13 @@ impl Collector {
                 self.on_tool_end(
                     line,
                     at,
-                    call_id,
-                    *status,
-                    output_excerpt,
-                    *exit_code,
-                    *cli_duration_ms,
+                    tools::ToolEnd {
+                        call_id,
+                        status: *status,
+                        output_excerpt,
+                        exit_code: *exit_code,
+                        cli_duration_ms: *cli_duration_ms,
+                    },
                 );
                 None
             }

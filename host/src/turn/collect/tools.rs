@@ -66,16 +66,14 @@ impl Collector {
         None
     }
 
-    pub(super) fn on_tool_end(
-        &mut self,
-        line: u64,
-        at: u64,
-        call_id: &str,
-        status: ToolStatus,
-        output_excerpt: &str,
-        exit_code: Option<i32>,
-        cli_duration_ms: Option<u64>,
-    ) {
+    pub(super) fn on_tool_end(&mut self, line: u64, at: u64, end: ToolEnd<'_>) {
+        let ToolEnd {
+            call_id,
+            status,
+            output_excerpt,
+            exit_code,
+            cli_duration_ms,
+        } = end;
         // The first end closes a call; a repeated one changes nothing.
         let Some(&i) = self.tool_index.get(call_id) else {
             return;
@@ -119,20 +117,33 @@ impl Collector {
         tool.record.finished_ms = Some(ms(at));
         let (start, end) = (tool.start_us, at.max(tool.start_us));
         self.tool_union.insert(ms(start), ms(end));
-        if let Some((reported, seen)) = clipped {
+        if let Some((reported, seen)) = clipped
+            && !std::mem::replace(&mut self.clip_said, true)
+        {
             self.diagnostics.push(DiagnosticRecord {
                 line,
                 at_ms: ms(at),
                 kind: "tool_duration_clipped".into(),
                 message: format!(
                     "the CLI reports tool call `{call_id}` ran {reported} ms, longer than the \
-                     {seen} ms since the model call that asked for it: its start is placed at \
-                     that model call"
+                     {seen} ms the host saw since the model call that asked for it (the \
+                     stream brought that call late, or the CLI's figure is off): its start is \
+                     placed at that model call (so are later ones, not listed again)"
                 ),
                 raw: String::new(),
             });
         }
     }
+}
+
+/// What a `tool_call_finished` event says, as [`Collector::on_tool_end`] reads it.
+pub(super) struct ToolEnd<'a> {
+    pub call_id: &'a str,
+    pub status: ToolStatus,
+    pub output_excerpt: &'a str,
+    pub exit_code: Option<i32>,
+    /// ms by the CLI's clock, when it reports the tool's duration.
+    pub cli_duration_ms: Option<u64>,
 }
 
 /// A tool call's input as JSON. Lone UTF-16 surrogate escapes (half an emoji, which
