@@ -280,10 +280,8 @@ pub struct UnhonouredField {
 }
 
 impl AgentSpec {
-    /// The time budget of a `budget_mode: time` task (`None` in iterations mode), from
-    /// `timeout_seconds`, else `task_timeout` (the run limit). Errors name the field:
-    /// time mode without a budget, or time-mode fields in iterations mode
-    /// ([`Requested::resolve`]).
+    /// The time budget of a `budget_mode: time` task, `None` in iterations mode
+    /// (`task_timeout` = the run limit; errors: [`Requested::resolve`]).
     pub fn time_budget(
         &self,
         task_timeout: Option<Duration>,
