@@ -18,7 +18,7 @@
 //! ```
 //!
 //! An experiment puts each variant's units under `DIR/<variant>/`, and replicates
-//! (`--repeats N`) each get a folder `r00`, `r01`, … below `<harness>/` (`suite::UnitId`).
+//! (`--repeats N`) each get a folder `r00`, `r01`, … below `<harness>/` ([`UnitId`]).
 //!
 //! Both JSON files are written atomically ([`write_atomically`]: a uniquely named
 //! temporary file in the same folder, synced, then renamed; none is left behind), each
@@ -58,6 +58,7 @@ mod atomic;
 mod cost;
 mod criterion;
 mod judge;
+mod lineage;
 mod live;
 mod session;
 mod statistics;
@@ -65,6 +66,7 @@ mod stop;
 mod suite;
 mod task;
 mod turn;
+mod unit;
 
 pub use atomic::{write_atomically, write_json_atomically};
 pub use cost::{
@@ -73,6 +75,7 @@ pub use cost::{
 };
 pub use criterion::{CriterionError, CriterionResult, TaskStatus};
 pub use judge::{JudgeRecord, JudgeUsage, JudgeVerdict};
+pub use lineage::{Layer, Lineage, LineageEntry};
 pub use live::{
     ArmedGate, ArmedRecord, BudgetBreach, BudgetKind, EarlyStopOutcome, EarlyStopReason,
     EarlyStopRecord, SoftBudgetWarning,
@@ -92,6 +95,7 @@ pub use turn::{
     RetryRecord, StampedEvent, Timing, ToolCallRecord, ToolOutcome, TotalsStatus, TurnRecord,
     TurnStatus, UnreportedRecord,
 };
+pub use unit::{UnitId, replicate_dir};
 
 /// The version of the shape of `task.json` and `run.json`.
 pub const TASK_RESULT_VERSION: u32 = 1;

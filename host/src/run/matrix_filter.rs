@@ -1,7 +1,7 @@
 //! The report matrix's filters and sorting: by harness (or variant) column, by status,
 //! by task tag, and by clicking a header. One inline script (no network), over the
 //! matrix's markup: `table#matrix`, each task row's `data-tags` (a JSON array), each cell's status class
-//! (`SUCCESS`, `FAILURE`, ...). Without the script the page shows the whole matrix.
+//! (`SUCCESS`, `FAILURE`, ...) or, for replicates, its `data-statuses`. Without the script the page shows the whole matrix.
 
 use crate::results::{TaskResult, TaskStatus};
 use maud::{Markup, PreEscaped, html};
@@ -82,7 +82,10 @@ const SCRIPT: &str = r#"
       if (ok && status) {
         ok = false;
         for (var k = 1; k < row.cells.length; k++) {
-          if (row.cells[k].style.display !== "none" && row.cells[k].classList.contains(status)) ok = true;
+          var cell = row.cells[k];
+          if (cell.style.display === "none") continue;
+          var listed = cell.getAttribute("data-statuses");
+          if (listed ? JSON.parse(listed).indexOf(status) >= 0 : cell.classList.contains(status)) ok = true;
         }
       }
       row.style.display = ok ? "" : "none";

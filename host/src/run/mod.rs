@@ -6,8 +6,9 @@
 //! turn → grade, assembled into `task.json` by `assemble`, a failed stage being an
 //! [`error::RunError`]), [`suite`] (`run_all`, then `run.json`, `junit.xml` and
 //! `report.html`), [`verdict`] (a turn's criteria and the task's status), [`locate`]
-//! (finding an agent CLI), `launch` (argv, environment, files), `setup` (the task's
-//! folders), [`regrade`] (the library of `coder-eval grade`), [`report`] and [`junit`],
+//! (finding an agent CLI), `launch` (the launch stage: argv, environment, files, the
+//! recording; shared by `one` and [`sessions`]), `setup` (the task's folders),
+//! [`regrade`] (the library of `coder-eval grade`), [`report`] and [`junit`],
 //! [`thresholds`] (the suite-level `suite_thresholds` gate), `judge` (`agent_judge` CLIs
 //! run as tasks of their own), [`agentless`] (`agent.type: none`: criteria on a prepared
 //! sandbox, no agent).

@@ -7,63 +7,23 @@ use super::assemble::{AfterTurn, Done, Established, Graded, TurnDone, assemble, 
 use super::container;
 use super::cost;
 use super::error::{Cause, RunError};
-use super::launch::{agent_settings, launch_spec};
-use super::locate::cli_version;
+use super::launch::{Attempt, Launched, Planned, agent_settings, launch};
 use super::setup::{self, Dirs};
 use super::verdict;
 use super::{Prepared, RunOptions};
 use crate::limits::Deadlines;
-use crate::results::{CliInfo, StopRecord, TaskResult, TaskStatus, write_json_atomically};
-use crate::runtime::LoadedComponent;
+use crate::results::{StopRecord, TaskResult, TaskStatus, write_json_atomically};
 use crate::runtime::harness::Launcher;
 use crate::runtime::translator::ComponentTranslator;
 use crate::sandbox::docker::DockerSandbox;
 use crate::task::sandbox::Driver;
-use crate::turn::collect::TotalsBasis;
-use crate::turn::live::{self, LaunchSpec, LiveTurn};
-use crate::turn::pipeline::Pipeline;
-use crate::turn::recording::{BudgetsHeader, Header, RecordingWriter, SessionHeader};
+use crate::turn::live::{self, LiveTurn};
+use crate::turn::recording::SessionHeader;
 use coder_eval_scripted_model::{ScriptedModel, ServerConfig};
-use harness_kit::{AgentSettings, LaunchPlan, RunLimits};
 use std::path::Path;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::sync::watch;
-
-/// The plan stage's product: the component, the scripted model and the launch plan, with
-/// the settings and limits it was made from (time-budget mode plans again to resume).
-pub(super) struct Planned {
-    pub(super) loaded: LoadedComponent,
-    pub(super) model: Option<ScriptedModel>,
-    pub(super) plan: LaunchPlan,
-    pub(super) settings: AgentSettings,
-    pub(super) limits: RunLimits,
-    /// Time-budget mode: the id the first session was started with, when the harness
-    /// takes one (else the stream's session id is resumed).
-    pub(super) started: Option<String>,
-}
-
-/// The launch stage's product: what to start, and where its stream goes.
-pub(super) struct Launched {
-    pub(super) spec: LaunchSpec,
-    pub(super) cli: CliInfo,
-    /// The CLI's own `--version` start-up, which is CLI time, not setup.
-    version_time: Duration,
-    pub(super) recording: RecordingWriter,
-    pub(super) stderr_log: std::fs::File,
-    pub(super) pipeline: Pipeline,
-}
-
-/// One launch of the CLI: its prompt and the files its stream goes to (relative to the
-/// task's result folder).
-pub(super) struct Attempt<'a> {
-    pub(super) prompt: &'a str,
-    pub(super) recording: &'a str,
-    pub(super) stderr: &'a str,
-    /// A fresh session, or a resumed one with what its earlier launches spent: how the
-    /// collector reads the CLI's running totals (and what the recording's header says).
-    pub(super) session: SessionHeader,
-}
 
 /// Runs one task on one harness and writes its `task.json`. Never fails: a problem
 /// becomes status ERROR with its reason.
@@ -369,89 +329,6 @@ async fn plan(
         settings,
         limits,
         started,
-    })
-}
-
-/// Launch: the CLI's argv, environment and files, its version, the recording (with its
-/// header), `stderr.log`, and the reduce→collect pipeline.
-pub(super) async fn launch(
-    p: &Prepared,
-    options: &RunOptions,
-    planned: &Planned,
-    dirs: &Dirs,
-    dir: &Path,
-    attempt: &Attempt<'_>,
-) -> Result<Launched, RunError> {
-    let plan = &planned.plan;
-    let spec = launch_spec(attempt.prompt, plan, dirs, planned.model.as_ref(), options)
-        .map_err(|e| RunError::Launch(Cause(e)))?;
-    let version_start = Instant::now();
-    let version = cli_version(&spec.program).await;
-    let version_time = version_start.elapsed();
-    let cli = CliInfo {
-        path: Some(spec.program.display().to_string()),
-        version,
-        argv: std::iter::once(plan.argv[0].clone())
-            .chain(spec.args.iter().cloned())
-            .collect(),
-        caveats: plan.caveats.clone(),
-        ..CliInfo::default()
-    };
-    let header = Header {
-        harness: Some(p.harness.clone()),
-        cli_version: cli.version.clone(),
-        argv: cli.argv.clone(),
-        max_turns: p.task.run_limits.max_turns,
-        max_tool_calls: p.task.run_limits.max_tool_calls,
-        early_stop: p.live.clone(),
-        budgets: BudgetsHeader::of(p.task.run_limits.budgets()),
-        session: Some(attempt.session),
-        started_unix_ms: std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .ok()
-            .map(|d| d.as_millis() as u64),
-        ..Default::default()
-    };
-    let recording = RecordingWriter::create(&dir.join(attempt.recording), &header)
-        .map_err(RunError::Recording)?;
-    let stderr_log =
-        std::fs::File::create(dir.join(attempt.stderr)).map_err(RunError::StderrLog)?;
-    let mut pipeline = Pipeline::new(&p.harness, &planned.loaded, p.task.run_limits.caps())
-        .map_err(RunError::Component)?;
-    // Fresh watchers for this run; one that cannot arm now (it did at load) leaves the run
-    // unwatched, with a diagnostic: early stop fails open.
-    let early_stop = match &p.live {
-        Some(plan) => match crate::grading::live::arm(plan) {
-            Ok(watcher) => Some(watcher),
-            Err(message) => {
-                pipeline.collector.host_diagnostic(
-                    0,
-                    0,
-                    "early_stop_disarmed",
-                    format!("the early-stop watcher could not arm: {message}"),
-                );
-                None
-            }
-        },
-        None => None,
-    };
-    pipeline
-        .collector
-        .watch(early_stop, p.task.run_limits.budgets());
-    let scope = Launcher::new(&planned.loaded)
-        .and_then(|mut l| l.totals(cli.version.as_deref()))
-        .map_err(RunError::Component)?;
-    pipeline.collector.totals_basis(TotalsBasis {
-        scope,
-        launch: attempt.session.launch(),
-    });
-    Ok(Launched {
-        spec,
-        cli,
-        version_time,
-        recording,
-        stderr_log,
-        pipeline,
     })
 }
 

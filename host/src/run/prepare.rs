@@ -26,9 +26,9 @@ pub struct Prepared {
     /// The task's early stop, when it arms criteria (checked at load).
     pub live: Option<LivePlan>,
     /// Which unit of the suite this is (variant, replicate) and so its result folder.
-    pub unit: crate::suite::UnitId,
+    pub unit: crate::results::UnitId,
     /// Which layer set each field (experiment runs and overrides only).
-    pub lineage: Option<std::sync::Arc<crate::suite::experiment::Lineage>>,
+    pub lineage: Option<std::sync::Arc<crate::results::Lineage>>,
 }
 
 /// Why a run could not start. Nothing has been run when one of these is returned.
@@ -224,7 +224,7 @@ pub fn prepare(
                 });
             }
             prepared.push(Prepared {
-                unit: crate::suite::UnitId {
+                unit: crate::results::UnitId {
                     variant: None,
                     task_id: task.task_id.clone(),
                     harness: harness.clone(),

@@ -14,12 +14,19 @@
 //! - per task × harness: where the turn's time went (head, generation, tools, tail, as a
 //!   bar and in ms), the criteria with score and details, the error or stop when there is
 //!   one, and what the agent left running.
+//!
+//! The rooms: this file lays out the page (summary, matrix, gates); `detail` renders one
+//! run's section (timing bar, tool calls, criteria).
 
-use crate::results::{
-    CriterionResult, SuiteThresholdResult, TaskResult, TaskStatus, VariantStatistics,
-};
+use crate::results::{SuiteThresholdResult, TaskResult, TaskStatus, VariantStatistics};
 use maud::{DOCTYPE, Markup, html};
 use std::path::Path;
+
+mod detail;
+#[cfg(test)]
+mod tests;
+
+use detail::run_detail;
 
 /// The page for these results (see the module docs for its content).
 /// `statistics` (a run with variants or replicates) adds the variant comparison: pass
@@ -150,22 +157,38 @@ fn column(r: &TaskResult) -> &str {
 /// A fragment id for a task, or for a task on one harness: letters, digits and `-` kept,
 /// any other byte written `_XX` (hex), so two names never share an id.
 fn anchor(task: &str, harness: &str) -> String {
-    let escape = |text: &str| -> String {
-        text.bytes()
-            .map(|b| {
-                if b.is_ascii_alphanumeric() || b == b'-' {
-                    (b as char).to_string()
-                } else {
-                    format!("_{b:02x}")
-                }
-            })
-            .collect()
-    };
     if harness.is_empty() {
-        format!("task-{}", escape(task))
+        format!("task-{}", id_part(task))
     } else {
-        format!("run-{}-{}", escape(task), escape(harness))
+        format!("run-{}-{}", id_part(task), id_part(harness))
     }
+}
+
+/// The HTML id of one run's section: its task, harness, variant and replicate (each run
+/// its own, so a matrix cell links to the run it shows).
+pub(crate) fn run_anchor(r: &TaskResult) -> String {
+    let mut id = anchor(&r.task_id, &r.harness);
+    if let Some(v) = &r.variant {
+        id.push_str(&format!("-v{}", id_part(v)));
+    }
+    if let Some(i) = r.replicate {
+        id.push_str(&format!("-r{i}"));
+    }
+    id
+}
+
+/// `text` as a part of an HTML id: ASCII letters and digits kept, every other byte as
+/// `_xx` (`-` too, so the parts' separator cannot come from a name).
+fn id_part(text: &str) -> String {
+    text.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() {
+                (b as char).to_string()
+            } else {
+                format!("_{b:02x}")
+            }
+        })
+        .collect()
 }
 
 /// `n` and the noun, plural when `n` is not 1 ("1 run", "2 runs", "2 harnesses").
@@ -309,9 +332,14 @@ fn replicates_cell(runs: &[&TaskResult]) -> Markup {
     } else {
         "FAILURE"
     };
+    // Every replicate's status, for the matrix's status filter (the colour is the
+    // summary: all passed, or not).
+    let mut statuses: Vec<&str> = runs.iter().map(|r| r.status.as_str()).collect();
+    statuses.sort_unstable();
+    statuses.dedup();
     html! {
-        td class=(class) {
-            a href={ "#" (anchor(&runs[0].task_id, &runs[0].harness)) } {
+        td class=(class) data-statuses=(serde_json::to_string(&statuses).unwrap_or_default()) {
+            a href={ "#" (run_anchor(runs[0])) } {
                 (passed) "/" (counted.len()) " passed"
             }
             br;
@@ -325,7 +353,7 @@ fn matrix_cell(r: &TaskResult) -> Markup {
     let turn = r.turn.as_ref();
     html! {
         td class=(status) {
-            a href={ "#" (anchor(&r.task_id, &r.harness)) } { (status) }
+            a href={ "#" (run_anchor(r)) } { (status) }
             br;
             "score " (r.weighted_score.map_or("-".into(), |s| format!("{s:.2}")))
             br;
@@ -335,161 +363,6 @@ fn matrix_cell(r: &TaskResult) -> Markup {
                 ", " (turn.map_or("-".into(), |t| seconds(t.timing.turn_duration_ms)))
             }
             @if let Some(note) = r.notes() { br; i { (note) } }
-        }
-    }
-}
-
-fn run_detail(r: &TaskResult) -> Markup {
-    let status = r.status.as_str();
-    let folder = crate::suite::unit_of(r)
-        .rel_dir()
-        .iter()
-        .map(|c| url_segment(&c.to_string_lossy()))
-        .collect::<Vec<_>>()
-        .join("/");
-    html! {
-        div.run id=(anchor(&r.task_id, &r.harness)) {
-            h4 {
-                span class=(status) { (status) } " " (r.harness)
-                @if let Some(v) = &r.variant { " · " (v) }
-                @if let Some(i) = r.replicate { " · " (crate::suite::replicate_dir(i)) }
-                " · score " (r.weighted_score.map_or("-".into(), |s| format!("{s:.2}")))
-                " · " a href={ (folder) "/task.json" } { "task.json" }
-                " · " a href={ (folder) "/recording.jsonl" } { "recording" }
-                " · " a href={ (folder) "/workspace/" } { "workspace" }
-            }
-            @if let Some(error) = &r.error { p { b { "Error: " } (error) } }
-            @if let Some(note) = r.cap_note() {
-                p { b { "Capped: " } (note) ", a clean stop: the criteria decide the status." }
-            }
-            @if let Some(note) = r.early_stop_note() {
-                p {
-                    b { "Early stop: " } (note)
-                    ", a clean stop: the armed criteria decide the status, the others are advisory."
-                }
-            }
-            @if let Some(outcome) = r.turn.as_ref().and_then(|t| t.early_stop.as_ref()) {
-                p.muted {
-                    "Armed (threshold " (format!("{:.2}", outcome.gate_threshold)) "): "
-                    @for a in &outcome.armed {
-                        (a.criterion) " (weight " (a.weight) "): " (a.verdict) ". "
-                    }
-                    @if let Some(why) = &outcome.disarmed { "Disarmed: " (why) }
-                }
-            }
-            @if let Some(note) = r.budget_note() {
-                p { b { "Budget: " } (note) ", a clean stop: the criteria decide the status." }
-            }
-            @if let Some(note) = r.soft_budget_note() {
-                p { span.badge { (note) } " (a soft budget: a warning, not a stop)" }
-            }
-            @for inert in &r.early_stop_inert {
-                p.muted { "Inert early-stop trigger: " (inert) }
-            }
-            @if let Some(stop) = &r.stop {
-                p {
-                    b { "Stopped by the host: " } (stop.reason.as_str())
-                    @if let Some(at) = stop.at_ms { " at " (seconds(at)) }
-                }
-            }
-            @if let Some(n) = r.cli.leftover_processes.filter(|n| *n > 0) {
-                p { (n) " process(es) the agent left running were stopped." }
-            }
-            @if let Some(t) = &r.turn {
-                p.muted {
-                    (t.cli_version.as_deref().or(r.cli.version.as_deref()).unwrap_or("unknown version"))
-                    " · model " (t.model.as_deref().unwrap_or("not reported"))
-                    " · " (plural(t.num_turns as usize, "turn")) " · "
-                    (plural(t.tool_calls.len(), "tool call")) " · "
-                    (t.usage.input_tokens) " in / " (t.usage.output_tokens) " out tokens"
-                    @if let Some(c) = t.cost_usd { " · " (format!("{c:.4}")) " USD" }
-                }
-                (timing(&t.timing))
-                (super::trajectory_view::timeline(t, &r.cli.caveats))
-                (super::trajectory_view::trajectory(r))
-                @if !t.tool_calls.is_empty() { (tool_calls(&t.tool_calls)) }
-            }
-            @if !r.criteria.is_empty() { (criteria("Criteria", &r.criteria)) }
-            @if !r.post_failure_criteria_results.is_empty() {
-                (criteria("Criteria as evidence (after a timeout or crash)", &r.post_failure_criteria_results))
-            }
-        }
-    }
-}
-
-fn timing(t: &crate::results::Timing) -> Markup {
-    let total = t.turn_duration_ms.max(1) as f64;
-    let parts = [
-        ("head", "head (start to first output)", t.harness_startup_ms),
-        ("gen", "generation", t.generation_duration_ms),
-        ("tools", "tools (union)", t.tool_union_ms),
-        ("tail", "tail (last activity to end)", t.harness_teardown_ms),
-    ];
-    html! {
-        div.bar title="head, generation, tools, tail" {
-            @for (class, label, ms) in parts {
-                @if let Some(ms) = ms {
-                    span class=(class) title={ (label) ": " (ms) " ms" }
-                        style={ "width:" (format!("{:.2}", ms as f64 * 100.0 / total)) "%" } {}
-                }
-            }
-        }
-        p.muted {
-            "turn " (t.turn_duration_ms) " ms"
-            @for (_, label, ms) in parts {
-                " · " (label) " " (ms.map_or("not measured".into(), |ms| format!("{ms} ms")))
-            }
-        }
-    }
-}
-
-fn tool_calls(calls: &[crate::results::ToolCallRecord]) -> Markup {
-    html! {
-        table {
-            tr {
-                th { "tool call" } th { "status" } th { "exit code" } th { "ms" }
-                th { "input" } th { "output (excerpt)" }
-            }
-            @for c in calls {
-                tr {
-                    td { (c.name) }
-                    td {
-                        (serde_json::to_value(c.status).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default())
-                    }
-                    td { (c.exit_code.map_or("-".into(), |e| e.to_string())) }
-                    td { (c.duration_ms) }
-                    td { pre { (c.input.get("command").and_then(|v| v.as_str()).map_or_else(|| c.input.to_string(), String::from)) } }
-                    td { pre { (c.output_excerpt) } }
-                }
-            }
-        }
-    }
-}
-
-fn criteria(title: &str, criteria: &[CriterionResult]) -> Markup {
-    html! {
-        table {
-            tr {
-                th { (title) } th { "type" } th { "weight" } th { "verdict" }
-                th { "score / pass threshold" } th { "details" }
-            }
-            @for c in criteria {
-                @let informational = c.weight == 0.0;
-                tr class=(if informational { "" } else if c.passed { "SUCCESS" } else { "FAILURE" }) {
-                    td { (c.description) }
-                    td { (c.kind) }
-                    td { (c.weight) }
-                    td {
-                        (if c.passed { "passed" } else { "failed" })
-                        @if informational { span.muted { " (informational)" } }
-                    }
-                    td { (format!("{:.2}", c.score)) " / " (format!("{:.2}", c.pass_threshold)) }
-                    td {
-                        @if let Some(e) = &c.error { b { (e.kind) ": " } (e.message) }
-                        @else { pre { (c.details) } }
-                    }
-                }
-            }
         }
     }
 }
@@ -524,75 +397,5 @@ fn thresholds(gates: &[SuiteThresholdResult]) -> Markup {
                 }
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn result(variant: Option<&str>, replicate: u32, status: TaskStatus) -> TaskResult {
-        let mut r: TaskResult = serde_json::from_str(r#"{"result_version":1,"task_id":"t","harness":"claude-code","status":"SUCCESS","error":null,"description":null,"task_file":"/t.yaml","prompt":"p","requested_model":null,"cli":{"path":null,"version":null,"argv":[],"pgid":null,"caveats":[]},"run_limits":{"max_turns":null,"max_tool_calls":null,"turn_timeout_ms":null,"task_timeout_ms":null,"native":[]},"stop":null,"turn":null,"criteria":[],"weighted_score":null,"post_failure_criteria_results":[],"setup_ms":0,"grading_ms":0,"host_turn_work_us":0,"stderr_tail":"","scripted_model_requests":null,"paths":{"recording":"recording.jsonl","stderr":"stderr.log","workspace":"workspace"}}"#).unwrap();
-        r.variant = variant.map(String::from);
-        r.replicate = Some(replicate);
-        r.status = status;
-        r
-    }
-
-    /// 2 variants × 1 task × 3 replicates on one harness; variant a passes 2 of 3.
-    fn suite() -> Vec<TaskResult> {
-        let mut rs = Vec::new();
-        for (v, statuses) in [
-            (
-                "a",
-                [
-                    TaskStatus::Success,
-                    TaskStatus::Failure,
-                    TaskStatus::Success,
-                ],
-            ),
-            ("b", [TaskStatus::Failure; 3]),
-        ] {
-            for (i, s) in statuses.into_iter().enumerate() {
-                rs.push(result(Some(v), i as u32, s));
-            }
-        }
-        rs
-    }
-
-    #[test]
-    fn the_header_counts_harnesses_and_variants_and_the_matrix_counts_replicates() {
-        let html = render(&suite(), &[], &[]);
-        assert!(
-            html.contains("6 runs: 1 task on 1 harness, 2 variants, up to 3 replicates each"),
-            "{html}"
-        );
-        assert!(
-            html.contains("2/3 passed") && html.contains("0/3 passed"),
-            "{html}"
-        );
-    }
-
-    #[test]
-    fn junit_cases_of_replicates_and_variants_differ() {
-        let xml = super::super::junit::report(&suite(), &[])
-            .to_string()
-            .unwrap();
-        let mut cases: Vec<(String, String)> = xml
-            .lines()
-            .filter(|l| l.contains("<testcase"))
-            .map(|l| {
-                let attr = |a: &str| {
-                    let from = l.find(&format!("{a}=\"")).unwrap() + a.len() + 2;
-                    l[from..from + l[from..].find('"').unwrap()].to_string()
-                };
-                (attr("name"), attr("classname"))
-            })
-            .collect();
-        assert_eq!(cases.len(), 6, "{xml}");
-        assert!(cases.contains(&("t [r02]".into(), "coder-eval.b.claude-code".into())));
-        cases.sort();
-        cases.dedup();
-        assert_eq!(cases.len(), 6, "{xml}");
     }
 }

@@ -15,7 +15,7 @@
 
 use super::assemble::TurnDone;
 use super::error::{Cause, RunError};
-use super::one::{Attempt, Launched, Planned, launch};
+use super::launch::{Attempt, Launched, Planned, launch};
 use super::setup::Dirs;
 use super::{Prepared, RunOptions};
 use crate::limits::Deadlines;

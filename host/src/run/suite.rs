@@ -15,7 +15,7 @@ use tokio::sync::watch;
 /// [`run_all`] so `run.json` and the reports list them.
 pub fn record_skipped(
     task: &crate::task::Task,
-    unit: &crate::suite::UnitId,
+    unit: &crate::results::UnitId,
     out_dir: &std::path::Path,
 ) -> TaskResult {
     let mut result = super::assemble::skipped(task, &unit.harness);

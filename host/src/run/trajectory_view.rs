@@ -197,7 +197,11 @@ pub fn glance(results: &[TaskResult]) -> Markup {
             @for r in results {
                 tr {
                     td class=(r.status.as_str()) {
-                        b { (r.harness) } br; (r.task_id) br; (r.status.as_str())
+                        a href={ "#" (crate::run::report::run_anchor(r)) } { b { (r.harness) } }
+                        br; (r.task_id)
+                        @if let Some(v) = &r.variant { br; "variant " (v) }
+                        @if let Some(i) = r.replicate { " · " (crate::suite::replicate_dir(i)) }
+                        br; (r.status.as_str())
                     }
                     @if let Some(t) = &r.turn {
                         td { (timeline_sized(t, &r.cli.caveats, 300.0)) }

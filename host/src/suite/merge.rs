@@ -2,7 +2,7 @@
 //! file → variant → command line) with each field's lineage. Each field's rule is
 //! declared once, in [`MERGE_RULES`].
 
-use serde::{Deserialize, Serialize};
+pub use crate::results::{Layer, Lineage, LineageEntry};
 use serde_yaml_ng::{Mapping, Value};
 use std::collections::BTreeMap;
 
@@ -36,32 +36,6 @@ pub fn rule_of(field: &str) -> MergeRule {
         .find(|(name, _)| *name == field)
         .map_or(MergeRule::Replace, |(_, rule)| *rule)
 }
-
-/// The layers, in order (coder_eval's names, as `lineage` spells them).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Layer {
-    Default,
-    ExperimentDefaults,
-    Task,
-    Variant,
-    Cli,
-    /// A prompt mutation changed the prompt after the merge.
-    Mutation,
-}
-
-/// Which layer set a field, and to what.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LineageEntry {
-    pub value: serde_json::Value,
-    pub source: Layer,
-    /// E.g. the variant id, the `-D` argument, or the layers an appended list holds.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub source_detail: Option<String>,
-}
-
-/// Dotted field path → its lineage.
-pub type Lineage = BTreeMap<String, LineageEntry>;
 
 pub(crate) fn set_path(at: &mut Value, keys: &[&str], value: Value) -> Result<(), String> {
     let Value::Mapping(map) = at else {

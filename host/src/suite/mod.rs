@@ -13,9 +13,8 @@ pub mod mutation;
 pub mod report;
 pub mod resume;
 pub mod stats;
-mod unit;
 
-pub use unit::{UnitId, replicate_dir};
+pub use crate::results::{UnitId, replicate_dir};
 
 use crate::results::{TaskResult, VariantStatistics};
 use crate::run::{PrepareError, Prepared, RunOptions, prepare};

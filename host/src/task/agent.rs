@@ -16,9 +16,11 @@
 mod tests;
 
 use super::expand::expand_env;
+use super::time_budget::{Requested, TimeBudget};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// `agent:`.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -278,6 +280,21 @@ pub struct UnhonouredField {
 }
 
 impl AgentSpec {
+    /// The time budget of a `budget_mode: time` task, `None` in iterations mode
+    /// (`task_timeout` = the run limit; errors: [`Requested::resolve`]).
+    pub fn time_budget(
+        &self,
+        task_timeout: Option<Duration>,
+    ) -> Result<Option<TimeBudget>, String> {
+        Requested {
+            mode: self.budget_mode,
+            timeout: self.timeout_seconds,
+            min_resume: self.min_resume_seconds,
+            max_sessions: self.max_sessions,
+        }
+        .resolve(task_timeout)
+    }
+
     /// The agent fields this task sets. `plugins` count as [`AgentField::Plugins`]; a
     /// harness without plugins but with skills honours them as [`AgentField::Skills`]
     /// (see [`check_agent_fields`]).

@@ -84,19 +84,30 @@ pub(super) fn max_sessions<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32
     Ok(Some(n as u32))
 }
 
-impl super::agent::AgentSpec {
+/// The time-budget fields of a task's `agent:` section as read, before they are resolved
+/// (each already checked to be positive by its own deserializer).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Requested {
+    /// `agent.budget_mode`.
+    pub mode: Option<BudgetMode>,
+    /// `agent.timeout_seconds`.
+    pub timeout: Option<Duration>,
+    /// `agent.min_resume_seconds`.
+    pub min_resume: Option<Duration>,
+    /// `agent.max_sessions`.
+    pub max_sessions: Option<u32>,
+}
+
+impl Requested {
     /// The time budget of a `budget_mode: time` task (`None` in iterations mode), from
     /// `timeout_seconds`, else `task_timeout` (the run limit). Errors name the field:
     /// time mode without a budget, or time-mode fields in iterations mode.
-    pub fn time_budget(
-        &self,
-        task_timeout: Option<Duration>,
-    ) -> Result<Option<TimeBudget>, String> {
-        match self.budget_mode.unwrap_or_default() {
+    pub fn resolve(self, task_timeout: Option<Duration>) -> Result<Option<TimeBudget>, String> {
+        match self.mode.unwrap_or_default() {
             BudgetMode::Iterations => {
                 let stray = [
-                    ("timeout_seconds", self.timeout_seconds.is_some()),
-                    ("min_resume_seconds", self.min_resume_seconds.is_some()),
+                    ("timeout_seconds", self.timeout.is_some()),
+                    ("min_resume_seconds", self.min_resume.is_some()),
                     ("max_sessions", self.max_sessions.is_some()),
                 ];
                 if let Some((field, _)) = stray.iter().find(|(_, set)| *set) {
@@ -109,13 +120,13 @@ impl super::agent::AgentSpec {
                 Ok(None)
             }
             BudgetMode::Time => {
-                let budget = self.timeout_seconds.or(task_timeout).ok_or(
+                let budget = self.timeout.or(task_timeout).ok_or(
                     "agent.budget_mode: `time` needs a time budget: set `agent.timeout_seconds` \
                      (or `run_limits.task_timeout`)",
                 )?;
                 Ok(Some(TimeBudget {
                     budget,
-                    min_resume: self.min_resume_seconds.unwrap_or(DEFAULT_MIN_RESUME),
+                    min_resume: self.min_resume.unwrap_or(DEFAULT_MIN_RESUME),
                     max_sessions: self.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS),
                 }))
             }
@@ -140,67 +151,30 @@ pub fn continuation_prompt(left: Duration, session: u32) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::super::agent::AgentSpec;
     use super::*;
 
-    fn agent(yaml: &str) -> Result<AgentSpec, String> {
-        serde_yaml_ng::from_str(yaml).map_err(|e| e.to_string())
-    }
-
     #[test]
-    fn time_mode_needs_a_budget_and_takes_defaults() {
-        let a = agent("budget_mode: time\n").unwrap();
-        let err = a.time_budget(None).unwrap_err();
-        assert!(err.contains("agent.timeout_seconds"), "{err}");
-        let b = a
-            .time_budget(Some(Duration::from_secs(90)))
-            .unwrap()
-            .unwrap();
-        assert_eq!(b.budget, Duration::from_secs(90));
-        assert_eq!(b.min_resume, DEFAULT_MIN_RESUME);
-        assert_eq!(b.max_sessions, DEFAULT_MAX_SESSIONS);
-        let a = agent(
-            "budget_mode: time\ntimeout_seconds: 30\nmin_resume_seconds: 1\nmax_sessions: 3\n",
-        )
-        .unwrap();
-        let b = a
-            .time_budget(Some(Duration::from_secs(90)))
-            .unwrap()
-            .unwrap();
+    fn requested_fields_resolve_or_name_the_stray_one() {
+        let time = Requested {
+            mode: Some(BudgetMode::Time),
+            min_resume: Some(Duration::from_secs(5)),
+            ..Requested::default()
+        };
         assert_eq!(
-            b,
-            TimeBudget {
-                budget: Duration::from_secs(30),
-                min_resume: Duration::from_secs(1),
-                max_sessions: 3
-            }
+            time.resolve(Some(Duration::from_secs(60))).unwrap(),
+            Some(TimeBudget {
+                budget: Duration::from_secs(60),
+                min_resume: Duration::from_secs(5),
+                max_sessions: DEFAULT_MAX_SESSIONS,
+            })
         );
-        assert_eq!(
-            agent("model: m\n").unwrap().time_budget(None).unwrap(),
-            None
-        );
-    }
-
-    #[test]
-    fn zero_or_negative_values_are_refused_by_name() {
-        for (yaml, field) in [
-            ("min_resume_seconds: 0", "agent.min_resume_seconds"),
-            ("min_resume_seconds: -5", "agent.min_resume_seconds"),
-            ("max_sessions: 0", "agent.max_sessions"),
-            ("max_sessions: -1", "agent.max_sessions"),
-            ("max_sessions: 1.5", "agent.max_sessions"),
-            ("timeout_seconds: 0", "agent.timeout_seconds"),
-        ] {
-            let err = agent(&format!("budget_mode: time\n{yaml}\n"))
-                .or_else(|_| agent(&format!("{yaml}\n")))
-                .unwrap_err();
-            assert!(err.contains(field), "{yaml}: {err}");
-        }
-        let err = agent("max_sessions: 2\n")
-            .unwrap()
-            .time_budget(None)
-            .unwrap_err();
-        assert!(err.contains("agent.max_sessions"), "{err}");
+        let stray = Requested {
+            min_resume: Some(Duration::from_secs(5)),
+            ..Requested::default()
+        };
+        let err = stray.resolve(None).unwrap_err();
+        assert!(err.contains("agent.min_resume_seconds"), "{err}");
+        assert_eq!(Requested::default().resolve(None).unwrap(), None);
     }
 
     #[test]

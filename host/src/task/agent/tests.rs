@@ -31,3 +31,70 @@ fn plugins_pass_on_a_harness_with_skills() {
     caps.agent_fields.insert(AgentField::Skills);
     assert!(check_agent_fields(&agent, "codex", &caps, "c").is_ok());
 }
+
+// Time-budget fields (`super::super::time_budget`), read and resolved.
+mod time_budget {
+    use super::super::AgentSpec;
+    use crate::task::time_budget::{DEFAULT_MAX_SESSIONS, DEFAULT_MIN_RESUME, TimeBudget};
+    use std::time::Duration;
+
+    fn agent(yaml: &str) -> Result<AgentSpec, String> {
+        serde_yaml_ng::from_str(yaml).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn time_mode_needs_a_budget_and_takes_defaults() {
+        let a = agent("budget_mode: time\n").unwrap();
+        let err = a.time_budget(None).unwrap_err();
+        assert!(err.contains("agent.timeout_seconds"), "{err}");
+        let b = a
+            .time_budget(Some(Duration::from_secs(90)))
+            .unwrap()
+            .unwrap();
+        assert_eq!(b.budget, Duration::from_secs(90));
+        assert_eq!(b.min_resume, DEFAULT_MIN_RESUME);
+        assert_eq!(b.max_sessions, DEFAULT_MAX_SESSIONS);
+        let a = agent(
+            "budget_mode: time\ntimeout_seconds: 30\nmin_resume_seconds: 1\nmax_sessions: 3\n",
+        )
+        .unwrap();
+        let b = a
+            .time_budget(Some(Duration::from_secs(90)))
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            b,
+            TimeBudget {
+                budget: Duration::from_secs(30),
+                min_resume: Duration::from_secs(1),
+                max_sessions: 3
+            }
+        );
+        assert_eq!(
+            agent("model: m\n").unwrap().time_budget(None).unwrap(),
+            None
+        );
+    }
+
+    #[test]
+    fn zero_or_negative_values_are_refused_by_name() {
+        for (yaml, field) in [
+            ("min_resume_seconds: 0", "agent.min_resume_seconds"),
+            ("min_resume_seconds: -5", "agent.min_resume_seconds"),
+            ("max_sessions: 0", "agent.max_sessions"),
+            ("max_sessions: -1", "agent.max_sessions"),
+            ("max_sessions: 1.5", "agent.max_sessions"),
+            ("timeout_seconds: 0", "agent.timeout_seconds"),
+        ] {
+            let err = agent(&format!("budget_mode: time\n{yaml}\n"))
+                .or_else(|_| agent(&format!("{yaml}\n")))
+                .unwrap_err();
+            assert!(err.contains(field), "{yaml}: {err}");
+        }
+        let err = agent("max_sessions: 2\n")
+            .unwrap()
+            .time_budget(None)
+            .unwrap_err();
+        assert!(err.contains("agent.max_sessions"), "{err}");
+    }
+}

@@ -1,5 +1,6 @@
 //! [`UnitId`]: what one unit of a suite is (task × variant × harness × replicate) and
-//! where its results go.
+//! where its results go (the layout in [`crate::results`]). Made by `suite`, carried by
+//! `run::Prepared`.
 
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;

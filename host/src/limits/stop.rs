@@ -1,0 +1,74 @@
+//! A live turn's stop rules ([`Deadlines`]) and every grace period and timeout of the
+//! host, each named with why it has its value ([`StopPolicy`], [`CLI_VERSION_TIMEOUT`],
+//! [`RUN_COMMAND_TIMEOUT_SECS`]).
+
+use crate::results::StopReason;
+use std::time::{Duration, Instant};
+
+/// A live turn's stop rules.
+#[derive(Debug, Clone, Copy)]
+pub struct Deadlines {
+    /// When the turn must end, with the reason if it does not (see
+    /// [`RunLimitsSpec::deadline`]).
+    pub deadline: Option<(Instant, StopReason)>,
+    /// How the host stops what it started.
+    pub policy: StopPolicy,
+}
+
+/// How the host stops the processes it starts, and how long it waits for what. Every stop
+/// is SIGTERM to the whole process group (and the marked processes that left it), a
+/// grace, then SIGKILL rescanned until nothing is alive (`process::stop_tree`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StopPolicy {
+    /// SIGTERM → SIGKILL grace when the host stops a running CLI (a cap, a timeout,
+    /// Ctrl-C, a late exit) or a shell step that timed out: long enough for a CLI to
+    /// flush its session files and answer its children, short enough that a stuck one
+    /// does not hold a suite.
+    pub kill_grace: Duration,
+    /// After the CLI printed its final result, how long it may take to exit before its
+    /// group is stopped ([`StopReason::ResultGrace`]): CLIs flush telemetry and session
+    /// state after their result; 5 s covers the slowest seen (Gemini CLI) several times.
+    pub result_grace: Duration,
+    /// After the CLI exited, how long descendants may still hold its stdout or stderr
+    /// before they are stopped ([`StopReason::LeakedPipes`]): a backgrounded process the
+    /// agent left writing to the pipe would otherwise keep the turn open forever.
+    pub leak_grace: Duration,
+    /// After the scripted model holds a call past `max_turns`, how long the stream may
+    /// still bring the calls before it (in flight in the pipe) before the cap fires. The
+    /// CLI cannot do anything new meanwhile: it waits for an answer that will not come.
+    pub held_settle: Duration,
+    /// SIGTERM → SIGKILL grace for a sweep of what is left once the leader has gone (the
+    /// end-of-turn sweep, the stop after leaked pipes, the end of a shell step): what is
+    /// left is a stray, not the CLI at work, so it gets no more than a moment.
+    pub sweep_grace: Duration,
+    /// How long the SIGKILL rescan keeps finding and killing survivors (a forker deaf to
+    /// SIGTERM) before it gives up; a process in uninterruptible sleep cannot be killed
+    /// sooner, and the host must not hang on one.
+    pub give_up: Duration,
+}
+
+impl StopPolicy {
+    /// The policy of every run.
+    pub const DEFAULT: StopPolicy = StopPolicy {
+        kill_grace: Duration::from_secs(2),
+        result_grace: Duration::from_secs(5),
+        leak_grace: Duration::from_secs(1),
+        held_settle: Duration::from_millis(200),
+        sweep_grace: Duration::from_millis(200),
+        give_up: Duration::from_secs(5),
+    };
+}
+
+impl Default for StopPolicy {
+    fn default() -> Self {
+        StopPolicy::DEFAULT
+    }
+}
+
+/// How long an agent CLI's `--version` may take. It only prints a line; a CLI that hangs
+/// there (a first-run prompt, a network check) must not hold the task.
+pub const CLI_VERSION_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The default `timeout` of a `run_command` criterion, seconds (coder_eval's 30); the
+/// criterion's own `timeout` can lengthen it.
+pub const RUN_COMMAND_TIMEOUT_SECS: f64 = 30.0;

@@ -1,0 +1,87 @@
+//! The unit tests of experiment files, overrides and the merge.
+
+use super::*;
+use crate::task::dataset::Selection;
+
+#[test]
+fn bad_experiment_files_are_refused_with_their_reason() {
+    let p = Path::new("/x/exp.yaml");
+    let e = Experiment::parse("experiment_id: Bad_Id\nvariants: [{variant_id: a}]", p);
+    assert!(e.unwrap_err().to_string().contains("kebab-case"));
+    let e = Experiment::parse(
+        "experiment_id: a\nvariants: [{variant_id: a}, {variant_id: a}]",
+        p,
+    );
+    assert!(e.unwrap_err().to_string().contains("twice"));
+    let e = Experiment::parse("experiment_id: a\nvariants: [{variant_id: a, modle: x}]", p);
+    let msg = e.unwrap_err().to_string();
+    assert!(
+        msg.starts_with("/x/exp.yaml:2:") && msg.contains("modle"),
+        "{msg}"
+    );
+    let e = Experiment::parse(
+        "experiment_id: a\nvariants: [{variant_id: a, initial_prompt: x, prompt_mutations: []}]",
+        p,
+    );
+    assert!(e.unwrap_err().to_string().contains("give one of"));
+    let e = Experiment::parse(
+        "experiment_id: a\nvariants:\n  - variant_id: fast\n    run_limits: {max_turnz: 3}",
+        p,
+    );
+    let msg = e.unwrap_err().to_string();
+    assert!(
+        msg.starts_with("/x/exp.yaml:3:0: variants[fast].run_limits:") && msg.contains("max_turnz"),
+        "{msg}"
+    );
+    let e = Overrides {
+        set: vec!["run_limit.max_turns=3".into()],
+        ..Default::default()
+    }
+    .layer();
+    assert!(
+        e.unwrap_err()
+            .to_string()
+            .contains("did you mean `run_limits`")
+    );
+    // A misspelt field inside a section is the -D argument's error.
+    let e = Overrides {
+        set: vec!["run_limits.max_turn=3".into()],
+        ..Default::default()
+    }
+    .layer();
+    let msg = e.unwrap_err().to_string();
+    assert!(
+        msg.starts_with("-D run_limits.max_turn=3: run_limits:") && msg.contains("max_turn"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_legacy_max_turns_beats_defaults_and_yields_to_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let task = dir.path().join("task.yaml");
+    std::fs::write(
+        &task,
+        "task_id: t\ninitial_prompt: hi\nagent: {type: claude-code, max_turns: 4}\nsuccess_criteria: []\n",
+    )
+    .unwrap();
+    let max_turns = |e: Option<&Experiment>, set: &[&str]| {
+        let o = Overrides {
+            set: set.iter().map(|s| s.to_string()).collect(),
+            ..Default::default()
+        };
+        let (r, _) =
+            resolve_file(&task, &Selection::default(), e, &o).unwrap_or_else(|e| panic!("{e}"));
+        r[0].task.run_limits.max_turns
+    };
+    let e = Experiment::parse(
+        "experiment_id: x\ndefaults:\n  run_limits: {max_turns: 9}\nvariants: [{variant_id: a}]",
+        &dir.path().join("exp.yaml"),
+    )
+    .unwrap();
+    // Task beats defaults; -D beats task; the variant's legacy key maps too.
+    assert_eq!(max_turns(Some(&e), &[]), Some(4));
+    assert_eq!(max_turns(Some(&e), &["run_limits.max_turns=2"]), Some(2));
+    assert_eq!(max_turns(None, &["run_limits.max_turns=2"]), Some(2));
+    assert_eq!(max_turns(None, &["agent.max_turns=3"]), Some(3));
+}

@@ -1,0 +1,73 @@
+//! Two variants compared, paired by task id ([`compare`]): the mean difference in pass
+//! rate with its interval and paired t-test, and the tasks whose verdict flipped.
+
+use super::{mean_estimate, t_test_p};
+use crate::results::{CompareReport, CompareTask, MeanEstimate, TaskStatistics, VariantStatistics};
+use std::collections::BTreeMap;
+
+/// Compares variant `b` against variant `a`, paired by task id: per task, B's pass rate
+/// minus A's; their mean with a t-interval and a paired t-test (tasks − 1 df); the tasks
+/// whose verdict flipped (a task passes when at least half its graded replicates do).
+/// Tasks graded on one side only are listed, not paired.
+pub fn compare(a: &VariantStatistics, b: &VariantStatistics) -> CompareReport {
+    let a_by: BTreeMap<&str, &TaskStatistics> =
+        a.per_task.iter().map(|t| (t.task_id.as_str(), t)).collect();
+    let b_by: BTreeMap<&str, &TaskStatistics> =
+        b.per_task.iter().map(|t| (t.task_id.as_str(), t)).collect();
+    let mut tasks = Vec::new();
+    let mut unpaired = Vec::new();
+    let mut diffs = Vec::new();
+    let ids: std::collections::BTreeSet<&str> = a_by.keys().chain(b_by.keys()).copied().collect();
+    for id in ids {
+        let ra = a_by.get(id).and_then(|t| t.pass_rate);
+        let rb = b_by.get(id).and_then(|t| t.pass_rate);
+        match (ra, rb) {
+            (Some(ra), Some(rb)) => {
+                diffs.push(rb - ra);
+                let (pa, pb) = (ra >= 0.5, rb >= 0.5);
+                tasks.push(CompareTask {
+                    task_id: id.to_string(),
+                    a: ra,
+                    b: rb,
+                    difference: rb - ra,
+                    flipped: match (pa, pb) {
+                        (false, true) => Some("fail→pass".into()),
+                        (true, false) => Some("pass→fail".into()),
+                        _ => None,
+                    },
+                });
+            }
+            _ => unpaired.push(id.to_string()),
+        }
+    }
+    let difference = mean_estimate(&diffs);
+    let (t, p_value) = match &difference {
+        Some(MeanEstimate {
+            mean,
+            se: Some(se),
+            df: Some(df),
+            ..
+        }) if *se > 0.0 => {
+            let t = mean / se;
+            (Some(t), t_test_p(t, *df))
+        }
+        // Every difference equal: no spread to test against.
+        Some(MeanEstimate {
+            mean, se: Some(_), ..
+        }) => (None, Some(if *mean == 0.0 { 1.0 } else { 0.0 })),
+        _ => (None, None),
+    };
+    CompareReport {
+        a: a.variant.clone(),
+        b: b.variant.clone(),
+        a_pass_rate: a.pass_rate.clone(),
+        b_pass_rate: b.pass_rate.clone(),
+        paired_tasks: diffs.len(),
+        difference,
+        t_statistic: t,
+        p_value,
+        test: "paired t-test on per-task pass rates (two-sided, tasks − 1 df)".into(),
+        tasks,
+        unpaired,
+    }
+}

@@ -1,0 +1,62 @@
+//! The unit tests of task-file loading.
+
+use super::*;
+use std::path::Path;
+use std::time::Duration;
+
+fn parse(text: &str) -> Result<Task, TaskError> {
+    Task::parse(text, Path::new("/tmp/t/task.yaml"))
+}
+
+#[test]
+fn minimal_task() {
+    let t =
+        parse("task_id: t\ninitial_prompt: hi\nrun_limits: {max_turns: 3, turn_timeout: 90s}\n")
+            .unwrap();
+    assert_eq!(t.run_limits.max_turns, Some(3));
+    assert_eq!(t.run_limits.turn_timeout, Some(Duration::from_secs(90)));
+}
+
+#[test]
+fn unknown_key_names_file_line_and_closest_key() {
+    let err = parse("task_id: t\ninitial_prompt: hi\nrun_limits:\n  max_turn: 3\n").unwrap_err();
+    let text = err.to_string();
+    assert!(text.starts_with("/tmp/t/task.yaml:4:"), "{text}");
+    assert!(text.contains("unknown field `max_turn`"), "{text}");
+    assert!(text.contains("did you mean `max_turns`?"), "{text}");
+}
+
+#[test]
+fn rules_beyond_the_schema() {
+    assert!(
+        parse("task_id: t\n")
+            .unwrap_err()
+            .to_string()
+            .contains("initial_prompt is required")
+    );
+    assert!(parse("task_id: a/b\ninitial_prompt: x\n").is_err());
+    let bad =
+        parse("task_id: t\ninitial_prompt: x\nrun_limits: {turn_timeout: soon}\n").unwrap_err();
+    assert!(bad.to_string().contains("not a duration"), "{bad}");
+}
+
+#[test]
+fn a_task_id_names_a_folder() {
+    for bad in [
+        r#""nul\0id""#,
+        r#""new\nline""#,
+        r#""ctl\u0001id""#,
+        "a/b",
+        ".hidden",
+        "' '",
+    ] {
+        let err = parse(&format!("task_id: {bad}\ninitial_prompt: hi\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("must be a non-empty name without slashes or control characters"),
+            "{bad}: {err}"
+        );
+    }
+    assert!(parse("task_id: café-1\ninitial_prompt: hi\n").is_ok());
+}
