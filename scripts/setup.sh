@@ -29,6 +29,14 @@ if [ ! -d tests/.tools/harbor-0.26.0/harbor/models/trajectories ]; then
   rm -rf "$harbor_tmp"
 fi
 python3 -m pip install --quiet --disable-pip-version-check 'pydantic>=2.10,<3'
+# tini (Debian's package): PID 1 of each task's PID namespace, forwarding the host's
+# signals to the CLI and reaping orphans (host/src/process/pidns.rs). Without it the CLI is
+# PID 1 itself (deaf to SIGTERM without a handler) and coder-eval warns.
+if ! command -v tini >/dev/null && command -v apt-get >/dev/null; then
+    apt-get install -y --no-install-recommends tini >/dev/null \
+        || { apt-get update >/dev/null && apt-get install -y --no-install-recommends tini >/dev/null; } \
+        || echo "note: tini could not be installed"
+fi
 # driver: docker: Docker from Debian's packages, dockerd started, the local base image
 # (coder-eval-base:local) built. Exits 0 when Docker cannot run here (its tests then skip).
 bash scripts/docker-setup.sh
