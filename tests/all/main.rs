@@ -22,6 +22,7 @@ mod live_load_errors;
 mod live_scenarios;
 mod reliability;
 mod reliability_attack;
+mod reliability_edges;
 mod replay_codex_pi;
 mod replay_corpus;
 mod replay_field2;
