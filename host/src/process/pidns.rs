@@ -43,9 +43,23 @@ pub(crate) struct Unshare {
     pub init: Option<PathBuf>,
 }
 
-/// tini's flags before the CLI's argv: forward signals to the CLI's process group, and
-/// die with its parent (`unshare`).
-pub(crate) const INIT_FLAGS: [&str; 4] = ["-g", "-p", "SIGKILL", "--"];
+/// tini's flags and the CLI's parent, before the CLI's argv: tini forwards signals to its
+/// child's process group (`-g`) and dies with its parent, `unshare` (`-p SIGKILL`); its
+/// child is a shell that runs the CLI and exits with its status (128 + N after signal N).
+/// The shell is there so that the CLI's parent is not PID 1: CLIs that watch for their
+/// parent's death by `ppid == 1` (OpenCode, on a 10 s check) would kill themselves. The
+/// shell's handler (`:`, not an ignore, which the CLI would inherit) keeps it waiting
+/// for the CLI when the group is signalled, so the CLI gets its grace.
+pub(crate) const INIT_PREFIX: [&str; 8] = [
+    "-g",
+    "-p",
+    "SIGKILL",
+    "--",
+    "/bin/sh",
+    "-c",
+    "trap : TERM INT HUP; \"$@\"; exit $?",
+    "coder-eval-init",
+];
 
 /// The signal that ended the CLI, read back from the exit code of its init (tini exits
 /// 128 + N when signal N ended its child); `None` for an ordinary exit code.
@@ -107,8 +121,50 @@ pub(crate) fn unshare() -> Result<&'static Unshare, &'static str> {
         .map_err(String::as_str)
 }
 
+/// Starts `cmd` (made with [`kill_with_parent`]) from the host's spawner thread, which
+/// lives as long as the host process: the kernel sends the parent-death signal when the
+/// *thread* that forked the child ends, not the process, and the threads of tokio's
+/// blocking pool end after 10 s idle, which would SIGKILL a namespace mid-turn. Runs
+/// on the caller's tokio runtime (`handle`), which reaps the child.
+pub(crate) fn spawn_from_lasting_thread(
+    mut cmd: tokio::process::Command,
+    handle: tokio::runtime::Handle,
+) -> std::io::Result<tokio::process::Child> {
+    type Request = (
+        tokio::process::Command,
+        tokio::runtime::Handle,
+        std::sync::mpsc::Sender<std::io::Result<tokio::process::Child>>,
+    );
+    static SPAWNER: OnceLock<std::sync::Mutex<std::sync::mpsc::Sender<Request>>> = OnceLock::new();
+    let spawner = SPAWNER.get_or_init(|| {
+        let (tx, rx) = std::sync::mpsc::channel::<Request>();
+        std::thread::Builder::new()
+            .name("coder-eval-spawner".into())
+            .spawn(move || {
+                for (mut cmd, handle, reply) in rx {
+                    let _runtime = handle.enter();
+                    let _ = reply.send(cmd.spawn());
+                }
+            })
+            .expect("could not start the spawner thread");
+        std::sync::Mutex::new(tx)
+    });
+    let (reply, answer) = std::sync::mpsc::channel();
+    let sent = spawner
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .send((cmd, handle, reply));
+    match sent {
+        Ok(()) => answer
+            .recv()
+            .unwrap_or_else(|_| Err(std::io::Error::other("the spawner thread has ended"))),
+        Err(std::sync::mpsc::SendError((mut cmd, _, _))) => cmd.spawn(),
+    }
+}
+
 /// Makes the process `cmd` starts receive SIGKILL when the host thread that started it
-/// ends (the host dying, even by SIGKILL, included).
+/// ends (the host dying, even by SIGKILL, included): start it with
+/// [`spawn_from_lasting_thread`].
 pub(crate) fn kill_with_parent(cmd: &mut tokio::process::Command) {
     // SAFETY: prctl is async-signal-safe and only sets the new process's parent-death
     // signal; nothing is allocated between fork and exec.

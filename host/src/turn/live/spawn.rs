@@ -46,7 +46,7 @@ pub(super) fn spawn_local(
             cmd.args(&unshare.flags).arg("--");
             match &unshare.init {
                 Some(tini) => {
-                    cmd.arg(tini).args(pidns::INIT_FLAGS);
+                    cmd.arg(tini).args(pidns::INIT_PREFIX);
                 }
                 None => warn_no_init(),
             }
@@ -75,7 +75,11 @@ pub(super) fn spawn_local(
     if spec.stdin.is_some() {
         cmd.stdin(Stdio::piped());
     }
-    let mut child = cmd.spawn()?;
+    let mut child = if namespace.is_some() {
+        pidns::spawn_from_lasting_thread(cmd, tokio::runtime::Handle::current())?
+    } else {
+        cmd.spawn()?
+    };
     let pgid = child.id().map(|id| id as i32);
     // Until the group is stopped and reaped, a second Ctrl-C can kill it at once.
     let live = pgid.map(|pgid| LiveGroup::register(pgid, &mark));
