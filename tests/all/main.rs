@@ -28,6 +28,7 @@ mod replay_corpus;
 mod replay_field2;
 mod replay_opencode_gemini;
 mod sandbox;
+mod sleeping_components;
 mod suites;
 mod support;
 mod time_budget;
