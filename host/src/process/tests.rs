@@ -186,6 +186,18 @@ async fn a_second_ctrl_c_kills_a_live_group_that_ignores_sigterm_at_once() {
     assert!(!registered(pgid));
 }
 
+/// Live processes whose name (argv[0]) is `marker` (not the shell whose script holds it).
+fn named(marker: &str) -> Vec<i32> {
+    process_table()
+        .into_iter()
+        .filter(|p| {
+            std::fs::read(format!("/proc/{}/cmdline", p.pid))
+                .is_ok_and(|c| c.split(|&b| b == 0).next() == Some(marker.as_bytes()))
+        })
+        .map(|p| p.pid)
+        .collect()
+}
+
 /// Starts `sh -c SCRIPT` marked `mark` in a group of its own and waits (at most 10 s)
 /// until a process named `marker` runs: the positive control, the target is alive before
 /// the stop. Returns the shell and its group.
@@ -195,7 +207,7 @@ async fn started(script: &str, mark: &str, marker: &str) -> (tokio::process::Chi
     let child = own_group(&mut cmd).spawn().unwrap();
     let pgid = child.id().unwrap() as i32;
     let deadline = Instant::now() + Duration::from_secs(10);
-    while processes_with(marker).is_empty() {
+    while named(marker).is_empty() {
         assert!(Instant::now() < deadline, "`{marker}` never started");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
@@ -214,7 +226,7 @@ async fn the_parent_link_alone_finds_a_process_outside_the_group_without_the_mar
         &marker,
     )
     .await;
-    let target = processes_with(&marker);
+    let target = named(&marker);
     assert_eq!(target.len(), 1);
     // Neither the group nor the mark reaches it: only the parent link does.
     assert!(!group_members(pgid).contains(&target[0]));
@@ -223,7 +235,7 @@ async fn the_parent_link_alone_finds_a_process_outside_the_group_without_the_mar
     let found = stop_tree(pgid, &mark, Duration::from_millis(500)).await;
     assert!(found.contains(&target[0]), "{found:?}");
     let _ = shell.wait().await;
-    assert!(processes_with(&marker).is_empty(), "the target survived");
+    assert!(named(&marker).is_empty(), "the target survived");
 }
 
 /// The group alone: a process orphaned by a double fork (no parent link to the leader)
@@ -238,7 +250,7 @@ async fn the_group_alone_finds_an_orphan_without_the_mark() {
         &marker,
     )
     .await;
-    let target = processes_with(&marker);
+    let target = named(&marker);
     assert_eq!(target.len(), 1);
     let leader_descendants: Vec<i32> = {
         let table = process_table();
@@ -258,5 +270,5 @@ async fn the_group_alone_finds_an_orphan_without_the_mark() {
     let found = stop_tree(pgid, &mark, Duration::from_millis(500)).await;
     assert!(found.contains(&target[0]), "{found:?}");
     let _ = shell.wait().await;
-    assert!(processes_with(&marker).is_empty(), "the target survived");
+    assert!(named(&marker).is_empty(), "the target survived");
 }
