@@ -4,7 +4,8 @@
 //! Prints two figures, median over the runs:
 //! 1. the mechanism alone: starting `true` directly vs through `unshare --pid --fork
 //!    --kill-child --mount-proc` (plus `--user --map-current-user` when not root) under
-//!    `tini -g -p SIGKILL` as PID 1 (as the host runs it; without tini when it is missing);
+//!    `tini -g -p SIGKILL` as PID 1 and the shell that is the CLI's parent (as the host
+//!    runs it; without them when tini is missing);
 //! 2. a whole one-task run of the real binary on a stand-in CLI (a script printing a
 //!    recorded Claude Code stream), with `--no-pid-namespace` and with the default.
 //!
@@ -77,7 +78,18 @@ fn main() {
         let mut cmd = Command::new("unshare");
         cmd.args(&flags).arg("--");
         if tini {
-            cmd.args(["tini", "-g", "-p", "SIGKILL", "--"]);
+            // As the host runs it: tini, and the shell that is the CLI's parent.
+            cmd.args([
+                "tini",
+                "-g",
+                "-p",
+                "SIGKILL",
+                "--",
+                "/bin/sh",
+                "-c",
+                "trap : TERM INT HUP; \"$@\"; exit $?",
+                "coder-eval-init",
+            ]);
         }
         cmd.arg("true").status().unwrap();
     });

@@ -127,7 +127,7 @@ pub(crate) fn unshare() -> Result<&'static Unshare, &'static str> {
 /// blocking pool end after 10 s idle, which would SIGKILL a namespace mid-turn. Runs
 /// on the caller's tokio runtime (`handle`), which reaps the child.
 pub(crate) fn spawn_from_lasting_thread(
-    mut cmd: tokio::process::Command,
+    cmd: tokio::process::Command,
     handle: tokio::runtime::Handle,
 ) -> std::io::Result<tokio::process::Child> {
     type Request = (
