@@ -37,6 +37,14 @@ if ! command -v chromium >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
 npm install --prefix tests/browser --no-save --no-audit --no-fund --loglevel=error
+# tini (Debian's package): PID 1 of each task's PID namespace, forwarding the host's
+# signals to the CLI and reaping orphans (host/src/process/pidns.rs). Without it the CLI is
+# PID 1 itself (deaf to SIGTERM without a handler) and coder-eval warns.
+if ! command -v tini >/dev/null && command -v apt-get >/dev/null; then
+    apt-get install -y --no-install-recommends tini >/dev/null \
+        || { apt-get update >/dev/null && apt-get install -y --no-install-recommends tini >/dev/null; } \
+        || echo "note: tini could not be installed"
+fi
 # driver: docker: Docker from Debian's packages, dockerd started, the local base image
 # (coder-eval-base:local) built. Exits 0 when Docker cannot run here (its tests then skip).
 bash scripts/docker-setup.sh

@@ -5,4 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo test --workspace
+# The benches compile (they are no tests, so `cargo test` skips them): in the dev profile,
+# which reuses the build above (their own profile, release, is a second ~10 min wasmtime
+# build); run them with `cargo bench` (each prints PASS, or FAIL and exits 1).
+cargo bench --workspace --no-run --profile dev
 cargo test --manifest-path components/Cargo.toml --workspace

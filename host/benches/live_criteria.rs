@@ -175,6 +175,7 @@ fn main() {
         println!("PASS: {worst:.2} µs < {TARGET_US} µs per event per armed criterion");
     } else if release {
         println!("FAIL: {worst:.2} µs ≥ {TARGET_US} µs per event per armed criterion");
+        std::process::exit(1);
     } else {
         println!("(debug build: {worst:.2} µs; the target applies to the release build)");
     }

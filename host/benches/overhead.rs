@@ -63,8 +63,10 @@ fn main() {
         "  not counted: the task's own `python3 app.py` (run_command) took {} ms in that run",
         median.4
     );
-    println!(
-        "  target: median <= 20 ms -> {}",
-        if median.0 <= 20.0 { "met" } else { "NOT met" }
-    );
+    if median.0 <= 20.0 {
+        println!("PASS: median {:.1} ms <= 20 ms", median.0);
+    } else {
+        println!("FAIL: median {:.1} ms > the 20 ms target", median.0);
+        std::process::exit(1);
+    }
 }

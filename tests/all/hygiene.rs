@@ -3,7 +3,8 @@
 //! each way an agent starts processes (`&`, `nohup`, `setsid`, double fork, `env -i`,
 //! ignoring SIGTERM, a grandchild holding stdout), no process of the task survives it. One stand-in CLI (a script that starts
 //! the processes, then prints a recorded Claude Code stream and ends as the stop path
-//! needs), run with the process group and mark alone, and with `--pid-namespace`.
+//! needs), run with the process group and mark alone (`--no-pid-namespace`), and in a PID
+//! namespace.
 
 use crate::reliability::alive_with;
 use crate::support::{bin, corpus, scratch};
@@ -177,6 +178,8 @@ fn run_path(p: &Path_, pidns: bool) -> Result<(), String> {
         .stderr(Stdio::null());
     if pidns {
         cmd.arg("--pid-namespace");
+    } else {
+        cmd.arg("--no-pid-namespace");
     }
     if p.trapping_reducer {
         cmd.arg("--component").arg(format!(

@@ -173,7 +173,14 @@ fn hello_date_succeeds() {
 #[test]
 fn a_process_the_agent_detached_does_not_outlive_the_task() {
     let out = scratch("live-claude-detached");
-    let r = run_task("tasks/cleanup/detached/task.yaml", "claude-code", &out, &[]);
+    // The mark at work: without the PID namespace (in one, the kernel kills the detached
+    // process with the CLI before the host looks; see the namespace variant below).
+    let r = run_task(
+        "tasks/cleanup/detached/task.yaml",
+        "claude-code",
+        &out,
+        &["--no-pid-namespace"],
+    );
     // The CLI exited on its own, successfully: no stop of the host's was involved.
     assert_eq!(r.status, TaskStatus::Success, "{:?}", r.error);
     assert!(r.stop.is_none());
@@ -184,6 +191,19 @@ fn a_process_the_agent_detached_does_not_outlive_the_task() {
     let left = processes_with("ce-detached-2.71828");
     assert!(left.is_empty(), "survivors: {left:?}");
     assert_replay_matches(&out, &r);
+
+    // By default (a PID namespace per task) the process the agent detached dies with the
+    // CLI, however it left: nothing survives, the task is the same success. (In the same
+    // test: both runs' processes carry the one marker.)
+    let out = scratch("live-claude-detached-pidns");
+    let r = run_task("tasks/cleanup/detached/task.yaml", "claude-code", &out, &[]);
+    assert_eq!(r.status, TaskStatus::Success, "{:?}", r.error);
+    assert!(r.stop.is_none());
+    if r.cli.containment.as_deref() == Some("pid_namespace") {
+        assert_eq!(r.cli.leftover_processes, Some(0));
+    }
+    let left = processes_with("ce-detached-2.71828");
+    assert!(left.is_empty(), "survivors: {left:?}");
 }
 
 #[test]

@@ -405,7 +405,7 @@ fn with_a_pid_namespace_nothing_survives_a_sigkilled_host() {
         (out, marker.clone(), alive_with(&marker))
     };
     // Control: without the namespace the agent's processes outlive a SIGKILLed host.
-    let (_, marker, survivors) = kill_host("sigkill-plain", &[]);
+    let (_, marker, survivors) = kill_host("sigkill-plain", &["--no-pid-namespace"]);
     assert!(
         !survivors.is_empty(),
         "the control run left nothing: the test would prove nothing"
@@ -455,7 +455,7 @@ fn a_pid_namespace_task_records_the_same_turn() {
         assert_eq!(status.code(), Some(0));
         read_json(&out.join("one/claude-code/task.json"))
     };
-    let plain = run(&dir.join("plain"), &[]);
+    let plain = run(&dir.join("plain"), &["--no-pid-namespace"]);
     let pidns = run(&dir.join("pidns"), &["--pid-namespace"]);
     assert_eq!(plain.cli.containment.as_deref(), Some("process_group"));
     assert_eq!(pidns.cli.containment.as_deref(), Some("pid_namespace"));

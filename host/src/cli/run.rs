@@ -87,13 +87,17 @@ pub struct RunArgs {
     /// holding a task with `sandbox.network_enabled: false` does so by itself.
     #[arg(long)]
     isolate_network: bool,
-    /// Start each agent CLI in a PID namespace of its own (`unshare --pid --fork
-    /// --kill-child --mount-proc`, with `--user` when not root), where the kernel allows
-    /// it: every process of a task dies with it, even when coder-eval itself is
-    /// SIGKILLed. Elsewhere a warning, and the process group and mark as without it
-    /// (`task.json`: `cli.containment`).
-    #[arg(long)]
+    /// The default (kept for old command lines): each agent CLI starts in a PID namespace
+    /// of its own (`unshare --pid --fork --kill-child --mount-proc`, with `--user` when
+    /// not root, under `tini` as PID 1), where the kernel allows it: every process of a
+    /// task dies with it, even when coder-eval itself is SIGKILLed. Elsewhere a warning,
+    /// and the process group and mark alone (`task.json`: `cli.containment`).
+    #[arg(long, conflicts_with = "no_pid_namespace")]
     pid_namespace: bool,
+    /// Start each agent CLI without a PID namespace: its process group, its descendants
+    /// and the process mark hold its processes (`cli.containment: process_group`).
+    #[arg(long)]
+    no_pid_namespace: bool,
     /// Run only tasks having any of these tags (comma-separated, repeatable).
     #[arg(long, value_delimiter = ',', value_name = "TAG,...")]
     tags: Vec<String>,
@@ -313,7 +317,7 @@ pub fn run(mut args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
                 .to_string(),
             variants: e.variants.iter().map(|v| v.variant_id.clone()).collect(),
         });
-    options.pid_namespace = args.pid_namespace;
+    options.pid_namespace = args.pid_namespace || !args.no_pid_namespace;
     let criteria: coder_eval::run::thresholds::CriteriaByTask = tasks
         .iter()
         .map(|t| (t.task_id.clone(), t.success_criteria.clone()))

@@ -34,8 +34,11 @@ pub struct StopPolicy {
     /// agent left writing to the pipe would otherwise keep the turn open forever.
     pub leak_grace: Duration,
     /// After the scripted model holds a call past `max_turns`, how long the stream may
-    /// still bring the calls before it (in flight in the pipe) before the cap fires. The
-    /// CLI cannot do anything new meanwhile: it waits for an answer that will not come.
+    /// still bring the lines of the calls before it (in flight in the pipe) before the
+    /// cap fires. The CLI cannot do anything new meanwhile: it waits for an answer that
+    /// will not come. Only the tool calls of lines later than this go uncounted (kept in
+    /// the trajectory): the number of turns is the scripted model's own count of the
+    /// calls it answered, not what the stream has shown by then.
     pub held_settle: Duration,
     /// SIGTERM → SIGKILL grace for a sweep of what is left once the leader has gone (the
     /// end-of-turn sweep, the stop after leaked pipes, the end of a shell step): what is

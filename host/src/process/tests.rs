@@ -185,3 +185,90 @@ async fn a_second_ctrl_c_kills_a_live_group_that_ignores_sigterm_at_once() {
     drop(live);
     assert!(!registered(pgid));
 }
+
+/// Live processes whose name (argv[0]) is `marker` (not the shell whose script holds it).
+fn named(marker: &str) -> Vec<i32> {
+    process_table()
+        .into_iter()
+        .filter(|p| {
+            std::fs::read(format!("/proc/{}/cmdline", p.pid))
+                .is_ok_and(|c| c.split(|&b| b == 0).next() == Some(marker.as_bytes()))
+        })
+        .map(|p| p.pid)
+        .collect()
+}
+
+/// Starts `sh -c SCRIPT` marked `mark` in a group of its own and waits (at most 10 s)
+/// until a process named `marker` runs: the positive control, the target is alive before
+/// the stop. Returns the shell and its group.
+async fn started(script: &str, mark: &str, marker: &str) -> (tokio::process::Child, i32) {
+    let mut cmd = tokio::process::Command::new("sh");
+    cmd.arg("-c").arg(script).env(MARK_VAR, mark);
+    let child = own_group(&mut cmd).spawn().unwrap();
+    let pgid = child.id().unwrap() as i32;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while named(marker).is_empty() {
+        assert!(Instant::now() < deadline, "`{marker}` never started");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    (child, pgid)
+}
+
+/// The parent link alone: a process that left the group (`setsid`) and dropped the mark
+/// (`env -u`) is still found as a descendant of the group's leader, and stopped.
+#[tokio::test]
+async fn the_parent_link_alone_finds_a_process_outside_the_group_without_the_mark() {
+    let marker = format!("ce-parent-only-{}", std::process::id());
+    let mark = new_mark();
+    let (mut shell, pgid) = started(
+        &format!("env -u {MARK_VAR} setsid bash -c 'exec -a {marker} sleep 30' & sleep 30"),
+        &mark,
+        &marker,
+    )
+    .await;
+    let target = named(&marker);
+    assert_eq!(target.len(), 1);
+    // Neither the group nor the mark reaches it: only the parent link does.
+    assert!(!group_members(pgid).contains(&target[0]));
+    assert!(!marked(&mark).contains(&target[0]));
+    assert!(group_and_descendants(pgid).contains(&target[0]));
+    let found = stop_tree(pgid, &mark, Duration::from_millis(500)).await;
+    assert!(found.contains(&target[0]), "{found:?}");
+    let _ = shell.wait().await;
+    assert!(named(&marker).is_empty(), "the target survived");
+}
+
+/// The group alone: a process orphaned by a double fork (no parent link to the leader)
+/// that dropped the mark is still a member of the group, and stopped with it.
+#[tokio::test]
+async fn the_group_alone_finds_an_orphan_without_the_mark() {
+    let marker = format!("ce-group-only-{}", std::process::id());
+    let mark = new_mark();
+    let (mut shell, pgid) = started(
+        &format!("(env -u {MARK_VAR} bash -c 'exec -a {marker} sleep 30' &); sleep 30"),
+        &mark,
+        &marker,
+    )
+    .await;
+    let target = named(&marker);
+    assert_eq!(target.len(), 1);
+    let leader_descendants: Vec<i32> = {
+        let table = process_table();
+        let mut found = Vec::new();
+        let mut frontier = vec![pgid];
+        while let Some(parent) = frontier.pop() {
+            for p in table.iter().filter(|p| p.ppid == parent) {
+                found.push(p.pid);
+                frontier.push(p.pid);
+            }
+        }
+        found
+    };
+    assert!(!leader_descendants.contains(&target[0]), "orphaned");
+    assert!(!marked(&mark).contains(&target[0]));
+    assert!(group_members(pgid).contains(&target[0]));
+    let found = stop_tree(pgid, &mark, Duration::from_millis(500)).await;
+    assert!(found.contains(&target[0]), "{found:?}");
+    let _ = shell.wait().await;
+    assert!(named(&marker).is_empty(), "the target survived");
+}

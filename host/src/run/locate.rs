@@ -30,7 +30,8 @@ pub struct CliMissing {
 /// Where `program` (`argv[0]` of a launch plan) is, by the order in the module docs.
 pub fn find_cli(program: &str, override_path: Option<&Path>) -> Result<PathBuf, CliMissing> {
     if let Some(path) = override_path {
-        return Ok(path.to_path_buf());
+        // Absolute: the CLI starts in the task's workspace, not in the caller's folder.
+        return Ok(std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()));
     }
     let pinned = harnesses_dir().join("node_modules/.bin").join(program);
     if pinned.exists() {

@@ -27,8 +27,8 @@ pub struct RunOptions {
     /// key, `ANTHROPIC_BASE_URL`), never to the agent.
     pub judge_env: Vec<String>,
     /// Start each agent CLI in a PID namespace of its own where the kernel allows it
-    /// (`--pid-namespace`; `crate::process::pidns`): every process of the task dies with
-    /// it, even when the host is SIGKILLed. Off by default.
+    /// (`crate::process::pidns`): every process of the task dies with it, even when the
+    /// host is SIGKILLed. On by default; `--no-pid-namespace` turns it off.
     pub pid_namespace: bool,
     /// The experiment the units were resolved with, for `run.json`.
     pub experiment: Option<crate::results::ExperimentRecord>,
@@ -46,7 +46,7 @@ impl RunOptions {
             stop_policy: StopPolicy::DEFAULT,
             pass_env: Vec::new(),
             judge_env: Vec::new(),
-            pid_namespace: false,
+            pid_namespace: true,
             experiment: None,
         }
     }

@@ -45,7 +45,7 @@ fn linker() -> &'static Linker<HostState> {
     static LINKER: OnceLock<Linker<HostState>> = OnceLock::new();
     LINKER.get_or_init(|| {
         let mut linker = Linker::new(engine());
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).expect("WASI links");
+        super::sandbox::link_wasi(&mut linker);
         linker
     })
 }

@@ -120,6 +120,64 @@ impl HostMonotonicClock for FrozenClock {
     }
 }
 
+/// The WASI version whose `monotonic-clock` [`link_wasi`] replaces (the one
+/// wasmtime-wasi 48 links; a guest importing an older 0.2.x is served by it).
+const WASI_CLOCKS: &str = "wasi:clocks/monotonic-clock@0.2.12";
+
+/// Links WASI (preview 2, sync) into `linker`, with virtual sleeps.
+///
+/// Design: a component's wall-clock limit ([`Budget::deadline`]) is an epoch deadline,
+/// checked only while wasm code runs, so a host call that blocks holds the host on a
+/// real timer past it. The sandbox's calls that can block are: a sleep (a `pollable`
+/// of `subscribe-duration`/`subscribe-instant`, what `std::thread::sleep` uses), stdin
+/// (closed: at end at once), stdout/stderr (memory pipes), the network (refused) and
+/// reads of the graders' read-only workspace (the disk's own time). Sleeps are made
+/// virtual rather than timed out: the clocks are frozen (a component sees the epoch
+/// and a monotonic zero), so a sleep ends at once — a time that never moves cannot
+/// be waited for — and the same input still gives the same output. A guest sleeping
+/// in a loop burns fuel and epoch ticks between sleeps, so fuel and the deadline stop
+/// it as any loop. Not bounded: a workspace file that blocks on open (a FIFO an agent
+/// left) — the graders' file criteria read regular files.
+pub(super) fn link_wasi(linker: &mut wasmtime::component::Linker<HostState>) {
+    use wasmtime::component::Resource;
+    use wasmtime_wasi::p2::{DynPollable, Pollable, subscribe};
+
+    /// A sleep that has already ended.
+    struct Elapsed;
+    impl Pollable for Elapsed {
+        fn ready<'a, 'b>(
+            &'a mut self,
+        ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + 'b>>
+        where
+            'a: 'b,
+            Self: 'b,
+        {
+            Box::pin(std::future::ready(()))
+        }
+    }
+    fn elapsed(table: &mut ResourceTable) -> wasmtime::Result<(Resource<DynPollable>,)> {
+        let sleep = table.push(Elapsed)?;
+        Ok((subscribe(table, sleep)?,))
+    }
+
+    wasmtime_wasi::p2::add_to_linker_sync(linker).expect("WASI links");
+    linker.allow_shadowing(true);
+    let mut clocks = linker
+        .instance(WASI_CLOCKS)
+        .expect("wasmtime-wasi links this monotonic clock");
+    clocks
+        .func_wrap("subscribe-duration", |mut store, (_,): (u64,)| {
+            elapsed(&mut store.data_mut().table)
+        })
+        .expect("subscribe-duration links");
+    clocks
+        .func_wrap("subscribe-instant", |mut store, (_,): (u64,)| {
+            elapsed(&mut store.data_mut().table)
+        })
+        .expect("subscribe-instant links");
+    linker.allow_shadowing(false);
+}
+
 /// A new store for one component instance. `workspace` is preopened read-only at
 /// `/workspace` (graders only); nothing else is granted.
 pub(super) fn new_store(

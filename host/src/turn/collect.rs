@@ -309,11 +309,18 @@ impl Collector {
     }
 
     /// A main-thread model call the stream does not show began: the scripted model holds
-    /// its request, which it does only past `max_turns`. It counts as a call (in the
-    /// trajectory without a message id), and the `max_turns` cap fires on it even if the
-    /// stream is behind in showing the calls before it: no answer will come.
-    pub(crate) fn held_call(&mut self, stamp_us: u64) -> Option<StopReason> {
+    /// its request, which it does only past `max_turns`, after answering `calls_before`
+    /// main calls (its own count, the held request's turn index). It counts as a call (in
+    /// the trajectory without a message id), and the `max_turns` cap fires on it even if
+    /// the stream is behind in showing the calls before it: no answer will come. The
+    /// count is the model's, not the stream's: calls the stream has not shown yet still
+    /// count (their late lines are kept but no longer counted), so `num_turns` is
+    /// `calls_before + 1` however far the CLI's output lags its requests.
+    pub(crate) fn held_call(&mut self, stamp_us: u64, calls_before: u32) -> Option<StopReason> {
         let counting = self.counting();
+        if counting {
+            self.main_calls = self.main_calls.max(calls_before);
+        }
         let fired = self.push(StampedEvent {
             line: 0,
             stamp_us,

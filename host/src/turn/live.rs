@@ -127,9 +127,9 @@ pub(crate) async fn run_turn(
             (Agent::Container(Arc::new(exec)), mark, None, None)
         }
         None => {
-            let (child, mark, pgid, live, held) = spawn_local(&spec, tx, t0)?;
+            let (child, mark, pgid, live, held, init) = spawn_local(&spec, tx, t0)?;
             containment = Some(held);
-            (Agent::Local(child), mark, pgid, live)
+            (Agent::Local(child, init), mark, pgid, live)
         }
     };
     let mut line_no = 0u64;
@@ -211,7 +211,7 @@ pub(crate) async fn run_turn(
                     // The held call begins now for the record, after the stream settled.
                     let at = stamp();
                     recording.held_call(at, turn)?;
-                    pipeline.collector.held_call(at);
+                    pipeline.collector.held_call(at, turn);
                 }
             },
             turn = async {
@@ -258,10 +258,10 @@ pub(crate) async fn run_turn(
             .stop(deadlines.policy.sweep_grace)
             .await
             .map_err(std::io::Error::other)?,
-        (Agent::Local(_), Some(pgid)) => stop_tree(pgid, &mark, deadlines.policy.sweep_grace)
+        (Agent::Local(..), Some(pgid)) => stop_tree(pgid, &mark, deadlines.policy.sweep_grace)
             .await
             .len(),
-        (Agent::Local(_), None) => 0,
+        (Agent::Local(..), None) => 0,
     };
     if stop.is_none() {
         leftover_processes = found as u32;

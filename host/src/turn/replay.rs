@@ -145,7 +145,7 @@ fn run(
             Item::Truncated(line) => truncated = Some(line),
             Item::Stderr(_) => {}
             Item::HeldCall(held) => {
-                pipeline.collector.held_call(held.stamp_us);
+                pipeline.collector.held_call(held.stamp_us, held.turn);
             }
             Item::Stop(recorded) => {
                 freeze_pending |= stop.is_none() && !unknown_stop;

@@ -112,7 +112,7 @@ fn a_held_call_counts_and_fires_the_cap_even_if_the_stream_is_behind() {
     let mut c = Collector::new(caps);
     c.push(at(1, call("m1")));
     c.push(at(2, call("m2")));
-    assert_eq!(c.held_call(3_000), Some(StopReason::MaxTurns));
+    assert_eq!(c.held_call(3_000, 2), Some(StopReason::MaxTurns));
     let (r, _) = c.finish(TurnEnd {
         end_us: 4_000,
         ..Default::default()
@@ -120,15 +120,20 @@ fn a_held_call_counts_and_fires_the_cap_even_if_the_stream_is_behind() {
     assert_eq!(r.num_turns, 3);
     assert!(r.max_turns_exhausted);
     assert_eq!(r.model_calls[2].message_id, None);
-    // The stream is one call behind: the cap still fires (no answer will come).
+    // The stream is one call behind: the cap still fires (no answer will come), and the
+    // held call is still call 3: the model answered two before it, whatever the stream
+    // has shown so far (its late `m2` line is kept, not counted).
     let mut c = Collector::new(caps);
     c.push(at(1, call("m1")));
-    assert_eq!(c.held_call(3_000), Some(StopReason::MaxTurns));
-    let (r, _) = c.finish(TurnEnd {
-        end_us: 4_000,
+    assert_eq!(c.held_call(3_000, 2), Some(StopReason::MaxTurns));
+    c.push(at(4, call("m2")));
+    let (r, trajectory) = c.finish(TurnEnd {
+        end_us: 5_000,
         ..Default::default()
     });
     assert!(r.max_turns_exhausted);
+    assert_eq!(r.num_turns, 3);
+    assert_eq!(trajectory.len(), 3);
 }
 
 #[test]

@@ -14,7 +14,7 @@ use tokio::sync::mpsc;
 /// The CLI as a child of the host, in its own process group (and PID namespace, when
 /// asked and allowed): the child, its mark, its group, the group's registration for a
 /// second interrupt, and what holds its processes ([`pidns::PID_NAMESPACE`] or
-/// [`pidns::PROCESS_GROUP`]).
+/// [`pidns::PROCESS_GROUP`]), and whether the namespace's init started it.
 #[allow(clippy::type_complexity)]
 pub(super) fn spawn_local(
     spec: &LaunchSpec,
@@ -26,6 +26,7 @@ pub(super) fn spawn_local(
     Option<i32>,
     Option<LiveGroup>,
     &'static str,
+    bool,
 )> {
     let mark = new_mark();
     let namespace = if spec.pid_namespace {
@@ -42,14 +43,22 @@ pub(super) fn spawn_local(
     let mut cmd = match namespace {
         Some(unshare) => {
             let mut cmd = tokio::process::Command::new(&unshare.program);
-            cmd.args(&unshare.flags).arg("--").arg(&spec.program);
-            // The host dying kills `unshare`, whose death kills the CLI (`--kill-child`),
+            cmd.args(&unshare.flags).arg("--");
+            match &unshare.init {
+                Some(tini) => {
+                    cmd.arg(tini).args(pidns::INIT_PREFIX);
+                }
+                None => warn_no_init(),
+            }
+            cmd.arg(&spec.program);
+            // The host dying kills `unshare`, whose death kills PID 1 (`--kill-child`),
             // whose death kills the namespace.
             pidns::kill_with_parent(&mut cmd);
             cmd
         }
         None => tokio::process::Command::new(&spec.program),
     };
+    let init = namespace.is_some_and(|u| u.init.is_some());
     let held = if namespace.is_some() {
         pidns::PID_NAMESPACE
     } else {
@@ -66,7 +75,11 @@ pub(super) fn spawn_local(
     if spec.stdin.is_some() {
         cmd.stdin(Stdio::piped());
     }
-    let mut child = cmd.spawn()?;
+    let mut child = if namespace.is_some() {
+        pidns::spawn_from_lasting_thread(cmd, tokio::runtime::Handle::current())?
+    } else {
+        cmd.spawn()?
+    };
     let pgid = child.id().map(|id| id as i32);
     // Until the group is stopped and reaped, a second Ctrl-C can kill it at once.
     let live = pgid.map(|pgid| LiveGroup::register(pgid, &mark));
@@ -77,7 +90,7 @@ pub(super) fn spawn_local(
     }
     spawn_reader(child.stdout.take().expect("piped"), tx.clone(), true, t0);
     spawn_reader(child.stderr.take().expect("piped"), tx, false, t0);
-    Ok((child, mark, pgid, live, held))
+    Ok((child, mark, pgid, live, held, init))
 }
 
 /// Says once per host process why `--pid-namespace` falls back to the process group
@@ -86,16 +99,29 @@ fn warn_once(why: &str) {
     static SAID: std::sync::Once = std::sync::Once::new();
     SAID.call_once(|| {
         eprintln!(
-            "warning: --pid-namespace: no PID namespace can be made here ({why}); the \
+            "warning: no PID namespace can be made here ({why}); the \
              process group and the process mark hold each task's processes instead \
              (task.json: cli.containment)"
         );
     });
 }
 
-/// The running CLI: a child of the host, or an exec in the task's container.
+/// Says once per host process that the namespace has no init (no `tini` on PATH).
+fn warn_no_init() {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    SAID.call_once(|| {
+        eprintln!(
+            "warning: `tini` is not on PATH (scripts/setup.sh installs it): each CLI is PID 1 \
+             of its namespace itself, deaf to a SIGTERM it has no handler for (it ends by \
+             SIGKILL after the grace instead)"
+        );
+    });
+}
+
+/// The running CLI: a child of the host (`true` when started under the namespace's init,
+/// whose exit code 128 + N means signal N), or an exec in the task's container.
 pub(super) enum Agent {
-    Local(tokio::process::Child),
+    Local(tokio::process::Child, bool),
     Container(Arc<DockerExec>),
 }
 
@@ -104,9 +130,12 @@ impl Agent {
     pub(super) async fn wait(&mut self) -> std::io::Result<(Option<i32>, Option<i32>)> {
         use std::os::unix::process::ExitStatusExt;
         match self {
-            Agent::Local(child) => {
+            Agent::Local(child, init) => {
                 let status = child.wait().await?;
-                Ok((status.code(), status.signal()))
+                match status.code().and_then(pidns::signal_from_init) {
+                    Some(signal) if *init => Ok((None, Some(signal))),
+                    _ => Ok((status.code(), status.signal())),
+                }
             }
             Agent::Container(exec) => {
                 let code = exec.wait().await.map_err(std::io::Error::other)?;
