@@ -16,6 +16,9 @@ python3 -m pip install --quiet --disable-pip-version-check componentize-py==0.25
 # skip, saying so, where these are missing). Tasks normally bring their own in
 # sandbox.python.env_packages; these are the host's fallback on PATH.
 python3 -m pip install --quiet --disable-pip-version-check pytest==8.3.4 pylint==3.3.3
+# The Kubernetes schemas the emitted Indexed Job is validated against (offline: the
+# package bundles the JSON schemas of every Kubernetes release; tests/all/shards.rs).
+python3 -m pip install --quiet --disable-pip-version-check kubernetes-validate==1.37.0
 # driver: docker: Docker from Debian's packages, dockerd started, the local base image
 # (coder-eval-base:local) built. Exits 0 when Docker cannot run here (its tests then skip).
 bash scripts/docker-setup.sh
