@@ -166,23 +166,27 @@ fn three_shards_merged_give_the_unsharded_run_and_merge_checks_its_folders() {
     .unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", show(&o));
 
-    // Three shards, as three processes at once.
+    // Three shards, as three processes at once; the last one as a pod of an Indexed Job
+    // finds it (JOB_COMPLETION_INDEX, CODER_EVAL_SHARD_COUNT).
     let shards: Vec<PathBuf> = (0..3).map(|k| dir.join(format!("shard{k}"))).collect();
     let children: Vec<_> = shards
         .iter()
         .enumerate()
         .map(|(k, out)| {
-            isolate(
-                Command::new(bin())
-                    .args(["run", "--plan"])
-                    .arg(&plan_file)
-                    .args(["--shard", &format!("{k}/3"), "--out"])
-                    .arg(out),
-            )
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap()
+            let mut cmd = Command::new(bin());
+            cmd.args(["run", "--plan"]).arg(&plan_file);
+            if k == 2 {
+                cmd.arg("--shard-from-env")
+                    .env("JOB_COMPLETION_INDEX", "2")
+                    .env("CODER_EVAL_SHARD_COUNT", "3");
+            } else {
+                cmd.args(["--shard", &format!("{k}/3")]);
+            }
+            isolate(cmd.arg("--out").arg(out))
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
         })
         .collect();
     for child in children {
@@ -200,6 +204,48 @@ fn three_shards_merged_give_the_unsharded_run_and_merge_checks_its_folders() {
         .collect();
     ran.sort();
     assert_eq!(ran, ids, "every unit in exactly one shard");
+    assert_eq!(records[2].shard.index, 2);
+
+    // A shard run again into its folder (a retried pod) keeps its complete units.
+    let k = records.iter().position(|r| !r.units.is_empty()).unwrap();
+    let kept: Vec<(PathBuf, Vec<u8>)> = records[k]
+        .units
+        .iter()
+        .map(|id| {
+            let u = p.units.iter().find(|u| &u.id == id).unwrap();
+            let path = shards[k].join(&u.result_dir).join("task.json");
+            let bytes = std::fs::read(&path).unwrap();
+            (path, bytes)
+        })
+        .collect();
+    let o = Command::new(bin())
+        .args(["run", "--plan"])
+        .arg(&plan_file)
+        .args(["--shard", &format!("{k}/3"), "--out"])
+        .arg(&shards[k])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains(&format!(
+            "{} unit(s) complete and kept, 0 to run",
+            kept.len()
+        )),
+        "{}",
+        show(&o)
+    );
+    for (path, bytes) in &kept {
+        assert_eq!(&std::fs::read(path).unwrap(), bytes, "{}", path.display());
+    }
+    // Another shard's folder is refused as --out.
+    let o = Command::new(bin())
+        .args(["run", "--plan"])
+        .arg(&plan_file)
+        .args(["--shard", &format!("{}/3", (k + 1) % 3), "--out"])
+        .arg(&shards[k])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(exit_codes::USAGE), "{}", show(&o));
 
     // merge = the unsharded run.
     let merged = dir.join("merged");
@@ -255,7 +301,6 @@ fn three_shards_merged_give_the_unsharded_run_and_merge_checks_its_folders() {
     assert!(!dir.join("foreign/run.json").exists());
 
     // Leave out a shard that ran something: its units are listed as missing.
-    let k = records.iter().position(|r| !r.units.is_empty()).unwrap();
     let rest: Vec<&Path> = (0..3).filter(|i| *i != k).map(|i| shard_refs[i]).collect();
     let partial = dir.join("partial");
     let o = merge(&rest, &plan_file, &partial);
@@ -436,4 +481,50 @@ fn the_emitted_indexed_job_is_valid_against_the_kubernetes_schema() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(exit_codes::USAGE), "{}", show(&o));
+}
+
+#[test]
+fn a_shard_whose_cli_cannot_start_exits_with_the_retryable_code() {
+    let dir = scratch("shards-infra");
+    let (exp, task) = experiment(&dir);
+    let plan_file = dir.join("plan.json");
+    // The plan keeps `--cli`: every shard starts a CLI that is not there (a broken node).
+    let o = Command::new(bin())
+        .args(["plan", "--experiment"])
+        .arg(&exp)
+        .arg(&task)
+        .args(["--cli", "/nonexistent/claude", "--out"])
+        .arg(&plan_file)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let o = Command::new(bin())
+        .args(["run", "--plan"])
+        .arg(&plan_file)
+        .args(["--shard", "0/1", "--out"])
+        .arg(dir.join("shard"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(exit_codes::INFRA), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("2 unit(s) ended in an infrastructure error"),
+        "{}",
+        show(&o)
+    );
+    // Bad shard arguments are configuration errors.
+    for args in [&["--shard", "1/1"][..], &["--shard-from-env"][..]] {
+        let o = Command::new(bin())
+            .args(["run", "--plan"])
+            .arg(&plan_file)
+            .args(args)
+            .env_remove("JOB_COMPLETION_INDEX")
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(exit_codes::USAGE),
+            "{args:?}: {}",
+            show(&o)
+        );
+    }
 }

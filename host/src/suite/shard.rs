@@ -128,9 +128,12 @@ impl ShardRecord {
 }
 
 /// The `error_kind`s of a result that are the machine's fault, not the task's or the
-/// agent's: a shard whose unit ended so exits with [`crate::exit_codes::INFRA`] and may
-/// be retried.
-pub const INFRA_ERROR_KINDS: &[&str] = &["launch", "recording", "write_result", "interrupted"];
+/// agent's (`crate::run::RunError::kind`): the CLI could not be started or waited for
+/// (`launch`, `cli`: an I/O error, not the CLI's own failing exit, which is `cli_error`),
+/// its recording or result could not be written, or a signal stopped it. A shard whose
+/// unit ended so exits with [`crate::exit_codes::INFRA`] and may be retried.
+pub const INFRA_ERROR_KINDS: &[&str] =
+    &["launch", "cli", "recording", "write_result", "interrupted"];
 
 /// Whether `r` ended in an infrastructure error ([`INFRA_ERROR_KINDS`]).
 pub fn is_infra_error(r: &TaskResult) -> bool {
