@@ -473,14 +473,27 @@ fn the_emitted_indexed_job_is_valid_against_the_kubernetes_schema() {
     std::fs::write(&bad, serde_yaml_ng::to_string(&broken).unwrap()).unwrap();
     let v = k8s_validate(&bad);
     assert!(!v.status.success(), "{}", show(&v));
-    // --emit without --image: refused, nothing written.
-    let o = Command::new(bin())
-        .arg("plan")
-        .arg(&task)
-        .args(["--emit", "k8s-job"])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(exit_codes::USAGE), "{}", show(&o));
+    // --emit without --image, or a plan without --out: refused, nothing written.
+    let lone = dir.join("lone.json");
+    for args in [
+        &["--emit", "k8s-job", "--out"][..],
+        &["--emit", "k8s-job", "--image", "i"][..],
+    ] {
+        let o = Command::new(bin())
+            .arg("plan")
+            .arg(&task)
+            .args(args)
+            .arg(&lone)
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(exit_codes::USAGE),
+            "{args:?}: {}",
+            show(&o)
+        );
+        assert!(!lone.exists());
+    }
 }
 
 #[test]

@@ -71,7 +71,7 @@ pub struct MergeArgs {
 pub(super) enum Mode {
     /// `coder-eval plan`: write the plan, maybe print a manifest, run nothing.
     Plan {
-        out: Option<PathBuf>,
+        out: PathBuf,
         args: Vec<String>,
         emit: Option<Emit>,
         k8s: k8s::K8sArgs,
@@ -136,11 +136,11 @@ pub fn plan(mut args: PlanArgs) -> Result<i32, Box<dyn std::error::Error>> {
         );
         return Ok(exit_codes::USAGE);
     }
-    let out = args.run.out.take();
-    if out.is_none() && args.emit.is_none() {
-        eprintln!("error: plan needs --out PLAN.json (or --emit)");
+    let Some(out) = args.run.out.take() else {
+        // The shards and merge read the plan file: a manifest alone is of no use.
+        eprintln!("error: plan needs --out PLAN.json");
         return Ok(exit_codes::USAGE);
-    }
+    };
     if args.emit == Some(Emit::K8sJob) && args.k8s.image.is_none() {
         eprintln!(
             "error: --emit k8s-job needs --image (the image holding coder-eval, its CLIs and the task files)"
@@ -446,16 +446,14 @@ pub(super) fn apply(
         } => {
             let units = runtime.block_on(plan_units(prepared, skip, agentless, options))?;
             let plan = Plan::new(args.clone(), units);
-            if let Some(out) = out {
-                plan.write(out)
-                    .map_err(|e| format!("{}: {e}", out.display()))?;
-                eprintln!(
-                    "plan {}: {} unit(s) written to {}",
-                    plan.plan_id,
-                    plan.units.len(),
-                    out.display()
-                );
-            }
+            plan.write(out)
+                .map_err(|e| format!("{}: {e}", out.display()))?;
+            eprintln!(
+                "plan {}: {} unit(s) written to {}",
+                plan.plan_id,
+                plan.units.len(),
+                out.display()
+            );
             if *emit == Some(Emit::K8sJob) {
                 let manifest = k8s::job(&plan, k8s)?;
                 super::super::print_stdout(&manifest);
