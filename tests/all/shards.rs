@@ -234,6 +234,20 @@ fn three_shards_merged_give_the_unsharded_run_and_merge_checks_its_folders() {
         "{}",
         show(&o)
     );
+    // So does `run --resume` of a shard's folder.
+    let o = Command::new(bin())
+        .args(["run", "--resume"])
+        .arg(&shards[k])
+        .env("JOB_COMPLETION_INDEX", "2")
+        .env("CODER_EVAL_SHARD_COUNT", "3")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("complete and kept, 0 to run"),
+        "{}",
+        show(&o)
+    );
     for (path, bytes) in &kept {
         assert_eq!(&std::fs::read(path).unwrap(), bytes, "{}", path.display());
     }

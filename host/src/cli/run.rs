@@ -182,6 +182,10 @@ fn run_as(
         if jobs != 1 {
             args.jobs = jobs;
         }
+        if args.plan.is_some() {
+            // A shard's folder: its shard run again into it keeps what it finished.
+            return run_as(args, None);
+        }
         resume_dir = Some(dir);
     }
     let inside = match isolated() {
