@@ -86,7 +86,8 @@ pub struct PlanUnit {
 pub struct UnitInputs {
     /// The resolved task and variant: task id, variant, harness, kind, the lineage of every
     /// field a layer set (experiment defaults, variant, `-D`, prompt mutations) and the
-    /// run settings that change what runs (native limits, passed variables, PID namespace).
+    /// run settings that change what runs (native limits, passed variables; not how it is
+    /// contained: `--pid-namespace` and `--isolate-network` may differ per shard).
     pub resolved: serde_json::Value,
     /// [`digest_dir`] of the folder holding the task file.
     pub task_files: String,

@@ -304,7 +304,6 @@ async fn plan_units(
         "native_limits": options.native_limits,
         "pass_env": options.pass_env,
         "judge_env": options.judge_env,
-        "pid_namespace": options.pid_namespace,
     });
     let resolved = |unit: &UnitId, kind: UnitKind, lineage: serde_json::Value| {
         serde_json::json!({
