@@ -45,6 +45,9 @@ if ! command -v tini >/dev/null && command -v apt-get >/dev/null; then
         || { apt-get update >/dev/null && apt-get install -y --no-install-recommends tini >/dev/null; } \
         || echo "note: tini could not be installed"
 fi
+# The Kubernetes schemas the emitted Indexed Job is validated against (offline: the
+# package bundles the JSON schemas of every Kubernetes release; tests/all/shards.rs).
+python3 -m pip install --quiet --disable-pip-version-check kubernetes-validate==1.37.0
 # driver: docker: Docker from Debian's packages, dockerd started, the local base image
 # (coder-eval-base:local) built. Exits 0 when Docker cannot run here (its tests then skip).
 bash scripts/docker-setup.sh

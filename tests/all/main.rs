@@ -30,6 +30,7 @@ mod replay_corpus;
 mod replay_field2;
 mod replay_opencode_gemini;
 mod sandbox;
+mod shards;
 mod sleeping_components;
 mod suites;
 mod support;

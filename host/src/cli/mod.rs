@@ -25,6 +25,9 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     Run(Box<run::RunArgs>),
+    #[command(mut_arg("out", |a| a.help("The plan file to write (plan.json)").value_name("PLAN.json")))]
+    Plan(Box<run::PlanArgs>),
+    Merge(run::MergeArgs),
     Check(check::CheckArgs),
     Compare(compare::CompareArgs),
     Export(export::ExportArgs),
@@ -50,6 +53,8 @@ pub fn main() -> i32 {
     };
     let result = match cli.command {
         Command::Run(args) => run::run(*args),
+        Command::Plan(args) => run::plan(*args),
+        Command::Merge(args) => run::merge(args),
         Command::Check(args) => check::run(args),
         Command::Compare(args) => compare::run(args),
         Command::Export(args) => export::run(args),

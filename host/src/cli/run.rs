@@ -8,6 +8,9 @@ use coder_eval::task::Task;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 
+mod shard;
+pub use shard::{MergeArgs, PlanArgs, merge, plan};
+
 /// Runs task files on agent CLIs, records what they stream, grades the result and writes
 /// `task.json` per task and harness. Exit code: 0 all passed, 1 some did not, 2 bad
 /// invocation or task file (nothing was run).
@@ -19,10 +22,11 @@ use std::path::PathBuf;
   coder-eval run task.yaml --scripted-model other-script.yaml --isolate-network
   coder-eval run --experiment examples/experiments/hello-date.yaml tasks/hello_date/task.yaml
   coder-eval run tasks/hello_date/task.yaml --repeats 5 -D run_limits.max_turns=4
-  coder-eval run --resume runs/20260101-120000")]
+  coder-eval run --resume runs/20260101-120000
+  coder-eval run --plan plan.json --shard 0/3 --out runs/shard-0-of-3")]
 pub struct RunArgs {
     /// Task files (YAML).
-    #[arg(required_unless_present = "resume")]
+    #[arg(required_unless_present_any = ["resume", "plan"])]
     tasks: Vec<PathBuf>,
     /// Harness to run on (repeatable); `all` = every built-in harness whose CLI is
     /// installed. Default: each task's `agent.type`. With `--experiment` or `-D`: one
@@ -50,9 +54,26 @@ pub struct RunArgs {
     /// original run's; `--jobs` may be given anew).
     #[arg(long, value_name = "RUN_DIR", conflicts_with_all = ["tasks", "out", "experiment"])]
     resume: Option<PathBuf>,
-    /// Output folder (default: runs/<UTC timestamp>).
+    /// Output folder (default: runs/<UTC timestamp>; with --plan: runs/shard-K-of-N).
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Run one shard of a plan (`coder-eval plan`): the plan's units whose id falls in
+    /// the shard given by --shard or --shard-from-env, resolved from the plan's arguments
+    /// (refused when they resolve to other units here). Exit code 0 when every unit ran
+    /// (passed or not), 3 after an infrastructure failure (retry), 2 a configuration
+    /// error.
+    #[arg(long, value_name = "PLAN.json", conflicts_with_all = ["resume", "tasks"])]
+    plan: Option<PathBuf>,
+    /// With --plan: run shard K of N (0 <= K < N).
+    #[arg(long, value_name = "K/N", requires = "plan")]
+    shard: Option<String>,
+    /// With --plan: the shard index from JOB_COMPLETION_INDEX (a Kubernetes Indexed Job),
+    /// the number of shards from --shard-count, else CODER_EVAL_SHARD_COUNT.
+    #[arg(long, requires = "plan", conflicts_with = "shard")]
+    shard_from_env: bool,
+    /// With --shard-from-env: the number of shards.
+    #[arg(long, value_name = "N", requires = "shard_from_env")]
+    shard_count: Option<u32>,
     /// Play this model script instead of the task's `agent.scripted_model`.
     #[arg(long, value_name = "SCRIPT")]
     scripted_model: Option<PathBuf>,
@@ -131,12 +152,26 @@ struct StoredRun {
     args: RunArgs,
 }
 
-pub fn run(mut args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
+pub fn run(args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
+    run_as(args, None)
+}
+
+/// `run`, or (`mode`) `plan`, `merge`, or a shard of a plan (`--plan`).
+fn run_as(
+    mut args: RunArgs,
+    mut mode: Option<shard::Mode>,
+) -> Result<i32, Box<dyn std::error::Error>> {
     if let Some(url) = &args.otlp_endpoint
         && let Err(err) = coder_eval::export::otlp::check_endpoint(url)
     {
         eprintln!("error: --otlp-endpoint: {err}");
         return Ok(exit_codes::USAGE);
+    }
+    if args.plan.is_some() {
+        match shard::shard_mode(args) {
+            Ok((stored, m)) => (args, mode) = (stored, Some(m)),
+            Err(code) => return Ok(code),
+        }
     }
     let mut resume_dir = None;
     if let Some(dir) = args.resume.clone() {
@@ -162,6 +197,10 @@ pub fn run(mut args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
         if jobs != 1 {
             args.jobs = jobs;
         }
+        if args.plan.is_some() {
+            // A shard's folder: its shard run again into it keeps what it finished.
+            return run_as(args, None);
+        }
         resume_dir = Some(dir);
     }
     let inside = match isolated() {
@@ -171,7 +210,7 @@ pub fn run(mut args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
             return Ok(exit_codes::USAGE);
         }
     };
-    if args.isolate_network && !inside {
+    if args.isolate_network && !inside && !shard::Mode::runs_nothing(&mode) {
         return reexec_isolated();
     }
     let select = coder_eval::task::dataset::Selection {
@@ -257,6 +296,7 @@ pub fn run(mut args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
         t.sandbox.network_enabled == Some(false)
             && t.sandbox.driver == coder_eval::task::sandbox::Driver::Tempdir
     }) && !inside
+        && !shard::Mode::runs_nothing(&mode)
     {
         eprintln!(
             "note: a task sets sandbox.network_enabled: false: the whole run goes into a \
@@ -326,8 +366,8 @@ pub fn run(mut args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
     let (agentless, resolved): (Vec<_>, Vec<_>) = resolved
         .into_iter()
         .partition(|r| r.task.agent.harness.as_deref() == Some(coder_eval::run::NO_AGENT));
-    let agentless: Vec<Task> = agentless.into_iter().map(|r| r.task).collect();
-    let prepared = if resolved.is_empty() {
+    let mut agentless: Vec<Task> = agentless.into_iter().map(|r| r.task).collect();
+    let mut prepared = if resolved.is_empty() {
         Vec::new()
     } else {
         match coder_eval::suite::prepare_units(resolved, &harnesses, &options) {
@@ -339,7 +379,7 @@ pub fn run(mut args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
         }
     };
     // A skipped task is recorded on the harnesses it would have run on; nothing starts.
-    let skip_units: Vec<(Task, coder_eval::suite::UnitId)> = skip
+    let mut skip_units: Vec<(Task, coder_eval::suite::UnitId)> = skip
         .iter()
         .flat_map(|r| {
             let names: Vec<String> = if harnesses.is_empty() {
@@ -368,6 +408,22 @@ pub fn run(mut args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
             })
         })
         .collect();
+    // A plan, a merge or a shard of a plan takes over here.
+    if let Some(mode) = &mode {
+        let apply = shard::apply(
+            mode,
+            &mut prepared,
+            &mut skip_units,
+            &mut agentless,
+            &options,
+            &criteria,
+            &runtime,
+        )?;
+        match apply {
+            shard::Next::Stop(code) => return Ok(code),
+            shard::Next::Run { resume } => resume_dir = resume_dir.or(resume),
+        }
+    }
     if let Err(err) = std::fs::create_dir_all(&out_dir) {
         eprintln!("error: {}: {err}", out_dir.display());
         return Ok(exit_codes::USAGE);
@@ -424,7 +480,16 @@ pub fn run(mut args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
             done.push(coder_eval::run::run_agentless(task, &options).await);
         }
         run_all(prepared, done, &options, args.jobs, cancel_rx, print_row).await
-    })?;
+    });
+    let results = match results {
+        Ok(results) => results,
+        // A shard that cannot write its results is retried, not failed for good.
+        Err(err) if mode.is_some() => {
+            eprintln!("error: {}: {err}", out_dir.display());
+            return Ok(exit_codes::INFRA);
+        }
+        Err(err) => return Err(err.into()),
+    };
     if let Some(signal) = coder_eval::interrupt::raised() {
         eprintln!(
             "interrupted ({}): every task's result and run.json are written; results in {}",
@@ -468,6 +533,9 @@ pub fn run(mut args: RunArgs) -> Result<i32, Box<dyn std::error::Error>> {
         },
         out_dir.display()
     );
+    if mode.is_some() {
+        return Ok(shard::exit_code(&results));
+    }
     Ok(if failed == 0 && gates_failed == 0 {
         exit_codes::OK
     } else {

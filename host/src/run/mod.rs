@@ -42,4 +42,4 @@ pub use error::RunError;
 pub use one::run_one;
 pub use options::RunOptions;
 pub use prepare::{PrepareError, Prepared, prepare};
-pub use suite::{record_skipped, run_all, write_suite_reports};
+pub use suite::{record_skipped, run_all, write_run, write_suite_reports};

@@ -101,18 +101,42 @@ pub async fn run_all(
             &summary(&skipped, &done, total - done.len(), &options.experiment),
         )?;
     }
-    let mut summary = summary(&skipped, &done, 0, &options.experiment);
     let results: Vec<TaskResult> = skipped
         .into_iter()
         .chain(done.into_iter().map(|(_, r)| r))
         .collect();
-    summary.suite_thresholds = thresholds::suite_verdicts(&results, &criteria);
-    if crate::suite::is_suite(&results) {
-        summary.statistics = crate::suite::statistics(&results, &expected);
-    }
-    write_json_atomically(&options.out_dir.join("run.json"), &summary)?;
-    write_suite_reports(&options.out_dir, &results, &summary.suite_thresholds)?;
+    write_run(
+        &options.out_dir,
+        &results,
+        &expected,
+        &criteria,
+        &options.experiment,
+        0,
+    )?;
     Ok(results)
+}
+
+/// Writes a finished run's `run.json` (its rows, the suite thresholds judged over
+/// `criteria`, and for a suite with variants or replicates the statistics over the
+/// `expected` units), `junit.xml` and `report.html` into `dir`; `unfinished` = units
+/// without a result. What `run_all` writes at its end, and `coder-eval merge` for the
+/// results of a plan's shards.
+pub fn write_run(
+    dir: &Path,
+    results: &[TaskResult],
+    expected: &crate::suite::Expected,
+    criteria: &thresholds::CriteriaByTask,
+    experiment: &Option<crate::results::ExperimentRecord>,
+    unfinished: usize,
+) -> std::io::Result<RunSummary> {
+    let mut summary = summary_of(results.iter().collect(), unfinished, experiment);
+    summary.suite_thresholds = thresholds::suite_verdicts(results, criteria);
+    if crate::suite::is_suite(results) {
+        summary.statistics = crate::suite::statistics(results, expected);
+    }
+    write_json_atomically(&dir.join("run.json"), &summary)?;
+    write_suite_reports(dir, results, &summary.suite_thresholds)?;
+    Ok(summary)
 }
 
 /// `run.json` of the finished results (`skipped`, then `done` in task order), with
@@ -123,7 +147,18 @@ fn summary(
     unfinished: usize,
     experiment: &Option<crate::results::ExperimentRecord>,
 ) -> RunSummary {
-    let results: Vec<&TaskResult> = skipped.iter().chain(done.iter().map(|(_, r)| r)).collect();
+    summary_of(
+        skipped.iter().chain(done.iter().map(|(_, r)| r)).collect(),
+        unfinished,
+        experiment,
+    )
+}
+
+fn summary_of(
+    results: Vec<&TaskResult>,
+    unfinished: usize,
+    experiment: &Option<crate::results::ExperimentRecord>,
+) -> RunSummary {
     RunSummary {
         result_version: TASK_RESULT_VERSION,
         rows: results

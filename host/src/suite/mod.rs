@@ -1,6 +1,7 @@
 //! Suites that answer "which agent is better": experiments and their variants
 //! ([`experiment`], resolved by the 5-layer [`merge`] and prompt [`mutation`]s), replicates of each task ([`UnitId`]), the statistics over them
-//! ([`stats`]), `coder-eval compare`, and `run --resume` ([`resume`]).
+//! ([`stats`]), `coder-eval compare`, `run --resume` ([`resume`]), and plans split into
+//! shards for other machines and merged again ([`plan`], [`shard`]).
 //!
 //! A suite is a list of units, each a [`UnitId`] (variant, task, harness, replicate)
 //! with its prepared task; `run::run_all` runs them like any other prepared task.
@@ -10,8 +11,10 @@ pub mod experiment;
 pub mod folders;
 pub mod merge;
 pub mod mutation;
+pub mod plan;
 pub mod report;
 pub mod resume;
+pub mod shard;
 pub mod stats;
 
 pub use crate::results::{UnitId, replicate_dir};

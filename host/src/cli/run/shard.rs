@@ -1,0 +1,719 @@
+//! `coder-eval plan`, `coder-eval run --plan plan.json --shard K/N` and `coder-eval
+//! merge`: one suite on many machines. Each resolves the run's arguments as `run` does
+//! (the plan's stored arguments for a shard and a merge), then [`apply`] takes over right
+//! after the units are prepared: it writes the plan, keeps a shard's units, or gathers
+//! the shards' results.
+
+use super::{RunArgs, StoredRun};
+use coder_eval::components::BUILTIN_HARNESSES;
+use coder_eval::exit_codes;
+use coder_eval::results::TaskResult;
+use coder_eval::run::{Prepared, RunOptions};
+use coder_eval::suite::UnitId;
+use coder_eval::suite::plan::{Plan, PlanUnit, UnitInputs, UnitKind, digest_dir, digest_file};
+use coder_eval::suite::shard::{Shard, ShardRecord, gather};
+use coder_eval::task::Task;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+mod k8s;
+
+/// Resolves a suite's units (task × variant × replicate × harness) and writes them with
+/// their content ids to a plan (`plan_version: 1`), for `run --plan plan.json --shard
+/// K/N` on other machines and `merge` after. Takes `run`'s arguments; `--out` names the
+/// plan file. Exit code: 0 written, 2 bad invocation or task file.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  coder-eval plan tasks/hello_date/task.yaml --repeats 6 --out plan.json
+  coder-eval plan --experiment examples/experiments/hello-date.yaml tasks/hello_date/task.yaml --out plan.json
+  coder-eval plan tasks/hello_date/task.yaml --repeats 6 --out plan.json \\
+      --emit k8s-job --image registry.example/coder-eval:0.1.0 --shards 3 > job.yaml")]
+pub struct PlanArgs {
+    #[command(flatten)]
+    run: RunArgs,
+    /// Also print a manifest for a batch system: `k8s-job` = a Kubernetes Indexed Job
+    /// (batch/v1) whose pods each run one shard.
+    #[arg(long, value_enum, value_name = "KIND")]
+    emit: Option<Emit>,
+    #[command(flatten)]
+    k8s: k8s::K8sArgs,
+}
+
+/// What `plan --emit` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(super) enum Emit {
+    /// A Kubernetes Indexed Job (batch/v1).
+    K8sJob,
+}
+
+/// Puts the results of a plan's shard folders together into one run folder: `run.json`,
+/// `junit.xml`, `report.html` and the statistics as one unsharded run writes them. Refuses
+/// a shard folder of another plan; a unit found twice is kept once (the first folder
+/// given), a unit found nowhere is listed as missing (and counted so in the statistics).
+/// Run it where the plan's task files are. Exit code: 0 every unit passed, 1 some failed
+/// or are missing, 2 bad invocation, plan or shard folder.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  coder-eval merge runs/shard-0-of-3 runs/shard-1-of-3 runs/shard-2-of-3 --plan plan.json --out runs/merged")]
+pub struct MergeArgs {
+    /// The shard folders (`run --plan … --shard K/N --out DIR`).
+    #[arg(required = true)]
+    dirs: Vec<PathBuf>,
+    /// The plan the shards ran.
+    #[arg(long, value_name = "PLAN.json")]
+    plan: PathBuf,
+    /// The merged run's folder.
+    #[arg(long, value_name = "RUN_DIR")]
+    out: PathBuf,
+}
+
+/// What a run resolved for beyond running its units.
+pub(super) enum Mode {
+    /// `coder-eval plan`: write the plan, maybe print a manifest, run nothing.
+    Plan {
+        out: PathBuf,
+        args: Vec<String>,
+        emit: Option<Emit>,
+        k8s: k8s::K8sArgs,
+    },
+    /// `run --plan --shard`: run this shard's units only.
+    Shard {
+        plan: Plan,
+        plan_file: PathBuf,
+        shard: Shard,
+    },
+    /// `coder-eval merge`: gather the shards' results, run nothing.
+    Merge {
+        plan: Plan,
+        plan_file: PathBuf,
+        dirs: Vec<PathBuf>,
+        out: PathBuf,
+    },
+}
+
+impl Mode {
+    /// Whether this mode runs no agent (no network namespace needed).
+    pub(super) fn runs_nothing(mode: &Option<Mode>) -> bool {
+        matches!(mode, Some(Mode::Plan { .. } | Mode::Merge { .. }))
+    }
+}
+
+/// After the units are prepared: go on running (a shard, maybe resuming its folder) or
+/// stop with an exit code.
+pub(super) enum Next {
+    Run { resume: Option<PathBuf> },
+    Stop(i32),
+}
+
+/// The plan's flags of `run` that name no run option ( `--out` of `plan` is the plan
+/// file), left out of the arguments the plan stores.
+const PLAN_ONLY_FLAGS: &[&str] = &[
+    "--out",
+    "--emit",
+    "--image",
+    "--shards",
+    "--parallelism",
+    "--backoff-limit-per-index",
+    "--results-claim",
+    "--job-name",
+];
+
+/// `coder-eval plan`.
+pub fn plan(mut args: PlanArgs) -> Result<i32, Box<dyn std::error::Error>> {
+    let refused: Vec<&str> = [
+        (args.run.resume.is_some(), "--resume"),
+        (args.run.plan.is_some(), "--plan"),
+        (args.run.shard.is_some(), "--shard"),
+        (args.run.shard_from_env, "--shard-from-env"),
+    ]
+    .into_iter()
+    .filter_map(|(given, flag)| given.then_some(flag))
+    .collect();
+    if !refused.is_empty() {
+        eprintln!(
+            "error: plan resolves a new suite: {} cannot be given",
+            refused.join(", ")
+        );
+        return Ok(exit_codes::USAGE);
+    }
+    let Some(out) = args.run.out.take() else {
+        // The shards and merge read the plan file: a manifest alone is of no use.
+        eprintln!("error: plan needs --out PLAN.json");
+        return Ok(exit_codes::USAGE);
+    };
+    if args.emit == Some(Emit::K8sJob) && args.k8s.image.is_none() {
+        eprintln!(
+            "error: --emit k8s-job needs --image (the image holding coder-eval, its CLIs and the task files)"
+        );
+        return Ok(exit_codes::USAGE);
+    }
+    let stored = stored_args(std::env::args().skip(2));
+    let mode = Mode::Plan {
+        out,
+        args: stored,
+        emit: args.emit,
+        k8s: args.k8s,
+    };
+    super::run_as(args.run, Some(mode))
+}
+
+/// `args` without the plan-only flags and their values.
+fn stored_args(args: impl Iterator<Item = String>) -> Vec<String> {
+    let mut kept = Vec::new();
+    let mut skip_value = false;
+    for arg in args {
+        if std::mem::take(&mut skip_value) {
+            continue;
+        }
+        if PLAN_ONLY_FLAGS.contains(&arg.as_str()) {
+            skip_value = true;
+        } else if !PLAN_ONLY_FLAGS
+            .iter()
+            .any(|f| arg.starts_with(&format!("{f}=")))
+        {
+            kept.push(arg);
+        }
+    }
+    kept
+}
+
+/// `coder-eval merge`.
+pub fn merge(args: MergeArgs) -> Result<i32, Box<dyn std::error::Error>> {
+    let plan = match Plan::read(&args.plan) {
+        Ok(p) => p,
+        Err(err) => {
+            super::super::print_error(&err);
+            return Ok(exit_codes::USAGE);
+        }
+    };
+    let run = match parse_stored(&plan) {
+        Ok(run) => run,
+        Err(code) => return Ok(code),
+    };
+    let mode = Mode::Merge {
+        plan,
+        plan_file: args.plan,
+        dirs: args.dirs,
+        out: args.out,
+    };
+    super::run_as(run, Some(mode))
+}
+
+/// The plan's stored `run` arguments, parsed.
+fn parse_stored(plan: &Plan) -> Result<RunArgs, i32> {
+    match <StoredRun as clap::Parser>::try_parse_from(
+        std::iter::once("run".to_string()).chain(plan.args.iter().cloned()),
+    ) {
+        Ok(stored) => Ok(stored.args),
+        Err(err) => {
+            eprintln!("error: the plan's arguments do not parse: {err}");
+            Err(exit_codes::USAGE)
+        }
+    }
+}
+
+/// `run --plan P --shard K/N`: the plan's arguments in place of `args`' (which may give
+/// `--out`, `--jobs`, `--isolate-network` and `--pid-namespace` anew), and the shard.
+pub(super) fn shard_mode(args: RunArgs) -> Result<(RunArgs, Mode), i32> {
+    let plan_file = args.plan.clone().unwrap_or_default();
+    let given: Vec<&str> = [
+        (!args.tasks.is_empty(), "task files"),
+        (args.experiment.is_some(), "--experiment"),
+        (args.repeats.is_some(), "--repeats"),
+        (!args.harness.is_empty(), "--harness"),
+        (!args.define.is_empty(), "-D"),
+        (args.model.is_some(), "--model"),
+        (args.scripted_model.is_some(), "--scripted-model"),
+    ]
+    .into_iter()
+    .filter_map(|(given, flag)| given.then_some(flag))
+    .collect();
+    if !given.is_empty() {
+        eprintln!(
+            "error: run --plan runs the plan's units as planned: {} cannot be given with it \
+             (make a new plan to change them)",
+            given.join(", ")
+        );
+        return Err(exit_codes::USAGE);
+    }
+    let shard = match (&args.shard, args.shard_from_env) {
+        (Some(text), false) => Shard::parse(text),
+        (None, true) => Shard::from_env(args.shard_count, |name| std::env::var(name).ok()),
+        _ => {
+            eprintln!("error: run --plan needs --shard K/N or --shard-from-env");
+            return Err(exit_codes::USAGE);
+        }
+    };
+    let shard = match shard {
+        Ok(s) => s,
+        Err(err) => {
+            super::super::print_error(&err);
+            return Err(exit_codes::USAGE);
+        }
+    };
+    let plan = match Plan::read(&plan_file) {
+        Ok(p) => p,
+        Err(err) => {
+            super::super::print_error(&err);
+            return Err(exit_codes::USAGE);
+        }
+    };
+    let mut run = parse_stored(&plan)?;
+    run.out = Some(args.out.clone().unwrap_or_else(|| {
+        PathBuf::from("runs").join(format!("shard-{}-of-{}", shard.index, shard.count))
+    }));
+    run.isolate_network |= args.isolate_network;
+    run.pid_namespace |= args.pid_namespace;
+    if args.jobs != 1 {
+        run.jobs = args.jobs;
+    }
+    Ok((
+        run,
+        Mode::Shard {
+            plan,
+            plan_file,
+            shard,
+        },
+    ))
+}
+
+/// The units as resolved here (run order: skipped, agentless, then on harnesses), with
+/// their inputs and ids.
+async fn plan_units(
+    prepared: &[Prepared],
+    skip: &[(Task, UnitId)],
+    agentless: &[Task],
+    options: &RunOptions,
+) -> Result<Vec<PlanUnit>, Box<dyn std::error::Error>> {
+    let mut folders: HashMap<PathBuf, String> = HashMap::new();
+    let mut folder_digest = |task: &Task| -> Result<String, Box<dyn std::error::Error>> {
+        let dir = task
+            .path
+            .parent()
+            .filter(|d| !d.as_os_str().is_empty())
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        if let Some(d) = folders.get(&dir) {
+            return Ok(d.clone());
+        }
+        let d = digest_dir(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        folders.insert(dir, d.clone());
+        Ok(d)
+    };
+    let settings = serde_json::json!({
+        "native_limits": options.native_limits,
+        "pass_env": options.pass_env,
+        "judge_env": options.judge_env,
+    });
+    let resolved = |unit: &UnitId, kind: UnitKind, lineage: serde_json::Value| {
+        serde_json::json!({
+            "task_id": unit.task_id,
+            "variant": unit.variant,
+            "harness": unit.harness,
+            "kind": kind,
+            "lineage": lineage,
+            "settings": settings,
+        })
+    };
+    let version = env!("CARGO_PKG_VERSION").to_string();
+    let make = |kind: UnitKind, unit: &UnitId, task: &Task, inputs: UnitInputs| PlanUnit {
+        id: inputs.id(),
+        kind,
+        unit: unit.clone(),
+        result_dir: unit.rel_dir().display().to_string(),
+        task_file: task.path.clone(),
+        inputs,
+    };
+    let mut units = Vec::new();
+    for (task, unit) in skip {
+        let inputs = UnitInputs {
+            resolved: resolved(unit, UnitKind::Skipped, serde_json::Value::Null),
+            task_files: folder_digest(task)?,
+            component: None,
+            scripted_model: None,
+            cli_version: None,
+            coder_eval_version: version.clone(),
+            replicate: unit.replicate,
+        };
+        units.push(make(UnitKind::Skipped, unit, task, inputs));
+    }
+    for task in agentless {
+        let unit = agentless_unit(task);
+        let inputs = UnitInputs {
+            resolved: resolved(&unit, UnitKind::Agentless, serde_json::Value::Null),
+            task_files: folder_digest(task)?,
+            component: None,
+            scripted_model: None,
+            cli_version: None,
+            coder_eval_version: version.clone(),
+            replicate: None,
+        };
+        units.push(make(UnitKind::Agentless, &unit, task, inputs));
+    }
+    let mut components: HashMap<String, Option<String>> = HashMap::new();
+    for p in prepared {
+        let component = match components.get(&p.harness) {
+            Some(c) => c.clone(),
+            None => {
+                let c = match options.components.file_for(&p.harness) {
+                    Some(path) => {
+                        Some(digest_file(&path).map_err(|e| format!("{}: {e}", path.display()))?)
+                    }
+                    None => BUILTIN_HARNESSES
+                        .iter()
+                        .find(|h| h.name == p.harness)
+                        .map(|h| coder_eval::suite::plan::hex(&sha2_digest(h.wasm))),
+                };
+                components.insert(p.harness.clone(), c.clone());
+                c
+            }
+        };
+        let script = match options
+            .script_override
+            .clone()
+            .or(p.task.agent.scripted_model.clone())
+        {
+            Some(path) => Some(digest_file(&path).map_err(|e| format!("{}: {e}", path.display()))?),
+            None => None,
+        };
+        let lineage = p
+            .lineage
+            .as_ref()
+            .and_then(|l| serde_json::to_value(l.as_ref()).ok())
+            .unwrap_or(serde_json::Value::Null);
+        let inputs = UnitInputs {
+            resolved: resolved(&p.unit, UnitKind::Agent, lineage),
+            task_files: folder_digest(&p.task)?,
+            component,
+            scripted_model: script,
+            cli_version: cli_version(&p.harness, options).await,
+            coder_eval_version: version.clone(),
+            replicate: p.unit.replicate,
+        };
+        units.push(make(UnitKind::Agent, &p.unit, &p.task, inputs));
+    }
+    Ok(units)
+}
+
+fn sha2_digest(bytes: &[u8]) -> Vec<u8> {
+    use sha2::Digest;
+    sha2::Sha256::digest(bytes).to_vec()
+}
+
+/// The `--version` line of the CLI `harness` runs (`--cli`, else a built-in harness's
+/// program where it is installed); `None` when none is found.
+async fn cli_version(harness: &str, options: &RunOptions) -> Option<String> {
+    let program = BUILTIN_HARNESSES
+        .iter()
+        .find(|h| h.name == harness)
+        .map(|h| h.program);
+    let path = match (&options.cli_override, program) {
+        (Some(path), _) => path.clone(),
+        (None, Some(program)) => coder_eval::run::locate::find_cli(program, None).ok()?,
+        (None, None) => return None,
+    };
+    coder_eval::run::locate::cli_version(&path).await
+}
+
+/// The unit of an agentless task (`agent.type: none`): it runs once, on no harness.
+fn agentless_unit(task: &Task) -> UnitId {
+    UnitId {
+        variant: None,
+        task_id: task.task_id.clone(),
+        harness: coder_eval::run::NO_AGENT.to_string(),
+        replicate: None,
+    }
+}
+
+/// Takes over after the units are prepared (see the module docs).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn apply(
+    mode: &Mode,
+    prepared: &mut Vec<Prepared>,
+    skip: &mut Vec<(Task, UnitId)>,
+    agentless: &mut Vec<Task>,
+    options: &RunOptions,
+    criteria: &coder_eval::run::thresholds::CriteriaByTask,
+    runtime: &tokio::runtime::Runtime,
+) -> Result<Next, Box<dyn std::error::Error>> {
+    match mode {
+        Mode::Plan {
+            out,
+            args,
+            emit,
+            k8s,
+        } => {
+            let units = runtime.block_on(plan_units(prepared, skip, agentless, options))?;
+            let plan = Plan::new(args.clone(), units);
+            plan.write(out)
+                .map_err(|e| format!("{}: {e}", out.display()))?;
+            eprintln!(
+                "plan {}: {} unit(s) written to {}",
+                plan.plan_id,
+                plan.units.len(),
+                out.display()
+            );
+            if *emit == Some(Emit::K8sJob) {
+                let manifest = k8s::job(&plan, k8s)?;
+                super::super::print_stdout(&manifest);
+            }
+            Ok(Next::Stop(exit_codes::OK))
+        }
+        Mode::Shard {
+            plan,
+            plan_file,
+            shard,
+        } => {
+            let here = runtime.block_on(plan_units(prepared, skip, agentless, options))?;
+            if let Some(problem) = changed(plan, plan_file, &here) {
+                eprintln!("error: {problem}");
+                return Ok(Next::Stop(exit_codes::USAGE));
+            }
+            let mine: Vec<&PlanUnit> = plan.units.iter().filter(|u| shard.owns(&u.id)).collect();
+            let owned = |unit: &UnitId| mine.iter().any(|u| u.unit == *unit);
+            prepared.retain(|p| owned(&p.unit));
+            skip.retain(|(_, u)| owned(u));
+            agentless.retain(|t| owned(&agentless_unit(t)));
+            let dir = &options.out_dir;
+            let record = ShardRecord {
+                plan_id: plan.plan_id.clone(),
+                shard: *shard,
+                units: mine.iter().map(|u| u.id.clone()).collect(),
+            };
+            // A shard run again into its own folder (a retried pod) keeps what it finished.
+            let mut resume = None;
+            if dir.join(coder_eval::suite::shard::SHARD_FILE).exists() {
+                match ShardRecord::read(dir) {
+                    Ok(old) if old == record => resume = Some(std::path::absolute(dir)?),
+                    Ok(old) => {
+                        eprintln!(
+                            "error: {} holds shard {} of plan {}, not shard {} of plan {}: give \
+                             another --out",
+                            dir.display(),
+                            old.shard.label(),
+                            old.plan_id,
+                            shard.label(),
+                            plan.plan_id
+                        );
+                        return Ok(Next::Stop(exit_codes::USAGE));
+                    }
+                    Err(err) => {
+                        super::super::print_error(&err);
+                        return Ok(Next::Stop(exit_codes::USAGE));
+                    }
+                }
+            }
+            std::fs::create_dir_all(dir)
+                .and_then(|()| record.write(dir))
+                .map_err(|e| format!("{}: {e}", dir.display()))?;
+            eprintln!(
+                "shard {} of plan {}: {} of {} unit(s); results in {}",
+                shard.label(),
+                plan.plan_id,
+                mine.len(),
+                plan.units.len(),
+                dir.display()
+            );
+            if mine.is_empty() {
+                return Ok(Next::Stop(exit_codes::OK));
+            }
+            Ok(Next::Run { resume })
+        }
+        Mode::Merge {
+            plan,
+            plan_file,
+            dirs,
+            out,
+        } => merge_into(plan, plan_file, dirs, out, criteria, options).map(Next::Stop),
+    }
+}
+
+/// Why this machine's units are not the plan's, if they are not.
+fn changed(plan: &Plan, plan_file: &Path, here: &[PlanUnit]) -> Option<String> {
+    for u in here {
+        let Some(planned) = plan.unit(&u.unit) else {
+            return Some(format!(
+                "unit {} resolves here but is not in the plan {} (make a new plan)",
+                u.unit.label(),
+                plan_file.display()
+            ));
+        };
+        if planned.id != u.id {
+            return Some(format!(
+                "unit {} is not the one planned in {}: {} changed since (id {} in the plan, {} \
+                 here); make a new plan or run where the plan was made",
+                u.unit.label(),
+                plan_file.display(),
+                planned.inputs.differences(&u.inputs).join(", "),
+                planned.id,
+                u.id
+            ));
+        }
+    }
+    plan.units
+        .iter()
+        .find(|p| !here.iter().any(|u| u.unit == p.unit))
+        .map(|p| {
+            format!(
+                "unit {} of the plan {} does not resolve here (task file {} changed or missing?)",
+                p.unit.label(),
+                plan_file.display(),
+                p.task_file.display()
+            )
+        })
+}
+
+/// `coder-eval merge`'s work: the shard folders' results gathered into `out`.
+fn merge_into(
+    plan: &Plan,
+    plan_file: &Path,
+    dirs: &[PathBuf],
+    out: &Path,
+    criteria: &coder_eval::run::thresholds::CriteriaByTask,
+    options: &RunOptions,
+) -> Result<i32, Box<dyn std::error::Error>> {
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if let Some(dir) = dirs.iter().find(|d| same(d, out)) {
+        eprintln!(
+            "error: --out {} is one of the shard folders ({}): merge into a new folder",
+            out.display(),
+            dir.display()
+        );
+        return Ok(exit_codes::USAGE);
+    }
+    let gathered = match gather(plan, plan_file, dirs) {
+        Ok(g) => g,
+        Err(err) => {
+            super::super::print_error(&err);
+            return Ok(exit_codes::USAGE);
+        }
+    };
+    for d in &gathered.duplicates {
+        eprintln!(
+            "note: unit {} is in {} and in {}: kept the result from {}, dropped the other(s)",
+            d.unit.label(),
+            d.kept.display(),
+            d.dropped
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            d.kept.display()
+        );
+    }
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let mut results: Vec<TaskResult> = Vec::new();
+    for (unit, result, dir) in &gathered.found {
+        let rel = unit.unit.rel_dir();
+        let target = out.join(&rel);
+        if target.exists() {
+            std::fs::remove_dir_all(&target).map_err(|e| format!("{}: {e}", target.display()))?;
+        }
+        coder_eval::suite::shard::copy_tree(&dir.join(&rel), &target)?;
+        results.push(result.clone());
+    }
+    let expected = coder_eval::suite::expected(plan.units.iter().map(|u| &u.unit));
+    coder_eval::run::write_run(
+        out,
+        &results,
+        &expected,
+        criteria,
+        &options.experiment,
+        gathered.missing.len(),
+    )?;
+    ShardRecord {
+        plan_id: plan.plan_id.clone(),
+        shard: Shard { index: 0, count: 1 },
+        units: gathered
+            .found
+            .iter()
+            .map(|(u, _, _)| u.id.clone())
+            .collect(),
+    }
+    .write(out)?;
+    if !gathered.missing.is_empty() {
+        eprintln!(
+            "missing: {} of {} unit(s) have no complete result in any shard folder given:",
+            gathered.missing.len(),
+            plan.units.len()
+        );
+        for u in &gathered.missing {
+            eprintln!("  {}  {}", u.unit.label(), u.id);
+        }
+    }
+    super::print_statistics(out);
+    let failed = results
+        .iter()
+        .filter(|r| {
+            !matches!(
+                r.status,
+                coder_eval::results::TaskStatus::Success | coder_eval::results::TaskStatus::Skipped
+            )
+        })
+        .count();
+    eprintln!(
+        "merged {} unit(s) of plan {} from {} folder(s): {} passed, {} failed, {} missing; results in {}",
+        results.len(),
+        plan.plan_id,
+        dirs.len(),
+        results.len() - failed,
+        failed,
+        gathered.missing.len(),
+        out.display()
+    );
+    Ok(if failed == 0 && gathered.missing.is_empty() {
+        exit_codes::OK
+    } else {
+        exit_codes::FAILED
+    })
+}
+
+/// A shard's exit code once its units ran: [`exit_codes::INFRA`] when one ended in an
+/// infrastructure error, else 0 (pass or fail: `merge` gives the verdict).
+pub(super) fn exit_code(results: &[TaskResult]) -> i32 {
+    let infra: Vec<&TaskResult> = results
+        .iter()
+        .filter(|r| coder_eval::suite::shard::is_infra_error(r))
+        .collect();
+    if infra.is_empty() {
+        return exit_codes::OK;
+    }
+    eprintln!(
+        "{} unit(s) ended in an infrastructure error ({}): exit {} (retry the shard into the \
+         same folder: its complete units are kept)",
+        infra.len(),
+        infra
+            .iter()
+            .map(|r| coder_eval::suite::unit_of(r).label())
+            .collect::<Vec<_>>()
+            .join(", "),
+        exit_codes::INFRA
+    );
+    exit_codes::INFRA
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_stored_arguments_leave_out_the_plan_file_and_the_manifest_flags() {
+        let args = [
+            "--experiment",
+            "e.yaml",
+            "--out",
+            "plan.json",
+            "t.yaml",
+            "--emit=k8s-job",
+            "--image",
+            "img",
+            "--repeats",
+            "3",
+        ];
+        assert_eq!(
+            super::stored_args(args.iter().map(|s| s.to_string())),
+            vec!["--experiment", "e.yaml", "t.yaml", "--repeats", "3"]
+        );
+    }
+}

@@ -1,0 +1,105 @@
+//! `coder-eval plan --emit k8s-job`: a Kubernetes Indexed Job (batch/v1) whose pod `K`
+//! runs shard `K` of the plan (`run --plan /plan/plan.json --shard-from-env`) into
+//! `/results/shard-K`, retried per index on an infrastructure failure and failed at once
+//! on a configuration error (`podFailurePolicy` over coder-eval's exit codes). Built as a
+//! value and written by serde_yaml_ng, not from a text template.
+
+use coder_eval::exit_codes;
+use coder_eval::suite::plan::Plan;
+use coder_eval::suite::shard::{COUNT_ENV, INDEX_ENV};
+use serde_json::json;
+
+/// The manifest's settings (used with `--emit k8s-job`).
+#[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Kubernetes Job (--emit k8s-job)")]
+pub struct K8sArgs {
+    /// The container image: coder-eval on PATH, the agent CLIs, and the plan's task files
+    /// at the paths the plan names (relative to the image's working directory).
+    #[arg(long, value_name = "IMAGE")]
+    pub image: Option<String>,
+    /// How many shards (the Job's `completions`). Default: the plan's units, at most 10.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub shards: Option<u32>,
+    /// How many pods run at once (default: every shard).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub parallelism: Option<u32>,
+    /// Retries of one shard after an infrastructure failure (exit 3, or a signal).
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub backoff_limit_per_index: u32,
+    /// The PersistentVolumeClaim mounted at /results (each shard writes
+    /// /results/shard-K).
+    #[arg(long, value_name = "NAME", default_value = "coder-eval-results")]
+    pub results_claim: String,
+    /// The Job's name (default: coder-eval- and the plan id's first 12 digits). The plan
+    /// is read from the ConfigMap `<name>-plan` (key plan.json).
+    #[arg(long, value_name = "NAME")]
+    pub job_name: Option<String>,
+}
+
+/// The container's name (the `podFailurePolicy` rules name it).
+const CONTAINER: &str = "coder-eval";
+
+/// The Indexed Job for `plan`, as YAML.
+pub fn job(plan: &Plan, args: &K8sArgs) -> Result<String, Box<dyn std::error::Error>> {
+    let image = args.image.clone().ok_or("--emit k8s-job needs --image")?;
+    let shards = args
+        .shards
+        .unwrap_or_else(|| (plan.units.len() as u32).clamp(1, 10));
+    let name = args
+        .job_name
+        .clone()
+        .unwrap_or_else(|| format!("coder-eval-{}", &plan.plan_id[..12.min(plan.plan_id.len())]));
+    let labels = json!({
+        "app.kubernetes.io/name": "coder-eval",
+        "coder-eval/plan": &plan.plan_id[..16.min(plan.plan_id.len())],
+    });
+    let value = json!({
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": shards,
+            "parallelism": args.parallelism.unwrap_or(shards).min(shards),
+            "backoffLimitPerIndex": args.backoff_limit_per_index,
+            "podFailurePolicy": {"rules": [
+                // A bad plan, task file or invocation fails the same way every time.
+                {"action": "FailJob", "onExitCodes": {
+                    "containerName": CONTAINER, "operator": "In", "values": [exit_codes::USAGE]}},
+                // A node drained or a pod preempted is not the shard's failure.
+                {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]},
+                // An infrastructure failure or a signal: retry this index.
+                {"action": "Count", "onExitCodes": {
+                    "containerName": CONTAINER, "operator": "In",
+                    "values": [exit_codes::INFRA, 129, exit_codes::INTERRUPTED, 143]}},
+            ]},
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{
+                        "name": CONTAINER,
+                        "image": image,
+                        "command": ["coder-eval"],
+                        "args": ["run", "--plan", "/plan/plan.json", "--shard-from-env",
+                                 "--out", format!("/results/shard-$({INDEX_ENV})")],
+                        "env": [
+                            {"name": INDEX_ENV, "valueFrom": {"fieldRef": {
+                                "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}},
+                            {"name": COUNT_ENV, "value": shards.to_string()},
+                        ],
+                        "volumeMounts": [
+                            {"name": "results", "mountPath": "/results"},
+                            {"name": "plan", "mountPath": "/plan", "readOnly": true},
+                        ],
+                    }],
+                    "volumes": [
+                        {"name": "results", "persistentVolumeClaim": {"claimName": args.results_claim}},
+                        {"name": "plan", "configMap": {"name": format!("{name}-plan")}},
+                    ],
+                },
+            },
+        },
+    });
+    Ok(serde_yaml_ng::to_string(&value)?)
+}

@@ -1,0 +1,420 @@
+//! `plan.json` (`coder-eval plan`): a suite's resolved work units, each with a
+//! content-addressed id, so that shards on other machines (`run --plan --shard K/N`,
+//! [`super::shard`]) run exactly their part and `coder-eval merge` can tell their results
+//! apart and put them together.
+//!
+//! The shape, `plan_version: 1`:
+//!
+//! ```json
+//! {
+//!   "plan_version": 1,
+//!   "plan_id": "<sha256 hex of the unit ids, sorted, one per line>",
+//!   "coder_eval_version": "0.1.0",
+//!   "args": ["--experiment", "exp.yaml", "tasks/a/task.yaml", "--repeats", "3"],
+//!   "units": [
+//!     {
+//!       "id": "<sha256 hex of the unit's inputs, as canonical JSON>",
+//!       "kind": "agent",            // or "skipped" (skip: true), "agentless" (agent.type: none)
+//!       "variant": "good",          // null outside an experiment
+//!       "task_id": "write_ok",
+//!       "harness": "claude-code",
+//!       "replicate": 0,             // null when the task runs once
+//!       "result_dir": "good/write_ok/claude-code/r00",
+//!       "task_file": "tasks/a/task.yaml",
+//!       "inputs": { ... }           // UnitInputs: what the id hashes
+//!     }
+//!   ]
+//! }
+//! ```
+//!
+//! `args` are the `coder-eval run` arguments the plan was made with (task paths as given:
+//! a relative path is relative to the folder a shard runs in); every shard resolves them
+//! again and refuses to run when the units it gets differ from the plan's.
+
+use super::UnitId;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+
+/// The version of `plan.json` this build writes and reads.
+pub const PLAN_VERSION: u32 = 1;
+
+/// `plan.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Plan {
+    /// [`PLAN_VERSION`].
+    pub plan_version: u32,
+    /// [`plan_id`] of the units' ids.
+    pub plan_id: String,
+    /// The coder-eval that made the plan (`CARGO_PKG_VERSION`).
+    pub coder_eval_version: String,
+    /// The `coder-eval run` arguments the units were resolved from.
+    pub args: Vec<String>,
+    /// The units, in the order one unsharded run lists them.
+    pub units: Vec<PlanUnit>,
+}
+
+/// What a unit is: which path of `coder-eval run` it takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum UnitKind {
+    /// Runs an agent CLI on a harness.
+    Agent,
+    /// `skip: true`: recorded SKIPPED, nothing starts.
+    Skipped,
+    /// `agent.type: none`: criteria on a prepared sandbox.
+    Agentless,
+}
+
+/// One unit of a plan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlanUnit {
+    /// [`UnitInputs::id`]: sha256, lowercase hex (64 characters).
+    pub id: String,
+    pub kind: UnitKind,
+    #[serde(flatten)]
+    pub unit: UnitId,
+    /// The unit's result folder, relative to a run's folder ([`UnitId::rel_dir`]).
+    pub result_dir: String,
+    /// The task file it comes from.
+    pub task_file: PathBuf,
+    pub inputs: UnitInputs,
+}
+
+/// Everything a unit's id hashes. Digests are sha256, lowercase hex.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnitInputs {
+    /// The resolved task and variant: task id, variant, harness, kind, the lineage of every
+    /// field a layer set (experiment defaults, variant, `-D`, prompt mutations) and the
+    /// run settings that change what runs (native limits, passed variables; not how it is
+    /// contained: `--pid-namespace` and `--isolate-network` may differ per shard).
+    pub resolved: serde_json::Value,
+    /// [`digest_dir`] of the folder holding the task file.
+    pub task_files: String,
+    /// The harness component's bytes (the file given by `--component`/`--components`, else
+    /// the built-in one); `null` for units that run no harness.
+    pub component: Option<String>,
+    /// The scripted model's script file, when the unit plays one.
+    pub scripted_model: Option<String>,
+    /// The agent CLI's `--version` line; `null` when no CLI is found (or none runs).
+    pub cli_version: Option<String>,
+    /// This coder-eval's version.
+    pub coder_eval_version: String,
+    /// The replicate index (`null`: the task runs once).
+    pub replicate: Option<u32>,
+}
+
+impl UnitInputs {
+    /// The unit's id: sha256 (hex) of these inputs as [`canonical_json`].
+    pub fn id(&self) -> String {
+        let value = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
+        hex(&Sha256::digest(canonical_json(&value).as_bytes()))
+    }
+
+    /// The names of the inputs that differ from `other`'s (for a shard that refuses to
+    /// run a plan whose inputs changed).
+    pub fn differences(&self, other: &UnitInputs) -> Vec<&'static str> {
+        [
+            (self.resolved != other.resolved, "the resolved task"),
+            (
+                self.task_files != other.task_files,
+                "the task folder's files",
+            ),
+            (self.component != other.component, "the harness component"),
+            (
+                self.scripted_model != other.scripted_model,
+                "the scripted model's script",
+            ),
+            (self.cli_version != other.cli_version, "the CLI version"),
+            (
+                self.coder_eval_version != other.coder_eval_version,
+                "the coder-eval version",
+            ),
+            (self.replicate != other.replicate, "the replicate index"),
+        ]
+        .into_iter()
+        .filter_map(|(differs, what)| differs.then_some(what))
+        .collect()
+    }
+}
+
+/// Why a plan cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("{path}: cannot read the plan")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}: not a plan.json (line {line}, column {column})")]
+    Invalid {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        #[source]
+        source: serde_json::Error,
+    },
+    #[error("{path}: plan_version {found} is not one this coder-eval reads ({PLAN_VERSION})")]
+    Version { path: PathBuf, found: u32 },
+    #[error(
+        "{path}: plan_id {found} does not match its units (they hash to {computed}): the file was edited"
+    )]
+    Tampered {
+        path: PathBuf,
+        found: String,
+        computed: String,
+    },
+}
+
+impl Plan {
+    /// A plan of `units` (in run order) made from `args`.
+    pub fn new(args: Vec<String>, units: Vec<PlanUnit>) -> Plan {
+        Plan {
+            plan_version: PLAN_VERSION,
+            plan_id: plan_id(units.iter().map(|u| u.id.as_str())),
+            coder_eval_version: env!("CARGO_PKG_VERSION").to_string(),
+            args,
+            units,
+        }
+    }
+
+    /// Reads and checks `path`: its version, and that its `plan_id` is its units'.
+    pub fn read(path: &Path) -> Result<Plan, PlanError> {
+        let text = std::fs::read_to_string(path).map_err(|source| PlanError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let plan: Plan = serde_json::from_str(&text).map_err(|source| PlanError::Invalid {
+            path: path.to_path_buf(),
+            line: source.line(),
+            column: source.column(),
+            source,
+        })?;
+        if plan.plan_version != PLAN_VERSION {
+            return Err(PlanError::Version {
+                path: path.to_path_buf(),
+                found: plan.plan_version,
+            });
+        }
+        let computed = plan_id(plan.units.iter().map(|u| u.id.as_str()));
+        if computed != plan.plan_id {
+            return Err(PlanError::Tampered {
+                path: path.to_path_buf(),
+                found: plan.plan_id,
+                computed,
+            });
+        }
+        Ok(plan)
+    }
+
+    /// Writes it to `path` (atomically).
+    pub fn write(&self, path: &Path) -> std::io::Result<()> {
+        crate::results::write_json_atomically(path, self)
+    }
+
+    /// The unit `unit`, if the plan has it.
+    pub fn unit(&self, unit: &UnitId) -> Option<&PlanUnit> {
+        self.units.iter().find(|u| u.unit == *unit)
+    }
+}
+
+/// A plan's id: sha256 (hex) of its unit ids, sorted, each followed by a newline. The same
+/// units give the same id whatever their order.
+pub fn plan_id<'a>(ids: impl IntoIterator<Item = &'a str>) -> String {
+    let mut ids: Vec<&str> = ids.into_iter().collect();
+    ids.sort_unstable();
+    let mut hasher = Sha256::new();
+    for id in ids {
+        hasher.update(id.as_bytes());
+        hasher.update(b"\n");
+    }
+    hex(&hasher.finalize())
+}
+
+/// `value` as canonical JSON: no whitespace, object keys sorted by their UTF-16 code
+/// units (RFC 8785's order), strings and numbers as serde_json writes them. The same
+/// value gives the same text whatever order its maps were built in.
+pub fn canonical_json(value: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.encode_utf16().cmp(b.0.encode_utf16()));
+            let body: Vec<String> = entries
+                .into_iter()
+                .map(|(k, v)| format!("{}:{}", Value::String(k.clone()), canonical_json(v)))
+                .collect();
+            format!("{{{}}}", body.join(","))
+        }
+        Value::Array(items) => {
+            let body: Vec<String> = items.iter().map(canonical_json).collect();
+            format!("[{}]", body.join(","))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Lowercase hex.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// sha256 (hex) of a file's bytes.
+pub fn digest_file(path: &Path) -> std::io::Result<String> {
+    Ok(hex(&Sha256::digest(std::fs::read(path)?)))
+}
+
+/// Folder names [`digest_dir`] leaves out: what runs, builds and installs put beside task
+/// files (`runs/` is `coder-eval run`'s default output folder).
+pub const DIGEST_SKIPS: &[&str] = &["runs", "node_modules", "target", "__pycache__"];
+
+/// sha256 (hex) of a folder's files: for each file, in order of its path relative to
+/// `dir` (`/`-separated), the path, a NUL, the file's sha256, a newline. Hidden entries
+/// (`.git`, …) and [`DIGEST_SKIPS`] folders are left out; a symbolic link counts as its
+/// target path, not followed.
+pub fn digest_dir(dir: &Path) -> std::io::Result<String> {
+    let mut files: Vec<(String, String)> = Vec::new();
+    walk(dir, "", &mut files)?;
+    files.sort();
+    let mut hasher = Sha256::new();
+    for (rel, digest) in files {
+        hasher.update(rel.as_bytes());
+        hasher.update(b"\0");
+        hasher.update(digest.as_bytes());
+        hasher.update(b"\n");
+    }
+    Ok(hex(&hasher.finalize()))
+}
+
+fn walk(dir: &Path, prefix: &str, out: &mut Vec<(String, String)>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            continue;
+        }
+        let rel = format!("{prefix}{name}");
+        let kind = entry.file_type()?;
+        if kind.is_symlink() {
+            let target = std::fs::read_link(entry.path())?;
+            out.push((
+                rel,
+                format!("symlink:{}", target.to_string_lossy().into_owned()),
+            ));
+        } else if kind.is_dir() {
+            if !DIGEST_SKIPS.contains(&name.as_str()) {
+                walk(&entry.path(), &format!("{rel}/"), out)?;
+            }
+        } else if kind.is_file() {
+            out.push((rel, digest_file(&entry.path())?));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn inputs(replicate: Option<u32>) -> UnitInputs {
+        UnitInputs {
+            resolved: serde_json::json!({"task_id": "t", "b": 1, "a": [1, {"y": 2, "x": 1}]}),
+            task_files: "f".into(),
+            component: Some("c".into()),
+            scripted_model: None,
+            cli_version: Some("2.0.1 (Claude Code)".into()),
+            coder_eval_version: "0.1.0".into(),
+            replicate,
+        }
+    }
+
+    #[test]
+    fn canonical_json_sorts_keys_at_every_depth() {
+        let a: serde_json::Value =
+            serde_json::from_str(r#"{"b":1,"a":{"z":[{"d":1,"c":2}],"é":"x","y":null}}"#).unwrap();
+        let b: serde_json::Value =
+            serde_json::from_str(r#"{"a":{"y":null,"é":"x","z":[{"c":2,"d":1}]},"b":1}"#).unwrap();
+        assert_eq!(canonical_json(&a), canonical_json(&b));
+        assert_eq!(
+            canonical_json(&a),
+            r#"{"a":{"y":null,"z":[{"c":2,"d":1}],"é":"x"},"b":1}"#
+        );
+    }
+
+    #[test]
+    fn unit_ids_hash_every_input_and_plan_ids_ignore_order() {
+        let a = inputs(Some(0));
+        assert_eq!(a.id().len(), 64);
+        assert_eq!(a.id(), inputs(Some(0)).id());
+        let mut b = inputs(Some(1));
+        assert_ne!(a.id(), b.id());
+        assert_eq!(a.differences(&b), vec!["the replicate index"]);
+        b.replicate = Some(0);
+        b.cli_version = Some("2.0.2 (Claude Code)".into());
+        assert_ne!(a.id(), b.id());
+        assert_eq!(a.differences(&b), vec!["the CLI version"]);
+        let (x, y) = (a.id(), b.id());
+        assert_eq!(
+            plan_id([x.as_str(), y.as_str()]),
+            plan_id([y.as_str(), x.as_str()])
+        );
+        assert_ne!(plan_id([x.as_str()]), plan_id([x.as_str(), y.as_str()]));
+    }
+
+    #[test]
+    fn a_folder_digest_follows_content_and_names_not_time() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("task.yaml"), "task_id: t\n").unwrap();
+        std::fs::create_dir_all(dir.path().join("data/runs")).unwrap();
+        std::fs::create_dir_all(dir.path().join("runs/x")).unwrap();
+        std::fs::write(dir.path().join("data/rows.csv"), "a\n").unwrap();
+        let first = digest_dir(dir.path()).unwrap();
+        // Results and hidden files do not count.
+        std::fs::write(dir.path().join("runs/x/task.json"), "{}").unwrap();
+        std::fs::write(dir.path().join(".seen"), "1").unwrap();
+        assert_eq!(digest_dir(dir.path()).unwrap(), first);
+        std::fs::write(dir.path().join("data/rows.csv"), "b\n").unwrap();
+        let changed = digest_dir(dir.path()).unwrap();
+        assert_ne!(changed, first);
+        std::fs::rename(
+            dir.path().join("data/rows.csv"),
+            dir.path().join("data/rows2.csv"),
+        )
+        .unwrap();
+        assert_ne!(digest_dir(dir.path()).unwrap(), changed);
+    }
+
+    #[test]
+    fn a_plan_reads_back_and_an_edited_one_is_refused() {
+        let unit = |r: u32| {
+            let inputs = inputs(Some(r));
+            PlanUnit {
+                id: inputs.id(),
+                kind: UnitKind::Agent,
+                unit: UnitId {
+                    variant: None,
+                    task_id: "t".into(),
+                    harness: "claude-code".into(),
+                    replicate: Some(r),
+                },
+                result_dir: format!("t/claude-code/r{r:02}"),
+                task_file: "t/task.yaml".into(),
+                inputs,
+            }
+        };
+        let plan = Plan::new(vec!["t/task.yaml".into()], vec![unit(0), unit(1)]);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("plan.json");
+        plan.write(&path).unwrap();
+        assert_eq!(Plan::read(&path).unwrap(), plan);
+        let mut edited = plan.clone();
+        edited.units.pop();
+        edited.write(&path).unwrap();
+        let err = Plan::read(&path).unwrap_err().to_string();
+        assert!(err.contains("does not match its units"), "{err}");
+        std::fs::write(&path, "{\"plan_version\": 1,\n \"units\": 3}").unwrap();
+        let err = Plan::read(&path).unwrap_err().to_string();
+        assert!(err.contains("line 2"), "{err}");
+    }
+}

@@ -1,0 +1,557 @@
+//! One suite on several machines, offline: `coder-eval plan`, three shards run as
+//! separate processes (`run --plan --shard K/3`), and `merge`, which must give what one
+//! unsharded run gives; a shard folder of another plan refused, missing units listed,
+//! duplicates dropped, a shard refusing a plan whose task files changed; the emitted
+//! Kubernetes Indexed Job validated against the Kubernetes schemas (`kubernetes-validate`,
+//! installed by scripts/setup.sh). Each run drives the real Claude Code CLI against the
+//! scripted model.
+
+use crate::support::{bin, scratch};
+use coder_eval::exit_codes;
+use coder_eval::results::{RunSummary, TaskResult};
+use coder_eval::suite::plan::Plan;
+use coder_eval::suite::shard::ShardRecord;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn show(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout: {}\nstderr: {}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn isolate(cmd: &mut Command) -> &mut Command {
+    if crate::live_claude::netns_available() {
+        cmd.arg("--isolate-network");
+    }
+    cmd
+}
+
+fn summary(out: &Path) -> RunSummary {
+    serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
+}
+
+/// Two variants (a scripted model that writes ok.txt, one that does not) of one task.
+fn experiment(dir: &Path) -> (PathBuf, PathBuf) {
+    std::fs::create_dir_all(dir.join("exp/scripts")).unwrap();
+    std::fs::create_dir_all(dir.join("task")).unwrap();
+    std::fs::write(
+        dir.join("exp/scripts/good.yaml"),
+        "name: good\nreplies:\n  - text: Writing.\n    tool_calls:\n      - write_file: {path: ok.txt, content: \"ok\\n\"}\n  - text: Done.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("exp/scripts/bad.yaml"),
+        "name: bad\nreplies:\n  - text: I will not write anything.\n",
+    )
+    .unwrap();
+    let task = dir.join("task/task.yaml");
+    std::fs::write(
+        &task,
+        "task_id: write_ok\ninitial_prompt: Write ok.txt.\nagent:\n  type: claude-code\nrun_limits:\n  max_turns: 4\n  turn_timeout: 120\nsuccess_criteria:\n  - type: file_exists\n    path: ok.txt\n",
+    )
+    .unwrap();
+    let exp = dir.join("exp/experiment.yaml");
+    std::fs::write(
+        &exp,
+        "experiment_id: good-vs-bad\nvariants:\n  - variant_id: bad\n    agent: {scripted_model: scripts/bad.yaml}\n  - variant_id: good\n    agent: {scripted_model: scripts/good.yaml}\n",
+    )
+    .unwrap();
+    (exp, task)
+}
+
+fn plan(exp: &Path, task: &Path, repeats: &str, out: &Path) -> Plan {
+    let o = Command::new(bin())
+        .args(["plan", "--experiment"])
+        .arg(exp)
+        .arg(task)
+        .args(["--repeats", repeats, "--out"])
+        .arg(out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    Plan::read(out).unwrap()
+}
+
+fn merge(dirs: &[&Path], plan: &Path, out: &Path) -> Output {
+    Command::new(bin())
+        .arg("merge")
+        .args(dirs)
+        .arg("--plan")
+        .arg(plan)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
+/// What must match between a merged and an unsharded run, per row of run.json.
+fn rows(s: &RunSummary) -> Vec<serde_json::Value> {
+    s.rows
+        .iter()
+        .map(|r| {
+            serde_json::json!([
+                r.task_id,
+                r.harness,
+                r.variant,
+                r.replicate,
+                r.status,
+                r.weighted_score,
+                r.num_turns,
+                r.tool_calls,
+                r.result
+            ])
+        })
+        .collect()
+}
+
+/// What must match per unit's task.json (not times, paths or pids).
+fn unit(path: &Path) -> serde_json::Value {
+    let t: TaskResult = serde_json::from_str(&std::fs::read_to_string(path).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let criteria: Vec<serde_json::Value> = serde_json::to_value(&t.criteria)
+        .unwrap()
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| serde_json::json!([c["type"], c["score"], c["passed"]]))
+        .collect();
+    serde_json::json!({
+        "status": t.status, "score": t.weighted_score, "variant": t.variant,
+        "replicate": t.replicate, "prompt": t.prompt, "criteria": criteria,
+        "turns": t.turn.as_ref().map(|x| x.num_turns),
+        "tools": t.turn.as_ref().map(|x| x.tool_calls.len()),
+        "lineage": t.lineage, "run_limits": serde_json::to_value(&t.run_limits).unwrap(),
+    })
+}
+
+#[test]
+fn three_shards_merged_give_the_unsharded_run_and_merge_checks_its_folders() {
+    let dir = scratch("shards");
+    let (exp, task) = experiment(&dir);
+    let plan_file = dir.join("plan.json");
+    let p = plan(&exp, &task, "3", &plan_file);
+    // 2 variants × 3 replicates, each id its own; the plan id is the ids'.
+    assert_eq!(p.units.len(), 6);
+    let mut ids: Vec<&str> = p.units.iter().map(|u| u.id.as_str()).collect();
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 6);
+    assert_eq!(
+        p.plan_id,
+        coder_eval::suite::plan::plan_id(p.units.iter().map(|u| u.id.as_str()))
+    );
+    assert_eq!(p.units[0].result_dir, "bad/write_ok/claude-code/r00");
+    assert!(p.units.iter().all(|u| u.inputs.cli_version.is_some()));
+    // The same command plans the same ids.
+    assert_eq!(
+        plan(&exp, &task, "3", &dir.join("again.json")).plan_id,
+        p.plan_id
+    );
+
+    // One unsharded run.
+    let full = dir.join("full");
+    let o = isolate(
+        Command::new(bin())
+            .args(["run", "--experiment"])
+            .arg(&exp)
+            .arg(&task)
+            .args(["--repeats", "3", "--jobs", "2", "--out"])
+            .arg(&full),
+    )
+    .output()
+    .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+
+    // Three shards, as three processes at once; the last one as a pod of an Indexed Job
+    // finds it (JOB_COMPLETION_INDEX, CODER_EVAL_SHARD_COUNT).
+    let shards: Vec<PathBuf> = (0..3).map(|k| dir.join(format!("shard{k}"))).collect();
+    let children: Vec<_> = shards
+        .iter()
+        .enumerate()
+        .map(|(k, out)| {
+            let mut cmd = Command::new(bin());
+            cmd.args(["run", "--plan"]).arg(&plan_file);
+            if k == 2 {
+                cmd.arg("--shard-from-env")
+                    .env("JOB_COMPLETION_INDEX", "2")
+                    .env("CODER_EVAL_SHARD_COUNT", "3");
+            } else {
+                cmd.args(["--shard", &format!("{k}/3")]);
+            }
+            isolate(cmd.arg("--out").arg(out))
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for child in children {
+        let o = child.wait_with_output().unwrap();
+        // Failed units are results, not a shard failure: exit 0.
+        assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    }
+    let records: Vec<ShardRecord> = shards
+        .iter()
+        .map(|s| ShardRecord::read(s).unwrap())
+        .collect();
+    let mut ran: Vec<&str> = records
+        .iter()
+        .flat_map(|r| r.units.iter().map(String::as_str))
+        .collect();
+    ran.sort();
+    assert_eq!(ran, ids, "every unit in exactly one shard");
+    assert_eq!(records[2].shard.index, 2);
+
+    // A shard run again into its folder (a retried pod) keeps its complete units.
+    let k = records.iter().position(|r| !r.units.is_empty()).unwrap();
+    let kept: Vec<(PathBuf, Vec<u8>)> = records[k]
+        .units
+        .iter()
+        .map(|id| {
+            let u = p.units.iter().find(|u| &u.id == id).unwrap();
+            let path = shards[k].join(&u.result_dir).join("task.json");
+            let bytes = std::fs::read(&path).unwrap();
+            (path, bytes)
+        })
+        .collect();
+    let o = Command::new(bin())
+        .args(["run", "--plan"])
+        .arg(&plan_file)
+        .args(["--shard", &format!("{k}/3"), "--out"])
+        .arg(&shards[k])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains(&format!(
+            "{} unit(s) complete and kept, 0 to run",
+            kept.len()
+        )),
+        "{}",
+        show(&o)
+    );
+    // So does `run --resume` of a shard's folder.
+    let o = Command::new(bin())
+        .args(["run", "--resume"])
+        .arg(&shards[k])
+        .env("JOB_COMPLETION_INDEX", "2")
+        .env("CODER_EVAL_SHARD_COUNT", "3")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("complete and kept, 0 to run"),
+        "{}",
+        show(&o)
+    );
+    for (path, bytes) in &kept {
+        assert_eq!(&std::fs::read(path).unwrap(), bytes, "{}", path.display());
+    }
+    // Another shard's folder is refused as --out.
+    let o = Command::new(bin())
+        .args(["run", "--plan"])
+        .arg(&plan_file)
+        .args(["--shard", &format!("{}/3", (k + 1) % 3), "--out"])
+        .arg(&shards[k])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(exit_codes::USAGE), "{}", show(&o));
+
+    // merge = the unsharded run.
+    let merged = dir.join("merged");
+    let shard_refs: Vec<&Path> = shards.iter().map(PathBuf::as_path).collect();
+    let o = merge(&shard_refs, &plan_file, &merged);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let (a, b) = (summary(&full), summary(&merged));
+    assert_eq!(rows(&b), rows(&a));
+    assert_eq!(b.unfinished, 0);
+    assert_eq!(
+        serde_json::to_value(&b.statistics).unwrap(),
+        serde_json::to_value(&a.statistics).unwrap()
+    );
+    assert_eq!(b.statistics.len(), 2);
+    assert_eq!(b.experiment, a.experiment);
+    for u in &p.units {
+        let rel = Path::new(&u.result_dir).join("task.json");
+        assert_eq!(
+            unit(&merged.join(&rel)),
+            unit(&full.join(&rel)),
+            "{}",
+            u.result_dir
+        );
+        assert!(merged.join(&u.result_dir).join("recording.jsonl").exists());
+    }
+    let cases = |d: &Path| {
+        std::fs::read_to_string(d.join("junit.xml"))
+            .unwrap()
+            .matches("<testcase")
+            .count()
+    };
+    assert_eq!(cases(&merged), cases(&full));
+    assert!(
+        std::fs::read_to_string(merged.join("report.html"))
+            .unwrap()
+            .contains("good")
+    );
+
+    // A shard folder of another plan is refused, naming it and both plan ids.
+    let other_file = dir.join("other.json");
+    let other = plan(&exp, &task, "2", &other_file);
+    assert_ne!(other.plan_id, p.plan_id);
+    let o = merge(&shard_refs, &other_file, &dir.join("foreign"));
+    assert_eq!(o.status.code(), Some(exit_codes::USAGE), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&shards[0].display().to_string())
+            && err.contains(&p.plan_id)
+            && err.contains(&other.plan_id),
+        "{}",
+        show(&o)
+    );
+    assert!(!dir.join("foreign/run.json").exists());
+
+    // Leave out a shard that ran something: its units are listed as missing.
+    let rest: Vec<&Path> = (0..3).filter(|i| *i != k).map(|i| shard_refs[i]).collect();
+    let partial = dir.join("partial");
+    let o = merge(&rest, &plan_file, &partial);
+    assert_eq!(o.status.code(), Some(exit_codes::FAILED), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let n = records[k].units.len();
+    assert!(
+        err.contains(&format!("missing: {n} of 6 unit(s)")),
+        "{}",
+        show(&o)
+    );
+    for id in &records[k].units {
+        let u = p.units.iter().find(|u| &u.id == id).unwrap();
+        assert!(
+            err.contains(&format!("{}  {}", u.unit.label(), u.id)),
+            "{}",
+            show(&o)
+        );
+    }
+    let s = summary(&partial);
+    assert_eq!((s.rows.len(), s.unfinished), (6 - n, n));
+    let missing: u32 = s.statistics.iter().map(|v| v.missing).sum();
+    assert_eq!(missing as usize, n);
+
+    // A shard given twice (a copy of its folder): kept once, from the first folder.
+    let copy = dir.join(format!("shard{k}-copy"));
+    assert!(
+        Command::new("cp")
+            .arg("-a")
+            .arg(&shards[k])
+            .arg(&copy)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let mut twice: Vec<&Path> = shard_refs.clone();
+    twice.push(&copy);
+    let o = merge(&twice, &plan_file, &dir.join("twice"));
+    assert_eq!(o.status.code(), Some(exit_codes::FAILED), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        err.matches("kept the result from").count(),
+        n,
+        "{}",
+        show(&o)
+    );
+    assert!(
+        err.contains(&format!("kept the result from {}", shards[k].display())),
+        "{}",
+        show(&o)
+    );
+    assert_eq!(rows(&summary(&dir.join("twice"))), rows(&a));
+
+    // The task file changed after planning: a shard refuses to run, nothing runs.
+    std::fs::write(
+        &task,
+        std::fs::read_to_string(&task).unwrap() + "# edited\n",
+    )
+    .unwrap();
+    let o = Command::new(bin())
+        .args(["run", "--plan"])
+        .arg(&plan_file)
+        .args(["--shard", "0/3", "--out"])
+        .arg(dir.join("stale"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(exit_codes::USAGE), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("the task folder's files changed since"),
+        "{}",
+        show(&o)
+    );
+    assert!(!dir.join("stale/shard.json").exists());
+}
+
+/// `kubernetes-validate` (scripts/setup.sh) on `file`, strict (unknown fields refused).
+fn k8s_validate(file: &Path) -> Output {
+    Command::new("kubernetes-validate")
+        .args(["--strict", "-k", "1.33.0"])
+        .arg(file)
+        .output()
+        .expect("kubernetes-validate is installed (scripts/setup.sh)")
+}
+
+#[test]
+fn the_emitted_indexed_job_is_valid_against_the_kubernetes_schema() {
+    let dir = scratch("shards-k8s");
+    let (exp, task) = experiment(&dir);
+    let o = Command::new(bin())
+        .args(["plan", "--experiment"])
+        .arg(&exp)
+        .arg(&task)
+        .args(["--repeats", "2", "--out"])
+        .arg(dir.join("plan.json"))
+        .args([
+            "--emit",
+            "k8s-job",
+            "--image",
+            "registry.example/coder-eval:0.1.0",
+            "--shards",
+            "3",
+            "--backoff-limit-per-index",
+            "4",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let plan = Plan::read(&dir.join("plan.json")).unwrap();
+    // The plan's stored arguments leave the manifest's flags out.
+    assert!(
+        !plan.args.iter().any(|a| a == "--image" || a == "--out"),
+        "{:?}",
+        plan.args
+    );
+    let job = dir.join("job.yaml");
+    std::fs::write(&job, &o.stdout).unwrap();
+    let v = k8s_validate(&job);
+    assert!(v.status.success(), "{}", show(&v));
+    let m: serde_json::Value = serde_yaml_ng::from_slice(&o.stdout).unwrap();
+    let spec = &m["spec"];
+    assert_eq!(
+        (m["apiVersion"].as_str(), m["kind"].as_str()),
+        (Some("batch/v1"), Some("Job"))
+    );
+    assert_eq!(spec["completionMode"], "Indexed");
+    assert_eq!(
+        (spec["completions"].as_u64(), spec["parallelism"].as_u64()),
+        (Some(3), Some(3))
+    );
+    assert_eq!(spec["backoffLimitPerIndex"], 4);
+    let rules = spec["podFailurePolicy"]["rules"].as_array().unwrap();
+    let codes = |action: &str| -> Vec<i64> {
+        rules
+            .iter()
+            .filter(|r| r["action"] == action)
+            .flat_map(|r| {
+                r["onExitCodes"]["values"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .map(|c| c.as_i64().unwrap())
+            .collect()
+    };
+    assert_eq!(codes("FailJob"), vec![i64::from(exit_codes::USAGE)]);
+    assert!(codes("Count").contains(&i64::from(exit_codes::INFRA)));
+    let container = &spec["template"]["spec"]["containers"][0];
+    assert_eq!(container["image"], "registry.example/coder-eval:0.1.0");
+    assert!(
+        container["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a == "--shard-from-env"),
+        "{container}"
+    );
+    let env: Vec<&str> = container["env"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(env, vec!["JOB_COMPLETION_INDEX", "CODER_EVAL_SHARD_COUNT"]);
+    assert_eq!(spec["template"]["spec"]["restartPolicy"], "Never");
+    // The validator is not a rubber stamp: a Job it must refuse is refused.
+    let mut broken = m.clone();
+    broken["spec"]["completionMode"] = "Sideways".into();
+    broken["spec"]["template"]["spec"]["containers"][0]["imagePullPolicy"] = 7.into();
+    let bad = dir.join("broken.yaml");
+    std::fs::write(&bad, serde_yaml_ng::to_string(&broken).unwrap()).unwrap();
+    let v = k8s_validate(&bad);
+    assert!(!v.status.success(), "{}", show(&v));
+    // --emit without --image, or a plan without --out: refused, nothing written.
+    let lone = dir.join("lone.json");
+    for args in [
+        &["--emit", "k8s-job", "--out"][..],
+        &["--emit", "k8s-job", "--image", "i"][..],
+    ] {
+        let o = Command::new(bin())
+            .arg("plan")
+            .arg(&task)
+            .args(args)
+            .arg(&lone)
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(exit_codes::USAGE),
+            "{args:?}: {}",
+            show(&o)
+        );
+        assert!(!lone.exists());
+    }
+}
+
+#[test]
+fn a_shard_whose_cli_cannot_start_exits_with_the_retryable_code() {
+    let dir = scratch("shards-infra");
+    let (exp, task) = experiment(&dir);
+    let plan_file = dir.join("plan.json");
+    // The plan keeps `--cli`: every shard starts a CLI that is not there (a broken node).
+    let o = Command::new(bin())
+        .args(["plan", "--experiment"])
+        .arg(&exp)
+        .arg(&task)
+        .args(["--cli", "/nonexistent/claude", "--out"])
+        .arg(&plan_file)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let o = Command::new(bin())
+        .args(["run", "--plan"])
+        .arg(&plan_file)
+        .args(["--shard", "0/1", "--out"])
+        .arg(dir.join("shard"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(exit_codes::INFRA), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("2 unit(s) ended in an infrastructure error"),
+        "{}",
+        show(&o)
+    );
+    // Bad shard arguments are configuration errors.
+    for args in [&["--shard", "1/1"][..], &["--shard-from-env"][..]] {
+        let o = Command::new(bin())
+            .args(["run", "--plan"])
+            .arg(&plan_file)
+            .args(args)
+            .env_remove("JOB_COMPLETION_INDEX")
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(exit_codes::USAGE),
+            "{args:?}: {}",
+            show(&o)
+        );
+    }
+}
