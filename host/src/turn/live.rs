@@ -13,7 +13,8 @@
 mod spawn;
 
 use super::finish::TurnEnd;
-use super::pipeline::Pipeline;
+use super::framer::LineFramer;
+use super::pipeline::{DEFAULT_MAX_LINE_BYTES, Pipeline};
 use super::recording::{ExitStatus, RecordingWriter};
 use crate::limits::{Deadlines, StopPolicy};
 use crate::process::stop_tree;
@@ -133,8 +134,7 @@ pub(crate) async fn run_turn(
         }
     };
     let mut line_no = 0u64;
-    let mut partial: Vec<u8> = Vec::new();
-    let mut partial_stamp = 0u64;
+    let mut framer = LineFramer::new(DEFAULT_MAX_LINE_BYTES);
     let mut stop: Option<StopReason> = None;
     let mut stop_at_us: Option<u64> = None;
     let mut stderr_tail: Vec<u8> = Vec::new();
@@ -166,26 +166,19 @@ pub(crate) async fn run_turn(
             chunk = rx.recv(), if out_open || err_open => match chunk {
                 Some(Chunk::Out(bytes, at)) => {
                     let work = Instant::now();
-                    for piece in bytes.split_inclusive(|&b| b == b'\n') {
-                        if partial.is_empty() {
-                            partial_stamp = at;
+                    framer.push(&bytes, at, |line| {
+                        line_no += 1;
+                        // Recorded before it is reduced: nothing is lost.
+                        recording.stdout_line(at, line, false)?;
+                        let fired = pipeline.feed(line_no, at, line);
+                        if fired.is_some() {
+                            fire = fired;
                         }
-                        partial.extend_from_slice(piece);
-                        if partial.last() == Some(&b'\n') {
-                            partial.pop();
-                            line_no += 1;
-                            // Recorded before it is reduced: nothing is lost.
-                            recording.stdout_line(at, &partial, false)?;
-                            let fired = pipeline.feed(line_no, at, &partial);
-                            partial.clear();
-                            if fired.is_some() {
-                                fire = fired;
-                            }
-                            if result_seen_at.is_none() && pipeline.collector.final_result_seen() {
-                                result_seen_at = Some(Instant::now());
-                            }
+                        if result_seen_at.is_none() && pipeline.collector.final_result_seen() {
+                            result_seen_at = Some(Instant::now());
                         }
-                    }
+                        Ok::<(), std::io::Error>(())
+                    })?;
                     host_work += work.elapsed();
                 }
                 Some(Chunk::OutEof) => out_open = false,
@@ -268,8 +261,9 @@ pub(crate) async fn run_turn(
     }
     let exit = exit.expect("loop ends after exit");
     recording.exit(exit)?;
-    let truncated =
-        (!partial.is_empty()).then_some((line_no + 1, partial_stamp, partial.as_slice()));
+    let truncated = framer
+        .rest()
+        .map(|(stamp, bytes)| (line_no + 1, stamp, bytes));
     if let Some((_, at, bytes)) = truncated {
         recording.stdout_line(at, bytes, true)?;
     }

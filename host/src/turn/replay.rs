@@ -75,7 +75,7 @@ fn run(
     options: &ReplayOptions,
     keep_trajectory: bool,
 ) -> Result<(TurnRecord, Vec<StampedEvent>), ReplayError> {
-    let mut reader = Reader::open(path)?;
+    let mut reader = Reader::open(path)?.with_max_line(options.max_line_bytes);
     let loaded = options.components.harness(&options.harness)?;
     let caps = options.caps.unwrap_or_else(|| {
         reader.header().map_or(Caps::default(), |h| Caps {
