@@ -26,6 +26,7 @@ mod replay_corpus;
 mod replay_field2;
 mod replay_opencode_gemini;
 mod sandbox;
+mod sandbox_promises;
 mod suites;
 mod support;
 mod time_budget;
