@@ -1,6 +1,7 @@
 //! The sandbox's promises (`runtime/mod.rs`), each held by a test that fails when it
 //! breaks: frozen clocks, seeded randomness, a fresh instance per grader call, fuel
-//! re-armed before every reducer call, imports the world does not grant refused.
+//! re-armed before every reducer call, imports the world does not grant refused, and a
+//! component built against an events version the host does not speak refused naming it.
 //! The probes are test components (`components/test-components/`): `grader-probe`
 //! reports what it sees, `burner` uses fuel on demand, `forbidden-import` and
 //! `wrong-events` are built against contracts the host must refuse.
@@ -151,4 +152,17 @@ async fn an_import_the_world_does_not_grant_is_refused() {
         error.message
     );
     assert!(!results[0].passed);
+}
+
+#[tokio::test]
+async fn an_unknown_events_version_is_refused_naming_it() {
+    let results = grade(&[component("test_wrong_events.wasm", json!({}))]).await;
+    let error = results[0].error.as_ref().expect("refused");
+    assert_eq!(error.kind, "unsupported_version", "{error:?}");
+    assert!(
+        error.message.contains("coder-eval:events@9.0.0")
+            && error.message.contains("wit/events@0.1.0"),
+        "names the version found and the one to rebuild against: {}",
+        error.message
+    );
 }
