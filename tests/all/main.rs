@@ -9,6 +9,7 @@ mod contracts;
 mod criteria_coder_eval;
 mod docker;
 mod docker_tasks;
+mod fuzz_reducers;
 mod grade_cmd;
 mod graders;
 mod hot_swap;
