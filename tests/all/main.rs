@@ -10,6 +10,7 @@ mod criteria_coder_eval;
 mod docker;
 mod docker_tasks;
 mod fuzz_reducers;
+mod fuzz_tasks;
 mod grade_cmd;
 mod graders;
 mod hot_swap;
