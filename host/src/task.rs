@@ -54,6 +54,7 @@ pub mod every_error;
 pub mod expand;
 pub mod sandbox;
 pub mod time_budget;
+pub mod yaml_limits;
 
 pub use agent::{AgentField, AgentSpec, HarnessCapabilities};
 pub use compat::{LoadNote, NoteAction};
@@ -257,6 +258,7 @@ impl Task {
             path: path.to_path_buf(),
             message,
         };
+        yaml_limits::check(text).map_err(rule)?;
         let value: serde_yaml_ng::Value = serde_yaml_ng::from_str(text).map_err(invalid)?;
         if !value.is_mapping() {
             return Err(rule(

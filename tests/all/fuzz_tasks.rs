@@ -301,3 +301,27 @@ fn a_billion_laughs_is_an_error_not_a_hang() {
     let err = Task::parse_file(&text, &root().join("tasks/fuzz/laughs.yaml")).err();
     assert!(err.is_some(), "a billion laughs must not load");
 }
+
+#[test]
+fn deeply_nested_yaml_is_refused_before_the_parser_stalls_on_it() {
+    // 100 000 levels: the YAML parser's work grows with the square of the depth (half a
+    // minute in a release build) before its own depth limit rejects it; the loader refuses
+    // it by counting first.
+    let depth = 100_000;
+    for text in [
+        format!(
+            "task_id: deep\ninitial_prompt: {}{}\n",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        ),
+        format!("task_id: deep\ninitial_prompt: {}x\n", "{a: ".repeat(depth)),
+    ] {
+        let err = Task::parse_file(&text, &root().join("tasks/fuzz/deep.yaml")).unwrap_err();
+        let message = err.to_string();
+        assert!(message.contains("deep.yaml"), "{message}");
+        assert!(
+            message.contains("more than the 10000 a task file may hold"),
+            "{message}"
+        );
+    }
+}
