@@ -1,9 +1,10 @@
-//! Hostile clients: malformed HTTP (arbitrary bytes and mutated requests, proptest) and
-//! slowloris-style trickles. Each must end as an
+//! Hostile clients: malformed HTTP (arbitrary bytes and mutated requests, proptest),
+//! bodies over the cap, a gzip bomb, and slowloris-style trickles. Each must end as an
 //! error answer or a closed connection with bounded memory, and the server must keep
 //! answering everyone else and still shut down. Bounded for CI; `PROPTEST_CASES` raises
 //! the count (README).
 
+use std::io::Write;
 use std::time::Duration;
 
 use proptest::prelude::*;
@@ -154,6 +155,28 @@ proptest! {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_body_over_the_cap_is_refused_before_it_is_read() {
+    let server = start().await;
+    let port = server.port();
+    // 1 GiB announced, 1 MiB sent: refused on the announcement, not after reading it all.
+    let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    let head = "POST /v1/messages HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+                Content-Length: 1073741824\r\nConnection: close\r\n\r\n";
+    s.write_all(head.as_bytes()).await.unwrap();
+    let _ = s.write_all(&vec![b' '; 1 << 20]).await;
+    let mut out = Vec::new();
+    tokio::time::timeout(GUARD, s.read_to_end(&mut out))
+        .await
+        .expect("no answer to an oversized body")
+        .ok();
+    let text = String::from_utf8_lossy(&out);
+    assert!(text.starts_with("HTTP/1.1 400"), "{text}");
+    assert!(text.contains("cannot read body"), "{text}");
+    still_serves(port).await;
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn trickling_clients_hold_up_no_one_and_shutdown_still_ends() {
     let server = start().await;
     let port = server.port();
@@ -189,4 +212,49 @@ async fn trickling_clients_hold_up_no_one_and_shutdown_still_ends() {
         .await
         .expect("shutdown waited on a trickling client");
     trickle.abort();
+}
+
+/// `n` gzip members of 16 MiB of zeros each (MultiGzDecoder reads them all): a small
+/// body that inflates to `n` × 16 MiB.
+fn gzip_bomb(members: usize) -> Vec<u8> {
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    let zeros = vec![b' '; 1 << 20];
+    for _ in 0..16 {
+        gz.write_all(&zeros).unwrap();
+    }
+    let member = gz.finish().unwrap();
+    member.repeat(members)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gzip_bomb_is_refused_without_inflating_it_all() {
+    let server = start().await;
+    let port = server.port();
+    // 64 GiB once inflated, from 64 MiB or so on the wire... kept smaller: 4096 members
+    // (64 GiB) of ~16 KiB each.
+    let bomb = gzip_bomb(4096);
+    assert!(
+        bomb.len() < 256 << 20,
+        "the bomb fits the wire cap: {}",
+        bomb.len()
+    );
+    let resp = tokio::time::timeout(
+        GUARD * 5,
+        crate::common::request(
+            port,
+            "POST",
+            "/v1/messages",
+            &[
+                ("Content-Type", "application/json"),
+                ("Content-Encoding", "gzip"),
+            ],
+            &bomb,
+        ),
+    )
+    .await
+    .expect("no answer to a gzip bomb");
+    assert_eq!(resp.status, 400, "{}", resp.body);
+    assert!(resp.body.contains("inflates to more than"), "{}", resp.body);
+    still_serves(port).await;
+    server.shutdown().await;
 }
