@@ -5,7 +5,7 @@
 //! JSON-aware (a value anywhere replaced by null, a wrong type, an extreme number, a huge
 //! string) as well as byte-level (cut, flip, splice). Bounded for CI (`PROPTEST_CASES`
 //! raises the count: see the README); failures proptest finds are kept in
-//! `fuzz_reducers.proptest-regressions` beside this file and replayed first.
+//! `tests/proptest-regressions/fuzz_reducers.txt` (committed) and replayed first.
 
 use crate::support::scratch;
 use coder_eval::turn::replay::{ReplayOptions, replay};

@@ -4,7 +4,8 @@
 //! Mutations are YAML-aware (a value anywhere replaced by another type, an extreme
 //! number, a hostile string; a key dropped; a known field added in a wrong place) as well
 //! as byte-level. Bounded for CI; `PROPTEST_CASES` raises the count (README). Failures
-//! proptest finds are kept in `fuzz_tasks.proptest-regressions` beside this file.
+//! proptest finds are kept in `tests/proptest-regressions/fuzz_tasks.txt` (committed) and
+//! replayed first.
 
 use crate::support::root;
 use coder_eval::task::Task;
