@@ -9,6 +9,7 @@ mod contracts;
 mod criteria_coder_eval;
 mod docker;
 mod docker_tasks;
+mod framing;
 mod fuzz_reducers;
 mod fuzz_tasks;
 mod grade_cmd;
