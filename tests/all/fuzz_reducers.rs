@@ -71,7 +71,7 @@ fn odd_value(pick: u32, rng: u64) -> Value {
         5 => Value::from("x".repeat((rng % 70_000) as usize)),
         6 => serde_json::json!([]),
         7 => serde_json::json!({}),
-        8 => Value::Bool(rng % 2 == 0),
+        8 => Value::Bool(rng.is_multiple_of(2)),
         9 => Value::from(i64::MIN),
         10 => Value::from("\u{0}\u{ffff}\u{1F600}"),
         _ => serde_json::json!([null, {"type": null}]),

@@ -93,7 +93,7 @@ fn odd_value(pick: u32, rng: u64) -> Value {
         7 => s(&"y".repeat((rng % 100_000) as usize)),
         8 => Value::Sequence(vec![Value::Null; (rng % 5) as usize]),
         9 => Value::Mapping(Mapping::new()),
-        10 => Value::Bool(rng % 2 == 0),
+        10 => Value::Bool(rng.is_multiple_of(2)),
         11 => s([
             "../../../etc/passwd",
             "/",
