@@ -16,6 +16,7 @@ static CALLS: AtomicU64 = AtomicU64::new(0);
 
 pub struct Probe;
 
+#[cfg(target_arch = "wasm32")]
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -46,10 +47,7 @@ fn sandbox_view(n: u64) -> serde_json::Map<String, Value> {
     report.insert("monotonic_ns".into(), json!(monotonic_clock::now()));
     let result = burn(n);
     report.insert("monotonic_after_ns".into(), json!(monotonic_clock::now()));
-    report.insert(
-        "std_elapsed_ns".into(),
-        json!(started.elapsed().as_nanos()),
-    );
+    report.insert("std_elapsed_ns".into(), json!(started.elapsed().as_nanos()));
     report.insert("burned".into(), json!(n));
     report.insert("burn_result".into(), json!(result));
     report.insert(
@@ -58,7 +56,9 @@ fn sandbox_view(n: u64) -> serde_json::Map<String, Value> {
     );
     report.insert(
         "insecure_random".into(),
-        json!(hex(&wasip2::random::insecure::get_insecure_random_bytes(16))),
+        json!(hex(&wasip2::random::insecure::get_insecure_random_bytes(
+            16
+        ))),
     );
     report
 }
@@ -74,7 +74,11 @@ fn sandbox_view(n: u64) -> serde_json::Map<String, Value> {
 impl Criterion for Probe {
     fn grade(input: &GradingInput) -> Result<Verdict, String> {
         let calls = CALLS.fetch_add(1, Ordering::SeqCst) + 1;
-        let n = input.params.get("burn").and_then(Value::as_u64).unwrap_or(0);
+        let n = input
+            .params
+            .get("burn")
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
         let mut report = sandbox_view(n);
         report.insert("calls".into(), json!(calls));
         Ok(Verdict::pass(Value::Object(report).to_string()))
