@@ -62,6 +62,7 @@ pub mod sandbox;
 #[cfg(test)]
 mod tests;
 pub mod time_budget;
+pub mod yaml_limits;
 
 pub use agent::{AgentField, AgentSpec, HarnessCapabilities};
 pub use compat::{LoadNote, NoteAction};

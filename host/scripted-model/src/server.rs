@@ -26,7 +26,8 @@ use crate::play::{Shared, model_call};
 use crate::record::{Api, Log, RequestKind, RequestRecord};
 use crate::{ActionTranslator, Script};
 
-/// Largest request body accepted, in bytes (after decoding it is not limited).
+/// Largest request body accepted, in bytes, as sent and once decoded (a gzip or deflate
+/// body that inflates past it is refused: a small body can inflate without bound).
 const MAX_BODY: usize = 256 * 1024 * 1024;
 
 /// How long [`ScriptedModel::shutdown`] waits for open connections to finish.
@@ -252,9 +253,18 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
         return unknown(&shared, record, &path);
     }
     let (parts, body) = req.into_parts();
-    let parsed = match axum::body::to_bytes(body, MAX_BODY).await {
-        Ok(raw) => parse_body(&parts.headers, &raw),
-        Err(e) => Err(format!("cannot read body: {e}")),
+    // A body announced over the cap is refused on its announcement, not after waiting
+    // for (and holding) up to the cap of it.
+    let announced = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    let parsed = match announced {
+        Some(n) if n > MAX_BODY as u64 => Err(format!(
+            "cannot read body: Content-Length {n} is over the {MAX_BODY}-byte cap"
+        )),
+        _ => read_body(&parts.headers, body).await,
     };
     let body = match parsed {
         Ok(v) => v,
@@ -351,6 +361,21 @@ fn unknown(shared: &Shared, mut record: RequestRecord, path: &str) -> Response {
     )
 }
 
+/// Reads a request body (at most [`MAX_BODY`] bytes) and parses it as JSON.
+async fn read_body(headers: &HeaderMap, body: Body) -> Result<Value, String> {
+    match axum::body::to_bytes(body, MAX_BODY).await {
+        // Decoding and parsing up to 256 MiB is CPU work: off the async workers, so a
+        // large or hostile body holds up no other connection.
+        Ok(raw) => {
+            let headers = headers.clone();
+            tokio::task::spawn_blocking(move || parse_body(&headers, &raw))
+                .await
+                .unwrap_or_else(|e| Err(format!("cannot parse body: {e}")))
+        }
+        Err(e) => Err(format!("cannot read body: {e}")),
+    }
+}
+
 /// Decodes `gzip`/`deflate` bodies and parses JSON (an empty body is `{}`).
 fn parse_body(headers: &HeaderMap, raw: &[u8]) -> Result<Value, String> {
     let encoding = headers
@@ -359,19 +384,15 @@ fn parse_body(headers: &HeaderMap, raw: &[u8]) -> Result<Value, String> {
         .unwrap_or("")
         .trim()
         .to_ascii_lowercase();
-    let mut decoded = Vec::new();
+    let decoded;
     let data: &[u8] = match encoding.as_str() {
         "" | "identity" => raw,
         "gzip" | "x-gzip" => {
-            flate2::read::MultiGzDecoder::new(raw)
-                .read_to_end(&mut decoded)
-                .map_err(|e| format!("cannot gunzip body: {e}"))?;
+            decoded = inflate(flate2::read::MultiGzDecoder::new(raw), "gunzip")?;
             &decoded
         }
         "deflate" => {
-            flate2::read::ZlibDecoder::new(raw)
-                .read_to_end(&mut decoded)
-                .map_err(|e| format!("cannot inflate body: {e}"))?;
+            decoded = inflate(flate2::read::ZlibDecoder::new(raw), "inflate")?;
             &decoded
         }
         other => return Err(format!("unsupported Content-Encoding {other}")),
@@ -380,6 +401,21 @@ fn parse_body(headers: &HeaderMap, raw: &[u8]) -> Result<Value, String> {
         return Ok(json!({}));
     }
     serde_json::from_slice(data).map_err(|e| format!("body is not JSON: {e}"))
+}
+
+/// Reads a decoder to its end, at most [`MAX_BODY`] bytes.
+fn inflate(decoder: impl Read, verb: &str) -> Result<Vec<u8>, String> {
+    let mut decoded = Vec::new();
+    decoder
+        .take(MAX_BODY as u64 + 1)
+        .read_to_end(&mut decoded)
+        .map_err(|e| format!("cannot {verb} body: {e}"))?;
+    if decoded.len() > MAX_BODY {
+        return Err(format!(
+            "body inflates to more than {MAX_BODY} bytes (the cap for a request body)"
+        ));
+    }
+    Ok(decoded)
 }
 
 fn json_response(status: u16, body: &Value) -> Response {

@@ -79,14 +79,14 @@ impl BudgetMeter {
             None => self.usage.values().collect(),
         };
         for u in usages {
-            input += u.input_tokens;
+            input = input.saturating_add(u.input_tokens);
             if self.budgets.count_cache_creation {
-                input += u.cache_write_tokens;
+                input = input.saturating_add(u.cache_write_tokens);
             }
             if self.budgets.count_cached_input {
-                input += u.cache_read_tokens;
+                input = input.saturating_add(u.cache_read_tokens);
             }
-            output += u.output_tokens;
+            output = output.saturating_add(u.output_tokens);
         }
         let usd = if self.cost.is_empty() {
             self.final_cost

@@ -276,10 +276,10 @@ impl CostRecord {
                 .iter()
                 .filter_map(|a| a.usage)
                 .fold(Usage::default(), |t, u| Usage {
-                    input_tokens: t.input_tokens + u.input_tokens,
-                    output_tokens: t.output_tokens + u.output_tokens,
-                    cache_read_tokens: t.cache_read_tokens + u.cache_read_tokens,
-                    cache_write_tokens: t.cache_write_tokens + u.cache_write_tokens,
+                    input_tokens: t.input_tokens.saturating_add(u.input_tokens),
+                    output_tokens: t.output_tokens.saturating_add(u.output_tokens),
+                    cache_read_tokens: t.cache_read_tokens.saturating_add(u.cache_read_tokens),
+                    cache_write_tokens: t.cache_write_tokens.saturating_add(u.cache_write_tokens),
                 })
         });
         let reasons = attempts

@@ -57,7 +57,16 @@ pub fn is_installed(program: &str) -> bool {
     find_cli(program, None).is_ok()
 }
 
-/// The CLI's `--version` output (first line), cached per path for the process.
+/// The most of a `--version` line kept (characters): the version goes to the harness's
+/// `totals` call and into every record, and a CLI (or a stand-in) may print anything.
+const MAX_VERSION_CHARS: usize = 200;
+
+fn first_chars(text: &str, n: usize) -> String {
+    text.chars().take(n).collect()
+}
+
+/// The CLI's `--version` output (first line, at most 200 characters), cached per path for
+/// the process.
 ///
 /// The probe leads a process group of its own, and that group is killed once the probe
 /// has answered, its time ([`crate::limits::CLI_VERSION_TIMEOUT`]) is up or the host is
@@ -106,7 +115,7 @@ pub async fn cli_version(path: &Path) -> Option<String> {
         Some(Ok(out)) if out.status.success() => String::from_utf8_lossy(&out.stdout)
             .lines()
             .next()
-            .map(|l| l.trim().to_string()),
+            .map(|l| first_chars(l.trim(), MAX_VERSION_CHARS)),
         _ => None,
     };
     // An answer cut short by an interrupt is not the CLI's answer: not cached.

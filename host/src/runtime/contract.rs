@@ -2,7 +2,8 @@
 //!
 //! A component is checked before it is instantiated: it must export the contract's
 //! interfaces at a version this host speaks, and import nothing but WASI and the
-//! contract's own type interfaces. A released `wit/<pkg>@<ver>/` folder is never edited
+//! contract's own type interfaces, at the versions the contract's version uses (`events@0.1.0` with
+//! `@0.1.0`, `events@0.2.0` with `@0.2.0`). A released `wit/<pkg>@<ver>/` folder is never edited
 //! (`wit/README.md`); the next version goes beside it, and the host accepts both. The
 //! host speaks `harness@0.1.0` and `@0.2.0` (`harness.rs` converts both to its one model)
 //! and `grader@0.1.0`. To accept `grader@0.2.0`, add its arm to [`Version::accepted`] (and
@@ -68,6 +69,15 @@ impl Version {
         }
     }
 
+    /// The `coder-eval:events` version this version's worlds use (`use
+    /// coder-eval:events/types@…` in its WIT).
+    pub(crate) fn events(self) -> &'static str {
+        match self {
+            Version::V0_1_0 => "0.1.0",
+            Version::V0_2_0 => "0.2.0",
+        }
+    }
+
     /// The versions of `contract` this host speaks, for messages: `0.1.0`, or
     /// `0.1.0, 0.2.0`.
     fn supported(contract: &Contract) -> String {
@@ -124,17 +134,37 @@ pub(crate) fn check(
             });
         }
     }
-    let own_types = format!("{package}/types@");
+    // The type interfaces a version's world uses, at that version: a component built
+    // against an events (or types) version this host does not pair with it is refused
+    // here, naming that version, and not by a type mismatch at instantiation.
+    let typed = [
+        ("coder-eval:events", version.events()),
+        (package, version.as_str()),
+    ];
     for (import, _) in ty.imports(engine()) {
-        let granted = import.starts_with("wasi:")
-            || import.starts_with("coder-eval:events/types@")
-            || import.starts_with(&own_types);
-        if !granted {
-            return Err(ComponentError::ForbiddenImport {
-                component: loaded.name.to_string(),
-                import: import.to_string(),
-            });
+        if import.starts_with("wasi:") {
+            continue;
         }
+        let types = typed.iter().find_map(|&(pkg, wanted)| {
+            let found = import.strip_prefix(pkg)?.strip_prefix("/types@")?;
+            Some((pkg, found, wanted))
+        });
+        if let Some((pkg, found, wanted)) = types {
+            if found != wanted {
+                return Err(ComponentError::UnsupportedVersion {
+                    component: loaded.name.to_string(),
+                    package: pkg.to_string(),
+                    package_dir: pkg.rsplit(':').next().unwrap_or(pkg).to_string(),
+                    found: found.to_string(),
+                    supported: wanted.to_string(),
+                });
+            }
+            continue;
+        }
+        return Err(ComponentError::ForbiddenImport {
+            component: loaded.name.to_string(),
+            import: import.to_string(),
+        });
     }
     Ok(version)
 }

@@ -86,6 +86,7 @@ impl Task {
             path: path.to_path_buf(),
             message,
         };
+        super::yaml_limits::check(text).map_err(rule)?;
         let value: serde_yaml_ng::Value = serde_yaml_ng::from_str(text).map_err(invalid)?;
         if !value.is_mapping() {
             return Err(rule(

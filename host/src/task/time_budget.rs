@@ -44,7 +44,8 @@ pub struct TimeBudget {
     pub max_sessions: u32,
 }
 
-/// A whole number of seconds, at least 1, for `field`.
+/// A positive number of seconds, at most 30 days ([`crate::limits::MAX_DURATION_SECS`]),
+/// for `field`.
 fn positive_seconds<'de, D: Deserializer<'de>>(
     d: D,
     field: &str,
@@ -55,6 +56,12 @@ fn positive_seconds<'de, D: Deserializer<'de>>(
     if !(n.is_finite() && n > 0.0) {
         return Err(serde::de::Error::custom(format!(
             "agent.{field} must be a positive number of seconds; got {n}"
+        )));
+    }
+    let max = crate::limits::MAX_DURATION_SECS;
+    if n > max {
+        return Err(serde::de::Error::custom(format!(
+            "agent.{field} must be at most 30 days ({max} s); got {n}"
         )));
     }
     Ok(Some(Duration::from_secs_f64(n)))

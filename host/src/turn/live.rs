@@ -13,7 +13,8 @@
 mod spawn;
 
 use super::finish::TurnEnd;
-use super::pipeline::Pipeline;
+use super::framer::LineFramer;
+use super::pipeline::{DEFAULT_MAX_LINE_BYTES, Pipeline};
 use super::recording::{ExitStatus, RecordingWriter};
 use crate::limits::{Deadlines, StopPolicy};
 use crate::process::stop_tree;
@@ -133,14 +134,17 @@ pub(crate) async fn run_turn(
         }
     };
     let mut line_no = 0u64;
-    let mut partial: Vec<u8> = Vec::new();
-    let mut partial_stamp = 0u64;
+    let mut framer = LineFramer::new(DEFAULT_MAX_LINE_BYTES);
     let mut stop: Option<StopReason> = None;
     let mut stop_at_us: Option<u64> = None;
     let mut stderr_tail: Vec<u8> = Vec::new();
     let mut result_seen_at: Option<Instant> = None;
     let mut exit: Option<ExitStatus> = None;
     let mut exited_at: Option<Instant> = None;
+    // Output the CLI wrote before it exited that the host has not read yet: the leak
+    // grace starts once it is read, so a host behind on a large output (a loaded machine)
+    // never takes its own backlog for a leaked pipe.
+    let mut backlog_at_exit = 0usize;
     let (mut out_open, mut err_open) = (true, true);
     let mut host_work = Duration::ZERO;
     // The scripted model's held call: when it was reported, and its turn index.
@@ -153,7 +157,7 @@ pub(crate) async fn run_turn(
                 &deadlines,
                 Pending {
                     result_seen_at,
-                    exited_at,
+                    exited_at: exited_at.filter(|_| backlog_at_exit == 0),
                     held_at: held.map(|(at, _)| at),
                 },
             )
@@ -165,31 +169,29 @@ pub(crate) async fn run_turn(
         tokio::select! {
             chunk = rx.recv(), if out_open || err_open => match chunk {
                 Some(Chunk::Out(bytes, at)) => {
+                    drain_backlog(&mut backlog_at_exit, &mut exited_at);
                     let work = Instant::now();
-                    for piece in bytes.split_inclusive(|&b| b == b'\n') {
-                        if partial.is_empty() {
-                            partial_stamp = at;
+                    framer.push(&bytes, at, |line| {
+                        line_no += 1;
+                        // Recorded before it is reduced: nothing is lost.
+                        recording.stdout_line(at, line, false)?;
+                        let fired = pipeline.feed(line_no, at, line);
+                        if fired.is_some() {
+                            fire = fired;
                         }
-                        partial.extend_from_slice(piece);
-                        if partial.last() == Some(&b'\n') {
-                            partial.pop();
-                            line_no += 1;
-                            // Recorded before it is reduced: nothing is lost.
-                            recording.stdout_line(at, &partial, false)?;
-                            let fired = pipeline.feed(line_no, at, &partial);
-                            partial.clear();
-                            if fired.is_some() {
-                                fire = fired;
-                            }
-                            if result_seen_at.is_none() && pipeline.collector.final_result_seen() {
-                                result_seen_at = Some(Instant::now());
-                            }
+                        if result_seen_at.is_none() && pipeline.collector.final_result_seen() {
+                            result_seen_at = Some(Instant::now());
                         }
-                    }
+                        Ok::<(), std::io::Error>(())
+                    })?;
                     host_work += work.elapsed();
                 }
-                Some(Chunk::OutEof) => out_open = false,
+                Some(Chunk::OutEof) => {
+                    drain_backlog(&mut backlog_at_exit, &mut exited_at);
+                    out_open = false;
+                }
                 Some(Chunk::Err(bytes, at)) => {
+                    drain_backlog(&mut backlog_at_exit, &mut exited_at);
                     recording.stderr_chunk(at, &bytes)?;
                     stderr_log.write_all(&bytes)?;
                     stderr_tail.extend_from_slice(&bytes);
@@ -197,13 +199,17 @@ pub(crate) async fn run_turn(
                         stderr_tail.drain(..stderr_tail.len() - STDERR_TAIL_BYTES);
                     }
                 }
-                Some(Chunk::ErrEof) => err_open = false,
+                Some(Chunk::ErrEof) => {
+                    drain_backlog(&mut backlog_at_exit, &mut exited_at);
+                    err_open = false;
+                }
                 None => { out_open = false; err_open = false; }
             },
             status = child.wait(), if exit.is_none() => {
                 let (code, signal) = status?;
                 exit = Some(exit_status(code, signal, stamp(), &spec.turn_limit_codes));
                 exited_at = Some(Instant::now());
+                backlog_at_exit = rx.len();
             },
             _ = tokio::time::sleep_until(sleep_until.into()), if wake.is_some() => {
                 fire = wake.map(|(_, reason)| reason);
@@ -268,8 +274,9 @@ pub(crate) async fn run_turn(
     }
     let exit = exit.expect("loop ends after exit");
     recording.exit(exit)?;
-    let truncated =
-        (!partial.is_empty()).then_some((line_no + 1, partial_stamp, partial.as_slice()));
+    let truncated = framer
+        .rest()
+        .map(|(stamp, bytes)| (line_no + 1, stamp, bytes));
     if let Some((_, at, bytes)) = truncated {
         recording.stdout_line(at, bytes, true)?;
     }
@@ -308,6 +315,17 @@ struct Pending {
     exited_at: Option<Instant>,
     /// The scripted model reported a held call past `max_turns`.
     held_at: Option<Instant>,
+}
+
+/// One chunk of what was queued when the CLI exited has been read; when it was the last,
+/// the leak grace starts now.
+fn drain_backlog(backlog_at_exit: &mut usize, exited_at: &mut Option<Instant>) {
+    if *backlog_at_exit > 0 {
+        *backlog_at_exit -= 1;
+        if *backlog_at_exit == 0 {
+            *exited_at = Some(Instant::now());
+        }
+    }
 }
 
 /// The next moment something must happen without the CLI's help, and the stop it brings:

@@ -1,4 +1,4 @@
-//! One turn, live or replayed: spawn and record (`live`, [`recording`]) → reduce
+//! One turn, live or replayed: spawn, frame stdout into lines (`framer`) and record (`live`, [`recording`]) → reduce
 //! (`pipeline`, through the harness's reducer component) → collect (`collect`: counts,
 //! caps, stop decisions) → finish (`finish.rs`: the turn record, with the timing maths of
 //! `timing.rs`). [`replay`] runs a recording back through the same pipeline, so a
@@ -7,6 +7,7 @@
 pub(crate) mod collect;
 pub mod early_stop;
 pub(crate) mod finish;
+mod framer;
 pub(crate) mod live;
 pub(crate) mod pipeline;
 pub mod recording;

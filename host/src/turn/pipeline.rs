@@ -13,7 +13,9 @@ use crate::runtime::{ComponentError, LoadedComponent};
 use harness_kit::ReducerConfig;
 
 /// Lines longer than this (bytes) are not given to the reducer: they become a
-/// `line_too_large` diagnostic (the recording still holds them whole).
+/// `line_too_large` diagnostic (the recording still holds them). A line still without a
+/// newline after this many bytes + 1 is cut there (`turn::framer`), so memory stays bounded:
+/// the piece is such a diagnostic, the rest is read as further lines.
 pub(crate) const DEFAULT_MAX_LINE_BYTES: usize = 64 << 20;
 
 /// One turn's reduce→collect state.
@@ -68,9 +70,15 @@ impl Pipeline {
                 stamp_us,
                 "line_too_large",
                 format!(
-                    "line of {} bytes is over the {}-byte cap and was not reduced; it starts: {head}",
+                    "line of {} bytes is over the {}-byte cap and was not reduced{}; it starts: {head}",
                     bytes.len(),
-                    self.max_line_bytes
+                    self.max_line_bytes,
+                    if bytes.len() == self.max_line_bytes.saturating_add(1) {
+                        " (a line without a newline is cut at the cap + 1 byte; what follows \
+                         is read as further lines)"
+                    } else {
+                        ""
+                    }
                 ),
             );
             return None;

@@ -75,6 +75,9 @@ fn run(
     options: &ReplayOptions,
     keep_trajectory: bool,
 ) -> Result<(TurnRecord, Vec<StampedEvent>), ReplayError> {
+    // Framed as the live run framed the CLI's stdout (`Reader::open`: a line without a
+    // newline is cut after the default cap + 1 byte), whatever `max_line_bytes` says of
+    // what the reducer is given: a capture replays to the lines the live run saw.
     let mut reader = Reader::open(path)?;
     let loaded = options.components.harness(&options.harness)?;
     let caps = options.caps.unwrap_or_else(|| {

@@ -5,6 +5,7 @@ mod anthropic;
 mod chat;
 mod common;
 mod gemini;
+mod hostile;
 mod misc;
 mod responses;
 mod script;

@@ -43,6 +43,20 @@ mod time_budget {
     }
 
     #[test]
+    fn a_huge_number_of_seconds_is_an_error_not_a_panic() {
+        // Found by tests/all/fuzz_tasks.rs: 1e308 panicked in Duration::from_secs_f64.
+        for field in ["timeout_seconds", "min_resume_seconds"] {
+            for n in ["1e308", "1.0e20", "2592001"] {
+                let err = agent(&format!("budget_mode: time\n{field}: {n}\n")).unwrap_err();
+                assert!(
+                    err.contains(&format!("agent.{field} must be at most 30 days")),
+                    "{err}"
+                );
+            }
+        }
+    }
+
+    #[test]
     fn time_mode_needs_a_budget_and_takes_defaults() {
         let a = agent("budget_mode: time\n").unwrap();
         let err = a.time_budget(None).unwrap_err();

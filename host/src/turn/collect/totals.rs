@@ -217,13 +217,40 @@ fn dollars(usd: Option<f64>) -> String {
     usd.map_or("unknown".into(), |d| format!("${d}"))
 }
 
+/// `a + b`, each count saturating at `u64::MAX`: a CLI may report any number, and a sum
+/// must neither panic nor wrap to a small one.
 pub(in crate::turn) fn add(a: Usage, b: &Usage) -> Usage {
     Usage {
-        input_tokens: a.input_tokens + b.input_tokens,
-        output_tokens: a.output_tokens + b.output_tokens,
-        cache_read_tokens: a.cache_read_tokens + b.cache_read_tokens,
-        cache_write_tokens: a.cache_write_tokens + b.cache_write_tokens,
+        input_tokens: a.input_tokens.saturating_add(b.input_tokens),
+        output_tokens: a.output_tokens.saturating_add(b.output_tokens),
+        cache_read_tokens: a.cache_read_tokens.saturating_add(b.cache_read_tokens),
+        cache_write_tokens: a.cache_write_tokens.saturating_add(b.cache_write_tokens),
     }
+}
+
+#[cfg(test)]
+#[test]
+fn a_sum_of_huge_counts_saturates() {
+    // Found by tests/all/fuzz_reducers.rs: an OpenCode line reporting u64::MAX output
+    // tokens, summed with another, overflowed (a panic in debug, a wrapped total in
+    // release).
+    let huge = Usage {
+        input_tokens: u64::MAX,
+        output_tokens: u64::MAX - 1,
+        cache_read_tokens: 7,
+        cache_write_tokens: u64::MAX,
+    };
+    let one = Usage {
+        input_tokens: 1,
+        output_tokens: 5,
+        cache_read_tokens: 1,
+        cache_write_tokens: 1,
+    };
+    let sum = add(huge, &one);
+    assert_eq!(sum.input_tokens, u64::MAX);
+    assert_eq!(sum.output_tokens, u64::MAX);
+    assert_eq!(sum.cache_read_tokens, 8);
+    assert_eq!(sum.cache_write_tokens, u64::MAX);
 }
 
 fn less(a: Usage, b: Usage) -> Usage {

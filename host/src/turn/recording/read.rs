@@ -4,6 +4,7 @@ use super::{
     ExitStatus, FORMAT, Header, HeldCall, Record, RecordedStop, RecordingError, StampedLine,
     VERSION,
 };
+use std::io::{BufRead, Read};
 use std::path::Path;
 
 /// One thing a recording holds, in the order it holds them.
@@ -80,6 +81,9 @@ pub struct Reader<R> {
     file_line: u64,
     /// Complete stdout lines so far.
     out_lines: u64,
+    /// A plain capture's line without a newline after `max_line + 1` bytes is cut there,
+    /// as the live framer cuts it (`turn::framer`), so memory stays bounded.
+    max_piece: usize,
 }
 
 impl Reader<std::io::BufReader<std::fs::File>> {
@@ -91,7 +95,8 @@ impl Reader<std::io::BufReader<std::fs::File>> {
             source,
         };
         let file = std::fs::File::open(path).map_err(io)?;
-        let mut reader = Reader::new(std::io::BufReader::with_capacity(1 << 16, file));
+        let mut reader = Reader::new(std::io::BufReader::with_capacity(1 << 16, file))
+            .with_max_line(crate::turn::pipeline::DEFAULT_MAX_LINE_BYTES);
         if let Some(found) = reader.start().map_err(io)? {
             return Err(RecordingError::Version {
                 path: path.to_path_buf(),
@@ -118,14 +123,24 @@ impl<R: std::io::BufRead> Reader<R> {
             buf: Vec::new(),
             file_line: 0,
             out_lines: 0,
+            max_piece: usize::MAX,
         }
+    }
+
+    /// Cuts a plain capture's lines longer than `max_line` bytes after `max_line + 1`
+    /// bytes, as the live run cuts what a CLI writes (`DEFAULT_MAX_LINE_BYTES`): such a
+    /// line is read as pieces of `max_line + 1` bytes, holding no more in memory.
+    pub fn with_max_line(mut self, max_line: usize) -> Self {
+        self.max_piece = max_line.saturating_add(1);
+        self
     }
 
     /// Reads the first line: a header (returning its version when it is not
     /// [`VERSION`]), or the first line of a plain capture.
     fn start(&mut self) -> std::io::Result<Option<u32>> {
         let mut first = Vec::new();
-        self.input.read_until(b'\n', &mut first)?;
+        let limit = u64::try_from(self.max_piece).unwrap_or(u64::MAX);
+        Read::take(&mut self.input, limit).read_until(b'\n', &mut first)?;
         let line = first.strip_suffix(b"\n").unwrap_or(&first);
         match serde_json::from_slice::<Header>(line) {
             Ok(header) if header.format == FORMAT => {
@@ -250,13 +265,25 @@ impl<R: std::io::BufRead> Reader<R> {
     /// A plain capture: every newline-ended piece is a line (line i, 0-based, stamped
     /// (i + 1) ms); a non-empty piece after the last newline is the truncated rest.
     fn next_plain(&mut self) -> std::io::Result<Option<Item>> {
+        let limit = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
         let mut piece = match self.pending.take() {
-            Some(first) => first,
+            Some(mut first) => {
+                if first.len() > self.max_piece {
+                    // The first line, read while looking for a header: cut it here.
+                    self.pending = Some(first.split_off(self.max_piece));
+                } else if first.last() != Some(&b'\n') {
+                    // Read with a smaller cut: the rest of it is still to come.
+                    let more = limit(self.max_piece - first.len());
+                    Read::take(&mut self.input, more).read_until(b'\n', &mut first)?;
+                }
+                first
+            }
             None => {
                 // Read into the reused buffer, then copy the line out once at its size
                 // (growing a fresh buffer line by line costs several reallocations each).
                 self.buf.clear();
-                self.input.read_until(b'\n', &mut self.buf)?;
+                Read::take(&mut self.input, limit(self.max_piece))
+                    .read_until(b'\n', &mut self.buf)?;
                 self.buf.clone()
             }
         };
@@ -264,9 +291,27 @@ impl<R: std::io::BufRead> Reader<R> {
             return Ok(None);
         }
         let n = self.out_lines + 1;
-        let ended = piece.last() == Some(&b'\n');
+        let mut ended = piece.last() == Some(&b'\n');
         if ended {
             piece.pop();
+        } else if piece.len() >= self.max_piece {
+            // A full piece: it ends here, with the newline that follows it if one does,
+            // and is the truncated rest only when nothing follows.
+            ended = match self.pending.as_mut() {
+                Some(rest) => {
+                    if rest.first() == Some(&b'\n') {
+                        rest.remove(0);
+                    }
+                    true
+                }
+                None => {
+                    let next = self.input.fill_buf()?.first().copied();
+                    if next == Some(b'\n') {
+                        self.input.consume(1);
+                    }
+                    next.is_some()
+                }
+            };
         }
         let line = StampedLine {
             stamp_us: n * 1000,
