@@ -47,7 +47,7 @@ fn regrade_matches_live_and_thresholds_are_local() {
     let html = report_html(&out);
     assert!(
         html.contains(
-            r##"<td class="SUCCESS"><a href="#run-hello_5fdate-claude-code">SUCCESS</a>"##
+            r##"<td class="SUCCESS"><a href="#run-hello_5fdate-claude_2dcode">SUCCESS</a>"##
         ),
         "{html}"
     );
@@ -156,7 +156,7 @@ fn regrade_matches_live_and_thresholds_are_local() {
     let html = report_html(&out);
     assert!(
         html.contains(
-            r##"<td class="FAILURE"><a href="#run-hello_5fdate-claude-code">FAILURE</a>"##
+            r##"<td class="FAILURE"><a href="#run-hello_5fdate-claude_2dcode">FAILURE</a>"##
         ),
         "{html}"
     );

@@ -40,6 +40,11 @@ pub(super) fn spawn_local(
     } else {
         None
     };
+    if namespace.is_some() {
+        // Inside the namespace a missing program is the init's exit 127, not a failed
+        // start: refuse it here, as a plain start would.
+        runnable(spec)?;
+    }
     let mut cmd = match namespace {
         Some(unshare) => {
             let mut cmd = tokio::process::Command::new(&unshare.program);
@@ -172,4 +177,35 @@ pub(super) fn spawn_reader<R: AsyncRead + Unpin + Send + 'static>(
             }
         }
     });
+}
+
+/// `Ok` when `spec.program` names an executable file: a path as it is, a bare name
+/// through the CLI's own `PATH` (else the host's). The error is the one a plain start
+/// would give (`NotFound`, `PermissionDenied`).
+fn runnable(spec: &LaunchSpec) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let executable = |p: &std::path::Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    let program = &spec.program;
+    let found = if program.components().count() > 1 {
+        executable(program)
+    } else {
+        let path = spec
+            .env
+            .iter()
+            .find(|(k, _)| k == "PATH")
+            .map(|(_, v)| std::ffi::OsString::from(v))
+            .or_else(|| std::env::var_os("PATH"))
+            .unwrap_or_default();
+        std::env::split_paths(&path).any(|dir| executable(&dir.join(program)))
+    };
+    if found {
+        Ok(())
+    } else {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::NotFound,
+            format!("{}: no such executable", program.display()),
+        ))
+    }
 }
