@@ -257,6 +257,7 @@ impl Collector {
                 cli_duration_ms,
             } => {
                 self.on_tool_end(
+                    line,
                     at,
                     call_id,
                     *status,
