@@ -25,6 +25,7 @@ mod replay_codex_pi;
 mod replay_corpus;
 mod replay_field2;
 mod replay_opencode_gemini;
+mod retries;
 mod sandbox;
 mod suites;
 mod support;

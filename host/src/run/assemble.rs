@@ -256,6 +256,8 @@ fn blank_for(task: &Task, harness: &str, native: &[LimitKind]) -> TaskResult {
         replicate: None,
         lineage: None,
         cost: None,
+        attempts: None,
+        infra_retries: Vec::new(),
     }
 }
 
