@@ -231,3 +231,33 @@ fn the_version_comes_from_the_package_manifest_without_a_probe() {
     assert_eq!(lines(&dir.join("versions")), 0, "the CLI was probed");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_transient_api_status_is_read_from_recorded_streams_and_a_refusal_is_not_one() {
+    use coder_eval::run::retry::api_status_of;
+    use coder_eval::turn::replay::{ReplayOptions, replay};
+    let status = |harness: &str, rel: &str| {
+        let turn = replay(&crate::support::corpus(rel), &ReplayOptions::new(harness)).unwrap();
+        api_status_of(&turn)
+    };
+    // Claude Code's result `error: "Rate limit exceeded…"`; OpenCode's error event.
+    assert_eq!(
+        status(
+            "claude-code",
+            "public/claude-code/takopi-api-error-result.jsonl"
+        ),
+        Some(429)
+    );
+    assert_eq!(
+        status("opencode", "public/opencode/takopi-stream_error.jsonl"),
+        Some(429)
+    );
+    // An API error that would repeat (the organization disabled access): not transient.
+    assert_eq!(
+        status(
+            "claude-code",
+            "field2/claude-code/B38-api-error-reported-as-success.recording.jsonl"
+        ),
+        None
+    );
+}

@@ -126,7 +126,7 @@ pub fn infra_cause(result: &TaskResult) -> Option<InfraCause> {
 /// The HTTP status (429 or 5xx) a failed turn ended on, as its stream shows it: the
 /// CLI's failure message ("API Error: 529 …", "unexpected status 503 …"), else the last
 /// request the CLI itself retried when the turn ended in a failure right after it.
-fn api_status_of(turn: &crate::results::TurnRecord) -> Option<u32> {
+pub fn api_status_of(turn: &crate::results::TurnRecord) -> Option<u32> {
     let result = turn.cli_result.as_ref()?;
     if result.success {
         return None;
