@@ -92,6 +92,16 @@ pub struct RunArgs {
     /// How many tasks run at once.
     #[arg(long, default_value_t = 1)]
     jobs: usize,
+    /// Run a task again, up to N times, when its attempt ends in an infrastructure error
+    /// (the CLI crashed before its first model call, HTTP 429/5xx from the model API, a
+    /// documented transient exit code); every attempt is kept under `attempts/<n>/`. A
+    /// graded failure is never run again. coder_eval's `retry.max_retries`.
+    #[arg(long, value_name = "N", default_value_t = coder_eval::run::retry::RetryPolicy::DEFAULT.max_retries)]
+    infra_retries: u32,
+    /// The wait before the first infrastructure retry, in seconds; it doubles for each
+    /// later one (coder_eval's `retry.initial_delay`).
+    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
+    retry_initial_delay: f64,
     /// Pass this host environment variable to the CLI (repeatable). Judges may read it
     /// too.
     #[arg(long, value_name = "NAME")]
@@ -358,6 +368,12 @@ fn run_as(
             variants: e.variants.iter().map(|v| v.variant_id.clone()).collect(),
         });
     options.pid_namespace = args.pid_namespace || !args.no_pid_namespace;
+    options.retry.max_retries = args.infra_retries;
+    options.retry.initial_delay =
+        std::time::Duration::try_from_secs_f64(args.retry_initial_delay.max(0.0))
+            .unwrap_or(options.retry.initial_delay);
+    let progress = std::sync::Arc::new(coder_eval::run::progress::Progress::for_stdout());
+    options.progress = Some(progress.clone());
     let criteria: coder_eval::run::thresholds::CriteriaByTask = tasks
         .iter()
         .map(|t| (t.task_id.clone(), t.success_criteria.clone()))
@@ -479,7 +495,8 @@ fn run_as(
         for task in &agentless {
             done.push(coder_eval::run::run_agentless(task, &options).await);
         }
-        run_all(prepared, done, &options, args.jobs, cancel_rx, print_row).await
+        let print = |r: &TaskResult| progress.println(&row(r));
+        run_all(prepared, done, &options, args.jobs, cancel_rx, print).await
     });
     let results = match results {
         Ok(results) => results,
@@ -581,7 +598,7 @@ fn print_statistics(out_dir: &std::path::Path) {
 }
 
 /// The terminal summary line of one task.
-fn print_row(r: &TaskResult) {
+fn row(r: &TaskResult) -> String {
     let turn = r.turn.as_ref();
     let capped = r
         .notes()
@@ -591,6 +608,11 @@ fn print_row(r: &TaskResult) {
         1 => "  [1 process the agent left running was stopped]".to_string(),
         n => format!("  [{n} processes the agent left running were stopped]"),
     };
+    let retried = r.attempts.map_or(String::new(), |n| {
+        format!(
+            "  [attempt {n}: the earlier ones ended in infrastructure errors, kept in attempts/]"
+        )
+    });
     let unit = match (&r.variant, r.replicate) {
         (None, None) => r.task_id.clone(),
         (Some(v), None) => format!("{} [{v}]", r.task_id),
@@ -601,8 +623,8 @@ fn print_row(r: &TaskResult) {
             coder_eval::suite::replicate_dir(i)
         ),
     };
-    let line = format!(
-        "{} {:<28} {:<12} {:<20} score {:<5} turns {:<3} tools {:<3} {:>7.1} s{}{capped}{leftovers}",
+    format!(
+        "{} {:<28} {:<12} {:<20} score {:<5} turns {:<3} tools {:<3} {:>7.1} s{}{capped}{leftovers}{retried}",
         r.status.icon(),
         unit,
         r.harness,
@@ -614,8 +636,7 @@ fn print_row(r: &TaskResult) {
         r.error
             .as_ref()
             .map_or(String::new(), |e| format!("  ({})", printable(e))),
-    );
-    print_line(&line);
+    )
 }
 
 /// Writes `line` and a newline to stdout, ignoring a failed write: a reader that went

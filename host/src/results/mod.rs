@@ -87,8 +87,8 @@ pub use statistics::{
 pub use stop::StopReason;
 pub use suite::{SuiteThresholdResult, ThresholdCheck};
 pub use task::{
-    CliInfo, ExperimentRecord, LimitsRecord, Paths, RunRow, RunSummary, StepRecord, StopRecord,
-    TaskResult,
+    CliInfo, ExperimentRecord, InfraRetryRecord, LimitsRecord, Paths, RunRow, RunSummary,
+    StepRecord, StopRecord, TaskResult,
 };
 pub use turn::{
     CliResult, DiagnosticRecord, ExitRecord, MessageRecord, ModelCallRecord, ReducerError,

@@ -107,6 +107,43 @@ pub struct TaskResult {
     /// The task file's `tags` (the report filters by them); absent when it has none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
+    /// How many times the task was run: absent when once; 2 or more when an attempt ended
+    /// in an infrastructure error and was run again (`coder-eval run --infra-retries`).
+    /// This result is the last attempt's; the earlier ones are kept under `attempts/<n>/`
+    /// beside it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attempts: Option<u32>,
+    /// The earlier attempts that ended in an infrastructure error, in order (omitted when
+    /// none): why each was run again and where it is kept. A graded failure is never run
+    /// again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub infra_retries: Vec<InfraRetryRecord>,
+}
+
+/// One attempt of a task that ended in an infrastructure error and was run again
+/// (`task.json`'s `infra_retries`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InfraRetryRecord {
+    /// 1-based attempt number.
+    pub attempt: u32,
+    /// Why it counts as infrastructure: `crash_before_first_call` (the CLI ended with a
+    /// failure before its first model call), `api_status` (the model API answered HTTP 429
+    /// or 5xx, as the stream shows), `transient_exit_code` (an exit code the CLI documents
+    /// as transient).
+    pub cause: String,
+    /// The HTTP status seen, for `api_status`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub http_status: Option<u32>,
+    /// The attempt's `error` and `error_kind`.
+    pub error: Option<String>,
+    pub error_kind: Option<String>,
+    /// The attempt's cost in USD, `null` when unknown (spent all the same).
+    pub cost_usd: Option<f64>,
+    /// ms waited before the next attempt.
+    pub delay_ms: u64,
+    /// Its folder, relative to this `task.json`'s (`attempts/1`): its own `task.json`,
+    /// recording, stderr and workspace.
+    pub path: String,
 }
 
 /// One `pre_run` / `post_run` shell step.

@@ -257,6 +257,8 @@ fn blank_for(task: &Task, harness: &str, native: &[LimitKind]) -> TaskResult {
         lineage: None,
         cost: None,
         tags: p.task.tags.clone(),
+        attempts: None,
+        infra_retries: Vec::new(),
     }
 }
 

@@ -65,10 +65,12 @@ fn first_chars(text: &str, n: usize) -> String {
     text.chars().take(n).collect()
 }
 
-/// The CLI's `--version` output (first line, at most 200 characters), cached per path for
-/// the process.
+/// The CLI's version, cached per path for the process: its npm package's manifest, else
+/// an earlier run's probe of the same file, else the first line of its `--version`
+/// (`super::version`; the probe's answer is cached across runs).
 ///
-/// The probe leads a process group of its own, and that group is killed once the probe
+/// The probe runs with the turn's minimal environment and a private, empty `HOME` (removed
+/// after); it leads a process group of its own, and that group is killed once the probe
 /// has answered, its time ([`crate::limits::CLI_VERSION_TIMEOUT`]) is up or the host is
 /// interrupted (`crate::interrupt`): nothing it started outlives it.
 pub async fn cli_version(path: &Path) -> Option<String> {
@@ -76,11 +78,34 @@ pub async fn cli_version(path: &Path) -> Option<String> {
     if let Some(v) = CACHE.lock().unwrap().get_or_insert_default().get(path) {
         return v.clone();
     }
+    let cache_dir = super::version::default_cache_dir();
+    let known = super::version::from_manifest(path).or_else(|| {
+        cache_dir
+            .as_deref()
+            .and_then(|dir| super::version::cached(path, dir))
+    });
+    if let Some(version) = known {
+        CACHE
+            .lock()
+            .unwrap()
+            .get_or_insert_default()
+            .insert(path.to_path_buf(), Some(version.clone()));
+        return Some(version);
+    }
     if crate::interrupt::raised().is_some() {
         return None;
     }
+    let home = tempfile::Builder::new()
+        .prefix("coder-eval-version-home-")
+        .tempdir()
+        .ok();
     let mark = crate::process::new_mark();
-    let child = tokio::process::Command::new(path)
+    let mut command = tokio::process::Command::new(path);
+    command.env_clear();
+    if let Some(home) = &home {
+        command.envs(super::version::probe_env(path, home.path()));
+    }
+    let child = command
         .arg("--version")
         .env(crate::process::MARK_VAR, &mark)
         .stdin(std::process::Stdio::null())
@@ -118,7 +143,11 @@ pub async fn cli_version(path: &Path) -> Option<String> {
             .map(|l| first_chars(l.trim(), MAX_VERSION_CHARS)),
         _ => None,
     };
+    drop(home);
     // An answer cut short by an interrupt is not the CLI's answer: not cached.
+    if let (false, Some(version), Some(dir)) = (interrupted, &version, &cache_dir) {
+        super::version::remember(path, dir, version);
+    }
     if !interrupted {
         CACHE
             .lock()

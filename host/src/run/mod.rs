@@ -28,14 +28,17 @@ pub mod matrix_filter;
 pub mod one;
 pub mod options;
 pub mod prepare;
+pub mod progress;
 pub mod regrade;
 pub mod report;
+pub mod retry;
 pub mod sessions;
 mod setup;
 pub mod suite;
 pub mod thresholds;
 pub mod trajectory_view;
 pub mod verdict;
+pub mod version;
 
 pub use agentless::{NO_AGENT, run_agentless};
 pub use error::RunError;

@@ -32,6 +32,10 @@ pub struct RunOptions {
     pub pid_namespace: bool,
     /// The experiment the units were resolved with, for `run.json`.
     pub experiment: Option<crate::results::ExperimentRecord>,
+    /// Retries of infrastructure errors (`--infra-retries`; [`super::retry`]).
+    pub retry: super::retry::RetryPolicy,
+    /// The suite's live progress display, when one is shown ([`super::progress`]).
+    pub progress: Option<std::sync::Arc<super::progress::Progress>>,
 }
 
 impl RunOptions {
@@ -48,6 +52,8 @@ impl RunOptions {
             judge_env: Vec::new(),
             pid_namespace: true,
             experiment: None,
+            retry: super::retry::RetryPolicy::DEFAULT,
+            progress: None,
         }
     }
 }

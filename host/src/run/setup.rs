@@ -19,6 +19,23 @@ pub(super) struct Dirs {
     pub pre_run: Vec<StepRecord>,
 }
 
+/// Removes everything in `dir` but `attempts/` (the earlier attempts of a task run
+/// again after an infrastructure error, `super::retry`, which clears a stale one itself).
+fn clear_keeping_attempts(dir: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_name() == super::retry::ATTEMPTS_DIR {
+            continue;
+        }
+        if entry.file_type()?.is_dir() {
+            std::fs::remove_dir_all(entry.path())?;
+        } else {
+            std::fs::remove_file(entry.path())?;
+        }
+    }
+    Ok(())
+}
+
 /// Makes `dir/workspace` and `dir/home` afresh and fills the workspace; runs the
 /// `pre_run` steps on the host when `pre_run` says so (under `driver: docker` they run in
 /// the container once it started: [`run_pre_steps`]). Errors name the step that failed,
@@ -29,7 +46,7 @@ pub(super) async fn prepare_dirs(
     pre_run: bool,
 ) -> Result<Dirs, SetupError> {
     if dir.exists() {
-        std::fs::remove_dir_all(dir).map_err(|e| format!("clearing {}: {e}", dir.display()))?;
+        clear_keeping_attempts(dir).map_err(|e| format!("clearing {}: {e}", dir.display()))?;
     }
     let workspace = dir.join("workspace");
     let home = dir.join("home");

@@ -1,7 +1,7 @@
 //! A suite: the prepared task × harness pairs run `jobs` at a time, then `run.json`,
 //! `junit.xml` and `report.html` beside them.
 
-use super::{Prepared, RunOptions, junit, report, run_one, thresholds};
+use super::{Prepared, RunOptions, junit, report, thresholds};
 use crate::results::{
     RunRow, RunSummary, SuiteThresholdResult, TASK_RESULT_VERSION, TaskResult, TaskStatus,
     write_json_atomically,
@@ -48,8 +48,14 @@ pub async fn run_all(
     mut on_done: impl FnMut(&TaskResult),
 ) -> std::io::Result<Vec<TaskResult>> {
     std::fs::create_dir_all(&options.out_dir)?;
+    if let Some(progress) = &options.progress {
+        progress.begin(prepared.len() + skipped.len());
+    }
     for r in &skipped {
         on_done(r);
+        if let Some(progress) = &options.progress {
+            progress.finished(r, false);
+        }
     }
     let criteria: thresholds::CriteriaByTask = prepared
         .iter()
@@ -79,7 +85,13 @@ pub async fn run_all(
             let _ = my_turn.await;
             let _permit = semaphore.acquire_owned().await;
             let _ = next_tx.send(());
-            (index, run_one(p, &options, cancel).await)
+            if let Some(progress) = &options.progress {
+                progress.started();
+            }
+            (
+                index,
+                super::retry::run_with_retries(p, &options, cancel).await,
+            )
         });
     }
     let total = set.len();
@@ -94,12 +106,18 @@ pub async fn run_all(
     while let Some(joined) = set.join_next().await {
         let (index, result) = joined.map_err(std::io::Error::other)?;
         on_done(&result);
+        if let Some(progress) = &options.progress {
+            progress.finished(&result, true);
+        }
         done.push((index, result));
         done.sort_by_key(|(i, _)| *i);
         write_json_atomically(
             &options.out_dir.join("run.json"),
             &summary(&skipped, &done, total - done.len(), &options.experiment),
         )?;
+    }
+    if let Some(progress) = &options.progress {
+        progress.finish();
     }
     let results: Vec<TaskResult> = skipped
         .into_iter()

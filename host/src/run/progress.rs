@@ -1,0 +1,272 @@
+//! A suite's live progress: tasks done / running / failed of the total, the ETA and the
+//! running cost. On a terminal (stdout is one) a bar drawn by indicatif, the task rows
+//! printed above it; otherwise one plain line on stderr as each task ends, so a log or CI
+//! keeps a readable trace and stdout keeps only the task rows:
+//!
+//! ```text
+//! progress: 3/10 done, 2 running, 1 failed; elapsed 0:41, ETA 1:35; cost $0.0421 (1 unknown)
+//! ```
+//!
+//! The cost is the sum of the tasks' `cost.total_cost_usd` (earlier attempts of a retried
+//! task included); a task whose CLI ran but reported no cost is counted as unknown, never
+//! as $0. A run of a single task shows nothing.
+
+use crate::results::{TaskResult, TaskStatus};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// The display: [`Progress::begin`] once the suite's size is known, then
+/// [`Progress::started`] and [`Progress::finished`] as tasks start and end.
+#[derive(Debug)]
+pub struct Progress {
+    terminal: bool,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    bar: Option<indicatif::ProgressBar>,
+    total: usize,
+    done: usize,
+    running: usize,
+    failed: usize,
+    /// Tasks finished by this run (not kept from an earlier one, not skipped): the ETA's
+    /// basis.
+    finished_here: usize,
+    cost_usd: f64,
+    /// Tasks whose CLI ran (or ran before a retry) without a known cost.
+    cost_unknown: usize,
+    /// Tasks with a known cost.
+    cost_known: usize,
+    start: Option<Instant>,
+}
+
+/// What the display says at one moment (for the plain line, and tests).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Snapshot {
+    pub total: usize,
+    pub done: usize,
+    pub running: usize,
+    pub failed: usize,
+    pub elapsed: Duration,
+    /// `None` until a task of this run has finished.
+    pub eta: Option<Duration>,
+    /// USD of the tasks with a known cost; `None` when no task's cost is known.
+    pub cost_usd: Option<f64>,
+    pub cost_unknown: usize,
+}
+
+impl Progress {
+    /// A display drawn as a bar when `terminal` (see [`Progress::for_stdout`]), else as
+    /// plain lines on stderr.
+    pub fn new(terminal: bool) -> Progress {
+        Progress {
+            terminal,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// A bar when stdout is a terminal, else plain lines.
+    pub fn for_stdout() -> Progress {
+        use std::io::IsTerminal;
+        Progress::new(std::io::stdout().is_terminal())
+    }
+
+    /// The suite holds `total` units; the clock starts. Fewer than 2 shows nothing.
+    pub fn begin(&self, total: usize) {
+        let mut s = self.state.lock().unwrap();
+        s.total = total;
+        s.start = Some(Instant::now());
+        if self.terminal && total > 1 {
+            let bar = indicatif::ProgressBar::with_draw_target(
+                Some(total as u64),
+                indicatif::ProgressDrawTarget::stdout(),
+            );
+            if let Ok(style) = indicatif::ProgressStyle::with_template(
+                "[{elapsed_precise}] {wide_bar} {pos}/{len} {msg}",
+            ) {
+                bar.set_style(style);
+            }
+            bar.enable_steady_tick(Duration::from_millis(500));
+            s.bar = Some(bar);
+        }
+        drop(s);
+        self.redraw(false);
+    }
+
+    /// A task started (took its place among the `--jobs`).
+    pub fn started(&self) {
+        self.state.lock().unwrap().running += 1;
+        self.redraw(false);
+    }
+
+    /// A task ended with `result`; `ran_here` is false for one kept from an earlier run
+    /// or skipped (it never started in this run).
+    pub fn finished(&self, result: &TaskResult, ran_here: bool) {
+        {
+            let mut s = self.state.lock().unwrap();
+            if ran_here {
+                s.running = s.running.saturating_sub(1);
+                s.finished_here += 1;
+            }
+            s.done += 1;
+            if !matches!(result.status, TaskStatus::Success | TaskStatus::Skipped) {
+                s.failed += 1;
+            }
+            let mut known = Vec::new();
+            let mut unknown = 0;
+            for retry in &result.infra_retries {
+                match retry.cost_usd {
+                    Some(c) => known.push(c),
+                    None => unknown += 1,
+                }
+            }
+            // No cost summary: no CLI was launched, nothing was spent.
+            if let Some(c) = &result.cost {
+                match c.total_cost_usd {
+                    Some(usd) => known.push(usd),
+                    None => unknown += 1,
+                }
+            }
+            s.cost_usd += known.iter().sum::<f64>();
+            s.cost_known += usize::from(!known.is_empty());
+            s.cost_unknown += usize::from(unknown > 0);
+        }
+        self.redraw(ran_here);
+    }
+
+    /// Prints a task's row: above the bar on a terminal, else on stdout.
+    pub fn println(&self, line: &str) {
+        let s = self.state.lock().unwrap();
+        match &s.bar {
+            Some(bar) => bar.println(line),
+            None => {
+                use std::io::Write;
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+            }
+        }
+    }
+
+    /// The bar is removed (the suite ended or was interrupted).
+    pub fn finish(&self) {
+        if let Some(bar) = self.state.lock().unwrap().bar.take() {
+            bar.finish_and_clear();
+        }
+    }
+
+    /// What the display says now.
+    pub fn snapshot(&self) -> Snapshot {
+        let s = self.state.lock().unwrap();
+        let elapsed = s.start.map_or(Duration::ZERO, |t| t.elapsed());
+        let remaining = s.total.saturating_sub(s.done);
+        let eta = (s.finished_here > 0)
+            .then(|| elapsed.mul_f64(remaining as f64 / s.finished_here as f64));
+        Snapshot {
+            total: s.total,
+            done: s.done,
+            running: s.running,
+            failed: s.failed,
+            elapsed,
+            eta,
+            cost_usd: (s.cost_known > 0).then_some(s.cost_usd),
+            cost_unknown: s.cost_unknown,
+        }
+    }
+
+    /// Updates the bar, or (plain mode, when a task of this run ended) prints a line.
+    fn redraw(&self, task_ended: bool) {
+        let snap = self.snapshot();
+        if snap.total < 2 {
+            return;
+        }
+        let s = self.state.lock().unwrap();
+        match &s.bar {
+            Some(bar) => {
+                bar.set_position(snap.done as u64);
+                bar.set_message(snap.message());
+            }
+            None if task_ended => eprintln!("{}", snap.plain_line()),
+            None => {}
+        }
+    }
+}
+
+impl Snapshot {
+    /// "2 running, 1 failed; ETA 1:35; cost $0.0421 (1 unknown)".
+    pub fn message(&self) -> String {
+        format!(
+            "{} running, {} failed; ETA {}; {}",
+            self.running,
+            self.failed,
+            self.eta.map_or("-".to_string(), clock),
+            self.cost()
+        )
+    }
+
+    /// The plain line (module docs).
+    pub fn plain_line(&self) -> String {
+        format!(
+            "progress: {}/{} done, {} running, {} failed; elapsed {}, ETA {}; {}",
+            self.done,
+            self.total,
+            self.running,
+            self.failed,
+            clock(self.elapsed),
+            self.eta.map_or("-".to_string(), clock),
+            self.cost()
+        )
+    }
+
+    fn cost(&self) -> String {
+        let unknown = match self.cost_unknown {
+            0 => String::new(),
+            n => format!(" ({n} unknown)"),
+        };
+        match self.cost_usd {
+            Some(usd) => format!("cost ${usd:.4}{unknown}"),
+            None if self.cost_unknown > 0 => "cost unknown".to_string(),
+            None => "cost -".to_string(),
+        }
+    }
+}
+
+/// `m:ss`, or `h:mm:ss` from an hour on.
+fn clock(d: Duration) -> String {
+    let secs = d.as_secs();
+    match secs / 3600 {
+        0 => format!("{}:{:02}", secs / 60, secs % 60),
+        h => format!("{h}:{:02}:{:02}", secs / 60 % 60, secs % 60),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_plain_line_says_unknown_cost_apart_from_known() {
+        let snap = Snapshot {
+            total: 10,
+            done: 3,
+            running: 2,
+            failed: 1,
+            elapsed: Duration::from_secs(41),
+            eta: Some(Duration::from_secs(95)),
+            cost_usd: Some(0.0421),
+            cost_unknown: 1,
+        };
+        assert_eq!(
+            snap.plain_line(),
+            "progress: 3/10 done, 2 running, 1 failed; elapsed 0:41, ETA 1:35; cost $0.0421 (1 unknown)"
+        );
+        let none = Snapshot {
+            cost_usd: None,
+            eta: None,
+            cost_unknown: 2,
+            ..snap.clone()
+        };
+        assert!(none.plain_line().ends_with("ETA -; cost unknown"));
+        assert_eq!(clock(Duration::from_secs(3725)), "1:02:05");
+    }
+}

@@ -1,0 +1,296 @@
+//! Retries of infrastructure errors: a task whose attempt ended in an error that says
+//! nothing of the agent (the CLI crashed before its first model call, the model API
+//! answered HTTP 429 or 5xx, the CLI exited with a code it documents as transient) is run
+//! again from a fresh workspace, after a backoff, up to [`RetryPolicy::max_retries`]
+//! times. Every earlier attempt is kept under `<result folder>/attempts/<n>/` (its own
+//! `task.json`, recording, stderr, workspace) and listed in the final `task.json`
+//! (`attempts`, `infra_retries`). A graded result (SUCCESS, FAILURE), a timeout, a cap,
+//! an interrupt or a documented non-transient exit code (`auth_error`, `config_error`, …)
+//! is never run again: it is the agent's result, or it would fail the same way.
+//!
+//! The names follow coder_eval's `retry:` block (`max_retries`, `initial_delay`,
+//! `backoff_multiplier`).
+
+use super::{Prepared, RunOptions, run_one};
+use crate::results::{InfraRetryRecord, TaskResult, TaskStatus, write_json_atomically};
+use std::path::Path;
+use std::time::Duration;
+use tokio::sync::watch;
+
+/// The folder (inside a task's result folder) that keeps its earlier attempts.
+pub const ATTEMPTS_DIR: &str = "attempts";
+
+/// How hard a task tries to survive an infrastructure error.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RetryPolicy {
+    /// Attempts after the first (0: never run again). `coder-eval run --infra-retries`.
+    pub max_retries: u32,
+    /// The wait before the first retry; each later wait is `backoff_multiplier` times the
+    /// one before (1 s, 2 s, 4 s by default).
+    pub initial_delay: Duration,
+    /// Factor between successive waits (≥ 1).
+    pub backoff_multiplier: f64,
+}
+
+impl RetryPolicy {
+    /// 2 retries, 1 s then 2 s.
+    pub const DEFAULT: RetryPolicy = RetryPolicy {
+        max_retries: 2,
+        initial_delay: Duration::from_secs(1),
+        backoff_multiplier: 2.0,
+    };
+
+    /// The wait before retry `n` (1-based).
+    pub fn delay(&self, n: u32) -> Duration {
+        let factor = self
+            .backoff_multiplier
+            .max(1.0)
+            .powi(n.saturating_sub(1) as i32);
+        self.initial_delay.mul_f64(factor.min(3600.0))
+    }
+}
+
+impl Default for RetryPolicy {
+    fn default() -> Self {
+        RetryPolicy::DEFAULT
+    }
+}
+
+/// Why an attempt's error is the infrastructure's, not the agent's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InfraCause {
+    /// The CLI ended with a failure (non-zero exit, a signal) before its first model call.
+    CrashBeforeFirstCall,
+    /// The model API answered this HTTP status (429 or 5xx), as the stream shows.
+    ApiStatus(u32),
+    /// The CLI exited with a code its launch plan documents as transient.
+    TransientExitCode,
+}
+
+impl InfraCause {
+    /// The `cause` of an [`InfraRetryRecord`].
+    pub fn name(self) -> &'static str {
+        match self {
+            InfraCause::CrashBeforeFirstCall => "crash_before_first_call",
+            InfraCause::ApiStatus(_) => "api_status",
+            InfraCause::TransientExitCode => "transient_exit_code",
+        }
+    }
+}
+
+/// The documented exit-code kinds (a launch plan's `exit_codes[].kind`) that name a
+/// transient failure: the same run may well succeed a moment later.
+pub const TRANSIENT_EXIT_KINDS: &[&str] = &[
+    "rate_limited",
+    "rate_limit",
+    "overloaded",
+    "server_error",
+    "api_error",
+    "network_error",
+    "connection_error",
+    "transient",
+];
+
+/// Why `result` is an infrastructure error, or `None` when it is the agent's result (or a
+/// failure that would repeat). See the module docs for the rules.
+pub fn infra_cause(result: &TaskResult) -> Option<InfraCause> {
+    if result.status != TaskStatus::Error || result.stop.is_some() {
+        return None;
+    }
+    if result.error_kind.as_deref() == Some("interrupted") {
+        return None;
+    }
+    // A documented exit code decides: transient or not.
+    if let Some(meaning) = &result.cli.exit_code_meaning {
+        return TRANSIENT_EXIT_KINDS
+            .contains(&meaning.kind.as_str())
+            .then_some(InfraCause::TransientExitCode);
+    }
+    let turn = result.turn.as_ref()?;
+    if let Some(status) = api_status_of(turn) {
+        return Some(InfraCause::ApiStatus(status));
+    }
+    let failed_exit = turn
+        .exit
+        .as_ref()
+        .is_some_and(|e| e.code != Some(0) || e.signal.is_some());
+    let reached_model = !turn.model_calls.is_empty()
+        || turn.num_turns > 0
+        || result
+            .scripted_model_requests
+            .as_ref()
+            .is_some_and(|r| !r.is_empty());
+    (failed_exit && !reached_model).then_some(InfraCause::CrashBeforeFirstCall)
+}
+
+/// The HTTP status (429 or 5xx) a failed turn ended on, as its stream shows it: the
+/// CLI's failure message ("API Error: 529 …", "unexpected status 503 …"), else the last
+/// request the CLI itself retried when the turn ended in a failure right after it.
+pub fn api_status_of(turn: &crate::results::TurnRecord) -> Option<u32> {
+    let result = turn.cli_result.as_ref()?;
+    if result.success {
+        return None;
+    }
+    if let Some(status) = result.error_message.as_deref().and_then(http_status_in) {
+        return Some(status);
+    }
+    turn.retries
+        .last()
+        .and_then(|r| r.status)
+        .filter(|s| transient_status(*s))
+}
+
+fn transient_status(status: u32) -> bool {
+    status == 429 || (500..600).contains(&status)
+}
+
+/// A transient HTTP status named in an error message: a 429 or 5xx right after "API
+/// error", "status", "HTTP", "error code" (Claude Code's "API Error: 529 {…}", Codex's
+/// "unexpected status 503 Service Unavailable"), or the words of one ("rate limit" 429,
+/// "overloaded" 529).
+pub fn http_status_in(message: &str) -> Option<u32> {
+    static PATTERN: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+        regex::Regex::new(
+            r"(?i)(?:api[ _]?error|status(?:[ _]?code)?|http(?:/[0-9.]+)?|error[ _]code)\W{0,3}(429|5[0-9]{2})\b",
+        )
+        .expect("a valid pattern")
+    });
+    if let Some(c) = PATTERN.captures(message) {
+        return c[1].parse().ok();
+    }
+    let lower = message.to_ascii_lowercase();
+    if lower.contains("rate limit") || lower.contains("rate_limit") {
+        Some(429)
+    } else if lower.contains("overloaded") {
+        Some(529)
+    } else {
+        None
+    }
+}
+
+/// Runs one task (as [`run_one`]) and, while its attempt ends in an infrastructure error
+/// and retries are left, keeps that attempt under `attempts/<n>/`, waits the backoff and
+/// runs it again. Never fails: what cannot be kept is said in the attempt's record.
+pub async fn run_with_retries(
+    p: Prepared,
+    options: &RunOptions,
+    cancel: watch::Receiver<bool>,
+) -> TaskResult {
+    let dir = options.out_dir.join(p.unit.rel_dir());
+    // A stale attempts/ of an earlier run into the same folder is not this run's.
+    let _ = std::fs::remove_dir_all(dir.join(ATTEMPTS_DIR));
+    let policy = options.retry;
+    let mut records: Vec<InfraRetryRecord> = Vec::new();
+    let mut attempt = 1u32;
+    loop {
+        let mut result = run_one(p.clone(), options, cancel.clone()).await;
+        let stopped =
+            |c: &watch::Receiver<bool>| *c.borrow() || crate::interrupt::raised().is_some();
+        let cause = infra_cause(&result).filter(|_| attempt <= policy.max_retries);
+        let delay = policy.delay(attempt);
+        if let Some(cause) = cause
+            && !stopped(&cancel)
+        {
+            eprintln!(
+                "note: {} on {}: attempt {attempt} ended in an infrastructure error ({}): \
+                 running it again in {:.1} s",
+                result.task_id,
+                result.harness,
+                match cause {
+                    InfraCause::ApiStatus(s) => format!("HTTP {s}"),
+                    _ => cause.name().to_string(),
+                },
+                delay.as_secs_f64(),
+            );
+            // The wait ends early on an interrupt; the attempt is then the result.
+            let mut watch_cancel = cancel.clone();
+            tokio::select! {
+                () = tokio::time::sleep(delay) => {}
+                _ = watch_cancel.wait_for(|c| *c) => {}
+            }
+            if !stopped(&cancel) {
+                let rel = format!("{ATTEMPTS_DIR}/{attempt}");
+                match keep_attempt(&dir, &dir.join(&rel)) {
+                    Ok(()) => {
+                        records.push(InfraRetryRecord {
+                            attempt,
+                            cause: cause.name().to_string(),
+                            http_status: match cause {
+                                InfraCause::ApiStatus(s) => Some(s),
+                                _ => None,
+                            },
+                            error: result.error.clone(),
+                            error_kind: result.error_kind.clone(),
+                            cost_usd: result.cost.as_ref().and_then(|c| c.total_cost_usd),
+                            delay_ms: delay.as_millis() as u64,
+                            path: rel,
+                        });
+                        attempt += 1;
+                        continue;
+                    }
+                    // An attempt that cannot be kept is not overwritten: it stays the result.
+                    Err(e) => eprintln!(
+                        "warning: {} on {}: could not keep attempt {attempt} in {rel} ({e}): \
+                         not running it again",
+                        result.task_id, result.harness
+                    ),
+                }
+            }
+        }
+        if attempt > 1 {
+            result.attempts = Some(attempt);
+            result.infra_retries = records;
+            if let Err(err) = write_json_atomically(&dir.join("task.json"), &result) {
+                result.status = TaskStatus::Error;
+                result.error = Some(format!("could not write task.json: {err}"));
+            }
+        }
+        return result;
+    }
+}
+
+/// Moves everything in `dir` but `attempts/` into `to` (`dir/attempts/<n>`).
+fn keep_attempt(dir: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_name() == ATTEMPTS_DIR {
+            continue;
+        }
+        std::fs::rename(entry.path(), to.join(entry.file_name()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transient_statuses_are_read_from_the_clis_messages() {
+        assert_eq!(
+            http_status_in(
+                r#"API Error: 529 {"type":"error","error":{"type":"overloaded_error"}}"#
+            ),
+            Some(529)
+        );
+        assert_eq!(
+            http_status_in("stream error: unexpected status 503 Service Unavailable"),
+            Some(503)
+        );
+        assert_eq!(http_status_in("HTTP 429 Too Many Requests"), Some(429));
+        assert_eq!(http_status_in("You hit the rate limit"), Some(429));
+        // Not transient, or not a status.
+        assert_eq!(http_status_in("API Error: 401 invalid x-api-key"), None);
+        assert_eq!(http_status_in("syntax error at line 500"), None);
+        assert_eq!(http_status_in("wrote 503 bytes"), None);
+    }
+
+    #[test]
+    fn the_backoff_doubles() {
+        let p = RetryPolicy::DEFAULT;
+        assert_eq!(p.delay(1), Duration::from_secs(1));
+        assert_eq!(p.delay(2), Duration::from_secs(2));
+        assert_eq!(p.delay(3), Duration::from_secs(4));
+    }
+}

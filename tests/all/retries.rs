@@ -1,0 +1,263 @@
+//! Infrastructure retries, the suite's plain progress lines and the CLI's version without
+//! its probe, offline: `coder-eval run` on the real Claude Code CLI against the scripted
+//! model, started through a stand-in script (`--cli`) that counts its launches and its
+//! `--version` probes, and crashes on its first launch where a test asks it to.
+
+use crate::support::{bin, root, scratch};
+use coder_eval::results::{TaskResult, TaskStatus};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// A task the scripted model solves (it writes `out.txt`); `criterion` is the shell
+/// command that grades it.
+fn task(dir: &Path, criterion: &str) -> PathBuf {
+    std::fs::write(
+        dir.join("script.yaml"),
+        "name: write\nreplies:\n  - text: I'll write it.\n    tool_calls:\n      - write_file: {path: out.txt, content: \"hi\\n\"}\n  - text: Done.\n",
+    )
+    .unwrap();
+    let task = dir.join("task.yaml");
+    std::fs::write(
+        &task,
+        format!(
+            "task_id: retried\ninitial_prompt: Write out.txt.\nagent:\n  type: claude-code\n  scripted_model: script.yaml\nrun_limits:\n  max_turns: 5\n  turn_timeout: 120\nsuccess_criteria:\n  - type: run_command\n    description: graded\n    command: \"{criterion}\"\n    expected_exit_code: 0\n"
+        ),
+    )
+    .unwrap();
+    task
+}
+
+/// A stand-in for `claude` at `path`: it appends a line to `<dir>/versions` per
+/// `--version` probe (answering `stand-in 1.0`) and to `<dir>/launches` per launch;
+/// launch number `crash_on` (1-based; 0: none) prints a line on stderr and exits 3
+/// before the CLI starts; every other launch runs the real Claude Code CLI.
+fn stand_in(path: &Path, dir: &Path, crash_on: u32) {
+    let real = root().join("harnesses/node_modules/.bin/claude");
+    std::fs::write(
+        path,
+        format!(
+            "#!/bin/bash\nif [ \"$1\" = \"--version\" ]; then echo v >> {d}/versions; echo \"stand-in 1.0\"; exit 0; fi\necho l >> {d}/launches\nn=$(wc -l < {d}/launches)\nif [ \"$n\" -eq {crash_on} ]; then echo 'stand-in: crashed before the first model call' >&2; exit 3; fi\nexec {real} \"$@\"\n",
+            d = dir.display(),
+            real = real.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+}
+
+fn lines(path: &Path) -> usize {
+    std::fs::read_to_string(path).map_or(0, |t| t.lines().count())
+}
+
+fn run(args: &[&str], extra: &[&Path]) -> Output {
+    let mut cmd = Command::new(bin());
+    cmd.args(args).args(extra);
+    if crate::live_claude::netns_available() {
+        cmd.arg("--isolate-network");
+    }
+    cmd.output().expect("coder-eval runs")
+}
+
+fn task_json(path: &Path) -> TaskResult {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn show(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout: {}\nstderr: {}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn a_cli_crash_before_the_first_model_call_is_run_again_and_the_attempt_kept() {
+    let dir = scratch("retry-crash");
+    let cli = dir.join("claude");
+    stand_in(&cli, &dir, 1);
+    let task = task(&dir, "test -f out.txt");
+    let out = dir.join("out");
+    let o = run(
+        &["run", "--retry-initial-delay", "0.2", "--out"],
+        &[&out, Path::new("--cli"), &cli, &task],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    assert_eq!(lines(&dir.join("launches")), 2, "{}", show(&o));
+    let unit = out.join("retried/claude-code");
+    let t = task_json(&unit.join("task.json"));
+    assert_eq!(t.status, TaskStatus::Success);
+    assert_eq!(t.attempts, Some(2));
+    assert_eq!(t.infra_retries.len(), 1, "{:?}", t.infra_retries);
+    let r = &t.infra_retries[0];
+    assert_eq!(
+        (r.attempt, r.cause.as_str(), r.path.as_str(), r.delay_ms),
+        (1, "crash_before_first_call", "attempts/1", 200)
+    );
+    // The first attempt is kept whole: its task.json (the error), its stderr, its
+    // workspace; the final attempt's files are where a task's result belongs.
+    let first = task_json(&unit.join("attempts/1/task.json"));
+    assert_eq!(first.status, TaskStatus::Error);
+    assert_eq!(first.attempts, None);
+    let stderr = std::fs::read_to_string(unit.join("attempts/1/stderr.log")).unwrap();
+    assert!(
+        stderr.contains("crashed before the first model call"),
+        "{stderr}"
+    );
+    assert!(unit.join("attempts/1/workspace").is_dir());
+    assert!(!unit.join("attempts/1/workspace/out.txt").exists());
+    assert!(unit.join("workspace/out.txt").exists());
+    assert!(unit.join("recording.jsonl").exists());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("attempt 1 ended in an infrastructure error"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_graded_failure_is_never_run_again() {
+    let dir = scratch("retry-graded");
+    let cli = dir.join("claude");
+    stand_in(&cli, &dir, 0);
+    let task = task(&dir, "test -f missing.txt");
+    let out = dir.join("out");
+    let o = run(
+        &["run", "--retry-initial-delay", "0.2", "--out"],
+        &[&out, Path::new("--cli"), &cli, &task],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    assert_eq!(lines(&dir.join("launches")), 1, "{}", show(&o));
+    let unit = out.join("retried/claude-code");
+    let t = task_json(&unit.join("task.json"));
+    assert_eq!(t.status, TaskStatus::Failure);
+    assert_eq!(t.attempts, None);
+    assert!(t.infra_retries.is_empty());
+    assert!(!unit.join("attempts").exists());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn retries_can_be_turned_off() {
+    let dir = scratch("retry-off");
+    let cli = dir.join("claude");
+    stand_in(&cli, &dir, 1);
+    let task = task(&dir, "test -f out.txt");
+    let out = dir.join("out");
+    let o = run(
+        &["run", "--infra-retries", "0", "--out"],
+        &[&out, Path::new("--cli"), &cli, &task],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    assert_eq!(lines(&dir.join("launches")), 1);
+    let t = task_json(&out.join("retried/claude-code/task.json"));
+    assert_eq!(t.status, TaskStatus::Error);
+    assert_eq!(t.attempts, None);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_suite_off_a_terminal_prints_plain_progress_lines_and_probes_the_version_once_across_runs() {
+    let dir = scratch("progress-plain");
+    let cli = dir.join("claude");
+    stand_in(&cli, &dir, 0);
+    let task = task(&dir, "test -f out.txt");
+    let mut outputs = Vec::new();
+    for n in 0..2 {
+        let out = dir.join(format!("out{n}"));
+        let o = run(
+            &["run", "--repeats", "2", "--out"],
+            &[&out, Path::new("--cli"), &cli, &task],
+        );
+        assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+        let t = task_json(&out.join("retried/claude-code/r01/task.json"));
+        assert_eq!(t.cli.version.as_deref(), Some("stand-in 1.0"));
+        outputs.push(o);
+    }
+    // One probe in all: the second unit of the first run asked the process's cache, the
+    // second run the cache on disk (same file, same mtime and size).
+    assert_eq!(lines(&dir.join("versions")), 1);
+    let o = &outputs[0];
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert!(
+        stderr.contains("progress: 1/2 done, ")
+            && stderr.contains("progress: 2/2 done, 0 running, 0 failed; elapsed "),
+        "{stderr}"
+    );
+    // Claude Code reports its cost: a figure, no unknown.
+    let last = stderr
+        .lines()
+        .find(|l| l.starts_with("progress: 2/2"))
+        .unwrap();
+    assert!(
+        last.contains("; cost $") && !last.contains("unknown"),
+        "{last}"
+    );
+    // stdout keeps the task rows alone.
+    assert!(!stdout.contains("progress:"), "{stdout}");
+    assert_eq!(
+        stdout.lines().filter(|l| l.contains("retried")).count(),
+        2,
+        "{stdout}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn the_version_comes_from_the_package_manifest_without_a_probe() {
+    let dir = scratch("version-manifest");
+    let pkg = dir.join("node_modules/stand-in-agent");
+    std::fs::create_dir_all(pkg.join("bin")).unwrap();
+    std::fs::write(
+        pkg.join("package.json"),
+        r#"{"name":"stand-in-agent","version":"7.7.7","bin":{"claude":"bin/claude.sh"}}"#,
+    )
+    .unwrap();
+    stand_in(&pkg.join("bin/claude.sh"), &dir, 0);
+    std::fs::create_dir_all(dir.join("node_modules/.bin")).unwrap();
+    let link = dir.join("node_modules/.bin/claude");
+    std::os::unix::fs::symlink("../stand-in-agent/bin/claude.sh", &link).unwrap();
+    let task = task(&dir, "test -f out.txt");
+    let out = dir.join("out");
+    let o = run(&["run", "--out"], &[&out, Path::new("--cli"), &link, &task]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let t = task_json(&out.join("retried/claude-code/task.json"));
+    assert_eq!(t.cli.version.as_deref(), Some("7.7.7"));
+    assert_eq!(lines(&dir.join("versions")), 0, "the CLI was probed");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_transient_api_status_is_read_from_recorded_streams_and_a_refusal_is_not_one() {
+    use coder_eval::run::retry::api_status_of;
+    use coder_eval::turn::replay::{ReplayOptions, replay};
+    let status = |harness: &str, rel: &str| {
+        let turn = replay(&crate::support::corpus(rel), &ReplayOptions::new(harness)).unwrap();
+        api_status_of(&turn)
+    };
+    // Claude Code's result `error: "Rate limit exceeded…"`; OpenCode's error event.
+    assert_eq!(
+        status(
+            "claude-code",
+            "public/claude-code/takopi-api-error-result.jsonl"
+        ),
+        Some(429)
+    );
+    assert_eq!(
+        status("opencode", "public/opencode/takopi-stream_error.jsonl"),
+        Some(429)
+    );
+    // An API error that would repeat (the organization disabled access): not transient.
+    assert_eq!(
+        status(
+            "claude-code",
+            "field2/claude-code/B38-api-error-reported-as-success.recording.jsonl"
+        ),
+        None
+    );
+}
