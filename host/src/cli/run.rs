@@ -5,10 +5,13 @@ use coder_eval::exit_codes;
 use coder_eval::results::{TaskResult, TaskStatus};
 use coder_eval::run::{RunOptions, locate, run_all};
 use coder_eval::task::Task;
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 
+mod isolate;
+mod output;
 mod shard;
+use isolate::{isolated, reexec_isolated};
+use output::{print_line, print_statistics, row};
 pub use shard::{MergeArgs, PlanArgs, merge, plan};
 
 /// Runs task files on agent CLIs, records what they stream, grades the result and writes
@@ -560,7 +563,6 @@ fn run_as(
     })
 }
 
-/// One line per variant from `run.json`'s `statistics` (runs with variants or repeats).
 /// The options given with `--resume` that the resumed run's own options would override.
 fn resume_ignores(args: &RunArgs) -> Vec<&'static str> {
     [
@@ -575,93 +577,6 @@ fn resume_ignores(args: &RunArgs) -> Vec<&'static str> {
     .collect()
 }
 
-fn print_statistics(out_dir: &std::path::Path) {
-    let Some(summary) = std::fs::read_to_string(out_dir.join("run.json"))
-        .ok()
-        .and_then(|t| serde_json::from_str::<coder_eval::results::RunSummary>(&t).ok())
-    else {
-        return;
-    };
-    for v in &summary.statistics {
-        print_line(&format!(
-            "{:<20} pass rate {} over {} graded task(s); {} flaky; replicates: {} graded, {} errored, {} skipped, {} missing",
-            v.variant,
-            coder_eval::suite::report::estimate(v.pass_rate.as_ref()),
-            v.tasks_graded,
-            v.tasks_flaky,
-            v.graded,
-            v.errored,
-            v.skipped,
-            v.missing
-        ));
-    }
-}
-
-/// The terminal summary line of one task.
-fn row(r: &TaskResult) -> String {
-    let turn = r.turn.as_ref();
-    let capped = r
-        .notes()
-        .map_or(String::new(), |note| format!("  [{note}]"));
-    let leftovers = match r.cli.leftover_processes.unwrap_or(0) {
-        0 => String::new(),
-        1 => "  [1 process the agent left running was stopped]".to_string(),
-        n => format!("  [{n} processes the agent left running were stopped]"),
-    };
-    let retried = r.attempts.map_or(String::new(), |n| {
-        format!(
-            "  [attempt {n}: the earlier ones ended in infrastructure errors, kept in attempts/]"
-        )
-    });
-    let unit = match (&r.variant, r.replicate) {
-        (None, None) => r.task_id.clone(),
-        (Some(v), None) => format!("{} [{v}]", r.task_id),
-        (None, Some(i)) => format!("{} [{}]", r.task_id, coder_eval::suite::replicate_dir(i)),
-        (Some(v), Some(i)) => format!(
-            "{} [{v} {}]",
-            r.task_id,
-            coder_eval::suite::replicate_dir(i)
-        ),
-    };
-    format!(
-        "{} {:<28} {:<12} {:<20} score {:<5} turns {:<3} tools {:<3} {:>7.1} s{}{capped}{leftovers}{retried}",
-        r.status.icon(),
-        unit,
-        r.harness,
-        r.status.as_str(),
-        r.weighted_score.map_or("-".into(), |s| format!("{s:.2}")),
-        turn.map_or("-".into(), |t| t.num_turns.to_string()),
-        turn.map_or("-".into(), |t| t.tool_calls.len().to_string()),
-        turn.map_or(0.0, |t| t.timing.turn_duration_ms as f64 / 1000.0),
-        r.error
-            .as_ref()
-            .map_or(String::new(), |e| format!("  ({})", printable(e))),
-    )
-}
-
-/// Writes `line` and a newline to stdout, ignoring a failed write: a reader that went
-/// away (`coder-eval run … | head -1`, EPIPE) must not stop the run half way; every
-/// task still runs to its end and its result files are written.
-fn print_line(line: &str) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{line}").and_then(|()| out.flush());
-}
-
-/// `text` for a terminal: control characters (escape sequences from a CLI's stderr, say)
-/// shown escaped instead of acted on.
-fn printable(text: &str) -> String {
-    text.chars()
-        .map(|c| {
-            if c.is_control() {
-                c.escape_default().to_string()
-            } else {
-                c.to_string()
-            }
-        })
-        .collect()
-}
-
 /// Built-in harnesses whose CLI can be found.
 fn installed_harnesses() -> Vec<String> {
     BUILTIN_HARNESSES
@@ -669,185 +584,6 @@ fn installed_harnesses() -> Vec<String> {
         .filter(|h| locate::is_installed(h.program))
         .map(|h| h.name.to_string())
         .collect()
-}
-
-/// The network namespace this process runs in (the inode of `/proc/self/ns/net`).
-fn netns() -> Option<u64> {
-    netns_of("self")
-}
-
-/// The network namespace of process `pid` (`self` for this one).
-fn netns_of(pid: &str) -> Option<u64> {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(format!("/proc/{pid}/ns/net"))
-        .ok()
-        .map(|m| m.ino())
-}
-
-/// Whether this run is the re-run inside the network namespace: `CODER_EVAL_NETNS`
-/// names the namespace the outer run left, which must be its parent's (the outer run)
-/// and not its own. Errors: the variable is set otherwise (by hand, or inherited):
-/// isolation would silently not hold, so the run refuses.
-fn isolated() -> Result<bool, String> {
-    let Some(outer) = std::env::var_os("CODER_EVAL_NETNS") else {
-        return Ok(false);
-    };
-    let outer = outer.to_string_lossy().parse::<u64>().ok();
-    let parent = netns_of(&std::os::unix::process::parent_id().to_string());
-    match (outer, netns()) {
-        (Some(outer), Some(here)) if outer != here && parent == Some(outer) => Ok(true),
-        _ => Err(
-            "CODER_EVAL_NETNS is set but this process is not in a network namespace of its \
-             own: refusing to run as if the network were isolated (unset it)"
-                .into(),
-        ),
-    }
-}
-
-/// Runs this same command again inside a new network namespace with loopback up. Errors
-/// (exit 2, nothing run): a network namespace cannot be made here (`unshare -n` fails:
-/// no unprivileged user namespaces, no CAP_SYS_ADMIN): the run never goes on without
-/// the isolation it was asked for.
-fn reexec_isolated() -> Result<i32, Box<dyn std::error::Error>> {
-    let probe = std::process::Command::new("unshare")
-        .args(["-n", "--", "true"])
-        .stdin(std::process::Stdio::null())
-        .output();
-    let refused = match &probe {
-        Ok(out) if out.status.success() => None,
-        Ok(out) => Some(String::from_utf8_lossy(&out.stderr).trim().to_string()),
-        Err(e) => Some(e.to_string()),
-    };
-    if let Some(why) = refused {
-        eprintln!(
-            "error: network isolation (--isolate-network, or a task's sandbox.network_enabled: \
-             false) is not available here: `unshare -n` failed ({why}); refusing to run \
-             without it (nothing was run)"
-        );
-        return Ok(exit_codes::USAGE);
-    }
-    let exe = std::env::current_exe()?;
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    // The inner run reports each signal it gets on this pipe (see
-    // `coder_eval::interrupt::SIGNAL_REPORT_ENV`).
-    let mut fds = [0i32; 2];
-    // SAFETY: pipe2 fills `fds` with two new fds (close-on-exec) or fails.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) } != 0 {
-        return Err(std::io::Error::last_os_error().into());
-    }
-    let (report_read, report_write) = (fds[0], fds[1]);
-    let mut cmd = std::process::Command::new("unshare");
-    cmd.args([
-        "-n",
-        "--",
-        "sh",
-        "-c",
-        "ip link set lo up && exec \"$@\"",
-        "sh",
-    ])
-    .arg(exe)
-    .args(args)
-    .env(
-        "CODER_EVAL_NETNS",
-        netns().map_or_else(String::new, |n| n.to_string()),
-    )
-    .env(
-        coder_eval::interrupt::SIGNAL_REPORT_ENV,
-        format!("{report_write}:{}", std::process::id()),
-    )
-    // The inner run leads a group of its own: a terminal's Ctrl-C reaches this process
-    // only, which passes each signal on once (two Ctrl-C are two, not four).
-    .process_group(0);
-    // SAFETY: prctl and fcntl are async-signal-safe; they set this child's parent-death
-    // signal and the flags of an fd it inherited.
-    unsafe {
-        cmd.pre_exec(move || {
-            // If this process dies (even by SIGKILL), the inner run is interrupted as by
-            // SIGTERM: it stops its CLIs and writes what it recorded.
-            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            // The report pipe's write end survives the exec into the inner run (which
-            // makes it close-on-exec again for its own children); blocking there, so a
-            // report is never lost to a full pipe's EAGAIN (one byte per signal).
-            if libc::fcntl(report_write, libc::F_SETFD, 0) != 0
-                || libc::fcntl(report_write, libc::F_SETFL, 0) != 0
-            {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
-    let child = cmd.spawn();
-    // SAFETY: closes this process's copy of the write end (the child has its own).
-    unsafe { libc::close(report_write) };
-    let child =
-        child.map_err(|e| format!("could not start `unshare -n` for --isolate-network: {e}"))?;
-    let pid = child.id() as i32;
-    let runtime = tokio::runtime::Runtime::new()?;
-    let status = runtime.block_on(async move {
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut streams = Vec::new();
-        for (number, _) in coder_eval::interrupt::SIGNALS {
-            streams.push((number, signal(SignalKind::from_raw(number))?));
-        }
-        let mut wait = tokio::task::spawn_blocking(move || {
-            let mut child = child;
-            child.wait()
-        });
-        // Signals this process got, and signals the inner run reported getting (its own
-        // and forwarded ones): each signal here should be one there.
-        let (mut received, mut reported) = (0u64, 0u64);
-        loop {
-            let forwarded =
-                futures_util::future::select_all(streams.iter_mut().map(|(number, stream)| {
-                    let number = *number;
-                    Box::pin(async move {
-                        stream.recv().await;
-                        number
-                    })
-                }));
-            tokio::select! {
-                status = &mut wait => return status.map_err(std::io::Error::other)?,
-                (signal, _, _) = forwarded => {
-                    received += 1;
-                    // A signal sent to every process of the run reaches the inner one
-                    // too: give it a moment to report it, and forward only if it did not
-                    // (a terminal's Ctrl-C reaches this process's group alone).
-                    tokio::select! {
-                        status = &mut wait => return status.map_err(std::io::Error::other)?,
-                        () = tokio::time::sleep(FORWARD_AFTER) => {}
-                    }
-                    reported += drain(report_read);
-                    if reported < received {
-                        // SAFETY: plain syscall to our own child.
-                        unsafe { libc::kill(pid, signal) };
-                        // (It reports the forwarded one too, when it gets it.)
-                    }
-                }
-            }
-        }
-    })?;
-    Ok(status.code().unwrap_or(exit_codes::FAILED))
-}
-
-/// How long the outer run of `--isolate-network` waits for the inner run to report a
-/// signal before forwarding it.
-const FORWARD_AFTER: std::time::Duration = std::time::Duration::from_millis(500);
-
-/// Bytes waiting on the non-blocking `fd` (each is one signal the inner run reported),
-/// read and counted.
-fn drain(fd: i32) -> u64 {
-    let mut count = 0u64;
-    let mut buf = [0u8; 64];
-    loop {
-        // SAFETY: reads into a live buffer of its length from an fd this process owns.
-        let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
-        if n <= 0 {
-            return count;
-        }
-        count += n as u64;
-    }
 }
 
 /// UTC now as `YYYYMMDD-HHMMSS`.
@@ -902,9 +638,9 @@ mod tests {
     #[test]
     fn control_characters_are_shown_not_acted_on() {
         assert_eq!(
-            super::printable("red \u{1b}[31mX\u{7}\nend"),
+            super::output::printable("red \u{1b}[31mX\u{7}\nend"),
             "red \\u{1b}[31mX\\u{7}\\nend"
         );
-        assert_eq!(super::printable("café ✓"), "café ✓");
+        assert_eq!(super::output::printable("café ✓"), "café ✓");
     }
 }
