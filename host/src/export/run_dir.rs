@@ -107,9 +107,6 @@ pub fn load(task_json: &Path, components: &ComponentSource) -> Result<Unit, Expo
                 message: "missing: the run's recording is needed to export it".into(),
             });
         }
-        started_unix_ms = crate::turn::recording::Reader::open(&dir.join(first))
-            .ok()
-            .and_then(|r| r.header().and_then(|h| h.started_unix_ms));
         let mut options = ReplayOptions::new(&result.harness);
         options.components = components.clone();
         let mut files = vec![dir.join(first)];
@@ -121,10 +118,13 @@ pub fn load(task_json: &Path, components: &ComponentSource) -> Result<Unit, Expo
         // A later session's stamps move by its start's distance from the first session's
         // (the recordings' headers); without both starts, to just after the last event.
         let mut after_last_us = 0;
-        for file in files.into_iter().filter(|f| f.is_file()) {
+        for (index, file) in files.into_iter().filter(|f| f.is_file()).enumerate() {
             let session_start = crate::turn::recording::Reader::open(&file)
                 .ok()
                 .and_then(|r| r.header().and_then(|h| h.started_unix_ms));
+            if index == 0 {
+                started_unix_ms = session_start;
+            }
             let (_, mut session) =
                 replay_with_trajectory(&file, &options).map_err(|source| ExportError::Replay {
                     path: file.clone(),

@@ -245,26 +245,8 @@ pub(super) async fn launch(
         std::fs::File::create(dir.join(attempt.stderr)).map_err(RunError::StderrLog)?;
     let mut pipeline = Pipeline::new(&p.harness, &planned.loaded, p.task.run_limits.caps())
         .map_err(RunError::Component)?;
-    // Fresh watchers for this run; one that cannot arm now (it did at load) leaves the run
-    // unwatched, with a diagnostic: early stop fails open.
-    let early_stop = match &p.live {
-        Some(plan) => match crate::grading::live::arm(plan) {
-            Ok(watcher) => Some(watcher),
-            Err(message) => {
-                pipeline.collector.host_diagnostic(
-                    0,
-                    0,
-                    "early_stop_disarmed",
-                    format!("the early-stop watcher could not arm: {message}"),
-                );
-                None
-            }
-        },
-        None => None,
-    };
-    pipeline
-        .collector
-        .watch(early_stop, p.task.run_limits.budgets());
+    // Fresh watchers for this run (failing open, as `Pipeline::watch` says).
+    pipeline.watch(p.live.as_ref(), p.task.run_limits.budgets());
     let scope = Launcher::new(&planned.loaded)
         .and_then(|mut l| l.totals(cli.version.as_deref()))
         .map_err(RunError::Component)?;

@@ -32,6 +32,30 @@ pub(crate) struct Pipeline {
 }
 
 impl Pipeline {
+    /// Arms the run's live watchers: the early-stop plan and the budgets. A plan that
+    /// cannot arm (it did at load) leaves the run unwatched, with an `early_stop_disarmed`
+    /// diagnostic: early stop fails open. Live and replay arm the same way, so a replay
+    /// reaches the same stop at the same event.
+    pub(crate) fn watch(
+        &mut self,
+        early_stop: Option<&crate::grading::live::LivePlan>,
+        budgets: crate::limits::budget::Budgets,
+    ) {
+        let early_stop = early_stop.and_then(|plan| match crate::grading::live::arm(plan) {
+            Ok(watcher) => Some(watcher),
+            Err(message) => {
+                self.collector.host_diagnostic(
+                    0,
+                    0,
+                    "early_stop_disarmed",
+                    format!("the early-stop watcher could not arm: {message}"),
+                );
+                None
+            }
+        });
+        self.collector.watch(early_stop, budgets);
+    }
+
     /// A pipeline with a fresh reducer instance of `loaded`. Errors: the component could
     /// not be instantiated or its constructor trapped.
     pub(crate) fn new(

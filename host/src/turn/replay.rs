@@ -94,23 +94,8 @@ fn run(
     // The live watchers of the run, re-armed from the header: the same events reach the
     // same early stop or budget stop at the same event.
     if let Some(header) = reader.header() {
-        let early_stop = match &header.early_stop {
-            Some(plan) => match crate::grading::live::arm(plan) {
-                Ok(watcher) => Some(watcher),
-                Err(message) => {
-                    pipeline.collector.host_diagnostic(
-                        0,
-                        0,
-                        "early_stop_disarmed",
-                        format!("the early-stop watcher could not arm: {message}"),
-                    );
-                    None
-                }
-            },
-            None => None,
-        };
         let budgets = header.budgets.map(|b| b.budgets()).unwrap_or_default();
-        pipeline.collector.watch(early_stop, budgets);
+        pipeline.watch(header.early_stop.as_ref(), budgets);
         // How the CLI's running totals read: the harness's scope for the recorded version,
         // and whether the process resumed a session (the header says; an older recording's
         // argv shows it).
