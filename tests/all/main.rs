@@ -40,6 +40,7 @@ mod sleeping_components;
 mod suites;
 mod support;
 mod time_budget;
+mod tmpdir;
 
 #[test]
 fn every_test_file_is_listed() {

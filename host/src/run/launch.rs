@@ -87,7 +87,7 @@ pub(super) fn agent_settings(
 
 /// argv, environment and stdin for the CLI, `prompt` being the task's (or a
 /// continuation's in time-budget mode). The environment is built from nothing:
-/// PATH, HOME, LANG, TERM, the plan's variables, loopback proxies when the scripted
+/// PATH, HOME, LANG, TERM, TMPDIR (the task's own, see [`super::setup::Dirs::tmp`]), the plan's variables, loopback proxies when the scripted
 /// model is used (so phone-home attempts reach it and are refused), and `--pass-env`.
 pub(super) fn launch_spec(
     prompt: &str,
@@ -132,6 +132,9 @@ pub(super) fn launch_spec(
         ("LANG".into(), "C.UTF-8".into()),
         ("TERM".into(), "dumb".into()),
     ];
+    for key in ["TMPDIR", "TMP", "TEMP"] {
+        env.push((key.into(), setup.tmp.display().to_string()));
+    }
     if let Some(model) = model {
         let proxy = model.base_url();
         for key in ["HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"] {

@@ -33,7 +33,10 @@ pub async fn run_one(
     cancel: watch::Receiver<bool>,
 ) -> TaskResult {
     let dir = options.out_dir.join(p.unit.rel_dir());
-    let mut result = match execute(&p, options, cancel, &dir).await {
+    let executed = execute(&p, options, cancel, &dir).await;
+    // Every process of the task is gone now: its temporary folder goes too.
+    setup::remove_tmp(&dir);
+    let mut result = match executed {
         Ok(done) => assemble(&p, done),
         Err((error, established)) => {
             let mut result = failed(&p, &error, established);

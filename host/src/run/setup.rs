@@ -13,10 +13,26 @@ pub(super) struct Dirs {
     pub workspace: PathBuf,
     /// Absolute path of the CLI's private HOME.
     pub home: PathBuf,
+    /// The task's own temporary folder ([`TMP_DIR`] in the HOME), given to the CLI as
+    /// `TMPDIR`, `TMP` and `TEMP`: what the CLI and the agent's commands leave there is
+    /// removed with the task ([`remove_tmp`]) instead of piling up in the host's `/tmp`
+    /// (OpenCode 1.x, a Bun single-file program, unpacks a 5.4 MB native library there on
+    /// every start and never removes it).
+    pub tmp: PathBuf,
     /// PATH additions (mock commands, the task's `.venv`, `node_modules/.bin`).
     pub env: WorkspaceEnv,
     /// What each `pre_run` step did.
     pub pre_run: Vec<StepRecord>,
+}
+
+/// The task's temporary folder, relative to the CLI's private HOME (inside it, so a
+/// container that mounts the HOME sees it at the same path).
+pub(super) const TMP_DIR: &str = ".tmp";
+
+/// Removes the temporary folder of the task whose result folder is `dir` (best effort:
+/// what cannot be removed stays in the result folder, never outside it).
+pub(super) fn remove_tmp(dir: &Path) {
+    let _ = std::fs::remove_dir_all(dir.join("home").join(TMP_DIR));
 }
 
 /// Removes everything in `dir` but `attempts/` (the earlier attempts of a task run
@@ -55,6 +71,8 @@ pub(super) async fn prepare_dirs(
     }
     let workspace = workspace.canonicalize().map_err(|e| e.to_string())?;
     let home = home.canonicalize().map_err(|e| e.to_string())?;
+    let tmp = home.join(TMP_DIR);
+    std::fs::create_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
     // coder_eval's sources first (a `repo` source needs the empty workspace).
     crate::workspace::apply_template_sources(task, &workspace).await?;
     if let Some(template) = &task.sandbox.template_dir {
@@ -74,6 +92,7 @@ pub(super) async fn prepare_dirs(
     let mut dirs = Dirs {
         workspace,
         home,
+        tmp,
         env,
         pre_run: Vec::new(),
     };

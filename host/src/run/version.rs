@@ -117,7 +117,7 @@ fn read_cache(cache_dir: &Path) -> BTreeMap<String, Cached> {
 
 /// The environment of a probe of `cli`, as a turn's is built (`super::launch`): `PATH`
 /// (the CLI's folder first: a node CLI finds `node` on it), a private `HOME` (`home`),
-/// `LANG`, `TERM`, nothing else.
+/// `LANG`, `TERM`, `TMPDIR` (the private home too), nothing else.
 pub fn probe_env(cli: &Path, home: &Path) -> Vec<(String, String)> {
     let mut path = crate::workspace::host_path();
     if let Some(dir) = cli.parent() {
@@ -128,6 +128,9 @@ pub fn probe_env(cli: &Path, home: &Path) -> Vec<(String, String)> {
         ("HOME".into(), home.display().to_string()),
         ("LANG".into(), "C.UTF-8".into()),
         ("TERM".into(), "dumb".into()),
+        // A Bun-built CLI unpacks native libraries into the temporary folder: the
+        // probe's, removed with it, not the host's `/tmp`.
+        ("TMPDIR".into(), home.display().to_string()),
     ]
 }
 
