@@ -6,6 +6,12 @@
 //! settings), so a changed component or engine never loads a stale artifact. Only
 //! artifacts this host wrote are loaded: each `<key>.cwasm` has a `<key>.cwasm.sha256`
 //! written after it, and a file whose digest does not match is recompiled.
+//!
+//! The folder is bounded: after each new artifact the least recently used ones (by
+//! modification time, refreshed on each load) are removed until the folder holds at most
+//! [`DEFAULT_MAX_BYTES`] (`$CODER_EVAL_CACHE_MAX_MB` to change it). Without a bound every
+//! rebuilt component left its ~6 MB artifact behind for good (132 of them, 765 MB, on a
+//! development machine in two days).
 
 use super::{ComponentError, LoadedComponent, engine};
 use crate::results::write_atomically;
@@ -15,6 +21,53 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use wasmtime::component::Component;
+
+/// The most the cache folder keeps by default: 512 MiB (the five harnesses' and the
+/// built-in graders' artifacts take about 60 MB).
+pub(crate) const DEFAULT_MAX_BYTES: u64 = 512 * 1024 * 1024;
+
+/// The folder's bound: `$CODER_EVAL_CACHE_MAX_MB` (MiB) when it is a number, else
+/// [`DEFAULT_MAX_BYTES`].
+fn max_bytes() -> u64 {
+    std::env::var("CODER_EVAL_CACHE_MAX_MB")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map_or(DEFAULT_MAX_BYTES, |mb| mb.saturating_mul(1024 * 1024))
+}
+
+/// Removes the least recently modified artifacts in `dir` (each `.cwasm` with its
+/// `.sha256`) until what is left takes at most `max_bytes`, never `keep`. Best effort:
+/// a file that cannot be read or removed is skipped. Returns the artifacts removed.
+pub(crate) fn prune(dir: &Path, max_bytes: u64, keep: &Path) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let mut artifacts: Vec<(std::time::SystemTime, u64, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "cwasm"))
+        .filter_map(|e| {
+            let meta = e.metadata().ok()?;
+            let path = e.path();
+            let digest = std::fs::metadata(digest_path(&path)).map_or(0, |m| m.len());
+            Some((meta.modified().ok()?, meta.len() + digest, path))
+        })
+        .collect();
+    let mut total: u64 = artifacts.iter().map(|(_, size, _)| size).sum();
+    artifacts.sort();
+    let mut removed = 0;
+    for (_, size, path) in artifacts {
+        if total <= max_bytes {
+            break;
+        }
+        if path == keep || std::fs::remove_file(&path).is_err() {
+            continue;
+        }
+        let _ = std::fs::remove_file(digest_path(&path));
+        total = total.saturating_sub(size);
+        removed += 1;
+    }
+    removed
+}
 
 /// Loads components, compiling each at most once per machine.
 pub struct ComponentCache {
@@ -99,6 +152,10 @@ impl ComponentCache {
         if recorded.trim() != hex(&Sha256::digest(&artifact).into()) {
             return None;
         }
+        // Used now: the last to go when the folder is pruned.
+        if let Ok(file) = std::fs::File::options().append(true).open(&path) {
+            let _ = file.set_modified(std::time::SystemTime::now());
+        }
         // SAFETY: the artifact was written by this host (`compile` below) and its digest,
         // written after it, matches; wasmtime checks the engine compatibility header.
         unsafe { Component::deserialize(engine(), &artifact).ok() }
@@ -119,12 +176,17 @@ impl ComponentCache {
             // Best effort: a cache that cannot be written only costs time.
             // The results' atomic writer: a reader (another run compiling the same
             // component) sees the old file or the new one, and no temporary is left.
-            let _ = write_atomically(&path, &artifact).and_then(|()| {
+            let written = write_atomically(&path, &artifact).and_then(|()| {
                 write_atomically(
                     &digest_path(&path),
                     hex(&Sha256::digest(&artifact).into()).as_bytes(),
                 )
             });
+            if written.is_ok()
+                && let Some(dir) = &self.dir
+            {
+                prune(dir, max_bytes(), &path);
+            }
         }
         // SAFETY: `artifact` was produced by this engine just above.
         unsafe { Component::deserialize(engine(), &artifact) }.map_err(invalid)
@@ -155,4 +217,52 @@ fn cache_key(bytes: &[u8]) -> [u8; 32] {
 
 fn hex(bytes: &[u8; 32]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, SystemTime};
+
+    /// An artifact of `size` bytes (and its digest file) last used `age_s` seconds ago.
+    fn artifact(dir: &Path, name: &str, size: usize, age_s: u64) -> PathBuf {
+        let path = dir.join(format!("{name}.cwasm"));
+        std::fs::write(&path, vec![0u8; size]).unwrap();
+        std::fs::write(digest_path(&path), "00").unwrap();
+        let when = SystemTime::now() - Duration::from_secs(age_s);
+        std::fs::File::options()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+        path
+    }
+
+    #[test]
+    fn pruning_removes_the_least_recently_used_until_under_the_bound() {
+        let dir =
+            std::env::temp_dir().join(format!("coder-eval-cache-prune-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let oldest = artifact(&dir, "a", 1000, 300);
+        let older = artifact(&dir, "b", 1000, 200);
+        let kept = artifact(&dir, "c", 1000, 100);
+        // The one just written is never removed, even when it is (by clock skew) the oldest.
+        let fresh = artifact(&dir, "d", 1000, 400);
+        std::fs::write(dir.join("unrelated.txt"), vec![0u8; 5000]).unwrap();
+        let removed = prune(&dir, 2100, &fresh);
+        assert_eq!(removed, 2);
+        assert!(!oldest.exists() && !digest_path(&oldest).exists());
+        assert!(!older.exists());
+        assert!(kept.exists() && digest_path(&kept).exists());
+        assert!(fresh.exists());
+        assert!(
+            dir.join("unrelated.txt").exists(),
+            "only artifacts are pruned"
+        );
+        // Under the bound already: nothing goes.
+        assert_eq!(prune(&dir, 1 << 20, &fresh), 0);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }
