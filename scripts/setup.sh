@@ -37,6 +37,9 @@ if ! command -v chromium >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
 fi
 npm install --prefix tests/browser --no-save --no-audit --no-fund --loglevel=error
+# componentize-js (pinned in examples/criteria/javascript/package-lock.json: ~390 MB,
+# ~30 s), which builds the example JavaScript criterion.
+npm install --prefix examples/criteria/javascript --no-save --no-audit --no-fund --loglevel=error
 # tini (Debian's package): PID 1 of each task's PID namespace, forwarding the host's
 # signals to the CLI and reaping orphans (host/src/process/pidns.rs). Without it the CLI is
 # PID 1 itself (deaf to SIGTERM without a handler) and coder-eval warns.

@@ -1,7 +1,8 @@
 //! Grading through the sandbox: the built-in criteria as components, hostile graders (a
 //! loop, a memory bomb, a panic, an escape attempt, a 100 MB verdict) each contained as
 //! that criterion's error while the other criteria of the same call still run, and the
-//! example user criteria (Rust, and Python when componentize-py is installed) on a real
+//! example user criteria (Rust, Python and JavaScript, when componentize-py and
+//! componentize-js are installed) on a real
 //! recorded run.
 
 use crate::support::{corpus, root, scratch, test_component};
@@ -381,33 +382,41 @@ async fn the_rust_example_criterion_on_a_recorded_run() {
     );
 }
 
-/// Builds the Python example with its build.sh (once; rebuilt when app.py or the WIT
-/// changes), or `None` when componentize-py is not installed (outside CI only: CI
-/// installs it, so there a missing toolchain fails the test).
-fn python_example() -> Option<PathBuf> {
-    let src = root().join("examples/criteria/python");
-    let out_dir = root().join("target/examples/criteria/python");
+/// An example criterion in another language: its folder under `examples/criteria`, the
+/// files its build reads, and how to tell its toolchain is installed.
+struct Example {
+    lang: &'static str,
+    inputs: Vec<PathBuf>,
+    /// The toolchain's check command (program, args) and how to install it.
+    toolchain: (PathBuf, &'static str, &'static str),
+}
+
+/// Builds an example with its build.sh (once; rebuilt when its sources or the WIT
+/// change), or `None` when its toolchain is not installed (outside CI only: CI installs
+/// it, so there a missing toolchain fails the test).
+fn build_example(example: Example) -> Option<PathBuf> {
+    let src = root().join("examples/criteria").join(example.lang);
+    let out_dir = root().join("target/examples/criteria").join(example.lang);
     let out = out_dir.join("greeting.wasm");
     let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
-    let inputs = [
-        src.join("app.py"),
-        root().join("wit/events@0.1.0/events.wit"),
-        root().join("wit/grader@0.1.0/grader.wit"),
-    ];
+    let mut inputs = example.inputs;
+    inputs.push(root().join("wit/events@0.1.0/events.wit"));
+    inputs.push(root().join("wit/grader@0.1.0/grader.wit"));
     if out.exists() && inputs.iter().all(|i| modified(&out) >= modified(i)) {
         return Some(out);
     }
-    let found = std::process::Command::new("componentize-py")
-        .arg("--version")
-        .output();
+    let (program, arg, install) = example.toolchain;
+    let found = std::process::Command::new(&program).arg(arg).output();
     if !found.is_ok_and(|o| o.status.success()) {
         assert!(
             std::env::var_os("CI").is_none(),
-            "componentize-py is missing in CI: scripts/setup.sh installs it"
+            "{} is missing in CI: scripts/setup.sh installs it",
+            program.display()
         );
         println!(
-            "SKIPPED: componentize-py is not installed (pip install componentize-py==0.25.1); \
-             the Python example criterion was not run"
+            "SKIPPED: {} is not installed ({install}); the {} example criterion was not run",
+            program.display(),
+            example.lang
         );
         return None;
     }
@@ -417,25 +426,57 @@ fn python_example() -> Option<PathBuf> {
         .arg(&out)
         .status()
         .unwrap();
-    assert!(status.success(), "examples/criteria/python/build.sh failed");
+    assert!(
+        status.success(),
+        "examples/criteria/{}/build.sh failed",
+        example.lang
+    );
     Some(out)
 }
 
-#[tokio::test]
-async fn the_python_example_criterion_on_a_recorded_run() {
-    let Some(wasm) = tokio::task::spawn_blocking(python_example).await.unwrap() else {
-        return;
-    };
+/// The Python example (componentize-py).
+fn python_example() -> Option<PathBuf> {
+    build_example(Example {
+        lang: "python",
+        inputs: vec![root().join("examples/criteria/python/app.py")],
+        toolchain: (
+            "componentize-py".into(),
+            "--version",
+            "pip install componentize-py==0.25.1",
+        ),
+    })
+}
+
+/// The JavaScript example (componentize-js, installed in its folder by `npm ci`).
+fn javascript_example() -> Option<PathBuf> {
+    let dir = root().join("examples/criteria/javascript");
+    build_example(Example {
+        lang: "javascript",
+        inputs: vec![dir.join("src/app.js"), dir.join("wit/world.wit")],
+        toolchain: (
+            dir.join("node_modules/.bin/componentize-js"),
+            "--version",
+            "npm ci in examples/criteria/javascript",
+        ),
+    })
+}
+
+/// What both example criteria (the same checks, in Python and in JavaScript) must give on
+/// the recorded hello run: a pass with the file's words and the command, a fail on the
+/// wrong ones, and bad params as the criterion's error.
+async fn the_example_criterion_judges(wasm: &Path, name: &str) {
     let (_, trajectory) = hello_run();
-    let ws = hello_workspace("example-python");
+    let ws = hello_workspace(name);
     let params = json!({"file": "hello.txt", "words": ["hello", "mock"], "command": "date"});
     let criteria = vec![
-        component(&wasm, params),
+        component(wasm, params),
         component(
-            &wasm,
+            wasm,
             json!({"file": "hello.txt", "words": ["goodbye"], "command": "rm"}),
         ),
-        component(&wasm, json!({"words": "not a list"})),
+        component(wasm, json!({"words": "not a list"})),
+        component(wasm, json!({"file": "missing.txt"})),
+        component(wasm, json!({"file": "../outside.txt"})),
     ];
     let results = grade(&criteria, &ws, &trajectory).await;
     assert_eq!(results[0].score, 1.0, "{:?}", results[0]);
@@ -444,6 +485,7 @@ async fn the_python_example_criterion_on_a_recorded_run() {
         "hello.txt has 2/2 words; ran 'date': yes"
     );
     assert_eq!(results[1].score, 0.0, "{:?}", results[1]);
+    assert_eq!(results[1].details, "hello.txt has 0/1 words; ran 'rm': no");
     let error = results[2].error.as_ref().expect("bad params are an error");
     assert_eq!(error.kind, "grading_error", "{error:?}");
     assert!(
@@ -451,4 +493,34 @@ async fn the_python_example_criterion_on_a_recorded_run() {
         "{}",
         error.message
     );
+    assert_eq!(results[3].score, 0.0, "{:?}", results[3]);
+    assert!(
+        results[3].details.starts_with("cannot read missing.txt"),
+        "{:?}",
+        results[3]
+    );
+    let error = results[4]
+        .error
+        .as_ref()
+        .expect("a path outside is an error");
+    assert!(error.message.contains("inside the workspace"), "{error:?}");
+}
+
+#[tokio::test]
+async fn the_javascript_example_criterion_on_a_recorded_run() {
+    let Some(wasm) = tokio::task::spawn_blocking(javascript_example)
+        .await
+        .unwrap()
+    else {
+        return;
+    };
+    the_example_criterion_judges(&wasm, "example-javascript").await;
+}
+
+#[tokio::test]
+async fn the_python_example_criterion_on_a_recorded_run() {
+    let Some(wasm) = tokio::task::spawn_blocking(python_example).await.unwrap() else {
+        return;
+    };
+    the_example_criterion_judges(&wasm, "example-python").await;
 }
