@@ -23,6 +23,6 @@ for pkg in grader events; do
     fi
 done
 # HTTP and the fetch event are left out: a grader has no network, and the host links no
-# a component that imports wasi:http cannot start here.
+# wasi:http, so a component that imports it cannot start.
 "$bin" "$here/src/app.js" --wit "$here/wit" --world-name grader-js \
     --disable http fetch-event -o "$out"
