@@ -147,10 +147,14 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
         }
         text += "\nhost-enforced: the host stops the CLI when call N+1 (or tool call N+1) \
                  begins. Against the scripted model, call N+1 is held where it is requested, \
-                 so no harness acts on its reply. Against a real model the host sees the \
-                 call in the stream: a CLI that gets a reply at once may start its first \
-                 tool within those milliseconds (its effects can reach the workspace though \
-                 the turn does not count it). Native caps stop before the request is sent.\n";
+                 so no harness acts on its reply; likewise the reply that would hand out \
+                 tool call N+1 is held (never sent), so tool N+1 never runs on any harness. \
+                 A reply whose parallel calls straddle max_tool_calls is held whole: fewer \
+                 than N tools then run (the model never hands out part of a reply). Against \
+                 a real model the host sees the call in the stream: a CLI that gets a reply \
+                 at once may start its first tool within those milliseconds (its effects \
+                 can reach the workspace though the turn does not count it). Native caps \
+                 stop before the request is sent.\n";
         text += "\n| harness | agent fields honoured | budget_mode: time (resume) | contract |\n|---|---|---|---|\n";
         for r in &rows {
             let fields: Vec<&str> = r["agent_fields"]

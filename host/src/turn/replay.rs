@@ -148,7 +148,9 @@ fn run(
             Item::Truncated(line) => truncated = Some(line),
             Item::Stderr(_) => {}
             Item::HeldCall(held) => {
-                pipeline.collector.held_call(held.stamp_us, held.turn);
+                pipeline
+                    .collector
+                    .held_call(held.stamp_us, held.turn, held.reason);
             }
             Item::Stop(recorded) => {
                 freeze_pending |= stop.is_none() && !unknown_stop;
