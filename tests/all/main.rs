@@ -19,6 +19,7 @@ mod grade_cmd;
 mod graders;
 mod hot_swap;
 mod hygiene;
+mod live_budget_native;
 mod live_claude;
 mod live_cost;
 mod live_criteria;
