@@ -161,7 +161,8 @@ fn usage(u: model::Usage) -> wit::Usage {
         input_tokens: u.input_tokens,
         output_tokens: u.output_tokens,
         cache_read_tokens: u.cache_read_tokens,
-        cache_write_tokens: u.cache_write_tokens,
+        // events@0.1.0 cannot say "not reported": 0, as before.
+        cache_write_tokens: u.cache_writes_or_zero(),
     }
 }
 

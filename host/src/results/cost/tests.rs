@@ -14,7 +14,7 @@ fn attempt(n: u32, cost: Option<f64>, cost_status: TotalsStatus) -> CostAttempt 
             input_tokens: 10,
             output_tokens: 2,
             cache_read_tokens: 0,
-            cache_write_tokens: 0,
+            cache_write_tokens: Some(0),
         }),
         cost_status,
         usage_status: TotalsStatus::Complete,

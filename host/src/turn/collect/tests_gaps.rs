@@ -29,7 +29,7 @@ fn message(id: &str, text: &str) -> Event {
             input_tokens: 5,
             output_tokens: 1,
             cache_read_tokens: 0,
-            cache_write_tokens: 0,
+            cache_write_tokens: Some(0),
         }),
         cost_usd: None,
     }

@@ -224,7 +224,7 @@ pub(in crate::turn) fn add(a: Usage, b: &Usage) -> Usage {
         input_tokens: a.input_tokens.saturating_add(b.input_tokens),
         output_tokens: a.output_tokens.saturating_add(b.output_tokens),
         cache_read_tokens: a.cache_read_tokens.saturating_add(b.cache_read_tokens),
-        cache_write_tokens: a.cache_write_tokens.saturating_add(b.cache_write_tokens),
+        cache_write_tokens: Usage::add_cache_writes(a.cache_write_tokens, b.cache_write_tokens),
     }
 }
 
@@ -238,19 +238,26 @@ fn a_sum_of_huge_counts_saturates() {
         input_tokens: u64::MAX,
         output_tokens: u64::MAX - 1,
         cache_read_tokens: 7,
-        cache_write_tokens: u64::MAX,
+        cache_write_tokens: Some(u64::MAX),
     };
     let one = Usage {
         input_tokens: 1,
         output_tokens: 5,
         cache_read_tokens: 1,
-        cache_write_tokens: 1,
+        cache_write_tokens: Some(1),
     };
     let sum = add(huge, &one);
     assert_eq!(sum.input_tokens, u64::MAX);
     assert_eq!(sum.output_tokens, u64::MAX);
     assert_eq!(sum.cache_read_tokens, 8);
-    assert_eq!(sum.cache_write_tokens, u64::MAX);
+    assert_eq!(sum.cache_write_tokens, Some(u64::MAX));
+    // A figure no report carried stays unknown; one that some carried is their sum.
+    let unknown = Usage {
+        cache_write_tokens: None,
+        ..one
+    };
+    assert_eq!(add(unknown, &unknown).cache_write_tokens, None);
+    assert_eq!(add(unknown, &one).cache_write_tokens, Some(1));
 }
 
 fn less(a: Usage, b: Usage) -> Usage {
@@ -258,6 +265,9 @@ fn less(a: Usage, b: Usage) -> Usage {
         input_tokens: a.input_tokens.saturating_sub(b.input_tokens),
         output_tokens: a.output_tokens.saturating_sub(b.output_tokens),
         cache_read_tokens: a.cache_read_tokens.saturating_sub(b.cache_read_tokens),
-        cache_write_tokens: a.cache_write_tokens.saturating_sub(b.cache_write_tokens),
+        cache_write_tokens: match (a.cache_write_tokens, b.cache_write_tokens) {
+            (Some(a), Some(b)) => Some(a.saturating_sub(b)),
+            (a, _) => a,
+        },
     }
 }
