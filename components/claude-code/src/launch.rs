@@ -60,6 +60,12 @@ impl Harness for ClaudeCode {
         }
     }
 
+    /// `result.usage` is the process's own on every version: 2.1.277's resume restores
+    /// the session's cost only (B40).
+    fn usage_totals(_cli_version: Option<&str>) -> TotalsScope {
+        TotalsScope::PerProcess
+    }
+
     fn plan(settings: &AgentSettings, limits: &RunLimits) -> Result<LaunchPlan, String> {
         Self::describe().check(settings)?;
         let mut argv: Vec<String> = [

@@ -85,11 +85,11 @@ impl<H: Harness> launch::Guest for Component<H> {
     }
 
     fn totals(cli_version: Option<String>) -> launch::TotalsScope {
-        match H::totals(cli_version.as_deref()) {
-            model::TotalsScope::PerCall => launch::TotalsScope::PerCall,
-            model::TotalsScope::PerProcess => launch::TotalsScope::PerProcess,
-            model::TotalsScope::PerSession => launch::TotalsScope::PerSession,
-        }
+        scope(H::totals(cli_version.as_deref()))
+    }
+
+    fn usage_totals(cli_version: Option<String>) -> launch::TotalsScope {
+        scope(H::usage_totals(cli_version.as_deref()))
     }
 
     fn plan(
@@ -171,6 +171,14 @@ impl<H: Harness> launch::Guest for Component<H> {
             name: call.name,
             arguments_json: call.arguments_json,
         }
+    }
+}
+
+fn scope(scope: model::TotalsScope) -> launch::TotalsScope {
+    match scope {
+        model::TotalsScope::PerCall => launch::TotalsScope::PerCall,
+        model::TotalsScope::PerProcess => launch::TotalsScope::PerProcess,
+        model::TotalsScope::PerSession => launch::TotalsScope::PerSession,
     }
 }
 

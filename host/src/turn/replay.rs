@@ -114,14 +114,18 @@ fn run(
         // How the CLI's running totals read: the harness's scope for the recorded version,
         // and whether the process resumed a session (the header says; an older recording's
         // argv shows it).
-        let scope = Launcher::new(&loaded)?.totals(header.cli_version.as_deref())?;
+        let mut launcher = Launcher::new(&loaded)?;
+        let scope = launcher.totals(header.cli_version.as_deref())?;
+        let usage_scope = launcher.usage_totals(header.cli_version.as_deref())?;
         let launch = match &header.session {
             Some(session) => session.launch(),
             None => Launch::FromArgv(header.argv.clone()),
         };
-        pipeline
-            .collector
-            .totals_basis(TotalsBasis { scope, launch });
+        pipeline.collector.totals_basis(TotalsBasis {
+            scope,
+            usage_scope,
+            launch,
+        });
     }
     let io = |source| RecordingError::Io {
         path: path.to_path_buf(),

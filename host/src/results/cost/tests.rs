@@ -9,6 +9,7 @@ fn attempt(n: u32, cost: Option<f64>, cost_status: TotalsStatus) -> CostAttempt 
         agent_seconds: Some(1.0),
         launcher_error: None,
         totals_scope: Some(TotalsScope::PerSession),
+        usage_totals_scope: None,
         cost_usd: cost,
         usage: Some(Usage {
             input_tokens: 10,

@@ -106,6 +106,10 @@ pub struct SessionHeader {
     /// USD the session's earlier processes had spent, when known (a resumed process).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub earlier_cost_usd: Option<f64>,
+    /// Tokens the session's earlier processes had used, when known (a resumed process;
+    /// absent in recordings made before it was written).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub earlier_usage: Option<harness_kit::Usage>,
 }
 
 impl SessionHeader {
@@ -115,7 +119,7 @@ impl SessionHeader {
         if self.resumed {
             Launch::Resumed {
                 earlier_cost_usd: self.earlier_cost_usd,
-                earlier_usage: None,
+                earlier_usage: self.earlier_usage,
             }
         } else {
             Launch::Fresh
