@@ -5,6 +5,7 @@ mod agent_fields;
 mod bad_input;
 mod browser;
 mod cache;
+mod cli_env;
 mod coder_eval_compat;
 mod contracts;
 mod criteria_coder_eval;
