@@ -40,8 +40,7 @@ fn the_cli_sees_the_minimal_env_a_private_home_and_only_passed_variables() {
     for row in summary.rows {
         let what = &row.harness;
         let r: TaskResult =
-            serde_json::from_str(&std::fs::read_to_string(out.join(&row.result)).unwrap())
-                .unwrap();
+            serde_json::from_str(&std::fs::read_to_string(out.join(&row.result)).unwrap()).unwrap();
         assert_eq!(r.status, TaskStatus::Success, "{what}: {:?}", r.error);
         let dir = out.join("cli_env").join(what);
         let text = std::fs::read_to_string(dir.join("workspace/env.txt")).unwrap();
