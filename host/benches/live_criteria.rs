@@ -53,7 +53,7 @@ fn trajectory(calls: usize) -> Vec<StampedEvent> {
                     input_tokens: 1200,
                     output_tokens: 180,
                     cache_read_tokens: 24_000,
-                    cache_write_tokens: 300,
+                    cache_write_tokens: Some(300),
                 }),
                 cost_usd: None,
             },

@@ -170,6 +170,14 @@ impl RunLimitsSpec {
             max_turns: self.max_turns,
             max_tool_calls: self.max_tool_calls,
             turn_timeout_ms: self.turn_timeout.map(|d| d.as_millis() as u64),
+            budgets: harness_kit::BudgetLimits {
+                max_input_tokens: self.max_input_tokens,
+                max_output_tokens: self.max_output_tokens,
+                max_total_tokens: self.max_total_tokens,
+                max_usd: self.max_usd,
+                count_cached_input: self.count_cached_input,
+                count_cache_creation: self.count_cache_creation,
+            },
         }
     }
 
@@ -205,6 +213,10 @@ impl RunLimitsSpec {
             LimitKind::MaxTurns => self.max_turns.is_some(),
             LimitKind::MaxToolCalls => self.max_tool_calls.is_some(),
             LimitKind::TurnTimeout => self.turn_timeout.is_some(),
+            LimitKind::MaxInputTokens => self.max_input_tokens.is_some(),
+            LimitKind::MaxOutputTokens => self.max_output_tokens.is_some(),
+            LimitKind::MaxTotalTokens => self.max_total_tokens.is_some(),
+            LimitKind::MaxUsd => self.max_usd.is_some(),
         }
     }
 
@@ -260,6 +272,10 @@ pub fn limit_name(kind: LimitKind) -> &'static str {
         LimitKind::MaxTurns => "max_turns",
         LimitKind::MaxToolCalls => "max_tool_calls",
         LimitKind::TurnTimeout => "turn_timeout",
+        LimitKind::MaxInputTokens => "max_input_tokens",
+        LimitKind::MaxOutputTokens => "max_output_tokens",
+        LimitKind::MaxTotalTokens => "max_total_tokens",
+        LimitKind::MaxUsd => "max_usd",
     }
 }
 

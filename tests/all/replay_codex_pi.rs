@@ -193,7 +193,7 @@ fn codex_usage_is_disjoint_and_not_double_counted() {
         assert_eq!(r.usage_source, "cli_result", "{rel}");
         // The disjoint buckets add back up to the CLI's input; output is taken as is.
         assert_eq!(
-            u.input_tokens + u.cache_read_tokens + u.cache_write_tokens,
+            u.input_tokens + u.cache_read_tokens + u.cache_writes_or_zero(),
             n("input_tokens"),
             "{rel}"
         );
@@ -207,7 +207,7 @@ fn codex_usage_is_disjoint_and_not_double_counted() {
             input_tokens: 9,
             output_tokens: 295,
             cache_read_tokens: 27386,
-            cache_write_tokens: 13925,
+            cache_write_tokens: Some(13925),
         }
     );
     // Two turns in one stream: the thread total of the later one, not a sum of both.
@@ -355,7 +355,7 @@ fn pi_cli_usage(rel: &str) -> (Usage, f64) {
             usage.input_tokens += n("input");
             usage.output_tokens += n("output");
             usage.cache_read_tokens += n("cacheRead");
-            usage.cache_write_tokens += n("cacheWrite");
+            usage.cache_write_tokens = Some(usage.cache_writes_or_zero() + n("cacheWrite"));
             cost += u["cost"]["total"].as_f64().unwrap_or(0.0);
         }
     }

@@ -34,7 +34,7 @@ fn usage(input: u64, output: u64, cache_read: u64, cache_write: u64) -> Usage {
         input_tokens: input,
         output_tokens: output,
         cache_read_tokens: cache_read,
-        cache_write_tokens: cache_write,
+        cache_write_tokens: Some(cache_write),
     }
 }
 

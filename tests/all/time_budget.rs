@@ -117,6 +117,21 @@ fn sessions_are_resumed_until_the_deadline_on_every_harness() {
             // as the second one's share would be at least the first's plus its own.
             assert!(b < a * 1.5 + 1e-9, "{what}: {a} then {b}: counted twice?");
         }
+        // Tokens likewise, each read through the harness's usage scope (Codex's usage is
+        // the thread's running total, Claude Code's the process's own): two sessions of
+        // the same work use about as many tokens each, neither a running total taken as
+        // the second one's share nor a difference that lost most of it.
+        let tokens = |x: &coder_eval::results::SessionRecord| {
+            (x.usage_source != "none")
+                .then(|| (x.usage.input_tokens + x.usage.output_tokens) as f64)
+        };
+        if let (Some(a), Some(b)) = (tokens(&s[0]), tokens(&s[1])) {
+            assert!(
+                b < a * 1.5 && b > a * 0.5,
+                "{what}: {a} then {b} tokens ({}): counted twice, or subtracted wrongly?",
+                s[1].usage_source
+            );
+        }
         // Every session left its recording; the last one replays to the task's turn.
         for x in s {
             assert!(dir.join(&x.recording).is_file(), "{what}: {}", x.recording);

@@ -60,6 +60,12 @@ impl Harness for ClaudeCode {
         }
     }
 
+    /// `result.usage` is the process's own on every version: 2.1.277's resume restores
+    /// the session's cost only (B40).
+    fn usage_totals(_cli_version: Option<&str>) -> TotalsScope {
+        TotalsScope::PerProcess
+    }
+
     fn plan(settings: &AgentSettings, limits: &RunLimits) -> Result<LaunchPlan, String> {
         Self::describe().check(settings)?;
         let mut argv: Vec<String> = [
@@ -79,6 +85,15 @@ impl Harness for ClaudeCode {
         if let Some(n) = limits.max_turns {
             argv.extend(["--max-turns".into(), n.to_string()]);
             native_limits.push(LimitKind::MaxTurns);
+        }
+        // Claude Code 2.1.197 `--max-budget-usd <amount>` (print mode only): after each
+        // message it checks its running cost and, at or past the amount, ends with the
+        // result subtype `error_max_budget_usd`, so the budget holds between model calls
+        // although the stream reports cost only in the result. The host keeps its own
+        // check of that result.
+        if let Some(usd) = limits.budgets.max_usd {
+            argv.extend(["--max-budget-usd".into(), usd.to_string()]);
+            native_limits.push(LimitKind::MaxUsd);
         }
         if let Some(model) = &settings.model {
             argv.extend(["--model".into(), model.clone()]);
@@ -211,6 +226,24 @@ fn sdk_option_args(json: &str) -> Result<Vec<String>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use harness_kit::BudgetLimits;
+
+    #[test]
+    fn a_usd_budget_is_native() {
+        let limits = RunLimits {
+            budgets: BudgetLimits {
+                max_usd: Some(0.25),
+                max_output_tokens: Some(100),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        let plan = ClaudeCode::plan(&AgentSettings::default(), &limits).unwrap();
+        let argv = plan.argv.join(" ");
+        assert!(argv.contains("--max-budget-usd 0.25"), "{argv}");
+        // No flag for output tokens (`--task-budget` is an API-side hint, not a cap).
+        assert_eq!(plan.native_limits, vec![LimitKind::MaxUsd]);
+    }
 
     #[test]
     fn plan_passes_limits_and_settings() {
@@ -228,6 +261,7 @@ mod tests {
         };
         let plan = ClaudeCode::plan(&settings, &limits).unwrap();
         let argv = plan.argv.join(" ");
+        assert!(!argv.contains("--max-budget-usd"));
         assert!(argv.starts_with("claude -p --output-format stream-json --verbose"));
         assert!(argv.contains("--dangerously-skip-permissions"));
         assert!(argv.contains("--max-turns 2"));

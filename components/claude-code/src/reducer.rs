@@ -417,7 +417,7 @@ fn usage_of(u: wire::UsageFields) -> Usage {
         input_tokens: u.input_tokens.unwrap_or(0),
         output_tokens: u.output_tokens.unwrap_or(0),
         cache_read_tokens: u.cache_read_input_tokens.unwrap_or(0),
-        cache_write_tokens: u.cache_creation_input_tokens.unwrap_or(0),
+        cache_write_tokens: Some(u.cache_creation_input_tokens.unwrap_or(0)),
     }
 }
 

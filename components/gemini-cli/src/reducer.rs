@@ -349,7 +349,9 @@ fn usage_of(stats: &Value) -> Usage {
         input_tokens: input,
         output_tokens: output.max(total.saturating_sub(prompt)),
         cache_read_tokens: cached,
-        cache_write_tokens: 0,
+        // Gemini CLI's `result.stats` carries cache reads (`cached`) but no cache writes:
+        // unknown, not zero.
+        cache_write_tokens: None,
     }
 }
 

@@ -68,7 +68,7 @@ fn usage(u: wit::Usage) -> Usage {
         input_tokens: u.input_tokens,
         output_tokens: u.output_tokens,
         cache_read_tokens: u.cache_read_tokens,
-        cache_write_tokens: u.cache_write_tokens,
+        cache_write_tokens: Some(u.cache_write_tokens),
     }
 }
 

@@ -70,6 +70,12 @@ pub trait Harness: 'static {
     /// when unknown: answer for the versions the harness was checked against).
     fn totals(cli_version: Option<&str>) -> TotalsScope;
 
+    /// How the token usage the CLI reports accumulates (WIT `usage-totals`), when it
+    /// differs from its cost's [`Harness::totals`]; by default the same.
+    fn usage_totals(cli_version: Option<&str>) -> TotalsScope {
+        Self::totals(cli_version)
+    }
+
     /// The launch plan for these settings and limits, or a sentence saying why the CLI
     /// cannot honour them.
     fn plan(settings: &AgentSettings, limits: &RunLimits) -> Result<LaunchPlan, String>;

@@ -13,7 +13,26 @@ pub struct Usage {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub cache_read_tokens: u64,
-    pub cache_write_tokens: u64,
+    /// `None` (JSON `null`) when the CLI's stream does not carry the figure (Gemini CLI
+    /// reports cache reads only): absent is not zero.
+    pub cache_write_tokens: Option<u64>,
+}
+
+impl Usage {
+    /// Two cache-write counts added (saturating): `None` only when neither was reported,
+    /// so a sum over a CLI that never reports the figure stays unknown.
+    pub fn add_cache_writes(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+        match (a, b) {
+            (Some(a), Some(b)) => Some(a.saturating_add(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Cache writes as a count for sums that need a number (budgets, prompt totals):
+    /// an unreported figure adds nothing.
+    pub fn cache_writes_or_zero(&self) -> u64 {
+        self.cache_write_tokens.unwrap_or(0)
+    }
 }
 
 /// How a tool call ended.

@@ -138,7 +138,10 @@ impl<R> Reduced<R> {
                 input_tokens: a.input_tokens + u.input_tokens,
                 output_tokens: a.output_tokens + u.output_tokens,
                 cache_read_tokens: a.cache_read_tokens + u.cache_read_tokens,
-                cache_write_tokens: a.cache_write_tokens + u.cache_write_tokens,
+                cache_write_tokens: Usage::add_cache_writes(
+                    a.cache_write_tokens,
+                    u.cache_write_tokens,
+                ),
             })
         })
     }

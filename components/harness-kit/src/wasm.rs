@@ -85,11 +85,11 @@ impl<H: Harness> launch::Guest for Component<H> {
     }
 
     fn totals(cli_version: Option<String>) -> launch::TotalsScope {
-        match H::totals(cli_version.as_deref()) {
-            model::TotalsScope::PerCall => launch::TotalsScope::PerCall,
-            model::TotalsScope::PerProcess => launch::TotalsScope::PerProcess,
-            model::TotalsScope::PerSession => launch::TotalsScope::PerSession,
-        }
+        scope(H::totals(cli_version.as_deref()))
+    }
+
+    fn usage_totals(cli_version: Option<String>) -> launch::TotalsScope {
+        scope(H::usage_totals(cli_version.as_deref()))
     }
 
     fn plan(
@@ -97,10 +97,19 @@ impl<H: Harness> launch::Guest for Component<H> {
         limits: launch::RunLimits,
     ) -> Result<launch::LaunchPlan, String> {
         let settings = settings_of(settings);
+        let b = limits.budgets;
         let limits = model::RunLimits {
             max_turns: limits.max_turns,
             max_tool_calls: limits.max_tool_calls,
             turn_timeout_ms: limits.turn_timeout_ms,
+            budgets: model::BudgetLimits {
+                max_input_tokens: b.max_input_tokens,
+                max_output_tokens: b.max_output_tokens,
+                max_total_tokens: b.max_total_tokens,
+                max_usd: b.max_usd,
+                count_cached_input: b.count_cached_input,
+                count_cache_creation: b.count_cache_creation,
+            },
         };
         let plan = H::plan(&settings, &limits)?;
         Ok(launch::LaunchPlan {
@@ -165,11 +174,23 @@ impl<H: Harness> launch::Guest for Component<H> {
     }
 }
 
+fn scope(scope: model::TotalsScope) -> launch::TotalsScope {
+    match scope {
+        model::TotalsScope::PerCall => launch::TotalsScope::PerCall,
+        model::TotalsScope::PerProcess => launch::TotalsScope::PerProcess,
+        model::TotalsScope::PerSession => launch::TotalsScope::PerSession,
+    }
+}
+
 fn limit(kind: model::LimitKind) -> launch::LimitKind {
     match kind {
         model::LimitKind::MaxTurns => launch::LimitKind::MaxTurns,
         model::LimitKind::MaxToolCalls => launch::LimitKind::MaxToolCalls,
         model::LimitKind::TurnTimeout => launch::LimitKind::TurnTimeout,
+        model::LimitKind::MaxInputTokens => launch::LimitKind::MaxInputTokens,
+        model::LimitKind::MaxOutputTokens => launch::LimitKind::MaxOutputTokens,
+        model::LimitKind::MaxTotalTokens => launch::LimitKind::MaxTotalTokens,
+        model::LimitKind::MaxUsd => launch::LimitKind::MaxUsd,
     }
 }
 

@@ -46,6 +46,7 @@ impl<H: Harness> launch::Guest for Component<H> {
             max_turns: limits.max_turns,
             max_tool_calls: limits.max_tool_calls,
             turn_timeout_ms: limits.turn_timeout_ms,
+            ..Default::default()
         };
         let plan = H::plan(&settings, &limits)?;
         if !plan.side_files.is_empty() {
@@ -69,8 +70,12 @@ impl<H: Harness> launch::Guest for Component<H> {
                 model::PromptDelivery::ArgvAt(i) => launch::PromptDelivery::ArgvAt(i),
                 model::PromptDelivery::Stdin => launch::PromptDelivery::Stdin,
             },
-            native_limits: plan.native_limits.into_iter().map(limit).collect(),
-            unsupported_limits: plan.unsupported_limits.into_iter().map(limit).collect(),
+            native_limits: plan.native_limits.into_iter().filter_map(limit).collect(),
+            unsupported_limits: plan
+                .unsupported_limits
+                .into_iter()
+                .filter_map(limit)
+                .collect(),
             caveats: plan
                 .caveats
                 .into_iter()
@@ -115,11 +120,17 @@ impl<H: Harness> launch::Guest for Component<H> {
     }
 }
 
-fn limit(kind: model::LimitKind) -> launch::LimitKind {
+/// A limit as harness@0.1.0 names it; `None` for a budget (0.1.0 has no budgets, and
+/// this binding hands the plan none, so a plan names one only by mistake).
+fn limit(kind: model::LimitKind) -> Option<launch::LimitKind> {
     match kind {
-        model::LimitKind::MaxTurns => launch::LimitKind::MaxTurns,
-        model::LimitKind::MaxToolCalls => launch::LimitKind::MaxToolCalls,
-        model::LimitKind::TurnTimeout => launch::LimitKind::TurnTimeout,
+        model::LimitKind::MaxTurns => Some(launch::LimitKind::MaxTurns),
+        model::LimitKind::MaxToolCalls => Some(launch::LimitKind::MaxToolCalls),
+        model::LimitKind::TurnTimeout => Some(launch::LimitKind::TurnTimeout),
+        model::LimitKind::MaxInputTokens
+        | model::LimitKind::MaxOutputTokens
+        | model::LimitKind::MaxTotalTokens
+        | model::LimitKind::MaxUsd => None,
     }
 }
 
@@ -150,7 +161,8 @@ fn usage(u: model::Usage) -> wit::Usage {
         input_tokens: u.input_tokens,
         output_tokens: u.output_tokens,
         cache_read_tokens: u.cache_read_tokens,
-        cache_write_tokens: u.cache_write_tokens,
+        // events@0.1.0 cannot say "not reported": 0, as before.
+        cache_write_tokens: u.cache_writes_or_zero(),
     }
 }
 

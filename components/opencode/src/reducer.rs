@@ -397,7 +397,7 @@ fn usage_of(tokens: &Value) -> Usage {
         output_tokens: u64_field(tokens, "output").unwrap_or(0)
             + u64_field(tokens, "reasoning").unwrap_or(0),
         cache_read_tokens: u64_field(cache, "read").unwrap_or(0),
-        cache_write_tokens: u64_field(cache, "write").unwrap_or(0),
+        cache_write_tokens: Some(u64_field(cache, "write").unwrap_or(0)),
     }
 }
 

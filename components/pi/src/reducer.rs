@@ -320,7 +320,7 @@ impl PiReducer {
                 input_tokens: u64_field(u, "input").unwrap_or(0),
                 output_tokens: u64_field(u, "output").unwrap_or(0),
                 cache_read_tokens: u64_field(u, "cacheRead").unwrap_or(0),
-                cache_write_tokens: u64_field(u, "cacheWrite").unwrap_or(0),
+                cache_write_tokens: Some(u64_field(u, "cacheWrite").unwrap_or(0)),
             }),
             cost_usd: usage
                 .and_then(|u| u.get("cost"))

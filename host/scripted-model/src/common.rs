@@ -52,8 +52,9 @@ pub(crate) enum Answer {
     /// A 200 `text/event-stream` body.
     Sse(Vec<SseEvent>),
     /// Not answered while the server runs: a main request at or past
-    /// [`crate::ServerConfig::hold_from_turn`] (its turn index).
-    Held(usize),
+    /// [`crate::ServerConfig::hold_from_turn`], or whose reply would take the tool calls
+    /// handed out past [`crate::ServerConfig::hold_past_tool_calls`].
+    Held(crate::Hold),
 }
 
 /// One tool call resolved for sending: id and name fixed, neutral actions translated,

@@ -83,6 +83,13 @@
 //!   ones get the rest of the reply (`text`, `tool_calls`, …), which lets a script test
 //!   a CLI's retry. `delay_ms` applies before the error too.
 //!
+//! * **Holds** (for a run's caps, [`ServerConfig`]). A main request past `max_turns`
+//!   (`hold_from_turn`), or whose reply's tool calls would take the calls handed out past
+//!   `max_tool_calls` (`hold_past_tool_calls`; a reply straddling the cap is held whole),
+//!   is not answered while the server runs (503 once it shuts down), and
+//!   [`ScriptedModel::held`] reports the first ([`Hold`]: turn index, tool calls handed
+//!   out before it, which limit).
+//!
 //! # Request log
 //!
 //! Every request gets a [`RequestRecord`] (seq, arrival time, method, path, API, kind —
@@ -123,7 +130,7 @@ use serde_json::Value;
 
 pub use record::{Api, RequestKind, RequestRecord};
 pub use script::{HttpErrorSpec, Reply, Script, ScriptCall, ScriptError, ScriptToolCall};
-pub use server::{ScriptedModel, ServerConfig, ServerError};
+pub use server::{Hold, HoldReason, ScriptedModel, ServerConfig, ServerError};
 
 /// A CLI-independent action a script can ask for; an [`ActionTranslator`] turns it into
 /// the tool call of one CLI (e.g. `write_file` becomes Claude Code's `Write`, Codex's

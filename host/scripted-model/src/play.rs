@@ -10,7 +10,7 @@ use crate::common::{Answer, Call, Inspect, Planned, approx_tokens, req_model, si
 use crate::common::{substitute, substitute_str};
 use crate::record::{Api, Log, RequestKind, RequestRecord};
 use crate::script::{Reply, Script, ScriptCall};
-use crate::{ActionTranslator, NeutralAction, ToolCallSpec};
+use crate::{ActionTranslator, Hold, HoldReason, NeutralAction, ToolCallSpec};
 use crate::{anthropic, gemini, openai_chat, openai_responses};
 
 /// State shared by all requests of one server.
@@ -25,8 +25,11 @@ pub(crate) struct Shared {
     error_counts: Mutex<HashMap<usize, u32>>,
     /// Main requests at this turn index or later are held (see `ServerConfig`).
     pub hold_from_turn: Option<usize>,
-    /// The turn index of the first held request, once there is one.
-    pub held: tokio::sync::watch::Sender<Option<usize>>,
+    /// Main requests whose reply would take the tool calls handed out past this many
+    /// are held (see `ServerConfig`).
+    pub hold_past_tool_calls: Option<u32>,
+    /// The first held request, once there is one.
+    pub held: tokio::sync::watch::Sender<Option<Hold>>,
     /// Set when the server shuts down: held requests are then answered (503).
     pub closing: tokio::sync::watch::Sender<bool>,
 }
@@ -46,6 +49,7 @@ impl Shared {
             responses_turns: Mutex::new(HashMap::new()),
             error_counts: Mutex::new(HashMap::new()),
             hold_from_turn: None,
+            hold_past_tool_calls: None,
             held: tokio::sync::watch::Sender::new(None),
             closing: tokio::sync::watch::Sender::new(false),
         }
@@ -58,6 +62,29 @@ impl Shared {
         let seen = counts.entry(turn).or_insert(0);
         *seen += 1;
         *seen <= n
+    }
+
+    /// Whether the main request at `turn` is held, and why: past `max_turns` first (the
+    /// call itself is not allowed), else when its reply's tool calls would take those
+    /// handed out past `max_tool_calls`. A reply that straddles the cap is held whole:
+    /// the model never hands out part of a reply.
+    fn hold(&self, turn: usize) -> Option<Hold> {
+        let before = self.script.tool_calls_before(turn);
+        let tool_calls_before = u32::try_from(before).unwrap_or(u32::MAX);
+        if self.hold_from_turn.is_some_and(|n| turn >= n) {
+            return Some(Hold {
+                turn,
+                tool_calls_before,
+                reason: HoldReason::MaxTurns,
+            });
+        }
+        let max = self.hold_past_tool_calls?;
+        let here = self.script.reply(turn).tool_calls.len() as u64;
+        (here > 0 && before + here > u64::from(max)).then_some(Hold {
+            turn,
+            tool_calls_before,
+            reason: HoldReason::MaxToolCalls,
+        })
     }
 
     fn prev_turns(&self, id: &str) -> Option<usize> {
@@ -123,14 +150,11 @@ pub(crate) fn model_call(
         in_tokens: approx_tokens(req),
     };
     let mut delay = std::time::Duration::ZERO;
-    if !side && shared.hold_from_turn.is_some_and(|n| info.turn >= n) {
+    if let Some(hold) = (!side).then(|| shared.hold(info.turn)).flatten() {
         record.status = 503;
-        record.error = Some(format!(
-            "held: call {} is past the run's max_turns; not answered",
-            info.turn + 1
-        ));
+        record.error = Some(format!("held: {}; not answered", hold.describe()));
         shared.log.push(record);
-        return (Answer::Held(info.turn), delay);
+        return (Answer::Held(hold), delay);
     }
     if side {
         let side_text = &shared.script.side_text;

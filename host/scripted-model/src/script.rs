@@ -148,6 +148,16 @@ impl Script {
     pub fn reply(&self, turn: usize) -> &Reply {
         self.replies.get(turn).unwrap_or(&self.after_end)
     }
+
+    /// The tool calls handed out before reply `turn`: those of replies `0..turn`, each
+    /// call of a parallel reply counted (a reply with `http_error` counts its calls too,
+    /// as it hands them out once its `times` are spent). Counted from the script, not
+    /// from the requests seen, so a retried request never counts its calls twice.
+    pub fn tool_calls_before(&self, turn: usize) -> u64 {
+        (0..turn)
+            .map(|i| self.reply(i).tool_calls.len() as u64)
+            .sum()
+    }
 }
 
 impl Default for Script {

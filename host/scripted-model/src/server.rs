@@ -77,6 +77,52 @@ pub struct ServerConfig {
     /// `max_turns: N`, `Some(N)` stops call N+1 where it begins, before the CLI can act on
     /// a reply. `None` (default): every request is answered.
     pub hold_from_turn: Option<u32>,
+    /// Hold a main request whose reply would take the tool calls handed out past this
+    /// many (cumulative over the server's life, each call of a parallel reply counted;
+    /// [`Script::tool_calls_before`]): with `max_tool_calls: N`, `Some(N)` stops the
+    /// reply holding tool call N+1 before the CLI sees it, so tool N+1 never runs. A
+    /// reply that straddles the cap (N-1 handed out, a reply with 2 calls) is held whole:
+    /// fewer than N tools then run. A reply without tool calls is never held by this.
+    /// `None` (default): no hold for tool calls.
+    pub hold_past_tool_calls: Option<u32>,
+}
+
+/// Why the scripted model held a main request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HoldReason {
+    /// The request asks for a call past [`ServerConfig::hold_from_turn`] (`max_turns`).
+    MaxTurns,
+    /// The reply holds tool calls that would take those handed out past
+    /// [`ServerConfig::hold_past_tool_calls`] (`max_tool_calls`).
+    MaxToolCalls,
+}
+
+/// A main request the scripted model held (not answered while it runs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hold {
+    /// Completed assistant turns in the request: it asked for call `turn + 1`.
+    pub turn: usize,
+    /// Tool calls the script had handed out before this reply (replies `0..turn`).
+    pub tool_calls_before: u32,
+    /// Which limit held it.
+    pub reason: HoldReason,
+}
+
+impl Hold {
+    /// One line for logs: which call, and why it was held.
+    pub fn describe(&self) -> String {
+        match self.reason {
+            HoldReason::MaxTurns => {
+                format!("call {} is past the run's max_turns", self.turn + 1)
+            }
+            HoldReason::MaxToolCalls => format!(
+                "call {}'s reply holds tool calls past the run's max_tool_calls \
+                 ({} handed out before it)",
+                self.turn + 1,
+                self.tool_calls_before
+            ),
+        }
+    }
 }
 
 impl ServerConfig {
@@ -89,6 +135,7 @@ impl ServerConfig {
             port: 0,
             log_file: None,
             hold_from_turn: None,
+            hold_past_tool_calls: None,
         }
     }
 
@@ -137,6 +184,7 @@ impl ScriptedModel {
         let port = listener.local_addr().map_err(bind_err)?.port();
         let mut shared = Shared::new(config.script, config.workspace, config.translator, log);
         shared.hold_from_turn = config.hold_from_turn.map(|n| n as usize);
+        shared.hold_past_tool_calls = config.hold_past_tool_calls;
         let shared = Arc::new(shared);
         let app = Router::new().fallback(handle).with_state(shared.clone());
         let listener = listener.tap_io(|tcp| {
@@ -168,9 +216,9 @@ impl ScriptedModel {
         format!("http://127.0.0.1:{}", self.port)
     }
 
-    /// The turn index of the first held main request (see
-    /// [`ServerConfig::hold_from_turn`]): `None` until one arrives.
-    pub fn held(&self) -> tokio::sync::watch::Receiver<Option<usize>> {
+    /// The first held main request (see [`ServerConfig::hold_from_turn`] and
+    /// [`ServerConfig::hold_past_tool_calls`]): `None` until one arrives.
+    pub fn held(&self) -> tokio::sync::watch::Receiver<Option<Hold>> {
         self.shared.held.subscribe()
     }
 
@@ -293,10 +341,10 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
         return unknown(&shared, record, &path);
     };
     let (answer, delay) = model_call(&shared, seq, api, method.as_str(), &target, &path, &body);
-    if let Answer::Held(turn) = answer {
+    if let Answer::Held(hold) = answer {
         shared.held.send_if_modified(|held| {
             let first = held.is_none();
-            held.get_or_insert(turn);
+            held.get_or_insert(hold);
             first
         });
         let _ = shared
@@ -304,10 +352,7 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
             .subscribe()
             .wait_for(|closing| *closing)
             .await;
-        let message = format!(
-            "scripted-model: call {} was held (past max_turns)",
-            turn + 1
-        );
+        let message = format!("scripted-model: held: {}", hold.describe());
         return json_response(503, &crate::play::error_body(api, 503, &message, None));
     }
     if !delay.is_zero() {

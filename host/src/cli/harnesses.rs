@@ -52,6 +52,13 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
             max_turns: Some(2),
             max_tool_calls: Some(10),
             turn_timeout_ms: Some(60_000),
+            budgets: harness_kit::BudgetLimits {
+                max_input_tokens: Some(1_000_000),
+                max_output_tokens: Some(100_000),
+                max_total_tokens: Some(1_000_000),
+                max_usd: Some(1.0),
+                ..Default::default()
+            },
         };
         let plan = launcher.plan(&settings, &limits)?;
         let enforcement: Vec<(&str, &str)> = LIMITS
@@ -92,17 +99,31 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
         // stream reports the figures), stop_early (every harness: the host stops the group).
         let reporting = coder_eval::limits::budget::reporting(h.name);
         let tokens = reporting.map_or("unknown".to_string(), |r| r.tokens_text());
-        let usd = match reporting {
+        let mut usd = match reporting {
             Some(r) => r
                 .cost
                 .map_or("rejected at load (the stream reports no cost)", |c| {
                     c.as_str()
-                }),
-            None => "rejected at load",
+                })
+                .to_string(),
+            None => "rejected at load".to_string(),
         };
+        // A budget the launch plan hands the CLI (harness@0.2.0 `run-limits.budgets`).
+        let native = |kind: LimitKind| plan.as_ref().is_ok_and(|p| p.native_limits.contains(&kind));
+        if native(LimitKind::MaxUsd) {
+            usd += " + native (the CLI stops itself between model calls)";
+        }
         let mut live_limits = serde_json::Map::new();
-        for field in ["max_input_tokens", "max_output_tokens", "max_total_tokens"] {
-            live_limits.insert(field.into(), tokens.clone().into());
+        for (field, kind) in [
+            ("max_input_tokens", LimitKind::MaxInputTokens),
+            ("max_output_tokens", LimitKind::MaxOutputTokens),
+            ("max_total_tokens", LimitKind::MaxTotalTokens),
+        ] {
+            let mut how = tokens.clone();
+            if native(kind) {
+                how += " + native (the CLI stops itself between model calls)";
+            }
+            live_limits.insert(field.into(), how.into());
         }
         live_limits.insert("max_usd".into(), usd.into());
         live_limits.insert(
@@ -147,10 +168,14 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
         }
         text += "\nhost-enforced: the host stops the CLI when call N+1 (or tool call N+1) \
                  begins. Against the scripted model, call N+1 is held where it is requested, \
-                 so no harness acts on its reply. Against a real model the host sees the \
-                 call in the stream: a CLI that gets a reply at once may start its first \
-                 tool within those milliseconds (its effects can reach the workspace though \
-                 the turn does not count it). Native caps stop before the request is sent.\n";
+                 so no harness acts on its reply; likewise the reply that would hand out \
+                 tool call N+1 is held (never sent), so tool N+1 never runs on any harness. \
+                 A reply whose parallel calls straddle max_tool_calls is held whole: fewer \
+                 than N tools then run (the model never hands out part of a reply). Against \
+                 a real model the host sees the call in the stream: a CLI that gets a reply \
+                 at once may start its first tool within those milliseconds (its effects \
+                 can reach the workspace though the turn does not count it). Native caps \
+                 stop before the request is sent.\n";
         text += "\n| harness | agent fields honoured | budget_mode: time (resume) | contract |\n|---|---|---|---|\n";
         for r in &rows {
             let fields: Vec<&str> = r["agent_fields"]
@@ -192,7 +217,10 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
                  with count_cache_creation, plus cache reads with count_cached_input; over, \
                  not at, the budget stops) and the stream's own cost (never estimated from \
                  tokens). Where the stream reports a figure only in its final result, the \
-                 budget is checked when the run ends.\n";
+                 budget is checked when the run ends, unless the CLI enforces it natively: \
+                 the launch plan (harness@0.2.0) hands it the budget (Claude Code \
+                 `--max-budget-usd`, which stops at, not over, the amount, after the message \
+                 that reached it; the host still checks the final result).\n";
     } else {
         text += &format!("{:<12} {:<9} {}\n", "harness", "program", "installed CLI");
         for r in &rows {

@@ -119,7 +119,9 @@ fn summary(r: &TurnRecord) -> String {
         r.usage.input_tokens,
         r.usage.output_tokens,
         r.usage.cache_read_tokens,
-        r.usage.cache_write_tokens,
+        r.usage
+            .cache_write_tokens
+            .map_or("not reported".into(), |n| n.to_string()),
         r.cost_usd
             .map_or("not reported".into(), |c| format!("${c:.4}"))
     );

@@ -333,7 +333,7 @@ impl Thread {
         // A repeated report of the same message's usage replaces, never adds.
         if let Some(u) = usage {
             step.metrics = Some(Metrics {
-                prompt_tokens: u.input_tokens + u.cache_read_tokens + u.cache_write_tokens,
+                prompt_tokens: u.input_tokens + u.cache_read_tokens + u.cache_writes_or_zero(),
                 completion_tokens: self.output_per_call.then_some(u.output_tokens),
                 cached_tokens: u.cache_read_tokens,
                 cost_usd,
@@ -458,7 +458,7 @@ fn totals(task: &TaskResult) -> FinalMetrics {
     };
     FinalMetrics {
         total_prompt_tokens: usage
-            .map(|u| u.input_tokens + u.cache_read_tokens + u.cache_write_tokens),
+            .map(|u| u.input_tokens + u.cache_read_tokens + u.cache_writes_or_zero()),
         total_completion_tokens: usage.map(|u| u.output_tokens),
         total_cached_tokens: usage.map(|u| u.cache_read_tokens),
         total_cost_usd: cost,

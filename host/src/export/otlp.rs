@@ -280,7 +280,7 @@ fn trace(tracer: &opentelemetry_sdk::trace::SdkTracer, unit: &Unit, start_ms: u6
         {
             attrs.push(KeyValue::new(
                 "gen_ai.usage.input_tokens",
-                (u.input_tokens + u.cache_read_tokens + u.cache_write_tokens) as i64,
+                (u.input_tokens + u.cache_read_tokens + u.cache_writes_or_zero()) as i64,
             ));
             attrs.push(KeyValue::new(
                 "gen_ai.usage.output_tokens",
@@ -353,7 +353,7 @@ fn trace(tracer: &opentelemetry_sdk::trace::SdkTracer, unit: &Unit, start_ms: u6
             if let Some(u) = message_of(t, i).and_then(|m| m.usage) {
                 attrs.push(KeyValue::new(
                     "gen_ai.usage.input_tokens",
-                    (u.input_tokens + u.cache_read_tokens + u.cache_write_tokens) as i64,
+                    (u.input_tokens + u.cache_read_tokens + u.cache_writes_or_zero()) as i64,
                 ));
                 if output_per_call {
                     attrs.push(KeyValue::new(

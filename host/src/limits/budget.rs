@@ -81,7 +81,8 @@ impl BudgetMeter {
         for u in usages {
             input = input.saturating_add(u.input_tokens);
             if self.budgets.count_cache_creation {
-                input = input.saturating_add(u.cache_write_tokens);
+                // A stream that does not carry cache writes (Gemini CLI) adds none.
+                input = input.saturating_add(u.cache_writes_or_zero());
             }
             if self.budgets.count_cached_input {
                 input = input.saturating_add(u.cache_read_tokens);

@@ -33,7 +33,8 @@ pub struct StopPolicy {
     /// before they are stopped ([`StopReason::LeakedPipes`]): a backgrounded process the
     /// agent left writing to the pipe would otherwise keep the turn open forever.
     pub leak_grace: Duration,
-    /// After the scripted model holds a call past `max_turns`, how long the stream may
+    /// After the scripted model holds a call (past `max_turns`, or a reply past
+    /// `max_tool_calls`), how long the stream may
     /// still bring the lines of the calls before it (in flight in the pipe) before the
     /// cap fires. The CLI cannot do anything new meanwhile: it waits for an answer that
     /// will not come. Only the tool calls of lines later than this go uncounted (kept in

@@ -20,16 +20,19 @@
 //!   `null` and `not_reported`.
 //! - **Absent is not zero**: a figure nobody reported is `null`, never 0.
 //! - **A resumed session is not counted twice**: each attempt's figures are what that
-//!   process spent, read through the harness's declared totals scope (harness@0.2.0
-//!   `totals`: per call, per process, or the session's running total); a running total
-//!   whose earlier part is unknown is `ambiguous` (`null`).
+//!   process spent, its cost read through the harness's declared totals scope
+//!   (harness@0.2.0 `totals`: per call, per process, or the session's running total) and
+//!   its usage through its own (`usage-totals`: Claude Code from 2.1.277 restores the
+//!   session's cost on resume but not its usage); a running total whose earlier part is
+//!   unknown is `ambiguous` (`null`). `turn.usage`, `turn.cost_usd` and `turn.totals` in
+//!   `task.json` are the same figures for the last launch, read the same way.
 //! - The statuses of a sum: any part `ambiguous` → `ambiguous` (`null`); every part
 //!   `not_reported` → `not_reported` (`null`); every part `complete` → `complete`;
 //!   otherwise `partial`, and the figure is the sum of what was reported (a lower bound).
 //! - Written atomically (temporary file, then rename); writing it never changes the
 //!   task's outcome (a failure to write is a warning on stderr).
 //!
-//! History: 1: first version.
+//! History: 1: first version; `attempts[].usage_totals_scope` added later (optional).
 
 use super::turn::{CliResult, TotalsStatus, TurnRecord};
 use harness_kit::{TotalsScope, UnreportedKind, Usage};
@@ -75,8 +78,12 @@ pub struct CostAttempt {
     pub agent_seconds: Option<f64>,
     /// Why the CLI could not be launched or run, when it could not.
     pub launcher_error: Option<String>,
-    /// How the CLI's reported totals accumulate (harness@0.2.0 `totals`), when asked.
+    /// How the CLI's reported cost accumulates (harness@0.2.0 `totals`), when asked.
     pub totals_scope: Option<TotalsScope>,
+    /// How the CLI's reported token usage accumulates (harness@0.2.0 `usage-totals`),
+    /// when asked; absent in records written before it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage_totals_scope: Option<TotalsScope>,
     /// USD this launch spent.
     pub cost_usd: Option<f64>,
     /// Tokens this launch used.
@@ -167,6 +174,7 @@ impl CostAttempt {
                 agent_seconds: None,
                 launcher_error,
                 totals_scope,
+                usage_totals_scope: None,
                 cost_usd: None,
                 usage: None,
                 cost_status: TotalsStatus::NotReported,
@@ -213,6 +221,14 @@ impl CostAttempt {
                 reasons.push("the CLI reported no token usage".into());
                 (None, TotalsStatus::NotReported)
             }
+            "cli_result_session_total" => {
+                reasons.push(
+                    "a resumed launch reports the session's running token usage, and what \
+                     its earlier launches used is not known: not counted"
+                        .into(),
+                );
+                (None, TotalsStatus::Ambiguous)
+            }
             _ if partial => (Some(turn.usage), TotalsStatus::Partial),
             _ => (Some(turn.usage), TotalsStatus::Complete),
         };
@@ -227,6 +243,7 @@ impl CostAttempt {
             agent_seconds: Some(turn.timing.turn_duration_ms as f64 / 1000.0),
             launcher_error,
             totals_scope,
+            usage_totals_scope: None,
             cost_usd,
             usage,
             cost_status,
@@ -279,7 +296,10 @@ impl CostRecord {
                     input_tokens: t.input_tokens.saturating_add(u.input_tokens),
                     output_tokens: t.output_tokens.saturating_add(u.output_tokens),
                     cache_read_tokens: t.cache_read_tokens.saturating_add(u.cache_read_tokens),
-                    cache_write_tokens: t.cache_write_tokens.saturating_add(u.cache_write_tokens),
+                    cache_write_tokens: Usage::add_cache_writes(
+                        t.cache_write_tokens,
+                        u.cache_write_tokens,
+                    ),
                 })
         });
         let reasons = attempts

@@ -11,7 +11,8 @@ use serde::{Deserialize, Serialize};
 pub enum StopReason {
     /// `max_turns` fired: main-thread model call `max_turns + 1` began.
     MaxTurns,
-    /// `max_tool_calls` fired: tool call `max_tool_calls + 1` started.
+    /// `max_tool_calls` fired: tool call `max_tool_calls + 1` started, or (against the
+    /// scripted model) the reply carrying it was held, so it never ran.
     MaxToolCalls,
     /// `turn_timeout` passed.
     TurnTimeout,

@@ -34,9 +34,11 @@ pub(super) fn attempts(p: &Prepared, result: &TaskResult) -> Vec<CostAttempt> {
     }
     // The harness's declared totals scope for this CLI version (asked again: the launch
     // stage's instance is gone; a component that cannot answer leaves it unknown).
-    let scope = Launcher::new(&p.loaded)
-        .and_then(|mut l| l.totals(result.cli.version.as_deref()))
-        .ok();
+    let version = result.cli.version.as_deref();
+    let (scope, usage_scope) = match Launcher::new(&p.loaded) {
+        Ok(mut l) => (l.totals(version).ok(), l.usage_totals(version).ok()),
+        Err(_) => (None, None),
+    };
     let settings = AttemptSettings {
         requested_model: result.requested_model.clone(),
         model: None,
@@ -51,20 +53,16 @@ pub(super) fn attempts(p: &Prepared, result: &TaskResult) -> Vec<CostAttempt> {
         .as_ref()
         .map_or(&[], |t| t.sessions.as_slice());
     let Some((_, earlier)) = sessions.split_last() else {
-        return vec![CostAttempt::new(
-            1,
-            result.turn.as_ref(),
-            settings,
-            scope,
-            launcher_error,
-        )];
+        let mut only = CostAttempt::new(1, result.turn.as_ref(), settings, scope, launcher_error);
+        only.usage_totals_scope = usage_scope;
+        return vec![only];
     };
     // Time-budget mode: the sessions before the last from their records (each launch's
     // own figures: a resumed launch's running total was read with what the session had
     // spent before it), the last from the turn record.
     let mut attempts: Vec<CostAttempt> = earlier
         .iter()
-        .map(|s| session_attempt(s, &settings, scope))
+        .map(|s| session_attempt(s, &settings, scope, usage_scope))
         .collect();
     let mut last = CostAttempt::new(
         sessions.len() as u32,
@@ -76,9 +74,9 @@ pub(super) fn attempts(p: &Prepared, result: &TaskResult) -> Vec<CostAttempt> {
         scope,
         launcher_error,
     );
+    last.usage_totals_scope = usage_scope;
     if sessions.len() > 1 {
         last.resumed = true;
-        resumed_usage_caveat(&mut last, scope);
     }
     attempts.push(last);
     attempts
@@ -89,6 +87,7 @@ fn session_attempt(
     s: &SessionRecord,
     settings: &AttemptSettings,
     scope: Option<TotalsScope>,
+    usage_scope: Option<TotalsScope>,
 ) -> CostAttempt {
     let mut reasons = Vec::new();
     let cost_status = if s.cost_usd.is_some() {
@@ -97,11 +96,20 @@ fn session_attempt(
         reasons.push("the CLI reported no cost for this session, or its share of a running total could not be told".into());
         TotalsStatus::NotReported
     };
-    let reported = s.usage_source != "none";
-    if !reported {
+    // The session's usage was read through the harness's usage scope when it ran (a
+    // resumed launch's running total less the earlier launches' usage).
+    let ambiguous = s.usage_source == "cli_result_session_total";
+    let reported = s.usage_source != "none" && !ambiguous;
+    if ambiguous {
+        reasons.push(
+            "a resumed launch reports the session's running token usage, and what its \
+             earlier launches used is not known: not counted"
+                .into(),
+        );
+    } else if !reported {
         reasons.push("the CLI reported no token usage".into());
     }
-    let mut attempt = CostAttempt {
+    CostAttempt {
         attempt: s.index,
         session_id: s.stream_session_id.clone().or_else(|| s.session_id.clone()),
         resumed: s.resumed,
@@ -112,35 +120,19 @@ fn session_attempt(
         agent_seconds: Some(s.duration_ms as f64 / 1000.0),
         launcher_error: None,
         totals_scope: scope,
+        usage_totals_scope: usage_scope,
         cost_usd: s.cost_usd,
         usage: reported.then_some(s.usage),
         cost_status,
-        usage_status: if reported {
+        usage_status: if ambiguous {
+            TotalsStatus::Ambiguous
+        } else if reported {
             TotalsStatus::Complete
         } else {
             TotalsStatus::NotReported
         },
         reasons,
         provider_reports: ProviderReports::default(),
-    };
-    if s.resumed {
-        resumed_usage_caveat(&mut attempt, scope);
-    }
-    attempt
-}
-
-/// A resumed launch of a harness whose totals run over the whole session: its token
-/// usage includes the earlier launches' (only their cost is subtracted), so it cannot be
-/// added to theirs.
-fn resumed_usage_caveat(attempt: &mut CostAttempt, scope: Option<TotalsScope>) {
-    if scope == Some(TotalsScope::PerSession) && attempt.usage.is_some() {
-        attempt.usage = None;
-        attempt.usage_status = TotalsStatus::Ambiguous;
-        attempt.reasons.push(
-            "a resumed launch reports the session's running token usage, earlier launches' \
-             included: not added again"
-                .into(),
-        );
     }
 }
 

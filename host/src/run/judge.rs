@@ -128,7 +128,7 @@ impl JudgeRunner {
                 input_tokens: Some(u.input_tokens),
                 output_tokens: Some(u.output_tokens),
                 cache_read_tokens: Some(u.cache_read_tokens),
-                cache_write_tokens: Some(u.cache_write_tokens),
+                cache_write_tokens: u.cache_write_tokens,
             }),
             cost_usd: turn.cost_usd,
             failure: (result.status == TaskStatus::Error || result.status == TaskStatus::Timeout)

@@ -250,11 +250,15 @@ pub(super) async fn launch(
         .map_err(RunError::Component)?;
     // Fresh watchers for this run (failing open, as `Pipeline::watch` says).
     pipeline.watch(p.live.as_ref(), p.task.run_limits.budgets());
-    let scope = Launcher::new(&planned.loaded)
-        .and_then(|mut l| l.totals(cli.version.as_deref()))
+    let (scope, usage_scope) = Launcher::new(&planned.loaded)
+        .and_then(|mut l| {
+            let version = cli.version.as_deref();
+            Ok((l.totals(version)?, l.usage_totals(version)?))
+        })
         .map_err(RunError::Component)?;
     pipeline.collector.totals_basis(TotalsBasis {
         scope,
+        usage_scope,
         launch: attempt.session.launch(),
     });
     Ok(Launched {

@@ -301,6 +301,8 @@ async fn plan(
             // Call N+1 is held where it begins, so the CLI cannot act on its reply: the cap
             // means the same whether the CLI or the host enforces it.
             config.hold_from_turn = p.task.run_limits.max_turns;
+            // Likewise the reply that would hand out tool call N+1: tool N+1 never runs.
+            config.hold_past_tool_calls = p.task.run_limits.max_tool_calls;
             Some(
                 ScriptedModel::start(config)
                     .await

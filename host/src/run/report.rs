@@ -239,7 +239,7 @@ fn harness_row(harness: &str, results: &[TaskResult]) -> Markup {
         input += t.usage.input_tokens;
         output += t.usage.output_tokens;
         read += t.usage.cache_read_tokens;
-        write += t.usage.cache_write_tokens;
+        write += t.usage.cache_writes_or_zero();
     }
     let costs: Vec<f64> = turns.clone().filter_map(|t| t.cost_usd).collect();
     let usage_reported = turns.filter(|t| t.usage_source != "none").count();

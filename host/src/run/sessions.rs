@@ -28,6 +28,7 @@ use crate::task::time_budget::{TimeBudget, continuation_prompt};
 use crate::turn::live::{self, LiveTurn};
 use crate::turn::recording::SessionHeader;
 use coder_eval_scripted_model::ScriptedModel;
+use harness_kit::Usage;
 use harness_kit::{AgentSettings, LaunchPlan, RunLimits, SessionRequest};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -231,9 +232,26 @@ pub(super) async fn run(
         // the harness's totals scope), so a running total of the whole session is not
         // counted twice; unknown when any launch's cost is.
         let earlier_cost_usd = sessions.iter().map(|s| s.cost_usd).sum::<Option<f64>>();
+        // Likewise their tokens (each launch's own share), for a CLI whose usage is the
+        // session's running total; unknown when any launch's usage is, or ambiguous.
+        let earlier_usage = sessions.iter().try_fold(Usage::default(), |t, s| {
+            let known = s.usage_source != "none" && s.usage_source != "cli_result_session_total";
+            known.then(|| Usage {
+                input_tokens: t.input_tokens.saturating_add(s.usage.input_tokens),
+                output_tokens: t.output_tokens.saturating_add(s.usage.output_tokens),
+                cache_read_tokens: t
+                    .cache_read_tokens
+                    .saturating_add(s.usage.cache_read_tokens),
+                cache_write_tokens: Usage::add_cache_writes(
+                    t.cache_write_tokens,
+                    s.usage.cache_write_tokens,
+                ),
+            })
+        });
         let session = SessionHeader {
             resumed: true,
             earlier_cost_usd,
+            earlier_usage,
         };
         match resume(&r, planned, &id, &prompt, &files, session).await {
             Ok(next) => {

@@ -115,24 +115,45 @@ impl Launcher {
         })
     }
 
-    /// How the CLI's reported totals accumulate for `cli_version` (harness@0.2.0
-    /// `totals`); a 0.1.0 component's are taken as per process, as the host always did.
+    /// How the CLI's reported cost accumulates for `cli_version` (harness@0.2.0
+    /// `totals`); a 0.1.0 component's is taken as per process, as the host always did.
     pub fn totals(&mut self, cli_version: Option<&str>) -> Result<TotalsScope, ComponentError> {
+        self.scope_of(cli_version, false)
+    }
+
+    /// How the CLI's reported token usage accumulates for `cli_version` (harness@0.2.0
+    /// `usage-totals`); a 0.1.0 component's is taken as per process.
+    pub fn usage_totals(
+        &mut self,
+        cli_version: Option<&str>,
+    ) -> Result<TotalsScope, ComponentError> {
+        self.scope_of(cli_version, true)
+    }
+
+    fn scope_of(
+        &mut self,
+        cli_version: Option<&str>,
+        usage: bool,
+    ) -> Result<TotalsScope, ComponentError> {
         let Bindings::V0_2(b) = &self.bindings else {
             return Ok(TotalsScope::PerProcess);
         };
         let fuel = arm(&mut self.store, Budget::REDUCER, 0);
         let store = &mut self.store;
         let scope = super::off_runtime(|| {
-            b.coder_eval_harness_launch()
-                .call_totals(&mut *store, cli_version)
+            let launch = b.coder_eval_harness_launch();
+            if usage {
+                launch.call_usage_totals(&mut *store, cli_version)
+            } else {
+                launch.call_totals(&mut *store, cli_version)
+            }
         })
         .map_err(|e| {
             classify(
                 &mut self.store,
                 e,
                 &self.name,
-                "totals",
+                if usage { "usage-totals" } else { "totals" },
                 Budget::REDUCER,
                 fuel,
             )

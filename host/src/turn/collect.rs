@@ -7,7 +7,8 @@
 //!
 //! Caps (DESIGN.md): `max_turns: N` lets main-thread call N and its tools run, and fires
 //! when main-thread call N+1 begins; `max_tool_calls: N` fires when tool call N+1 starts
-//! after N have been made. After a cap fires, later events are kept in the trajectory but
+//! after N have been made, or, against the scripted model, when it holds the reply that
+//! would hand out tool call N+1 ([`Collector::held_call`]: that tool never runs). After a cap fires, later events are kept in the trajectory but
 //! no longer counted, so the record shows `num_turns = N + 1`. The same holds after any
 //! other stop the host decides ([`Collector::freeze`]).
 
@@ -309,15 +310,31 @@ impl Collector {
     }
 
     /// A main-thread model call the stream does not show began: the scripted model holds
-    /// its request, which it does only past `max_turns`, after answering `calls_before`
+    /// its request, which it does only past `max_turns` (`reason`
+    /// [`StopReason::MaxTurns`]) or when its reply would hand out tool calls past
+    /// `max_tool_calls` ([`StopReason::MaxToolCalls`]), after answering `calls_before`
     /// main calls (its own count, the held request's turn index). It counts as a call (in
-    /// the trajectory without a message id), and the `max_turns` cap fires on it even if
-    /// the stream is behind in showing the calls before it: no answer will come. The
-    /// count is the model's, not the stream's: calls the stream has not shown yet still
-    /// count (their late lines are kept but no longer counted), so `num_turns` is
-    /// `calls_before + 1` however far the CLI's output lags its requests.
-    pub(crate) fn held_call(&mut self, stamp_us: u64, calls_before: u32) -> Option<StopReason> {
+    /// the trajectory without a message id), and the cap `reason` fires on it even if the
+    /// stream is behind in showing the calls before it: no answer will come. The count is
+    /// the model's, not the stream's: calls the stream has not shown yet still count
+    /// (their late lines are kept but no longer counted), so `num_turns` is
+    /// `calls_before + 1` however far the CLI's output lags its requests, or ahead of
+    /// them (a stream that showed the held call begin does not count it twice). A
+    /// `max_tool_calls` hold means the reply with tool call N+1 was never sent: the tool
+    /// calls recorded are the ones that ran, at most N.
+    pub(crate) fn held_call(
+        &mut self,
+        stamp_us: u64,
+        calls_before: u32,
+        reason: StopReason,
+    ) -> Option<StopReason> {
         let counting = self.counting();
+        if counting && self.main_calls > calls_before {
+            // The stream already showed the held call begin (Pi announces a call before it
+            // sends the request): it is not a second call.
+            self.stop = Some(reason);
+            return self.stop;
+        }
         if counting {
             self.main_calls = self.main_calls.max(calls_before);
         }
@@ -330,7 +347,7 @@ impl Collector {
             },
         });
         if fired.is_none() && counting {
-            self.stop = Some(StopReason::MaxTurns);
+            self.stop = Some(reason);
             return self.stop;
         }
         fired

@@ -20,6 +20,7 @@ use crate::limits::{Deadlines, StopPolicy};
 use crate::process::stop_tree;
 use crate::results::{StampedEvent, StopReason, TurnRecord};
 use crate::sandbox::docker::{DockerSandbox, ExecRequest};
+use coder_eval_scripted_model::{Hold, HoldReason};
 use spawn::{Agent, spawn_local, spawn_reader};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -82,8 +83,8 @@ enum Chunk {
 }
 
 /// Runs one turn. `recording` must already hold its header; `stderr_log` receives the
-/// raw stderr; `held_calls` reports the scripted model's first held call past `max_turns`
-/// (its turn index), when a scripted model plays the turn. Errors: the CLI could not be
+/// raw stderr; `held_calls` reports the scripted model's first held call (past
+/// `max_turns`, or a reply past `max_tool_calls`), when a scripted model plays the turn. Errors: the CLI could not be
 /// started, or the recording could not be written (nothing is lost silently). With
 /// `container` (`sandbox.driver: docker`) the CLI runs as an exec in it, stopped by the
 /// exec's mark instead of a process group.
@@ -95,7 +96,7 @@ pub(crate) async fn run_turn(
     mut stderr_log: std::fs::File,
     deadlines: Deadlines,
     mut cancel: watch::Receiver<bool>,
-    mut held_calls: Option<watch::Receiver<Option<usize>>>,
+    mut held_calls: Option<watch::Receiver<Option<Hold>>>,
     container: Option<&DockerSandbox>,
 ) -> std::io::Result<LiveTurn> {
     use std::io::Write;
@@ -147,8 +148,9 @@ pub(crate) async fn run_turn(
     let mut backlog_at_exit = 0usize;
     let (mut out_open, mut err_open) = (true, true);
     let mut host_work = Duration::ZERO;
-    // The scripted model's held call: when it was reported, and its turn index.
-    let mut held: Option<(Instant, u32)> = None;
+    // The scripted model's held call: when it was reported, its turn index, tool calls
+    // handed out before it, and the cap it is held by.
+    let mut held: Option<(Instant, u32, Option<u32>, StopReason)> = None;
 
     while out_open || err_open || exit.is_none() {
         // The next moment something must happen without the CLI's help.
@@ -158,7 +160,7 @@ pub(crate) async fn run_turn(
                 Pending {
                     result_seen_at,
                     exited_at: exited_at.filter(|_| backlog_at_exit == 0),
-                    held_at: held.map(|(at, _)| at),
+                    held: held.map(|(at, _, _, reason)| (at, reason)),
                 },
             )
         } else {
@@ -213,11 +215,11 @@ pub(crate) async fn run_turn(
             },
             _ = tokio::time::sleep_until(sleep_until.into()), if wake.is_some() => {
                 fire = wake.map(|(_, reason)| reason);
-                if let (Some(StopReason::MaxTurns), Some((_, turn))) = (fire, held) {
+                if let Some((_, turn, tools, reason)) = held.filter(|h| fire == Some(h.3)) {
                     // The held call begins now for the record, after the stream settled.
                     let at = stamp();
-                    recording.held_call(at, turn)?;
-                    pipeline.collector.held_call(at, turn);
+                    recording.held_call(at, turn, reason, tools)?;
+                    pipeline.collector.held_call(at, turn, reason);
                 }
             },
             turn = async {
@@ -226,7 +228,14 @@ pub(crate) async fn run_turn(
                     None => std::future::pending().await,
                 }
             }, if held_calls.is_some() && held.is_none() && stop.is_none() => match turn {
-                Ok(Some(turn)) => held = Some((Instant::now(), turn as u32)),
+                Ok(Some(hold)) => {
+                    let reason = match hold.reason {
+                        HoldReason::MaxTurns => StopReason::MaxTurns,
+                        HoldReason::MaxToolCalls => StopReason::MaxToolCalls,
+                    };
+                    let tools = (reason == StopReason::MaxToolCalls).then_some(hold.tool_calls_before);
+                    held = Some((Instant::now(), hold.turn as u32, tools, reason));
+                }
                 Ok(None) => {}
                 Err(_) => held_calls = None,
             },
@@ -313,8 +322,9 @@ struct Pending {
     result_seen_at: Option<Instant>,
     /// The CLI exited.
     exited_at: Option<Instant>,
-    /// The scripted model reported a held call past `max_turns`.
-    held_at: Option<Instant>,
+    /// The scripted model reported a held call, and the cap that held it (`max_turns` or
+    /// `max_tool_calls`).
+    held: Option<(Instant, StopReason)>,
 }
 
 /// One chunk of what was queued when the CLI exited has been read; when it was the last,
@@ -346,9 +356,7 @@ fn next_wake(deadlines: &Deadlines, pending: Pending) -> Option<(Instant, StopRe
         pending
             .exited_at
             .map(|at| (at + leak_grace, StopReason::LeakedPipes)),
-        pending
-            .held_at
-            .map(|at| (at + held_settle, StopReason::MaxTurns)),
+        pending.held.map(|(at, reason)| (at + held_settle, reason)),
     ]
     .into_iter()
     .flatten()

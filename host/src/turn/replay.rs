@@ -99,14 +99,18 @@ fn run(
         // How the CLI's running totals read: the harness's scope for the recorded version,
         // and whether the process resumed a session (the header says; an older recording's
         // argv shows it).
-        let scope = Launcher::new(&loaded)?.totals(header.cli_version.as_deref())?;
+        let mut launcher = Launcher::new(&loaded)?;
+        let scope = launcher.totals(header.cli_version.as_deref())?;
+        let usage_scope = launcher.usage_totals(header.cli_version.as_deref())?;
         let launch = match &header.session {
             Some(session) => session.launch(),
             None => Launch::FromArgv(header.argv.clone()),
         };
-        pipeline
-            .collector
-            .totals_basis(TotalsBasis { scope, launch });
+        pipeline.collector.totals_basis(TotalsBasis {
+            scope,
+            usage_scope,
+            launch,
+        });
     }
     let io = |source| RecordingError::Io {
         path: path.to_path_buf(),
@@ -133,7 +137,9 @@ fn run(
             Item::Truncated(line) => truncated = Some(line),
             Item::Stderr(_) => {}
             Item::HeldCall(held) => {
-                pipeline.collector.held_call(held.stamp_us, held.turn);
+                pipeline
+                    .collector
+                    .held_call(held.stamp_us, held.turn, held.reason);
             }
             Item::Stop(recorded) => {
                 freeze_pending |= stop.is_none() && !unknown_stop;

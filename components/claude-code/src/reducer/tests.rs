@@ -180,7 +180,7 @@ fn b38_synthetic_message_is_no_call_and_the_result_is_an_api_error() {
             input_tokens: 6,
             output_tokens: 57,
             cache_read_tokens: 18200,
-            cache_write_tokens: 1400,
+            cache_write_tokens: Some(1400),
         })
     );
     assert_eq!(r.kinds(), ["synthetic_message", "api_error"]);
@@ -269,7 +269,7 @@ fn b39_abandoned_attempts_are_retries_not_calls() {
             input_tokens: 9,
             output_tokens: 52,
             cache_read_tokens: 41150,
-            cache_write_tokens: 1210,
+            cache_write_tokens: Some(1210),
         })
     );
     // The messages' own usage leaves the abandoned attempts out too.
@@ -301,7 +301,7 @@ fn b40_resumed_total_is_reported_as_seen_and_declared_per_session() {
             input_tokens: 3,
             output_tokens: 400,
             cache_read_tokens: 26808,
-            cache_write_tokens: 0,
+            cache_write_tokens: Some(0),
         })
     );
     assert!(r.iter().any(

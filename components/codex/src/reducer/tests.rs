@@ -197,7 +197,7 @@ fn usage_is_disjoint_and_never_summed_over_turns() {
             input_tokens: 700,
             output_tokens: 90,
             cache_read_tokens: 700,
-            cache_write_tokens: 100,
+            cache_write_tokens: Some(100),
         })
     );
     // Only one result, at the end.

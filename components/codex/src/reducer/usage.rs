@@ -45,7 +45,7 @@ impl RawUsage {
                 .saturating_sub(self.cache_write),
             output_tokens: self.output,
             cache_read_tokens: self.cached,
-            cache_write_tokens: self.cache_write,
+            cache_write_tokens: Some(self.cache_write),
         }
     }
 }

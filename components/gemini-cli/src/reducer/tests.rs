@@ -72,7 +72,8 @@ fn delta_chunks_group_and_tool_results_bound_calls() {
                 input_tokens: 60,
                 output_tokens: 30,
                 cache_read_tokens: 40,
-                cache_write_tokens: 0,
+                // The stream carries no cache-write figure: unknown, not zero.
+                cache_write_tokens: None,
             }),
         })
     );

@@ -162,12 +162,30 @@ impl Capabilities {
 }
 
 /// The task's `run_limits`; `None` = no limit.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct RunLimits {
     pub max_turns: Option<u32>,
     pub max_tool_calls: Option<u32>,
     /// ms
     pub turn_timeout_ms: Option<u64>,
+    /// The token and USD budgets (harness@0.2.0; a 0.1.0 component never sees them).
+    pub budgets: BudgetLimits,
+}
+
+/// The task's token and USD budgets (WIT `budgets`); `None` = no budget. The host enforces
+/// each from the stream; a plan may also hand one to the CLI (and list it as native).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct BudgetLimits {
+    /// tokens
+    pub max_input_tokens: Option<u64>,
+    /// tokens
+    pub max_output_tokens: Option<u64>,
+    /// tokens
+    pub max_total_tokens: Option<u64>,
+    /// USD
+    pub max_usd: Option<f64>,
+    pub count_cached_input: bool,
+    pub count_cache_creation: bool,
 }
 
 /// A run limit.
@@ -176,6 +194,14 @@ pub enum LimitKind {
     MaxTurns,
     MaxToolCalls,
     TurnTimeout,
+    /// harness@0.2.0 on.
+    MaxInputTokens,
+    /// harness@0.2.0 on.
+    MaxOutputTokens,
+    /// harness@0.2.0 on.
+    MaxTotalTokens,
+    /// harness@0.2.0 on.
+    MaxUsd,
 }
 
 /// A difference from other harnesses that a CLI imposes (see the WIT `caveat`).

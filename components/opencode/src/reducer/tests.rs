@@ -86,7 +86,7 @@ fn steps_bound_model_calls_and_carry_usage_and_cost() {
             input_tokens: 100,
             output_tokens: 15,
             cache_read_tokens: 40,
-            cache_write_tokens: 2,
+            cache_write_tokens: Some(2),
         }),
         cost_usd: Some(0.25),
     }));
@@ -410,7 +410,7 @@ fn b45_a_silent_sub_agent_is_unreported_work_not_zero() {
             u.cache_read_tokens,
             u.cache_write_tokens
         ),
-        (2362, 99, 26121, 0)
+        (2362, 99, 26121, Some(0))
     );
     let cost: f64 = r
         .iter()

@@ -58,7 +58,7 @@ fn turns_messages_usage_and_tools() {
             input_tokens: 100,
             output_tokens: 3,
             cache_read_tokens: 10,
-            cache_write_tokens: 2,
+            cache_write_tokens: Some(2),
         }),
         cost_usd: Some(0.25),
     }));
@@ -317,7 +317,7 @@ fn b47_a_retried_attempt_is_not_a_turn_and_the_last_run_decides() {
             u.cache_read_tokens,
             u.cache_write_tokens
         ),
-        (3108, 31, 0, 0)
+        (3108, 31, 0, Some(0))
     );
     let costs: Vec<Option<f64>> = r
         .iter()

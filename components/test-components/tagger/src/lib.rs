@@ -19,6 +19,9 @@ impl Harness for Tagger {
     fn totals(cli_version: Option<&str>) -> harness_kit::TotalsScope {
         ClaudeCode::totals(cli_version)
     }
+    fn usage_totals(cli_version: Option<&str>) -> harness_kit::TotalsScope {
+        ClaudeCode::usage_totals(cli_version)
+    }
     fn plan(settings: &AgentSettings, limits: &RunLimits) -> Result<LaunchPlan, String> {
         ClaudeCode::plan(settings, limits)
     }

@@ -1,6 +1,8 @@
 //! OpenAI Chat Completions API, with request shapes as OpenCode and Pi send them.
 
-use coder_eval_scripted_model::{RequestKind, Script, ScriptedModel, ServerConfig};
+use coder_eval_scripted_model::{
+    Hold, HoldReason, RequestKind, Script, ScriptedModel, ServerConfig,
+};
 use serde_json::{Value, json};
 
 use crate::common::{WS, post, shared_dir, start};
@@ -188,7 +190,14 @@ async fn requests_past_hold_from_turn_are_held_until_shutdown() {
     // Call 2 is held: no answer while the server runs, and `held` names its turn index.
     let pending = tokio::spawn(async move { post(port, PATH, &request(1, false)).await });
     held.changed().await.unwrap();
-    assert_eq!(*held.borrow(), Some(1));
+    assert_eq!(
+        *held.borrow(),
+        Some(Hold {
+            turn: 1,
+            tool_calls_before: 0,
+            reason: HoldReason::MaxTurns
+        })
+    );
     tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     assert!(!pending.is_finished(), "a held request is not answered");
     // Side requests are never held.
@@ -202,4 +211,55 @@ async fn requests_past_hold_from_turn_are_held_until_shutdown() {
     // Shutting down answers it: 503.
     server.shutdown().await;
     assert_eq!(pending.await.unwrap().status, 503);
+}
+
+/// `hold_past_tool_calls`: the reply that would hand out tool call N+1 is held whole, a
+/// straddling parallel reply included, and replies without tool calls are not held.
+#[tokio::test]
+async fn the_reply_past_max_tool_calls_is_held_whole() {
+    let script = Script::from_str(
+        "replies:\n  - tool_calls: [{name: bash, arguments: {command: a}}]\n  \
+         - text: thinking\n  \
+         - tool_calls: [{name: bash, arguments: {command: b}}, {name: bash, arguments: {command: c}}]\n  \
+         - text: done\n",
+        "tools.yaml",
+        true,
+    )
+    .unwrap();
+    assert_eq!(script.tool_calls_before(3), 3);
+    let mut config = ServerConfig::new(script, WS);
+    // Two allowed: call 3's reply carries calls 2 and 3, straddling the cap.
+    config.hold_past_tool_calls = Some(2);
+    let server = ScriptedModel::start(config).await.unwrap();
+    let port = server.port();
+    let mut held = server.held();
+    assert_eq!(post(port, PATH, &request(0, false)).await.status, 200);
+    assert_eq!(post(port, PATH, &request(1, false)).await.status, 200);
+    let pending = tokio::spawn(async move { post(port, PATH, &request(2, false)).await });
+    held.changed().await.unwrap();
+    assert_eq!(
+        *held.borrow(),
+        Some(Hold {
+            turn: 2,
+            tool_calls_before: 1,
+            reason: HoldReason::MaxToolCalls
+        })
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    assert!(!pending.is_finished(), "a held request is not answered");
+    // A later reply without tool calls is answered.
+    assert_eq!(post(port, PATH, &request(3, false)).await.status, 200);
+    let log = server.requests();
+    let held_record = log.iter().find(|r| r.status == 503).unwrap();
+    assert!(
+        held_record
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("max_tool_calls"),
+        "{held_record:?}"
+    );
+    server.shutdown().await;
+    let answer = pending.await.unwrap();
+    assert_eq!(answer.status, 503);
 }

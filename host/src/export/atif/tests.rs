@@ -47,7 +47,7 @@ fn message(id: &str, parent: Option<&str>, text: &str, output: u64) -> Event {
             input_tokens: 10,
             output_tokens: output,
             cache_read_tokens: 5,
-            cache_write_tokens: 1,
+            cache_write_tokens: Some(1),
         }),
         cost_usd: None,
     }

@@ -9,7 +9,7 @@ fn message(id: &str, input: u64, output: u64, read: u64, write: u64, cost: Optio
             input_tokens: input,
             output_tokens: output,
             cache_read_tokens: read,
-            cache_write_tokens: write,
+            cache_write_tokens: Some(write),
         }),
         cost_usd: cost,
     }
@@ -156,7 +156,7 @@ fn usage_only_in_the_final_result_counts_at_the_end() {
             input_tokens: 90,
             output_tokens: 20,
             cache_read_tokens: 0,
-            cache_write_tokens: 0,
+            cache_write_tokens: Some(0),
         }),
     };
     let hit = run(b, &[call(), call(), fin]).unwrap();
@@ -230,7 +230,7 @@ fn the_results_own_total_wins_over_the_messages() {
             input_tokens: 300,
             output_tokens: 45,
             cache_read_tokens: 0,
-            cache_write_tokens: 0,
+            cache_write_tokens: Some(0),
         }),
     });
     let hit = run(b, &events).unwrap();

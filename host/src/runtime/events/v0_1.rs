@@ -9,7 +9,8 @@ fn usage_from(u: wit::Usage) -> Usage {
         input_tokens: u.input_tokens,
         output_tokens: u.output_tokens,
         cache_read_tokens: u.cache_read_tokens,
-        cache_write_tokens: u.cache_write_tokens,
+        // events@0.1.0 has no way to say "not reported": its count is taken as given.
+        cache_write_tokens: Some(u.cache_write_tokens),
     }
 }
 
@@ -75,7 +76,8 @@ fn usage_to(u: &Usage) -> wit::Usage {
         input_tokens: u.input_tokens,
         output_tokens: u.output_tokens,
         cache_read_tokens: u.cache_read_tokens,
-        cache_write_tokens: u.cache_write_tokens,
+        // events@0.1.0 cannot say "not reported": 0, as 0.1.0 components always saw it.
+        cache_write_tokens: u.cache_writes_or_zero(),
     }
 }
 

@@ -126,10 +126,19 @@ pub(super) fn settings_v0_2(s: &AgentSettings) -> wl2::AgentSettings {
 }
 
 pub(super) fn limits_v0_2(l: &RunLimits) -> wl2::RunLimits {
+    let b = l.budgets;
     wl2::RunLimits {
         max_turns: l.max_turns,
         max_tool_calls: l.max_tool_calls,
         turn_timeout_ms: l.turn_timeout_ms,
+        budgets: wl2::Budgets {
+            max_input_tokens: b.max_input_tokens,
+            max_output_tokens: b.max_output_tokens,
+            max_total_tokens: b.max_total_tokens,
+            max_usd: b.max_usd,
+            count_cached_input: b.count_cached_input,
+            count_cache_creation: b.count_cache_creation,
+        },
     }
 }
 
@@ -183,6 +192,10 @@ pub(super) fn limit_kind_v0_2(kind: wl2::LimitKind) -> LimitKind {
         wl2::LimitKind::MaxTurns => LimitKind::MaxTurns,
         wl2::LimitKind::MaxToolCalls => LimitKind::MaxToolCalls,
         wl2::LimitKind::TurnTimeout => LimitKind::TurnTimeout,
+        wl2::LimitKind::MaxInputTokens => LimitKind::MaxInputTokens,
+        wl2::LimitKind::MaxOutputTokens => LimitKind::MaxOutputTokens,
+        wl2::LimitKind::MaxTotalTokens => LimitKind::MaxTotalTokens,
+        wl2::LimitKind::MaxUsd => LimitKind::MaxUsd,
     }
 }
 

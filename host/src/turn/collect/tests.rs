@@ -112,7 +112,10 @@ fn a_held_call_counts_and_fires_the_cap_even_if_the_stream_is_behind() {
     let mut c = Collector::new(caps);
     c.push(at(1, call("m1")));
     c.push(at(2, call("m2")));
-    assert_eq!(c.held_call(3_000, 2), Some(StopReason::MaxTurns));
+    assert_eq!(
+        c.held_call(3_000, 2, StopReason::MaxTurns),
+        Some(StopReason::MaxTurns)
+    );
     let (r, _) = c.finish(TurnEnd {
         end_us: 4_000,
         ..Default::default()
@@ -125,7 +128,10 @@ fn a_held_call_counts_and_fires_the_cap_even_if_the_stream_is_behind() {
     // has shown so far (its late `m2` line is kept, not counted).
     let mut c = Collector::new(caps);
     c.push(at(1, call("m1")));
-    assert_eq!(c.held_call(3_000, 2), Some(StopReason::MaxTurns));
+    assert_eq!(
+        c.held_call(3_000, 2, StopReason::MaxTurns),
+        Some(StopReason::MaxTurns)
+    );
     c.push(at(4, call("m2")));
     let (r, trajectory) = c.finish(TurnEnd {
         end_us: 5_000,
@@ -134,6 +140,56 @@ fn a_held_call_counts_and_fires_the_cap_even_if_the_stream_is_behind() {
     assert!(r.max_turns_exhausted);
     assert_eq!(r.num_turns, 3);
     assert_eq!(trajectory.len(), 3);
+}
+
+/// A `max_tool_calls` hold: the reply with tool call N+1 was never sent, so the stream
+/// shows N tools; the held request is call `calls_before + 1` and the cap is
+/// `max_tool_calls`, not `max_turns`.
+#[test]
+fn a_call_held_for_max_tool_calls_fires_that_cap_with_n_tools() {
+    let caps = Caps {
+        max_turns: Some(10),
+        max_tool_calls: Some(2),
+    };
+    let mut c = Collector::new(caps);
+    c.push(at(1, call("m1")));
+    c.push(at(2, tool("t1")));
+    c.push(at(3, done("t1")));
+    c.push(at(4, call("m2")));
+    c.push(at(5, tool("t2")));
+    c.push(at(6, done("t2")));
+    assert_eq!(
+        c.held_call(7_000, 2, StopReason::MaxToolCalls),
+        Some(StopReason::MaxToolCalls)
+    );
+    // What a CLI might still print while it is stopped is not counted.
+    c.push(at(8, call("m3")));
+    let (r, _) = c.finish(TurnEnd {
+        end_us: 9_000,
+        stop: Some(StopReason::MaxToolCalls),
+        ..Default::default()
+    });
+    assert_eq!(r.tool_calls.len(), 2);
+    assert_eq!(r.num_turns, 3);
+    assert!(r.max_tool_calls_exhausted);
+    assert!(!r.max_turns_exhausted);
+    assert_eq!(r.final_status, TurnStatus::MaxToolCallsExhausted);
+    // A stream that shows call 3 begin before its request is held (Pi) counts it once.
+    let mut c = Collector::new(caps);
+    for (i, id) in ["m1", "m2", "m3"].into_iter().enumerate() {
+        c.push(at(i as u64 + 1, call(id)));
+    }
+    assert_eq!(
+        c.held_call(7_000, 2, StopReason::MaxToolCalls),
+        Some(StopReason::MaxToolCalls)
+    );
+    let (r, _) = c.finish(TurnEnd {
+        end_us: 9_000,
+        stop: Some(StopReason::MaxToolCalls),
+        ..Default::default()
+    });
+    assert_eq!(r.num_turns, 3);
+    assert!(r.max_tool_calls_exhausted);
 }
 
 #[test]

@@ -29,7 +29,7 @@ fn message(id: &str, text: &str) -> Event {
             input_tokens: 5,
             output_tokens: 1,
             cache_read_tokens: 0,
-            cache_write_tokens: 0,
+            cache_write_tokens: Some(0),
         }),
         cost_usd: None,
     }
@@ -159,6 +159,7 @@ fn resumed_run(launch: Launch) -> TurnRecord {
     let mut c = Collector::new(Caps::default());
     c.totals_basis(TotalsBasis {
         scope: TotalsScope::PerSession,
+        usage_scope: TotalsScope::PerProcess,
         launch,
     });
     for e in [
@@ -211,4 +212,70 @@ fn a_running_session_total_is_not_counted_twice() {
     // An older recording whose argv resumes the reported session: ambiguous.
     let r = resumed_run(Launch::FromArgv(vec!["--resume".into(), "sess-1".into()]));
     assert_eq!((r.cost_usd, r.totals), (None, TotalsStatus::Ambiguous));
+}
+
+/// A CLI whose reported usage is the thread's running total (Codex `turn.completed.usage`,
+/// declared per session by `usage-totals`) and whose messages carry none: a resumed
+/// process's usage is the total less what the session's earlier processes used; with that
+/// unknown it is ambiguous (labelled, `null` in cost.json), never the session's total
+/// presented as this run's.
+#[test]
+fn a_running_usage_total_is_read_through_its_own_scope() {
+    let tokens = |input, output| Usage {
+        input_tokens: input,
+        output_tokens: output,
+        cache_read_tokens: 0,
+        cache_write_tokens: Some(0),
+    };
+    let run = |launch| {
+        let mut c = Collector::new(Caps::default());
+        c.totals_basis(TotalsBasis {
+            scope: TotalsScope::PerSession,
+            usage_scope: TotalsScope::PerSession,
+            launch,
+        });
+        c.push(at(
+            1,
+            Event::SessionStarted {
+                session_id: Some("thread-1".into()),
+                cli_version: None,
+                model: None,
+                tools: Vec::new(),
+            },
+        ));
+        c.push(at(2, call("m1")));
+        c.push(at(
+            3,
+            Event::FinalResult {
+                success: true,
+                error_kind: None,
+                error_message: None,
+                max_turns_reached: false,
+                num_turns: Some(1),
+                cost_usd: None,
+                duration_ms: None,
+                text: None,
+                usage: Some(tokens(900, 90)),
+            },
+        ));
+        c.finish(end(4)).0
+    };
+    let r = run(Launch::Resumed {
+        earlier_cost_usd: None,
+        earlier_usage: Some(tokens(600, 60)),
+    });
+    assert_eq!(r.usage, tokens(300, 30));
+    assert_eq!(r.usage_source, "cli_result_less_earlier");
+    assert_eq!(r.totals, TotalsStatus::Complete);
+    let r = run(Launch::Resumed {
+        earlier_cost_usd: None,
+        earlier_usage: None,
+    });
+    assert_eq!(r.usage_source, "cli_result_session_total");
+    assert_eq!(r.totals, TotalsStatus::Ambiguous);
+    let r = run(Launch::Fresh);
+    assert_eq!(
+        (r.usage, r.usage_source.as_str()),
+        (tokens(900, 90), "cli_result")
+    );
 }

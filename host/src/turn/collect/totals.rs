@@ -1,15 +1,17 @@
 //! Per-attempt figures from the totals a CLI reports. Each harness component declares,
-//! per CLI version, how its final result's cost and usage accumulate
-//! ([`TotalsScope`], harness@0.2.0 `totals`); the host knows whether the process it ran
-//! resumed a session ([`Launch`]). Together they say what of the reported figure this
-//! process spent:
+//! per CLI version, how its final result's cost ([`TotalsBasis::scope`], harness@0.2.0
+//! `totals`) and its usage ([`TotalsBasis::usage_scope`], `usage-totals`) accumulate
+//! ([`TotalsScope`]); the host knows whether the process it ran resumed a session
+//! ([`Launch`]) and what the session's earlier processes spent. The two figures are read
+//! the same way, each through its own scope (one CLI can keep them apart: Claude Code
+//! from 2.1.277 restores the session's cost on resume, not its usage):
 //!
 //! | scope | launch | this attempt's figure |
 //! |---|---|---|
 //! | per call, per process | any | as reported (per call: the host sums the messages) |
 //! | per session | a fresh session | as reported |
 //! | per session | resumed, earlier spend known | reported − earlier spend |
-//! | per session | resumed, earlier spend unknown | ambiguous: `null` cost (the messages' own costs when they carry them); usage as reported |
+//! | per session | resumed, earlier spend unknown | ambiguous: cost `null` (the messages' own costs when they carry them); usage the messages' when they carry it, else the reported running total labelled `cli_result_session_total` (`cost.json`: `null`, `ambiguous`) |
 //!
 //! Dollars are never estimated from tokens.
 
@@ -40,7 +42,10 @@ pub(crate) enum Launch {
 /// How to read the CLI's reported totals for this turn.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct TotalsBasis {
+    /// How the reported cost accumulates (harness@0.2.0 `totals`).
     pub(crate) scope: TotalsScope,
+    /// How the reported usage accumulates (harness@0.2.0 `usage-totals`).
+    pub(crate) usage_scope: TotalsScope,
     pub(crate) launch: Launch,
 }
 
@@ -49,6 +54,7 @@ impl Default for TotalsBasis {
     fn default() -> TotalsBasis {
         TotalsBasis {
             scope: TotalsScope::PerProcess,
+            usage_scope: TotalsScope::PerProcess,
             launch: Launch::Unknown,
         }
     }
@@ -58,34 +64,39 @@ impl Default for TotalsBasis {
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct AttemptTotals {
     pub(crate) usage: Usage,
-    /// `cli_result`, `messages`, `cli_result_less_earlier` or `none`.
+    /// `cli_result`, `messages`, `cli_result_less_earlier`, `cli_result_session_total`
+    /// (a running total whose earlier part is unknown: ambiguous) or `none`.
     pub(crate) usage_source: &'static str,
     pub(crate) cost_usd: Option<f64>,
-    /// `Ambiguous` when a reported running total could not be attributed.
+    /// `Ambiguous` when a reported running total (cost or usage) could not be attributed.
     pub(crate) status: TotalsStatus,
     pub(crate) note: Option<String>,
 }
 
-/// What the reported running totals include beyond this process.
-enum Earlier {
+/// What a reported running total includes beyond this process.
+enum Earlier<T> {
     Nothing,
-    Known(Option<f64>, Option<Usage>),
+    Known(T),
     Unknown,
 }
 
 impl TotalsBasis {
-    fn earlier(&self, session_id: Option<&str>) -> Earlier {
-        if self.scope != TotalsScope::PerSession {
+    /// What a figure read through `scope` includes of the session's earlier processes;
+    /// `known` picks that figure's earlier spend from a resumed launch.
+    fn earlier<T: Copy>(
+        &self,
+        scope: TotalsScope,
+        session_id: Option<&str>,
+        known: impl Fn(&Launch) -> Option<T>,
+    ) -> Earlier<T> {
+        if scope != TotalsScope::PerSession {
             return Earlier::Nothing;
         }
         match &self.launch {
             Launch::Unknown | Launch::Fresh => Earlier::Nothing,
-            Launch::Resumed {
-                earlier_cost_usd,
-                earlier_usage,
-            } => match (earlier_cost_usd, earlier_usage) {
-                (None, None) => Earlier::Unknown,
-                (cost, usage) => Earlier::Known(*cost, *usage),
+            launch @ Launch::Resumed { .. } => match known(launch) {
+                Some(before) => Earlier::Known(before),
+                None => Earlier::Unknown,
             },
             Launch::FromArgv(argv) => match session_id {
                 Some(id) if argv.iter().any(|a| a == id) => Earlier::Unknown,
@@ -96,7 +107,7 @@ impl TotalsBasis {
 }
 
 impl Collector {
-    /// How this turn's reported totals accumulate (the harness's declared scope for the
+    /// How this turn's reported totals accumulate (the harness's declared scopes for the
     /// CLI's version) and whether the process resumed a session.
     pub(crate) fn totals_basis(&mut self, basis: TotalsBasis) {
         self.totals = basis;
@@ -124,75 +135,81 @@ impl Collector {
             None => (Usage::default(), "none"),
         };
         let session_id = self.session.as_ref().and_then(|s| s.session_id.as_deref());
-        match self.totals.earlier(session_id) {
-            Earlier::Nothing => {
-                let (usage, usage_source) = match reported_usage {
-                    Some(u) => (u, "cli_result"),
-                    None => from_messages(),
+        let basis = &self.totals;
+        let mut ambiguous = false;
+        let mut notes = Vec::new();
+
+        let earlier_cost = basis.earlier(basis.scope, session_id, |l| match l {
+            Launch::Resumed {
+                earlier_cost_usd, ..
+            } => *earlier_cost_usd,
+            _ => None,
+        });
+        let cost_usd = match earlier_cost {
+            Earlier::Nothing => reported_cost.or(message_cost),
+            Earlier::Known(before) => {
+                let cost_usd = match reported_cost {
+                    Some(total) => Some(round_usd((total - before).max(0.0))),
+                    None => message_cost,
                 };
-                AttemptTotals {
-                    usage,
-                    usage_source,
-                    cost_usd: reported_cost.or(message_cost),
-                    status: TotalsStatus::Complete,
-                    note: None,
-                }
-            }
-            Earlier::Known(earlier_cost, earlier_usage) => {
-                let (usage, usage_source) = match (reported_usage, earlier_usage) {
-                    (Some(u), Some(e)) => (less(u, e), "cli_result_less_earlier"),
-                    _ => from_messages(),
-                };
-                let cost_usd = match (reported_cost, earlier_cost) {
-                    (Some(total), Some(before)) => Some(round_usd((total - before).max(0.0))),
-                    _ => message_cost,
-                };
-                let note = reported_cost.map(|total| {
-                    format!(
+                if let Some(total) = reported_cost {
+                    notes.push(format!(
                         "the CLI reported the session's running total ${total}; this process \
-                         spent {} (the session's earlier processes: {})",
+                         spent {} (the session's earlier processes: ${before})",
                         dollars(cost_usd),
-                        dollars(earlier_cost)
-                    )
-                });
-                AttemptTotals {
-                    usage,
-                    usage_source,
-                    cost_usd,
-                    status: TotalsStatus::Complete,
-                    note,
+                    ));
                 }
+                cost_usd
             }
             Earlier::Unknown => {
-                // The reported usage is kept: one declared scope covers cost and usage,
-                // and the one CLI known to restore its total on resume (Claude Code
-                // 2.1.277+, B40) restores only the cost; its usage is the process's own.
-                let (usage, usage_source) = match reported_usage {
-                    Some(u) => (u, "cli_result"),
-                    None => from_messages(),
-                };
-                let ambiguous = message_cost.is_none() && reported_cost.is_some();
-                let note = reported_cost.map(|total| {
-                    format!(
-                        "this process resumed session `{}`, and the CLI reports the session's \
-                         running total (${total}), which includes the spend of its earlier \
-                         processes; that spend is not known here, so this run's cost is \
-                         unknown",
+                if let Some(total) = reported_cost {
+                    ambiguous |= message_cost.is_none();
+                    notes.push(format!(
+                        "this process resumed session `{}`, and the CLI reports the \
+                         session's running total (${total}), which includes the spend of its \
+                         earlier processes; that spend is not known here, so this run's cost \
+                         is unknown",
                         session_id.unwrap_or("?")
-                    )
-                });
-                AttemptTotals {
-                    usage,
-                    usage_source,
-                    cost_usd: message_cost,
-                    status: if ambiguous {
-                        TotalsStatus::Ambiguous
-                    } else {
-                        TotalsStatus::Complete
-                    },
-                    note,
+                    ));
                 }
+                message_cost
             }
+        };
+
+        let earlier_usage = basis.earlier(basis.usage_scope, session_id, |l| match l {
+            Launch::Resumed { earlier_usage, .. } => *earlier_usage,
+            _ => None,
+        });
+        let (usage, usage_source) = match (earlier_usage, reported_usage) {
+            (_, None) => from_messages(),
+            (Earlier::Nothing, Some(u)) => (u, "cli_result"),
+            (Earlier::Known(before), Some(u)) => (less(u, before), "cli_result_less_earlier"),
+            (Earlier::Unknown, Some(u)) => match message_usage {
+                Some(m) => (m, "messages"),
+                None => {
+                    ambiguous = true;
+                    notes.push(format!(
+                        "this process resumed session `{}`, and the CLI reports the \
+                         session's running token usage, which includes its earlier \
+                         processes' usage; that is not known here, so this run's usage is \
+                         unknown (the reported total is kept, labelled \
+                         `cli_result_session_total`)",
+                        session_id.unwrap_or("?")
+                    ));
+                    (u, "cli_result_session_total")
+                }
+            },
+        };
+        AttemptTotals {
+            usage,
+            usage_source,
+            cost_usd,
+            status: if ambiguous {
+                TotalsStatus::Ambiguous
+            } else {
+                TotalsStatus::Complete
+            },
+            note: (!notes.is_empty()).then(|| notes.join("; ")),
         }
     }
 }
@@ -224,7 +241,7 @@ pub(in crate::turn) fn add(a: Usage, b: &Usage) -> Usage {
         input_tokens: a.input_tokens.saturating_add(b.input_tokens),
         output_tokens: a.output_tokens.saturating_add(b.output_tokens),
         cache_read_tokens: a.cache_read_tokens.saturating_add(b.cache_read_tokens),
-        cache_write_tokens: a.cache_write_tokens.saturating_add(b.cache_write_tokens),
+        cache_write_tokens: Usage::add_cache_writes(a.cache_write_tokens, b.cache_write_tokens),
     }
 }
 
@@ -238,19 +255,26 @@ fn a_sum_of_huge_counts_saturates() {
         input_tokens: u64::MAX,
         output_tokens: u64::MAX - 1,
         cache_read_tokens: 7,
-        cache_write_tokens: u64::MAX,
+        cache_write_tokens: Some(u64::MAX),
     };
     let one = Usage {
         input_tokens: 1,
         output_tokens: 5,
         cache_read_tokens: 1,
-        cache_write_tokens: 1,
+        cache_write_tokens: Some(1),
     };
     let sum = add(huge, &one);
     assert_eq!(sum.input_tokens, u64::MAX);
     assert_eq!(sum.output_tokens, u64::MAX);
     assert_eq!(sum.cache_read_tokens, 8);
-    assert_eq!(sum.cache_write_tokens, u64::MAX);
+    assert_eq!(sum.cache_write_tokens, Some(u64::MAX));
+    // A figure no report carried stays unknown; one that some carried is their sum.
+    let unknown = Usage {
+        cache_write_tokens: None,
+        ..one
+    };
+    assert_eq!(add(unknown, &unknown).cache_write_tokens, None);
+    assert_eq!(add(unknown, &one).cache_write_tokens, Some(1));
 }
 
 fn less(a: Usage, b: Usage) -> Usage {
@@ -258,6 +282,9 @@ fn less(a: Usage, b: Usage) -> Usage {
         input_tokens: a.input_tokens.saturating_sub(b.input_tokens),
         output_tokens: a.output_tokens.saturating_sub(b.output_tokens),
         cache_read_tokens: a.cache_read_tokens.saturating_sub(b.cache_read_tokens),
-        cache_write_tokens: a.cache_write_tokens.saturating_sub(b.cache_write_tokens),
+        cache_write_tokens: match (a.cache_write_tokens, b.cache_write_tokens) {
+            (Some(a), Some(b)) => Some(a.saturating_sub(b)),
+            (a, _) => a,
+        },
     }
 }

@@ -39,7 +39,7 @@ fn the_earliest_pending_stop_wakes_the_loop() {
     );
     // A held call settles within a moment and fires max_turns.
     let pending = Pending {
-        held_at: Some(t0 + s(2)),
+        held: Some((t0 + s(2), StopReason::MaxTurns)),
         ..pending
     };
     assert_eq!(

@@ -69,6 +69,8 @@ struct Flat<'a> {
     #[serde(default)]
     reason: Slot<StopReason>,
     #[serde(default)]
+    tools: Slot<Option<u32>>,
+    #[serde(default)]
     code: Slot<Option<i32>>,
     #[serde(default)]
     signal: Slot<Option<i32>>,
@@ -98,6 +100,8 @@ impl Flat<'_> {
             "call" => Record::Call {
                 us,
                 turn: self.turn.given()?,
+                reason: self.reason.given(),
+                tools: self.tools.given().flatten(),
             },
             "stop" => Record::Stop {
                 us,
@@ -126,6 +130,8 @@ mod tests {
             r#"{"t":"out","us":5,"b64":"AAE=","eof":true}"#,
             r#"{"t":"err","us":7,"text":"warn\n"}"#,
             r#"{"t":"call","us":9,"turn":2}"#,
+            r#"{"t":"call","us":9,"turn":2,"reason":"max_tool_calls","tools":3}"#,
+            r#"{"t":"call","us":9,"turn":2,"reason":null,"tools":null}"#,
             r#"{"t":"stop","us":11,"reason":"max_turns"}"#,
             r#"{"t":"exit","us":12,"code":0}"#,
             r#"{"t":"exit","us":12,"code":null,"signal":9,"turn_limit":true}"#,

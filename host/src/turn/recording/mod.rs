@@ -11,6 +11,9 @@
 //! {"t":"out","us":1530,"text":"{\"type\":","eof":true}     bytes after the last newline
 //! {"t":"err","us":1400,"text":"warning: …\n"}              a stderr chunk, as read
 //! {"t":"call","us":2040,"turn":2}                          the scripted model held call 3
+//! {"t":"call","us":2040,"turn":2,"reason":"max_tool_calls","tools":2}
+//!                                                          … held call 3 as its reply would
+//!                                                          hand out tool calls past the cap
 //! {"t":"stop","us":2050,"reason":"max_turns"}              the host decided to end the turn
 //! {"t":"exit","us":2100,"code":0}                          the CLI ended (`code` or `signal`;
 //!                                                          `"turn_limit":true` when the code
@@ -26,7 +29,10 @@
 //! - `call` is written when the scripted model receives a main request past `max_turns`
 //!   (`turn` = its completed assistant turns, so it asks for call `turn + 1`) and holds it
 //!   unanswered: that call began although the stream never shows it, and the cap fires on
-//!   it. Replay counts it at the same place among the stdout lines.
+//!   it. Replay counts it at the same place among the stdout lines. `reason` says which
+//!   cap held it (absent = `max_turns`, as every recording before it was written);
+//!   `max_tool_calls` = the reply would have handed out tool calls past that cap, and
+//!   `tools` is the number of tool calls the model had handed out before it.
 //! - Header fields other than `format` and `version` are optional; readers ignore fields
 //!   they do not know.
 //!
@@ -100,6 +106,10 @@ pub struct SessionHeader {
     /// USD the session's earlier processes had spent, when known (a resumed process).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub earlier_cost_usd: Option<f64>,
+    /// Tokens the session's earlier processes had used, when known (a resumed process;
+    /// absent in recordings made before it was written).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub earlier_usage: Option<harness_kit::Usage>,
 }
 
 impl SessionHeader {
@@ -109,7 +119,7 @@ impl SessionHeader {
         if self.resumed {
             Launch::Resumed {
                 earlier_cost_usd: self.earlier_cost_usd,
-                earlier_usage: None,
+                earlier_usage: self.earlier_usage,
             }
         } else {
             Launch::Fresh
@@ -179,6 +189,10 @@ enum Record {
     Call {
         us: u64,
         turn: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reason: Option<StopReason>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        tools: Option<u32>,
     },
     Stop {
         us: u64,
@@ -263,6 +277,11 @@ pub struct HeldCall {
     pub stamp_us: u64,
     /// Completed assistant turns in the request: it asked for call `turn + 1`.
     pub turn: u32,
+    /// The cap that held it: [`StopReason::MaxTurns`] or [`StopReason::MaxToolCalls`].
+    pub reason: StopReason,
+    /// Tool calls the scripted model had handed out before it, when recorded (a
+    /// `max_tool_calls` hold always records it).
+    pub tool_calls_before: Option<u32>,
     /// How many complete stdout lines were recorded before it.
     pub after_lines: usize,
 }
@@ -326,7 +345,9 @@ mod tests {
         w.stdout_line(10, b"{\"a\":1}", false).unwrap();
         w.stdout_line(20, b"\xff\xfe bad", false).unwrap();
         w.stderr_chunk(25, b"warn\n").unwrap();
-        w.held_call(27, 2).unwrap();
+        w.held_call(27, 2, StopReason::MaxTurns, None).unwrap();
+        w.held_call(27, 2, StopReason::MaxToolCalls, Some(3))
+            .unwrap();
         w.stop(28, StopReason::TurnTimeout).unwrap();
         w.stdout_line(30, b"{\"tru", true).unwrap();
         w.exit(ExitStatus {
@@ -356,6 +377,15 @@ mod tests {
                 Item::HeldCall(HeldCall {
                     stamp_us: 27,
                     turn: 2,
+                    reason: StopReason::MaxTurns,
+                    tool_calls_before: None,
+                    after_lines: 2
+                }),
+                Item::HeldCall(HeldCall {
+                    stamp_us: 27,
+                    turn: 2,
+                    reason: StopReason::MaxToolCalls,
+                    tool_calls_before: Some(3),
                     after_lines: 2
                 }),
                 Item::Stop(RecordedStop {

@@ -4,6 +4,7 @@ use super::{
     ExitStatus, FORMAT, Header, HeldCall, Record, RecordedStop, RecordingError, StampedLine,
     VERSION,
 };
+use crate::results::StopReason;
 use std::io::{BufRead, Read};
 use std::path::Path;
 
@@ -238,9 +239,16 @@ impl<R: std::io::BufRead> Reader<R> {
                 Ok(bytes) => Item::Stderr(bytes),
                 Err(err) => self.problem_here(err),
             },
-            Record::Call { us, turn } => Item::HeldCall(HeldCall {
+            Record::Call {
+                us,
+                turn,
+                reason,
+                tools,
+            } => Item::HeldCall(HeldCall {
                 stamp_us: us,
                 turn,
+                reason: reason.unwrap_or(StopReason::MaxTurns),
+                tool_calls_before: tools,
                 after_lines,
             }),
             Record::Stop { us, reason } => Item::Stop(RecordedStop {

@@ -42,9 +42,22 @@ impl RecordingWriter {
         })
     }
 
-    /// A main request the scripted model held (`turn` completed assistant turns in it).
-    pub fn held_call(&mut self, stamp_us: u64, turn: u32) -> std::io::Result<()> {
-        self.write_json(&Record::Call { us: stamp_us, turn })
+    /// A main request the scripted model held (`turn` completed assistant turns in it),
+    /// by the cap `reason` (`max_turns` is written as no reason, as before `reason`
+    /// existed), `tools` tool calls handed out before it.
+    pub fn held_call(
+        &mut self,
+        stamp_us: u64,
+        turn: u32,
+        reason: StopReason,
+        tools: Option<u32>,
+    ) -> std::io::Result<()> {
+        self.write_json(&Record::Call {
+            us: stamp_us,
+            turn,
+            reason: (reason != StopReason::MaxTurns).then_some(reason),
+            tools,
+        })
     }
 
     /// The host's stop decision (`reason` as in `task.json`).

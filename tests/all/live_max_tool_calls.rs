@@ -1,0 +1,104 @@
+//! `max_tool_calls` holds tool call N+1 on every harness's real CLI against the scripted
+//! model (tasks/scenarios/max_tool_calls{,_straddle}): the scripted model never sends the
+//! reply that would take the tool calls handed out past the cap, so tool N+1 never runs
+//! (its marker file does not exist), the turn stops with `max_tool_calls`, and a replay of
+//! the recording reaches the same record (the held call is recorded with its reason).
+
+use crate::live_claude::{assert_replay_matches, netns_available};
+use crate::support::{bin, root, scratch};
+use coder_eval::results::{RunSummary, StopReason, TaskResult, TurnStatus};
+use std::path::Path;
+use std::process::Command;
+
+const HARNESSES: [&str; 5] = ["claude-code", "codex", "pi", "opencode", "gemini-cli"];
+const SCENARIOS: [&str; 2] = ["max_tool_calls", "max_tool_calls_straddle"];
+
+fn workspace_file(out: &Path, scenario: &str, harness: &str, file: &str) -> Option<String> {
+    std::fs::read_to_string(
+        out.join(scenario)
+            .join(harness)
+            .join("workspace")
+            .join(file),
+    )
+    .ok()
+}
+
+#[test]
+fn max_tool_calls_holds_tool_n_plus_one_on_every_harness() {
+    let out = scratch("live-max-tool-calls");
+    let mut cmd = Command::new(bin());
+    cmd.arg("run");
+    for s in SCENARIOS {
+        cmd.arg(root().join(format!("tasks/scenarios/{s}/task.yaml")));
+    }
+    for h in HARNESSES {
+        cmd.args(["--harness", h]);
+    }
+    cmd.arg("--out").arg(&out).args(["--jobs", "2"]);
+    if netns_available() {
+        cmd.arg("--isolate-network");
+    }
+    let output = cmd.output().unwrap();
+    eprintln!(
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let summary: RunSummary =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(summary.rows.len(), SCENARIOS.len() * HARNESSES.len());
+    for row in summary.rows {
+        let r: TaskResult =
+            serde_json::from_str(&std::fs::read_to_string(out.join(&row.result)).unwrap()).unwrap();
+        let what = format!("{} on {}", row.task_id, row.harness);
+        let t = r
+            .turn
+            .as_ref()
+            .unwrap_or_else(|| panic!("{what}: {:?}", r.error));
+        // Tool N+1 never ran: the file it would have written does not exist.
+        assert_eq!(
+            workspace_file(&out, &row.task_id, &row.harness, "marker.txt"),
+            None,
+            "{what}: the held tool call ran"
+        );
+        assert_eq!(
+            r.stop.as_ref().map(|s| s.reason),
+            Some(StopReason::MaxToolCalls),
+            "{what}"
+        );
+        assert!(t.max_tool_calls_exhausted, "{what}");
+        assert!(!t.max_turns_exhausted, "{what}");
+        assert_eq!(t.final_status, TurnStatus::MaxToolCallsExhausted, "{what}");
+        let requests = r.scripted_model_requests.as_ref().expect("scripted");
+        let held: Vec<_> = requests.iter().filter(|q| q["status"] == 503).collect();
+        assert!(
+            held.iter().all(|q| q["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("max_tool_calls"))),
+            "{what}: {held:?}"
+        );
+        let steps = workspace_file(&out, &row.task_id, &row.harness, "steps.txt");
+        if row.task_id == "max_tool_calls" {
+            // Exactly N: both allowed tools ran, the held request is call 3.
+            assert_eq!(t.tool_calls.len(), 2, "{what}");
+            assert_eq!(steps.as_deref(), Some("step 1\nstep 2\n"), "{what}");
+            assert_eq!(t.num_turns, 3, "{what}");
+        } else {
+            // The straddling reply is held whole: one tool ran, not two.
+            assert_eq!(t.tool_calls.len(), 1, "{what}");
+            assert_eq!(steps.as_deref(), Some("step 1\n"), "{what}");
+            assert_eq!(t.num_turns, 2, "{what}");
+        }
+        assert_replay_matches(&out, &r);
+        let recording = std::fs::read_to_string(
+            out.join(&row.task_id)
+                .join(&row.harness)
+                .join("recording.jsonl"),
+        )
+        .unwrap();
+        assert!(
+            recording.contains(r#""reason":"max_tool_calls""#),
+            "{what}: the held call is recorded with its reason"
+        );
+    }
+}
