@@ -7,9 +7,10 @@ pub const FAILED: i32 = 1;
 /// Bad invocation or bad input file: nothing was run. A configuration error: running
 /// again as it is fails again (a Kubernetes Job's `podFailurePolicy` fails the Job).
 pub const USAGE: i32 = 2;
-/// A shard (`run --plan … --shard K/N`) that did not finish for a reason outside its
-/// tasks: a unit ended in an infrastructure error (`suite::shard::INFRA_ERROR_KINDS`), or
-/// results could not be written. Retryable: running the shard again into the same folder
+/// A run whose results could not be written (a full disk, an I/O error), or a shard
+/// (`run --plan … --shard K/N`) that did not finish for a reason outside its tasks: a unit
+/// ended in an infrastructure error (`suite::shard::INFRA_ERROR_KINDS`), or results could
+/// not be written. Retryable: running the shard again into the same folder
 /// keeps its complete units and runs the rest. (A shard whose units all ran exits 0
 /// whether they passed or not; `coder-eval merge` gives the verdict.)
 pub const INFRA: i32 = 3;

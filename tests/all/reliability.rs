@@ -190,6 +190,8 @@ fn one_signal_stops_everything(sig: i32, name: &str) {
     let three = task("three");
     assert_eq!(three.stop.as_ref().unwrap().reason.as_str(), "interrupted");
     assert!(three.turn.is_none(), "the third task must not start");
+    let said = three.error.as_deref().unwrap_or_default();
+    assert!(said.contains("before the agent started"), "{said}");
     assert!(!out.join("three/claude-code/recording.jsonl").exists());
 
     let run: serde_json::Value = read_json(&out.join("run.json"));

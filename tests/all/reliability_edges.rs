@@ -261,6 +261,12 @@ exit 0"#;
     assert_ne!(rc, 101, "{stderr}");
     assert_ne!(rc, 0, "{stderr}");
     assert!(stderr.contains("No space left on device"), "{stderr}");
+    // A failed task (1), or results that could not be written (3, an infrastructure
+    // failure): never 2, which says the invocation was bad and nothing ran.
+    assert!(matches!(rc, 1 | 3), "exit {rc}: {stderr}");
+    if !kept.join("run.json").exists() {
+        assert_eq!(rc, 3, "run.json could not be written: {stderr}");
+    }
     if let Ok(text) = std::fs::read_to_string(kept.join("task.json")) {
         let r: TaskResult = serde_json::from_str(&text).expect("a complete task.json");
         assert_eq!(r.status, coder_eval::results::TaskStatus::Error, "{text}");

@@ -335,7 +335,17 @@ fn run_as(
     let harnesses: Vec<String> = if layered {
         Vec::new()
     } else if args.harness.iter().any(|h| h == "all") {
-        installed_harnesses()
+        let installed = installed_harnesses();
+        if installed.is_empty() {
+            eprintln!(
+                "error: --harness all: no harness's CLI is installed (looked in {} and on                  PATH); install the pinned CLIs with scripts/setup.sh, or set                  CODER_EVAL_HARNESSES to a folder holding their node_modules",
+                coder_eval::run::locate::harnesses_dir()
+                    .join("node_modules/.bin")
+                    .display()
+            );
+            return Ok(exit_codes::USAGE);
+        }
+        installed
     } else {
         args.harness.clone()
     };
@@ -503,12 +513,15 @@ fn run_as(
     });
     let results = match results {
         Ok(results) => results,
-        // A shard that cannot write its results is retried, not failed for good.
-        Err(err) if mode.is_some() => {
-            eprintln!("error: {}: {err}", out_dir.display());
+        // Results that cannot be written (a full disk) are an infrastructure failure, not
+        // a bad invocation: a shard is retried, not failed for good.
+        Err(err) => {
+            eprintln!(
+                "error: {}: the run's results could not be written: {err}",
+                out_dir.display()
+            );
             return Ok(exit_codes::INFRA);
         }
-        Err(err) => return Err(err.into()),
     };
     if let Some(signal) = coder_eval::interrupt::raised() {
         eprintln!(

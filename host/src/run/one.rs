@@ -40,6 +40,13 @@ pub async fn run_one(
         Ok(done) => assemble(&p, done),
         Err((error, established)) => {
             let mut result = failed(&p, &error, established);
+            if matches!(error, RunError::Interrupted) && result.turn.is_none() {
+                result.error = Some(
+                    "interrupted: the host received a stop signal before the agent started; \
+                     nothing ran"
+                        .into(),
+                );
+            }
             if matches!(error, RunError::Interrupted) && result.stop.is_none() {
                 result.stop = Some(StopRecord {
                     reason: crate::results::StopReason::Interrupted,
