@@ -16,7 +16,9 @@ pub use shard::{MergeArgs, PlanArgs, merge, plan};
 
 /// Runs task files on agent CLIs, records what they stream, grades the result and writes
 /// `task.json` per task and harness. Exit code: 0 all passed, 1 some did not, 2 bad
-/// invocation or task file (nothing was run).
+/// invocation or task file (nothing was run), 128+N interrupted by signal N (130 Ctrl-C,
+/// 143 SIGTERM); a shard (`--plan`): 0 every unit ran, 3 an infrastructure failure
+/// (retry it), 2 a configuration error (do not).
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
   coder-eval run tasks/hello_date/task.yaml
@@ -62,9 +64,14 @@ pub struct RunArgs {
     out: Option<PathBuf>,
     /// Run one shard of a plan (`coder-eval plan`): the plan's units whose id falls in
     /// the shard given by --shard or --shard-from-env, resolved from the plan's arguments
-    /// (refused when they resolve to other units here). Exit code 0 when every unit ran
-    /// (passed or not), 3 after an infrastructure failure (retry), 2 a configuration
-    /// error.
+    /// (refused when they resolve to other units here). Only --out, --jobs, --cli,
+    /// --infra-retries, --retry-initial-delay, --otlp-endpoint, --isolate-network and
+    /// --[no-]pid-namespace may be given with it. Exit code 0 when every unit ran (passed
+    /// or failed: `merge` judges), 3 an infrastructure failure (a unit still crashed or
+    /// met HTTP 429/5xx when its retries ran out, results not writable: run the shard
+    /// again), 2 a configuration error (bad plan or arguments, task files changed since
+    /// planning, the CLI missing or not executable, the folder busy or not a shard's: a
+    /// retry fails the same way).
     #[arg(long, value_name = "PLAN.json", conflicts_with_all = ["resume", "tasks"])]
     plan: Option<PathBuf>,
     /// With --plan: run shard K of N (0 <= K < N).
@@ -99,12 +106,13 @@ pub struct RunArgs {
     /// (the CLI crashed before its first model call, HTTP 429/5xx from the model API, a
     /// documented transient exit code); every attempt is kept under `attempts/<n>/`. A
     /// graded failure is never run again. coder_eval's `retry.max_retries`.
-    #[arg(long, value_name = "N", default_value_t = coder_eval::run::retry::RetryPolicy::DEFAULT.max_retries)]
-    infra_retries: u32,
-    /// The wait before the first infrastructure retry, in seconds; it doubles for each
-    /// later one (coder_eval's `retry.initial_delay`).
-    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
-    retry_initial_delay: f64,
+    /// 0 to 20; default 2.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=i64::from(coder_eval::run::retry::MAX_RETRIES)))]
+    infra_retries: Option<u32>,
+    /// The wait before the first infrastructure retry, in seconds (0 to 3600; default 1);
+    /// it doubles for each later one (coder_eval's `retry.initial_delay`).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_delay)]
+    retry_initial_delay: Option<f64>,
     /// Pass this host environment variable to the CLI (repeatable). Judges may read it
     /// too.
     #[arg(long, value_name = "NAME")]
@@ -174,17 +182,35 @@ fn run_as(
     mut args: RunArgs,
     mut mode: Option<shard::Mode>,
 ) -> Result<i32, Box<dyn std::error::Error>> {
-    if let Some(url) = &args.otlp_endpoint
-        && let Err(err) = coder_eval::export::otlp::check_endpoint(url)
-    {
-        eprintln!("error: --otlp-endpoint: {err}");
-        return Ok(exit_codes::USAGE);
+    if args.plan.is_none() {
+        let lone: Vec<&str> = [
+            (args.shard.is_some(), "--shard"),
+            (args.shard_from_env, "--shard-from-env"),
+            (args.shard_count.is_some(), "--shard-count"),
+        ]
+        .into_iter()
+        .filter_map(|(given, flag)| given.then_some(flag))
+        .collect();
+        if !lone.is_empty() {
+            eprintln!(
+                "error: {} runs a shard of a plan: give --plan PLAN.json too (make one with \
+                 `coder-eval plan`)",
+                lone.join(", ")
+            );
+            return Ok(exit_codes::USAGE);
+        }
     }
     if args.plan.is_some() {
         match shard::shard_mode(args) {
             Ok((stored, m)) => (args, mode) = (stored, Some(m)),
             Err(code) => return Ok(code),
         }
+    }
+    if let Some(url) = &args.otlp_endpoint
+        && let Err(err) = coder_eval::export::otlp::check_endpoint(url)
+    {
+        eprintln!("error: --otlp-endpoint: {err}");
+        return Ok(exit_codes::USAGE);
     }
     let mut resume_dir = None;
     if let Some(dir) = args.resume.clone() {
@@ -371,10 +397,12 @@ fn run_as(
             variants: e.variants.iter().map(|v| v.variant_id.clone()).collect(),
         });
     options.pid_namespace = args.pid_namespace || !args.no_pid_namespace;
-    options.retry.max_retries = args.infra_retries;
-    options.retry.initial_delay =
-        std::time::Duration::try_from_secs_f64(args.retry_initial_delay.max(0.0))
-            .unwrap_or(options.retry.initial_delay);
+    if let Some(n) = args.infra_retries {
+        options.retry.max_retries = n;
+    }
+    if let Some(secs) = args.retry_initial_delay {
+        options.retry.initial_delay = std::time::Duration::from_secs_f64(secs);
+    }
     let progress = std::sync::Arc::new(coder_eval::run::progress::Progress::for_stdout());
     options.progress = Some(progress.clone());
     let criteria: coder_eval::run::thresholds::CriteriaByTask = tasks
@@ -428,6 +456,7 @@ fn run_as(
         })
         .collect();
     // A plan, a merge or a shard of a plan takes over here.
+    let mut _shard_lock = None;
     if let Some(mode) = &mode {
         let apply = shard::apply(
             mode,
@@ -440,7 +469,10 @@ fn run_as(
         )?;
         match apply {
             shard::Next::Stop(code) => return Ok(code),
-            shard::Next::Run { resume } => resume_dir = resume_dir.or(resume),
+            shard::Next::Run { resume, lock } => {
+                resume_dir = resume_dir.or(resume);
+                _shard_lock = lock;
+            }
         }
     }
     if let Err(err) = std::fs::create_dir_all(&out_dir) {
@@ -462,7 +494,7 @@ fn run_as(
         Some(dir) => {
             let mut todo = Vec::new();
             for p in prepared {
-                match coder_eval::suite::resume::completed(dir, &p.unit) {
+                match coder_eval::suite::resume::kept(dir, &p.unit) {
                     Some(done) => kept.push(done),
                     None => todo.push(p),
                 }
@@ -561,6 +593,17 @@ fn run_as(
     } else {
         exit_codes::FAILED
     })
+}
+
+/// `--retry-initial-delay`: seconds, a finite number from 0 to
+/// [`coder_eval::run::retry::MAX_INITIAL_DELAY_SECS`].
+fn parse_delay(text: &str) -> Result<f64, String> {
+    let max = coder_eval::run::retry::MAX_INITIAL_DELAY_SECS;
+    match text.trim().parse::<f64>() {
+        Ok(secs) if secs.is_finite() && (0.0..=max).contains(&secs) => Ok(secs),
+        Ok(_) => Err(format!("{text}: expected seconds from 0 to {max}")),
+        Err(_) => Err(format!("{text}: not a number of seconds")),
+    }
 }
 
 /// The options given with `--resume` that the resumed run's own options would override.

@@ -101,7 +101,11 @@ impl Mode {
 /// After the units are prepared: go on running (a shard, maybe resuming its folder) or
 /// stop with an exit code.
 pub(super) enum Next {
-    Run { resume: Option<PathBuf> },
+    /// `lock`: the shard folder's lock, held until the run ends.
+    Run {
+        resume: Option<PathBuf>,
+        lock: Option<std::fs::File>,
+    },
     Stop(i32),
 }
 
@@ -116,6 +120,22 @@ const PLAN_ONLY_FLAGS: &[&str] = &[
     "--backoff-limit-per-index",
     "--results-claim",
     "--job-name",
+];
+
+/// The options of `run` that `run --plan` takes anew (they change no unit).
+const SHARD_MAY_GIVE: &[&str] = &[
+    "--shard",
+    "--shard-from-env",
+    "--shard-count",
+    "--out",
+    "--jobs",
+    "--isolate-network",
+    "--pid-namespace",
+    "--no-pid-namespace",
+    "--cli",
+    "--infra-retries",
+    "--retry-initial-delay",
+    "--otlp-endpoint",
 ];
 
 /// `coder-eval plan`.
@@ -212,8 +232,10 @@ fn parse_stored(plan: &Plan) -> Result<RunArgs, i32> {
     }
 }
 
-/// `run --plan P --shard K/N`: the plan's arguments in place of `args`' (which may give
-/// `--out`, `--jobs`, `--isolate-network` and `--pid-namespace` anew), and the shard.
+/// `run --plan P --shard K/N`: the plan's arguments in place of `args`' and the shard.
+/// `args` may give anew what does not change a unit ([`SHARD_MAY_GIVE`]: where results
+/// go, how many run at once, isolation, the CLI binary, infrastructure retries, a trace
+/// collector); anything else given is refused (it would be silently the plan's).
 pub(super) fn shard_mode(args: RunArgs) -> Result<(RunArgs, Mode), i32> {
     let plan_file = args.plan.clone().unwrap_or_default();
     let given: Vec<&str> = [
@@ -224,6 +246,18 @@ pub(super) fn shard_mode(args: RunArgs) -> Result<(RunArgs, Mode), i32> {
         (!args.define.is_empty(), "-D"),
         (args.model.is_some(), "--model"),
         (args.scripted_model.is_some(), "--scripted-model"),
+        (args.components.is_some(), "--components"),
+        (!args.component.is_empty(), "--component"),
+        (args.no_native_limits, "--no-native-limits"),
+        (!args.pass_env.is_empty(), "--pass-env"),
+        (!args.judge_env.is_empty(), "--judge-env"),
+        (!args.criteria.is_empty(), "--criteria"),
+        (!args.tags.is_empty(), "--tags"),
+        (!args.exclude_tags.is_empty(), "--exclude-tags"),
+        (args.include_skipped, "--include-skipped"),
+        (args.split.is_some(), "--split"),
+        (args.sample.is_some(), "--sample"),
+        (args.sample_per_stratum.is_some(), "--sample-per-stratum"),
     ]
     .into_iter()
     .filter_map(|(given, flag)| given.then_some(flag))
@@ -231,8 +265,9 @@ pub(super) fn shard_mode(args: RunArgs) -> Result<(RunArgs, Mode), i32> {
     if !given.is_empty() {
         eprintln!(
             "error: run --plan runs the plan's units as planned: {} cannot be given with it \
-             (make a new plan to change them)",
-            given.join(", ")
+             (make a new plan to change them; with --plan only {} may be given)",
+            given.join(", "),
+            SHARD_MAY_GIVE.join(", ")
         );
         return Err(exit_codes::USAGE);
     }
@@ -263,10 +298,17 @@ pub(super) fn shard_mode(args: RunArgs) -> Result<(RunArgs, Mode), i32> {
         PathBuf::from("runs").join(format!("shard-{}-of-{}", shard.index, shard.count))
     }));
     run.isolate_network |= args.isolate_network;
-    run.pid_namespace |= args.pid_namespace;
+    if args.pid_namespace || args.no_pid_namespace {
+        (run.pid_namespace, run.no_pid_namespace) = (args.pid_namespace, args.no_pid_namespace);
+    }
     if args.jobs != 1 {
         run.jobs = args.jobs;
     }
+    // A CLI binary of another version changes the units' ids: refused as a changed plan.
+    run.cli = args.cli.or(run.cli);
+    run.infra_retries = args.infra_retries.or(run.infra_retries);
+    run.retry_initial_delay = args.retry_initial_delay.or(run.retry_initial_delay);
+    run.otlp_endpoint = args.otlp_endpoint.or(run.otlp_endpoint);
     Ok((
         run,
         Mode::Shard {
@@ -480,8 +522,37 @@ pub(super) fn apply(
                 shard: *shard,
                 units: mine.iter().map(|u| u.id.clone()).collect(),
             };
+            if let Some(problem) = unstartable(prepared, options) {
+                eprintln!(
+                    "error: shard {}: {problem}; a configuration error (every retry would fail \
+                     the same way): exit {}",
+                    shard.label(),
+                    exit_codes::USAGE
+                );
+                return Ok(Next::Stop(exit_codes::USAGE));
+            }
+            // One process at a time per shard folder: a second one is refused, not
+            // interleaved. The lock is the kernel's (flock): it goes with the process, so a
+            // shard retried after a crash or a SIGKILL takes it again.
+            let lock = match coder_eval::suite::shard::lock_folder(dir) {
+                Ok(lock) => lock,
+                Err(err) => {
+                    super::super::print_error(&err);
+                    return Ok(Next::Stop(exit_codes::USAGE));
+                }
+            };
             // A shard run again into its own folder (a retried pod) keeps what it finished.
             let mut resume = None;
+            if !dir.join(coder_eval::suite::shard::SHARD_FILE).exists()
+                && let Some(marker) = coder_eval::suite::shard::run_folder_marker(dir)
+            {
+                eprintln!(
+                    "error: {} holds a run that is not a shard (it has {marker}, no shard.json): \
+                     give a new or empty folder as --out",
+                    dir.display()
+                );
+                return Ok(Next::Stop(exit_codes::USAGE));
+            }
             if dir.join(coder_eval::suite::shard::SHARD_FILE).exists() {
                 match ShardRecord::read(dir) {
                     Ok(old) if old == record => resume = Some(std::path::absolute(dir)?),
@@ -517,7 +588,10 @@ pub(super) fn apply(
             if mine.is_empty() {
                 return Ok(Next::Stop(exit_codes::OK));
             }
-            Ok(Next::Run { resume })
+            Ok(Next::Run {
+                resume,
+                lock: Some(lock),
+            })
         }
         Mode::Merge {
             plan,
@@ -671,19 +745,66 @@ fn merge_into(
     })
 }
 
+/// Why a unit of this shard could not start its CLI, if one could not: the `--cli` given
+/// (else a built-in harness's program, found as a run finds it) is missing or not an
+/// executable file. The same on every retry of the shard: a configuration error.
+fn unstartable(prepared: &[Prepared], options: &RunOptions) -> Option<String> {
+    let mut seen: Vec<&str> = Vec::new();
+    for p in prepared {
+        if seen.contains(&p.harness.as_str()) {
+            continue;
+        }
+        seen.push(&p.harness);
+        let program = BUILTIN_HARNESSES
+            .iter()
+            .find(|h| h.name == p.harness)
+            .map(|h| h.program);
+        let path = match (&options.cli_override, program) {
+            (Some(path), _) => path.clone(),
+            (None, Some(program)) => match coder_eval::run::locate::find_cli(program, None) {
+                Ok(path) => path,
+                Err(missing) => return Some(format!("the {} CLI: {missing}", p.harness)),
+            },
+            // Another harness's program is known to its launch plan only.
+            (None, None) => continue,
+        };
+        if !path.exists() {
+            return Some(format!(
+                "the {} CLI {}: no such executable",
+                p.harness,
+                path.display()
+            ));
+        }
+        if let Err(why) = coder_eval::run::locate::executable(&path) {
+            return Some(format!(
+                "the {} CLI {}: not executable ({why})",
+                p.harness,
+                path.display()
+            ));
+        }
+    }
+    None
+}
+
 /// A shard's exit code once its units ran: [`exit_codes::INFRA`] when one ended in an
-/// infrastructure error, else 0 (pass or fail: `merge` gives the verdict).
+/// infrastructure error (a machine failure, `suite::shard::is_infra_error`, or one that
+/// was still an infrastructure error when its retries ran out: a crash before the first
+/// model call, HTTP 429/5xx, a transient exit code), else 0 (pass or fail: `merge` gives
+/// the verdict).
 pub(super) fn exit_code(results: &[TaskResult]) -> i32 {
     let infra: Vec<&TaskResult> = results
         .iter()
-        .filter(|r| coder_eval::suite::shard::is_infra_error(r))
+        .filter(|r| {
+            coder_eval::suite::shard::is_infra_error(r)
+                || coder_eval::run::retry::infra_cause(r).is_some()
+        })
         .collect();
     if infra.is_empty() {
         return exit_codes::OK;
     }
     eprintln!(
-        "{} unit(s) ended in an infrastructure error ({}): exit {} (retry the shard into the \
-         same folder: its complete units are kept)",
+        "{} unit(s) ended in an infrastructure error ({}): exit {} (running the shard again \
+         into the same folder keeps its complete units and runs these again)",
         infra.len(),
         infra
             .iter()
