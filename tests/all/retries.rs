@@ -133,7 +133,7 @@ fn a_graded_failure_is_never_run_again() {
     let unit = out.join("retried/claude-code");
     let t = task_json(&unit.join("task.json"));
     assert_eq!(t.status, TaskStatus::Failure);
-    assert_eq!(t.attempts, None);
+    assert_eq!(t.attempts, Some(1));
     assert!(t.infra_retries.is_empty());
     assert!(!unit.join("attempts").exists());
     std::fs::remove_dir_all(&dir).ok();
@@ -154,7 +154,78 @@ fn retries_can_be_turned_off() {
     assert_eq!(lines(&dir.join("launches")), 1);
     let t = task_json(&out.join("retried/claude-code/task.json"));
     assert_eq!(t.status, TaskStatus::Error);
-    assert_eq!(t.attempts, None);
+    assert_eq!(t.attempts, Some(1));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn an_interrupt_during_a_retry_backoff_leaves_the_unit_for_resume_to_run_again() {
+    use std::io::BufRead;
+    let dir = scratch("retry-sigterm");
+    let cli = dir.join("claude");
+    stand_in(&cli, &dir, 1);
+    let task = task(&dir, "test -f out.txt");
+    let out = dir.join("out");
+    let mut child = Command::new(bin())
+        .args(["run", "--retry-initial-delay", "120", "--out"])
+        .arg(&out)
+        .arg("--cli")
+        .arg(&cli)
+        .arg(&task)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "the run ended before its backoff: {seen}"
+        );
+        seen.push_str(&line);
+        if line.contains("running it again in 120.0 s") {
+            break;
+        }
+    }
+    // SIGTERM while it waits to run the crashed attempt again.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143), "{seen}{rest}");
+    let t = task_json(&out.join("retried/claude-code/task.json"));
+    assert_eq!(t.status, TaskStatus::Error);
+    assert_eq!(
+        t.error_kind.as_deref(),
+        Some("interrupted"),
+        "{:?}",
+        t.error
+    );
+    assert!(
+        t.error
+            .as_deref()
+            .is_some_and(|e| e.contains("before retrying an infrastructure error")),
+        "{:?}",
+        t.error
+    );
+    assert_eq!(lines(&dir.join("launches")), 1);
+    // Resume does not keep it as done: it runs again (and passes).
+    let o = Command::new(bin())
+        .args(["run", "--resume"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("0 unit(s) complete and kept, 1 to run"),
+        "{}",
+        show(&o)
+    );
+    assert_eq!(lines(&dir.join("launches")), 2);
+    let t = task_json(&out.join("retried/claude-code/task.json"));
+    assert_eq!((t.status, t.attempts), (TaskStatus::Success, Some(1)));
     std::fs::remove_dir_all(&dir).ok();
 }
 
