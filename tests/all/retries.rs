@@ -332,3 +332,48 @@ fn a_transient_api_status_is_read_from_recorded_streams_and_a_refusal_is_not_one
         None
     );
 }
+
+#[test]
+fn the_progress_never_counts_more_tasks_running_than_the_jobs() {
+    use coder_eval::run::progress::Progress;
+    let dir = scratch("progress-running");
+    // Every launch crashes at once (no retries): the suite is quick, and each task ends
+    // while the next one waits for its place.
+    let cli = dir.join("claude");
+    std::fs::write(&cli, "#!/bin/sh\nexit 3\n").unwrap();
+    std::fs::set_permissions(&cli, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let task = task(&dir, "true");
+    let overrides = coder_eval::suite::experiment::Overrides {
+        repeats: Some(4),
+        ..Default::default()
+    };
+    let (resolved, _) =
+        coder_eval::suite::experiment::resolve_file(&task, &Default::default(), None, &overrides)
+            .unwrap();
+    let mut options = coder_eval::run::RunOptions::new(dir.join("out"));
+    options.cli_override = Some(cli);
+    options.retry.max_retries = 0;
+    let progress = std::sync::Arc::new(Progress::new(false));
+    options.progress = Some(progress.clone());
+    let prepared = coder_eval::suite::prepare_units(resolved, &[], &options).unwrap();
+    assert_eq!(prepared.len(), 4);
+    let (_tx, rx) = tokio::sync::watch::channel(false);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    // The host takes its time over each finished task (printing, writing run.json): the
+    // next task has started by then.
+    let results = runtime
+        .block_on(coder_eval::run::run_all(
+            prepared,
+            Vec::new(),
+            &options,
+            1,
+            rx,
+            |_| std::thread::sleep(std::time::Duration::from_millis(300)),
+        ))
+        .unwrap();
+    assert_eq!(results.len(), 4);
+    let snap = progress.snapshot();
+    assert_eq!((snap.done, snap.running), (4, 0));
+    assert_eq!(snap.peak_running, 1, "--jobs 1 showed more running");
+    std::fs::remove_dir_all(&dir).ok();
+}
