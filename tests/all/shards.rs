@@ -336,6 +336,14 @@ fn three_shards_merged_give_the_unsharded_run_and_merge_checks_its_folders() {
     }
     let s = summary(&partial);
     assert_eq!((s.rows.len(), s.unfinished), (6 - n, n));
+    // junit.xml lists them too, as errors saying why.
+    let xml = std::fs::read_to_string(partial.join("junit.xml")).unwrap();
+    assert_eq!(xml.matches("<testcase").count(), 6, "{xml}");
+    assert_eq!(xml.matches("type=\"MISSING\"").count(), n, "{xml}");
+    assert!(
+        xml.contains("no complete result in any shard folder"),
+        "{xml}"
+    );
     let missing: u32 = s.statistics.iter().map(|v| v.missing).sum();
     assert_eq!(missing as usize, n);
 
@@ -487,11 +495,49 @@ fn the_emitted_indexed_job_is_valid_against_the_kubernetes_schema() {
     std::fs::write(&bad, serde_yaml_ng::to_string(&broken).unwrap()).unwrap();
     let v = k8s_validate(&bad);
     assert!(!v.status.success(), "{}", show(&v));
-    // --emit without --image, or a plan without --out: refused, nothing written.
+    // --emit without --image, a plan without --out, a Job name Kubernetes refuses, a plan
+    // too big for the ConfigMap: refused, nothing written.
     let lone = dir.join("lone.json");
+    let long = "a".repeat(59);
     for args in [
         &["--emit", "k8s-job", "--out"][..],
         &["--emit", "k8s-job", "--image", "i"][..],
+        &[
+            "--emit",
+            "k8s-job",
+            "--image",
+            "i",
+            "--job-name",
+            "Hello_Job",
+            "--out",
+        ][..],
+        &[
+            "--emit",
+            "k8s-job",
+            "--image",
+            "i",
+            "--job-name",
+            "x-",
+            "--out",
+        ][..],
+        &[
+            "--emit",
+            "k8s-job",
+            "--image",
+            "i",
+            "--job-name",
+            &long,
+            "--out",
+        ][..],
+        &[
+            "--emit",
+            "k8s-job",
+            "--image",
+            "i",
+            "--repeats",
+            "1100",
+            "--out",
+        ][..],
     ] {
         let o = Command::new(bin())
             .arg("plan")
@@ -507,6 +553,13 @@ fn the_emitted_indexed_job_is_valid_against_the_kubernetes_schema() {
             show(&o)
         );
         assert!(!lone.exists());
+        let err = String::from_utf8_lossy(&o.stderr);
+        if args.contains(&"1100") {
+            assert!(err.contains("1 MiB") && err.contains("ConfigMap"), "{err}");
+        }
+        if args.contains(&"--job-name") {
+            assert!(err.contains("DNS-1123") || err.contains("1 to 58"), "{err}");
+        }
     }
 }
 

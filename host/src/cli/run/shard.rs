@@ -487,6 +487,13 @@ pub(super) fn apply(
         } => {
             let units = runtime.block_on(plan_units(prepared, skip, agentless, options))?;
             let plan = Plan::new(args.clone(), units);
+            if *emit == Some(Emit::K8sJob) {
+                let bytes = serde_json::to_vec_pretty(&plan)?.len() + 1;
+                if let Some(problem) = k8s::too_big_for_configmap(bytes) {
+                    eprintln!("error: --emit k8s-job: {problem}; nothing written");
+                    return Ok(Next::Stop(exit_codes::USAGE));
+                }
+            }
             plan.write(out)
                 .map_err(|e| format!("{}: {e}", out.display()))?;
             eprintln!(
@@ -690,7 +697,7 @@ fn merge_into(
         results.push(result.clone());
     }
     let expected = coder_eval::suite::expected(plan.units.iter().map(|u| &u.unit));
-    coder_eval::run::write_run(
+    let summary = coder_eval::run::write_run(
         out,
         &results,
         &expected,
@@ -698,6 +705,18 @@ fn merge_into(
         &options.experiment,
         gathered.missing.len(),
     )?;
+    if !gathered.missing.is_empty() {
+        // junit.xml lists the missing units too: a CI reporter counts them.
+        let missing: Vec<UnitId> = gathered.missing.iter().map(|u| u.unit.clone()).collect();
+        coder_eval::run::junit::write_with_missing(
+            &out.join("junit.xml"),
+            &results,
+            &summary.suite_thresholds,
+            &missing,
+            "no complete result in any shard folder given to merge (its shard did not run, \
+             or not to the end)",
+        )?;
+    }
     ShardRecord {
         plan_id: plan.plan_id.clone(),
         shard: Shard { index: 0, count: 1 },
