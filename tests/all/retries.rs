@@ -11,6 +11,11 @@ use std::process::{Command, Output};
 /// A task the scripted model solves (it writes `out.txt`); `criterion` is the shell
 /// command that grades it.
 fn task(dir: &Path, criterion: &str) -> PathBuf {
+    task_with(dir, criterion, "")
+}
+
+/// [`task`], with `extra` (top-level YAML) appended to the task file.
+fn task_with(dir: &Path, criterion: &str, extra: &str) -> PathBuf {
     std::fs::write(
         dir.join("script.yaml"),
         "name: write\nreplies:\n  - text: I'll write it.\n    tool_calls:\n      - write_file: {path: out.txt, content: \"hi\\n\"}\n  - text: Done.\n",
@@ -20,7 +25,7 @@ fn task(dir: &Path, criterion: &str) -> PathBuf {
     std::fs::write(
         &task,
         format!(
-            "task_id: retried\ninitial_prompt: Write out.txt.\nagent:\n  type: claude-code\n  scripted_model: script.yaml\nrun_limits:\n  max_turns: 5\n  turn_timeout: 120\nsuccess_criteria:\n  - type: run_command\n    description: graded\n    command: \"{criterion}\"\n    expected_exit_code: 0\n"
+            "task_id: retried\ninitial_prompt: Write out.txt.\nagent:\n  type: claude-code\n  scripted_model: script.yaml\nrun_limits:\n  max_turns: 5\n  turn_timeout: 120\nsuccess_criteria:\n  - type: run_command\n    description: graded\n    command: \"{criterion}\"\n    expected_exit_code: 0\n{extra}"
         ),
     )
     .unwrap();
@@ -375,5 +380,79 @@ fn the_progress_never_counts_more_tasks_running_than_the_jobs() {
     let snap = progress.snapshot();
     assert_eq!((snap.done, snap.running), (4, 0));
     assert_eq!(snap.peak_running, 1, "--jobs 1 showed more running");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_task_files_retry_block_sets_its_retries_and_the_command_line_beats_it() {
+    // `retry: {max_retries: 0}`: the crash is the result.
+    let dir = scratch("retry-block-off");
+    let cli = dir.join("claude");
+    stand_in(&cli, &dir, 1);
+    let task = task_with(&dir, "test -f out.txt", "retry:\n  max_retries: 0\n");
+    let out = dir.join("out");
+    let o = run(&["run", "--out"], &[&out, Path::new("--cli"), &cli, &task]);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    assert_eq!(lines(&dir.join("launches")), 1);
+    std::fs::remove_dir_all(&dir).ok();
+    // The command line beats the file: one retry, after 0.1 s.
+    let dir = scratch("retry-block-cli");
+    let cli = dir.join("claude");
+    stand_in(&cli, &dir, 1);
+    let task = task_with(&dir, "test -f out.txt", "retry:\n  max_retries: 0\n");
+    let out = dir.join("out");
+    let o = run(
+        &[
+            "run",
+            "--infra-retries",
+            "1",
+            "--retry-initial-delay",
+            "0.1",
+            "--out",
+        ],
+        &[&out, Path::new("--cli"), &cli, &task],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let t = task_json(&out.join("retried/claude-code/task.json"));
+    assert_eq!(t.attempts, Some(2));
+    assert_eq!(t.infra_retries[0].delay_ms, 100);
+    std::fs::remove_dir_all(&dir).ok();
+
+    // The block's delay, set from the command line's -D layer (merged per key).
+    let dir = scratch("retry-block-delay");
+    let cli = dir.join("claude");
+    stand_in(&cli, &dir, 1);
+    let task = task_with(&dir, "test -f out.txt", "retry:\n  max_retries: 1\n");
+    let out = dir.join("out");
+    let o = run(
+        &["run", "-D", "retry.initial_delay=0.3", "--out"],
+        &[&out, Path::new("--cli"), &cli, &task],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let t = task_json(&out.join("retried/claude-code/task.json"));
+    assert_eq!((t.attempts, t.infra_retries[0].delay_ms), (Some(2), 300));
+    std::fs::remove_dir_all(&dir).ok();
+
+    // A bad block is refused before anything starts, naming the field and its line.
+    let dir = scratch("retry-block-bad");
+    let cli = dir.join("claude");
+    stand_in(&cli, &dir, 0);
+    for (block, says) in [
+        ("retry:\n  max_retries: 50\n", "retry.max_retries"),
+        ("retry:\n  max_retry: 1\n", "max_retry"),
+    ] {
+        let task = task_with(&dir, "true", block);
+        let o = run(
+            &["run", "--out"],
+            &[&dir.join("out"), Path::new("--cli"), &cli, &task],
+        );
+        assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(says) && (err.contains("task.yaml:15:") || err.contains("task.yaml:16:")),
+            "{err}"
+        );
+        assert_eq!(lines(&dir.join("launches")), 0);
+    }
     std::fs::remove_dir_all(&dir).ok();
 }

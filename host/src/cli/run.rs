@@ -397,12 +397,9 @@ fn run_as(
             variants: e.variants.iter().map(|v| v.variant_id.clone()).collect(),
         });
     options.pid_namespace = args.pid_namespace || !args.no_pid_namespace;
-    if let Some(n) = args.infra_retries {
-        options.retry.max_retries = n;
-    }
-    if let Some(secs) = args.retry_initial_delay {
-        options.retry.initial_delay = std::time::Duration::from_secs_f64(secs);
-    }
+    // Above each task file's `retry:` block.
+    options.retry_given.max_retries = args.infra_retries;
+    options.retry_given.initial_delay = args.retry_initial_delay;
     let progress = std::sync::Arc::new(coder_eval::run::progress::Progress::for_stdout());
     options.progress = Some(progress.clone());
     let criteria: coder_eval::run::thresholds::CriteriaByTask = tasks

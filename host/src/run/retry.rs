@@ -56,6 +56,26 @@ impl RetryPolicy {
     }
 }
 
+impl RetryPolicy {
+    /// `self` (the built-in policy) with the task file's `retry:` fields, then the
+    /// command line's (`--infra-retries`, `--retry-initial-delay`), each where set.
+    pub fn resolve(
+        self,
+        task: &crate::task::retry::RetrySpec,
+        command_line: &crate::task::retry::RetrySpec,
+    ) -> RetryPolicy {
+        let spec = task.or_over(command_line);
+        RetryPolicy {
+            max_retries: spec.max_retries.unwrap_or(self.max_retries),
+            initial_delay: spec
+                .initial_delay
+                .and_then(|s| Duration::try_from_secs_f64(s).ok())
+                .unwrap_or(self.initial_delay),
+            backoff_multiplier: spec.backoff_multiplier.unwrap_or(self.backoff_multiplier),
+        }
+    }
+}
+
 impl Default for RetryPolicy {
     fn default() -> Self {
         RetryPolicy::DEFAULT
@@ -203,7 +223,7 @@ pub async fn run_with_retries(
     let dir = options.out_dir.join(p.unit.rel_dir());
     // A stale attempts/ of an earlier run into the same folder is not this run's.
     let _ = std::fs::remove_dir_all(dir.join(ATTEMPTS_DIR));
-    let policy = options.retry;
+    let policy = options.retry.resolve(&p.task.retry, &options.retry_given);
     let mut records: Vec<InfraRetryRecord> = Vec::new();
     let mut attempt = 1u32;
     loop {
