@@ -139,6 +139,12 @@ fn a_graded_failure_is_never_run_again() {
     let t = task_json(&unit.join("task.json"));
     assert_eq!(t.status, TaskStatus::Failure);
     assert_eq!(t.attempts, Some(1));
+    // A unit run once says nothing of attempts in its row.
+    assert!(
+        !String::from_utf8_lossy(&o.stdout).contains("[attempt"),
+        "{}",
+        show(&o)
+    );
     assert!(t.infra_retries.is_empty());
     assert!(!unit.join("attempts").exists());
     std::fs::remove_dir_all(&dir).ok();
@@ -454,5 +460,65 @@ fn a_task_files_retry_block_sets_its_retries_and_the_command_line_beats_it() {
         );
         assert_eq!(lines(&dir.join("launches")), 0);
     }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_429_from_the_model_api_is_retried_and_recorded_with_its_status() {
+    // The scripted model answers the first request of turn 1 with HTTP 429 (once per
+    // server: each attempt plays the script anew). The first launch of Claude Code is
+    // told not to retry by itself (CLAUDE_CODE_MAX_RETRIES=0), so its turn ends on the
+    // 429; the second may retry once and gets past it.
+    let dir = scratch("retry-429");
+    std::fs::write(
+        dir.join("script.yaml"),
+        "name: r429\nreplies:\n  - http_error: {status: 429, message: Slow down, times: 1}\n    text: I'll write it.\n    tool_calls:\n      - write_file: {path: out.txt, content: \"hi\\n\"}\n  - text: Done.\n",
+    )
+    .unwrap();
+    let task = dir.join("task.yaml");
+    std::fs::write(
+        &task,
+        "task_id: r429\ninitial_prompt: Write out.txt.\nagent:\n  type: claude-code\n  scripted_model: script.yaml\nrun_limits:\n  max_turns: 5\n  turn_timeout: 120\nsuccess_criteria:\n  - type: file_exists\n    path: out.txt\n",
+    )
+    .unwrap();
+    let cli = dir.join("claude");
+    let real = root().join("harnesses/node_modules/.bin/claude");
+    std::fs::write(
+        &cli,
+        format!(
+            "#!/bin/bash\nif [ \"$1\" = \"--version\" ]; then echo \"stand-in 1.0\"; exit 0; fi\necho l >> {d}/launches\nif [ \"$(wc -l < {d}/launches)\" -eq 1 ]; then export CLAUDE_CODE_MAX_RETRIES=0; else export CLAUDE_CODE_MAX_RETRIES=2; fi\nexec {real} \"$@\"\n",
+            d = dir.display(),
+            real = real.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&cli, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = dir.join("out");
+    let o = run(
+        &["run", "--retry-initial-delay", "0.2", "--out"],
+        &[&out, Path::new("--cli"), &cli, &task],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    assert_eq!(lines(&dir.join("launches")), 2);
+    let unit = out.join("r429/claude-code");
+    let t = task_json(&unit.join("task.json"));
+    assert_eq!((t.status, t.attempts), (TaskStatus::Success, Some(2)));
+    let r = &t.infra_retries[0];
+    assert_eq!(
+        (r.cause.as_str(), r.http_status, r.path.as_str()),
+        ("api_status", Some(429), "attempts/1")
+    );
+    let first = task_json(&unit.join("attempts/1/task.json"));
+    assert_eq!(first.status, TaskStatus::Error);
+    assert!(
+        first.error.as_deref().is_some_and(|e| e.contains("429")),
+        "{:?}",
+        first.error
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("infrastructure error (HTTP 429)"),
+        "{}",
+        show(&o)
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -179,8 +179,9 @@ fn transient_status(status: u32) -> bool {
 }
 
 /// A transient HTTP status named in an error message: a 429 or 5xx number right after
-/// "API error", "error", "status", "HTTP", "error code" (Claude Code's "API Error: 529
-/// {…}", Codex's "unexpected status 503 Service Unavailable"), else the words of one
+/// "API error", "error", "status", "HTTP", "error code", "rejected" (Claude Code's "API
+/// Error: 529 {…}" and, 2.1, "API Error: Request rejected (429) · …", Codex's
+/// "unexpected status 503 Service Unavailable"), else the words of one
 /// ("rate limit" 429, "service unavailable" 503, "overloaded" 529). A number beats the
 /// words: "Error: 503 overloaded" is a 503.
 pub fn http_status_in(message: &str) -> Option<u32> {
@@ -191,7 +192,7 @@ pub fn http_status_in(message: &str) -> Option<u32> {
 fn http_status_number_in(message: &str) -> Option<u32> {
     static PATTERN: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
-            r"(?i)(?:api[ _]?error|\berror(?:[ _]code)?|status(?:[ _]?code)?|http(?:/[0-9.]+)?)\W{0,3}(429|5[0-9]{2})\b",
+            r"(?i)(?:api[ _]?error|\berror(?:[ _]code)?|status(?:[ _]?code)?|http(?:/[0-9.]+)?|rejected)\W{0,3}(429|5[0-9]{2})\b",
         )
         .expect("a valid pattern")
     });
@@ -335,6 +336,11 @@ mod tests {
         assert_eq!(http_status_in("HTTP 429 Too Many Requests"), Some(429));
         assert_eq!(http_status_in("You hit the rate limit"), Some(429));
         assert_eq!(http_status_in("Error code: 502 - bad gateway"), Some(502));
+        // Claude Code 2.1's words for an API error, whatever the message after them.
+        assert_eq!(
+            http_status_in("API Error: Request rejected (429) · Slow down"),
+            Some(429)
+        );
         // Not transient, or not a status.
         assert_eq!(http_status_in("API Error: 401 invalid x-api-key"), None);
         assert_eq!(http_status_in("syntax error at line 500"), None);

@@ -8,10 +8,11 @@
 //! 2. the cache of earlier probes, `cli-versions.json` in the cache folder (beside the
 //!    component cache: `$CODER_EVAL_CACHE_DIR/..`, else `$XDG_CACHE_HOME/coder-eval`, else
 //!    `~/.cache/coder-eval`), keyed by the CLI file's canonical path, modification time
-//!    (ns) and size, and the same of what a wrapper script launches: each absolute path
-//!    its first 4 KiB name that exists (`exec /opt/agent/bin/agent "$@"`,
-//!    `node /usr/lib/node_modules/agent/cli.js`) and the nearest `package.json` above each
-//!    (a shim that stays as it is while the package it starts is upgraded). A CLI replaced
+//!    (ns) and size, and the same of what a wrapper script launches: of each absolute
+//!    path its first 4 KiB name, the file when it is executable (`exec
+//!    /opt/agent/bin/agent "$@"`) and the nearest `package.json` above it (`node
+//!    /usr/lib/node_modules/agent/cli.js`): a shim that stays as it is while the package
+//!    it starts is upgraded. A CLI replaced
 //!    in place, or behind its shim, is probed again. Entries whose CLI is gone, and all
 //!    but the newest [`MAX_ENTRIES`], are dropped as the cache is written;
 //! 3. the probe itself: `CLI --version` with the turn's minimal environment (`PATH`, a
@@ -142,9 +143,9 @@ fn identity(cli: &Path) -> Option<(String, i128, u64)> {
     Some((path.display().to_string(), mtime_ns, meta.size()))
 }
 
-/// What `cli` launches, when it is a script (`#!`): each absolute path its first 4 KiB
-/// name that exists, and the nearest `package.json` above each, as `path mtime_ns size`
-/// (sorted, without repeats).
+/// What `cli` launches, when it is a script (`#!`): of each absolute path its first 4 KiB
+/// name that exists, the file itself when it is executable and the nearest
+/// `package.json` above it, each as `path mtime_ns size` (sorted, without repeats).
 fn launches(cli: &Path) -> Vec<String> {
     use std::io::Read;
     let mut head = Vec::new();
@@ -165,7 +166,11 @@ fn launches(cli: &Path) -> Vec<String> {
         let Some(id) = identity(path) else {
             continue;
         };
-        out.push(format!("{} {} {}", id.0, id.1, id.2));
+        // A program counts itself; any other file (a script a runtime loads, or a log the
+        // shim appends to) only through its package.
+        if super::locate::executable(Path::new(&id.0)).is_ok() {
+            out.push(format!("{} {} {}", id.0, id.1, id.2));
+        }
         let mut dir = Path::new(&id.0).parent();
         for _ in 0..6 {
             let Some(here) = dir else { break };
@@ -268,13 +273,17 @@ mod tests {
         std::fs::write(
             &shim,
             format!(
-                "#!/bin/sh\nexec node \"{}/dist/cli.js\" \"$@\"\n",
+                "#!/bin/sh\necho run >> {}/shim.log\nexec node \"{}/dist/cli.js\" \"$@\"\n",
+                dir.display(),
                 pkg.display()
             ),
         )
         .unwrap();
         let cache = dir.join("cache");
         remember(&shim, &cache, "agent 1.0.0");
+        assert_eq!(cached(&shim, &cache).as_deref(), Some("agent 1.0.0"));
+        // A log the shim appends to is not what it launches.
+        std::fs::write(dir.join("shim.log"), "run\nrun\n").unwrap();
         assert_eq!(cached(&shim, &cache).as_deref(), Some("agent 1.0.0"));
         let shim_meta = std::fs::metadata(&shim).unwrap();
         // The package is upgraded behind the shim (same size, so only the mtime tells).
