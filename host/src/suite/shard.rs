@@ -193,6 +193,15 @@ pub fn lock_folder(dir: &Path) -> Result<std::fs::File, LockError> {
                 holder,
             });
         }
+        // A file system without locks (some NFS mounts): run unlocked, and say so.
+        Err(std::fs::TryLockError::Error(e)) if lock_unsupported(&e) => {
+            eprintln!(
+                "warning: {}: the file system does not lock files ({e}): this shard folder is \
+                 not guarded against a second process",
+                dir.display()
+            );
+            return Ok(file);
+        }
         Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
     }
     file.set_len(0)
@@ -200,6 +209,15 @@ pub fn lock_folder(dir: &Path) -> Result<std::fs::File, LockError> {
         .and_then(|()| writeln!(file, "{}", std::process::id()))
         .map_err(io)?;
     Ok(file)
+}
+
+/// Whether `e` says the file system cannot lock (`ENOLCK`, `EOPNOTSUPP`, `ENOSYS`).
+fn lock_unsupported(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::Unsupported
+        || matches!(
+            e.raw_os_error(),
+            Some(libc::ENOLCK | libc::EOPNOTSUPP | libc::ENOSYS)
+        )
 }
 
 /// The file that makes `dir` a run folder (`invocation.json` or `run.json`) when it has
