@@ -765,7 +765,10 @@ fn two_shard_processes_into_one_folder_are_refused_not_interleaved() {
     let dir = scratch("shards-lock");
     let (exp, task) = experiment(&dir);
     let cli = crashing_cli(&dir, 4);
-    let plan_file = dir.join("plan.json");
+    // The plan and the shard folder inside the task's folder: coder-eval's own outputs
+    // are not the task's files, so they change no unit (the shards below would refuse
+    // a changed plan otherwise).
+    let plan_file = dir.join("task/plan.json");
     let os = std::ffi::OsStr::new;
     plan_with(
         &exp,
@@ -773,7 +776,7 @@ fn two_shard_processes_into_one_folder_are_refused_not_interleaved() {
         &[os("--cli"), cli.as_os_str(), os("--infra-retries"), os("0")],
         &plan_file,
     );
-    let out = dir.join("shard");
+    let out = dir.join("task/shard");
     let first = Command::new(bin())
         .args(["run", "--plan"])
         .arg(&plan_file)
