@@ -7,16 +7,20 @@
 use super::{RunArgs, StoredRun};
 use coder_eval::components::BUILTIN_HARNESSES;
 use coder_eval::exit_codes;
-use coder_eval::results::TaskResult;
 use coder_eval::run::{Prepared, RunOptions};
 use coder_eval::suite::UnitId;
 use coder_eval::suite::plan::{Plan, PlanUnit, UnitInputs, UnitKind, digest_dir, digest_file};
-use coder_eval::suite::shard::{Shard, ShardRecord, gather};
+use coder_eval::suite::shard::{Shard, ShardRecord};
 use coder_eval::task::Task;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 mod k8s;
+mod merge;
+mod outcome;
+use merge::merge_into;
+pub(super) use outcome::exit_code;
+use outcome::unstartable;
 
 /// Resolves a suite's units (task × variant × replicate × harness) and writes them with
 /// their content ids to a plan (`plan_version: 1`), for `run --plan plan.json --shard
@@ -642,197 +646,6 @@ fn changed(plan: &Plan, plan_file: &Path, here: &[PlanUnit]) -> Option<String> {
                 p.task_file.display()
             )
         })
-}
-
-/// `coder-eval merge`'s work: the shard folders' results gathered into `out`.
-fn merge_into(
-    plan: &Plan,
-    plan_file: &Path,
-    dirs: &[PathBuf],
-    out: &Path,
-    criteria: &coder_eval::run::thresholds::CriteriaByTask,
-    options: &RunOptions,
-) -> Result<i32, Box<dyn std::error::Error>> {
-    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    };
-    if let Some(dir) = dirs.iter().find(|d| same(d, out)) {
-        eprintln!(
-            "error: --out {} is one of the shard folders ({}): merge into a new folder",
-            out.display(),
-            dir.display()
-        );
-        return Ok(exit_codes::USAGE);
-    }
-    let gathered = match gather(plan, plan_file, dirs) {
-        Ok(g) => g,
-        Err(err) => {
-            super::super::print_error(&err);
-            return Ok(exit_codes::USAGE);
-        }
-    };
-    for d in &gathered.duplicates {
-        eprintln!(
-            "note: unit {} is in {} and in {}: kept the result from {}, dropped the other(s)",
-            d.unit.label(),
-            d.kept.display(),
-            d.dropped
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            d.kept.display()
-        );
-    }
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let mut results: Vec<TaskResult> = Vec::new();
-    for (unit, result, dir) in &gathered.found {
-        let rel = unit.unit.rel_dir();
-        let target = out.join(&rel);
-        if target.exists() {
-            std::fs::remove_dir_all(&target).map_err(|e| format!("{}: {e}", target.display()))?;
-        }
-        coder_eval::suite::shard::copy_tree(&dir.join(&rel), &target)?;
-        results.push(result.clone());
-    }
-    let expected = coder_eval::suite::expected(plan.units.iter().map(|u| &u.unit));
-    let summary = coder_eval::run::write_run(
-        out,
-        &results,
-        &expected,
-        criteria,
-        &options.experiment,
-        gathered.missing.len(),
-    )?;
-    if !gathered.missing.is_empty() {
-        // junit.xml lists the missing units too: a CI reporter counts them.
-        let missing: Vec<UnitId> = gathered.missing.iter().map(|u| u.unit.clone()).collect();
-        coder_eval::run::junit::write_with_missing(
-            &out.join("junit.xml"),
-            &results,
-            &summary.suite_thresholds,
-            &missing,
-            "no complete result in any shard folder given to merge (its shard did not run, \
-             or not to the end)",
-        )?;
-    }
-    ShardRecord {
-        plan_id: plan.plan_id.clone(),
-        shard: Shard { index: 0, count: 1 },
-        units: gathered
-            .found
-            .iter()
-            .map(|(u, _, _)| u.id.clone())
-            .collect(),
-    }
-    .write(out)?;
-    if !gathered.missing.is_empty() {
-        eprintln!(
-            "missing: {} of {} unit(s) have no complete result in any shard folder given:",
-            gathered.missing.len(),
-            plan.units.len()
-        );
-        for u in &gathered.missing {
-            eprintln!("  {}  {}", u.unit.label(), u.id);
-        }
-    }
-    super::print_statistics(out);
-    let failed = results
-        .iter()
-        .filter(|r| {
-            !matches!(
-                r.status,
-                coder_eval::results::TaskStatus::Success | coder_eval::results::TaskStatus::Skipped
-            )
-        })
-        .count();
-    eprintln!(
-        "merged {} unit(s) of plan {} from {} folder(s): {} passed, {} failed, {} missing; results in {}",
-        results.len(),
-        plan.plan_id,
-        dirs.len(),
-        results.len() - failed,
-        failed,
-        gathered.missing.len(),
-        out.display()
-    );
-    Ok(if failed == 0 && gathered.missing.is_empty() {
-        exit_codes::OK
-    } else {
-        exit_codes::FAILED
-    })
-}
-
-/// Why a unit of this shard could not start its CLI, if one could not: the `--cli` given
-/// (else a built-in harness's program, found as a run finds it) is missing or not an
-/// executable file. The same on every retry of the shard: a configuration error.
-fn unstartable(prepared: &[Prepared], options: &RunOptions) -> Option<String> {
-    let mut seen: Vec<&str> = Vec::new();
-    for p in prepared {
-        if seen.contains(&p.harness.as_str()) {
-            continue;
-        }
-        seen.push(&p.harness);
-        let program = BUILTIN_HARNESSES
-            .iter()
-            .find(|h| h.name == p.harness)
-            .map(|h| h.program);
-        let path = match (&options.cli_override, program) {
-            (Some(path), _) => path.clone(),
-            (None, Some(program)) => match coder_eval::run::locate::find_cli(program, None) {
-                Ok(path) => path,
-                Err(missing) => return Some(format!("the {} CLI: {missing}", p.harness)),
-            },
-            // Another harness's program is known to its launch plan only.
-            (None, None) => continue,
-        };
-        if !path.exists() {
-            return Some(format!(
-                "the {} CLI {}: no such executable",
-                p.harness,
-                path.display()
-            ));
-        }
-        if let Err(why) = coder_eval::run::locate::executable(&path) {
-            return Some(format!(
-                "the {} CLI {}: not executable ({why})",
-                p.harness,
-                path.display()
-            ));
-        }
-    }
-    None
-}
-
-/// A shard's exit code once its units ran: [`exit_codes::INFRA`] when one ended in an
-/// infrastructure error (a machine failure, `suite::shard::is_infra_error`, or one that
-/// was still an infrastructure error when its retries ran out: a crash before the first
-/// model call, HTTP 429/5xx, a transient exit code), else 0 (pass or fail: `merge` gives
-/// the verdict).
-pub(super) fn exit_code(results: &[TaskResult]) -> i32 {
-    let infra: Vec<&TaskResult> = results
-        .iter()
-        .filter(|r| {
-            coder_eval::suite::shard::is_infra_error(r)
-                || coder_eval::run::retry::infra_cause(r).is_some()
-        })
-        .collect();
-    if infra.is_empty() {
-        return exit_codes::OK;
-    }
-    eprintln!(
-        "{} unit(s) ended in an infrastructure error ({}): exit {} (running the shard again \
-         into the same folder keeps its complete units and runs these again)",
-        infra.len(),
-        infra
-            .iter()
-            .map(|r| coder_eval::suite::unit_of(r).label())
-            .collect::<Vec<_>>()
-            .join(", "),
-        exit_codes::INFRA
-    );
-    exit_codes::INFRA
 }
 
 #[cfg(test)]
