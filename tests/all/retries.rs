@@ -222,6 +222,22 @@ fn an_interrupt_during_a_retry_backoff_leaves_the_unit_for_resume_to_run_again()
         t.error
     );
     assert_eq!(lines(&dir.join("launches")), 1);
+    // Options that would change the units are refused with --resume, not ignored.
+    for extra in [&["--tags", "x"][..], &["--cli", "/bin/true"][..]] {
+        let o = Command::new(bin())
+            .args(["run", "--resume"])
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", show(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("cannot be given with it"),
+            "{extra:?}: {}",
+            show(&o)
+        );
+    }
+    assert_eq!(lines(&dir.join("launches")), 1);
     // Resume does not keep it as done: it runs again (and passes).
     let o = Command::new(bin())
         .args(["run", "--resume"])

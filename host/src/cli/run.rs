@@ -56,7 +56,8 @@ pub struct RunArgs {
     repeats: Option<u32>,
     /// Finish an interrupted run: resolve its units again from its `invocation.json`,
     /// keep each whose `task.json` is complete, run the rest (other options are the
-    /// original run's; `--jobs` may be given anew).
+    /// original run's; only --jobs, --infra-retries, --retry-initial-delay,
+    /// --otlp-endpoint, --isolate-network and --[no-]pid-namespace may be given anew).
     #[arg(long, value_name = "RUN_DIR", conflicts_with_all = ["tasks", "out", "experiment"])]
     resume: Option<PathBuf>,
     /// Output folder (default: runs/<UTC timestamp>; with --plan: runs/shard-K-of-N).
@@ -105,12 +106,13 @@ pub struct RunArgs {
     /// Run a task again, up to N times, when its attempt ends in an infrastructure error
     /// (the CLI crashed before its first model call, HTTP 429/5xx from the model API, a
     /// documented transient exit code); every attempt is kept under `attempts/<n>/`. A
-    /// graded failure is never run again. coder_eval's `retry.max_retries`.
-    /// 0 to 20; default 2.
+    /// graded failure is never run again. coder_eval's `retry.max_retries`; beats a task
+    /// file's `retry:` block. 0 to 20; default 2.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=i64::from(coder_eval::run::retry::MAX_RETRIES)))]
     infra_retries: Option<u32>,
     /// The wait before the first infrastructure retry, in seconds (0 to 3600; default 1);
-    /// it doubles for each later one (coder_eval's `retry.initial_delay`).
+    /// it doubles for each later one (coder_eval's `retry.initial_delay`; beats a task
+    /// file's `retry:` block).
     #[arg(long, value_name = "SECONDS", value_parser = parse_delay)]
     retry_initial_delay: Option<f64>,
     /// Pass this host environment variable to the CLI (repeatable). Judges may read it
@@ -226,16 +228,24 @@ fn run_as(
         let invocation = coder_eval::suite::resume::Invocation::read(&dir)?;
         let dir = std::path::absolute(&dir)?;
         std::env::set_current_dir(&invocation.cwd)?;
-        let (jobs, isolate) = (args.jobs, args.isolate_network);
+        let given = args;
         let stored = <StoredRun as clap::Parser>::try_parse_from(
             std::iter::once("run".to_string()).chain(invocation.args),
         )?;
         args = stored.args;
         args.out = Some(dir.clone());
-        args.isolate_network |= isolate;
-        if jobs != 1 {
-            args.jobs = jobs;
+        // What changes no unit may be given anew (`resume_ignores` refused the rest).
+        args.isolate_network |= given.isolate_network;
+        if given.jobs != 1 {
+            args.jobs = given.jobs;
         }
+        if given.pid_namespace || given.no_pid_namespace {
+            (args.pid_namespace, args.no_pid_namespace) =
+                (given.pid_namespace, given.no_pid_namespace);
+        }
+        args.infra_retries = given.infra_retries.or(args.infra_retries);
+        args.retry_initial_delay = given.retry_initial_delay.or(args.retry_initial_delay);
+        args.otlp_endpoint = given.otlp_endpoint.or(args.otlp_endpoint);
         if args.plan.is_some() {
             // A shard's folder: its shard run again into it keeps what it finished.
             return run_as(args, None);
@@ -611,6 +621,19 @@ fn resume_ignores(args: &RunArgs) -> Vec<&'static str> {
         (!args.define.is_empty(), "-D"),
         (args.model.is_some(), "--model"),
         (args.scripted_model.is_some(), "--scripted-model"),
+        (args.components.is_some(), "--components"),
+        (!args.component.is_empty(), "--component"),
+        (args.cli.is_some(), "--cli"),
+        (args.no_native_limits, "--no-native-limits"),
+        (!args.pass_env.is_empty(), "--pass-env"),
+        (!args.judge_env.is_empty(), "--judge-env"),
+        (!args.criteria.is_empty(), "--criteria"),
+        (!args.tags.is_empty(), "--tags"),
+        (!args.exclude_tags.is_empty(), "--exclude-tags"),
+        (args.include_skipped, "--include-skipped"),
+        (args.split.is_some(), "--split"),
+        (args.sample.is_some(), "--sample"),
+        (args.sample_per_stratum.is_some(), "--sample-per-stratum"),
     ]
     .into_iter()
     .filter_map(|(given, flag)| given.then_some(flag))
