@@ -5,12 +5,15 @@ pub const OK: i32 = 0;
 /// Ran, but some task failed (or a replay's reducer failed).
 pub const FAILED: i32 = 1;
 /// Bad invocation or bad input file: nothing was run. A configuration error: running
-/// again as it is fails again (a Kubernetes Job's `podFailurePolicy` fails the Job).
+/// again as it is fails again (a Kubernetes Job's `podFailurePolicy` fails the Job). For
+/// a shard also: its CLI missing or not executable, its folder held by another process
+/// or a plain run's, its task files changed since the plan.
 pub const USAGE: i32 = 2;
 /// A run whose results could not be written (a full disk, an I/O error), or a shard
 /// (`run --plan … --shard K/N`) that did not finish for a reason outside its tasks: a unit
-/// ended in an infrastructure error (`suite::shard::INFRA_ERROR_KINDS`), or results could
-/// not be written. Retryable: running the shard again into the same folder
+/// ended in an infrastructure error (`suite::shard::INFRA_ERROR_KINDS`, or one its retries
+/// gave up on: `run::retry::infra_cause`), or results could not be written. Retryable:
+/// running the shard again into the same folder
 /// keeps its complete units and runs the rest. (A shard whose units all ran exits 0
 /// whether they passed or not; `coder-eval merge` gives the verdict.)
 pub const INFRA: i32 = 3;

@@ -57,6 +57,7 @@ pub mod every_error;
 pub mod expand;
 mod file;
 mod load;
+pub mod retry;
 mod rules;
 pub mod sandbox;
 #[cfg(test)]
@@ -96,6 +97,8 @@ pub struct Task {
     pub success_criteria: Vec<CriterionSpec>,
     /// coder_eval's `expected_commands`: a tool-call budget, recorded (not enforced).
     pub expected_commands: Option<u32>,
+    /// `retry:`: how hard an infrastructure error is retried ([`retry::RetrySpec`]).
+    pub retry: retry::RetrySpec,
     /// The dataset row this task was made from.
     pub row: Option<RowInfo>,
     /// Keys the loader ignored, dropped or mapped (the same for every row of a file).

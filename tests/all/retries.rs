@@ -11,6 +11,11 @@ use std::process::{Command, Output};
 /// A task the scripted model solves (it writes `out.txt`); `criterion` is the shell
 /// command that grades it.
 fn task(dir: &Path, criterion: &str) -> PathBuf {
+    task_with(dir, criterion, "")
+}
+
+/// [`task`], with `extra` (top-level YAML) appended to the task file.
+fn task_with(dir: &Path, criterion: &str, extra: &str) -> PathBuf {
     std::fs::write(
         dir.join("script.yaml"),
         "name: write\nreplies:\n  - text: I'll write it.\n    tool_calls:\n      - write_file: {path: out.txt, content: \"hi\\n\"}\n  - text: Done.\n",
@@ -20,7 +25,7 @@ fn task(dir: &Path, criterion: &str) -> PathBuf {
     std::fs::write(
         &task,
         format!(
-            "task_id: retried\ninitial_prompt: Write out.txt.\nagent:\n  type: claude-code\n  scripted_model: script.yaml\nrun_limits:\n  max_turns: 5\n  turn_timeout: 120\nsuccess_criteria:\n  - type: run_command\n    description: graded\n    command: \"{criterion}\"\n    expected_exit_code: 0\n"
+            "task_id: retried\ninitial_prompt: Write out.txt.\nagent:\n  type: claude-code\n  scripted_model: script.yaml\nrun_limits:\n  max_turns: 5\n  turn_timeout: 120\nsuccess_criteria:\n  - type: run_command\n    description: graded\n    command: \"{criterion}\"\n    expected_exit_code: 0\n{extra}"
         ),
     )
     .unwrap();
@@ -133,7 +138,13 @@ fn a_graded_failure_is_never_run_again() {
     let unit = out.join("retried/claude-code");
     let t = task_json(&unit.join("task.json"));
     assert_eq!(t.status, TaskStatus::Failure);
-    assert_eq!(t.attempts, None);
+    assert_eq!(t.attempts, Some(1));
+    // A unit run once says nothing of attempts in its row.
+    assert!(
+        !String::from_utf8_lossy(&o.stdout).contains("[attempt"),
+        "{}",
+        show(&o)
+    );
     assert!(t.infra_retries.is_empty());
     assert!(!unit.join("attempts").exists());
     std::fs::remove_dir_all(&dir).ok();
@@ -154,7 +165,94 @@ fn retries_can_be_turned_off() {
     assert_eq!(lines(&dir.join("launches")), 1);
     let t = task_json(&out.join("retried/claude-code/task.json"));
     assert_eq!(t.status, TaskStatus::Error);
-    assert_eq!(t.attempts, None);
+    assert_eq!(t.attempts, Some(1));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn an_interrupt_during_a_retry_backoff_leaves_the_unit_for_resume_to_run_again() {
+    use std::io::BufRead;
+    let dir = scratch("retry-sigterm");
+    let cli = dir.join("claude");
+    stand_in(&cli, &dir, 1);
+    let task = task(&dir, "test -f out.txt");
+    let out = dir.join("out");
+    let mut child = Command::new(bin())
+        .args(["run", "--retry-initial-delay", "120", "--out"])
+        .arg(&out)
+        .arg("--cli")
+        .arg(&cli)
+        .arg(&task)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    loop {
+        let mut line = String::new();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "the run ended before its backoff: {seen}"
+        );
+        seen.push_str(&line);
+        if line.contains("running it again in 120.0 s") {
+            break;
+        }
+    }
+    // SIGTERM while it waits to run the crashed attempt again.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut stderr, &mut rest).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(143), "{seen}{rest}");
+    let t = task_json(&out.join("retried/claude-code/task.json"));
+    assert_eq!(t.status, TaskStatus::Error);
+    assert_eq!(
+        t.error_kind.as_deref(),
+        Some("interrupted"),
+        "{:?}",
+        t.error
+    );
+    assert!(
+        t.error
+            .as_deref()
+            .is_some_and(|e| e.contains("before retrying an infrastructure error")),
+        "{:?}",
+        t.error
+    );
+    assert_eq!(lines(&dir.join("launches")), 1);
+    // Options that would change the units are refused with --resume, not ignored.
+    for extra in [&["--tags", "x"][..], &["--cli", "/bin/true"][..]] {
+        let o = Command::new(bin())
+            .args(["run", "--resume"])
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(2), "{extra:?}: {}", show(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("cannot be given with it"),
+            "{extra:?}: {}",
+            show(&o)
+        );
+    }
+    assert_eq!(lines(&dir.join("launches")), 1);
+    // Resume does not keep it as done: it runs again (and passes).
+    let o = Command::new(bin())
+        .args(["run", "--resume"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("0 unit(s) complete and kept, 1 to run"),
+        "{}",
+        show(&o)
+    );
+    assert_eq!(lines(&dir.join("launches")), 2);
+    let t = task_json(&out.join("retried/claude-code/task.json"));
+    assert_eq!((t.status, t.attempts), (TaskStatus::Success, Some(1)));
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -260,4 +358,183 @@ fn a_transient_api_status_is_read_from_recorded_streams_and_a_refusal_is_not_one
         ),
         None
     );
+}
+
+#[test]
+fn the_progress_never_counts_more_tasks_running_than_the_jobs() {
+    use coder_eval::run::progress::Progress;
+    let dir = scratch("progress-running");
+    // Every launch crashes at once (no retries): the suite is quick, and each task ends
+    // while the next one waits for its place.
+    let cli = dir.join("claude");
+    std::fs::write(&cli, "#!/bin/sh\nexit 3\n").unwrap();
+    std::fs::set_permissions(&cli, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let task = task(&dir, "true");
+    let overrides = coder_eval::suite::experiment::Overrides {
+        repeats: Some(4),
+        ..Default::default()
+    };
+    let (resolved, _) =
+        coder_eval::suite::experiment::resolve_file(&task, &Default::default(), None, &overrides)
+            .unwrap();
+    let mut options = coder_eval::run::RunOptions::new(dir.join("out"));
+    options.cli_override = Some(cli);
+    options.retry.max_retries = 0;
+    let progress = std::sync::Arc::new(Progress::new(false));
+    options.progress = Some(progress.clone());
+    let prepared = coder_eval::suite::prepare_units(resolved, &[], &options).unwrap();
+    assert_eq!(prepared.len(), 4);
+    let (_tx, rx) = tokio::sync::watch::channel(false);
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    // The host takes its time over each finished task (printing, writing run.json): the
+    // next task has started by then.
+    let results = runtime
+        .block_on(coder_eval::run::run_all(
+            prepared,
+            Vec::new(),
+            &options,
+            1,
+            rx,
+            |_| std::thread::sleep(std::time::Duration::from_millis(300)),
+        ))
+        .unwrap();
+    assert_eq!(results.len(), 4);
+    let snap = progress.snapshot();
+    assert_eq!((snap.done, snap.running), (4, 0));
+    assert_eq!(snap.peak_running, 1, "--jobs 1 showed more running");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_task_files_retry_block_sets_its_retries_and_the_command_line_beats_it() {
+    // `retry: {max_retries: 0}`: the crash is the result.
+    let dir = scratch("retry-block-off");
+    let cli = dir.join("claude");
+    stand_in(&cli, &dir, 1);
+    let task = task_with(&dir, "test -f out.txt", "retry:\n  max_retries: 0\n");
+    let out = dir.join("out");
+    let o = run(&["run", "--out"], &[&out, Path::new("--cli"), &cli, &task]);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    assert_eq!(lines(&dir.join("launches")), 1);
+    std::fs::remove_dir_all(&dir).ok();
+    // The command line beats the file: one retry, after 0.1 s.
+    let dir = scratch("retry-block-cli");
+    let cli = dir.join("claude");
+    stand_in(&cli, &dir, 1);
+    let task = task_with(&dir, "test -f out.txt", "retry:\n  max_retries: 0\n");
+    let out = dir.join("out");
+    let o = run(
+        &[
+            "run",
+            "--infra-retries",
+            "1",
+            "--retry-initial-delay",
+            "0.1",
+            "--out",
+        ],
+        &[&out, Path::new("--cli"), &cli, &task],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let t = task_json(&out.join("retried/claude-code/task.json"));
+    assert_eq!(t.attempts, Some(2));
+    assert_eq!(t.infra_retries[0].delay_ms, 100);
+    std::fs::remove_dir_all(&dir).ok();
+
+    // The block's delay, set from the command line's -D layer (merged per key).
+    let dir = scratch("retry-block-delay");
+    let cli = dir.join("claude");
+    stand_in(&cli, &dir, 1);
+    let task = task_with(&dir, "test -f out.txt", "retry:\n  max_retries: 1\n");
+    let out = dir.join("out");
+    let o = run(
+        &["run", "-D", "retry.initial_delay=0.3", "--out"],
+        &[&out, Path::new("--cli"), &cli, &task],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let t = task_json(&out.join("retried/claude-code/task.json"));
+    assert_eq!((t.attempts, t.infra_retries[0].delay_ms), (Some(2), 300));
+    std::fs::remove_dir_all(&dir).ok();
+
+    // A bad block is refused before anything starts, naming the field and its line.
+    let dir = scratch("retry-block-bad");
+    let cli = dir.join("claude");
+    stand_in(&cli, &dir, 0);
+    for (block, says) in [
+        ("retry:\n  max_retries: 50\n", "retry.max_retries"),
+        ("retry:\n  max_retry: 1\n", "max_retry"),
+    ] {
+        let task = task_with(&dir, "true", block);
+        let o = run(
+            &["run", "--out"],
+            &[&dir.join("out"), Path::new("--cli"), &cli, &task],
+        );
+        assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(says) && (err.contains("task.yaml:15:") || err.contains("task.yaml:16:")),
+            "{err}"
+        );
+        assert_eq!(lines(&dir.join("launches")), 0);
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_429_from_the_model_api_is_retried_and_recorded_with_its_status() {
+    // The scripted model answers the first request of turn 1 with HTTP 429 (once per
+    // server: each attempt plays the script anew). The first launch of Claude Code is
+    // told not to retry by itself (CLAUDE_CODE_MAX_RETRIES=0), so its turn ends on the
+    // 429; the second may retry once and gets past it.
+    let dir = scratch("retry-429");
+    std::fs::write(
+        dir.join("script.yaml"),
+        "name: r429\nreplies:\n  - http_error: {status: 429, message: Slow down, times: 1}\n    text: I'll write it.\n    tool_calls:\n      - write_file: {path: out.txt, content: \"hi\\n\"}\n  - text: Done.\n",
+    )
+    .unwrap();
+    let task = dir.join("task.yaml");
+    std::fs::write(
+        &task,
+        "task_id: r429\ninitial_prompt: Write out.txt.\nagent:\n  type: claude-code\n  scripted_model: script.yaml\nrun_limits:\n  max_turns: 5\n  turn_timeout: 120\nsuccess_criteria:\n  - type: file_exists\n    path: out.txt\n",
+    )
+    .unwrap();
+    let cli = dir.join("claude");
+    let real = root().join("harnesses/node_modules/.bin/claude");
+    std::fs::write(
+        &cli,
+        format!(
+            "#!/bin/bash\nif [ \"$1\" = \"--version\" ]; then echo \"stand-in 1.0\"; exit 0; fi\necho l >> {d}/launches\nif [ \"$(wc -l < {d}/launches)\" -eq 1 ]; then export CLAUDE_CODE_MAX_RETRIES=0; else export CLAUDE_CODE_MAX_RETRIES=2; fi\nexec {real} \"$@\"\n",
+            d = dir.display(),
+            real = real.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&cli, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = dir.join("out");
+    let o = run(
+        &["run", "--retry-initial-delay", "0.2", "--out"],
+        &[&out, Path::new("--cli"), &cli, &task],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    assert_eq!(lines(&dir.join("launches")), 2);
+    let unit = out.join("r429/claude-code");
+    let t = task_json(&unit.join("task.json"));
+    assert_eq!((t.status, t.attempts), (TaskStatus::Success, Some(2)));
+    let r = &t.infra_retries[0];
+    assert_eq!(
+        (r.cause.as_str(), r.http_status, r.path.as_str()),
+        ("api_status", Some(429), "attempts/1")
+    );
+    let first = task_json(&unit.join("attempts/1/task.json"));
+    assert_eq!(first.status, TaskStatus::Error);
+    assert!(
+        first.error.as_deref().is_some_and(|e| e.contains("429")),
+        "{:?}",
+        first.error
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("infrastructure error (HTTP 429)"),
+        "{}",
+        show(&o)
+    );
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -336,6 +336,14 @@ fn three_shards_merged_give_the_unsharded_run_and_merge_checks_its_folders() {
     }
     let s = summary(&partial);
     assert_eq!((s.rows.len(), s.unfinished), (6 - n, n));
+    // junit.xml lists them too, as errors saying why.
+    let xml = std::fs::read_to_string(partial.join("junit.xml")).unwrap();
+    assert_eq!(xml.matches("<testcase").count(), 6, "{xml}");
+    assert_eq!(xml.matches("type=\"MISSING\"").count(), n, "{xml}");
+    assert!(
+        xml.contains("no complete result in any shard folder"),
+        "{xml}"
+    );
     let missing: u32 = s.statistics.iter().map(|v| v.missing).sum();
     assert_eq!(missing as usize, n);
 
@@ -487,11 +495,49 @@ fn the_emitted_indexed_job_is_valid_against_the_kubernetes_schema() {
     std::fs::write(&bad, serde_yaml_ng::to_string(&broken).unwrap()).unwrap();
     let v = k8s_validate(&bad);
     assert!(!v.status.success(), "{}", show(&v));
-    // --emit without --image, or a plan without --out: refused, nothing written.
+    // --emit without --image, a plan without --out, a Job name Kubernetes refuses, a plan
+    // too big for the ConfigMap: refused, nothing written.
     let lone = dir.join("lone.json");
+    let long = "a".repeat(59);
     for args in [
         &["--emit", "k8s-job", "--out"][..],
         &["--emit", "k8s-job", "--image", "i"][..],
+        &[
+            "--emit",
+            "k8s-job",
+            "--image",
+            "i",
+            "--job-name",
+            "Hello_Job",
+            "--out",
+        ][..],
+        &[
+            "--emit",
+            "k8s-job",
+            "--image",
+            "i",
+            "--job-name",
+            "x-",
+            "--out",
+        ][..],
+        &[
+            "--emit",
+            "k8s-job",
+            "--image",
+            "i",
+            "--job-name",
+            &long,
+            "--out",
+        ][..],
+        &[
+            "--emit",
+            "k8s-job",
+            "--image",
+            "i",
+            "--repeats",
+            "1100",
+            "--out",
+        ][..],
     ] {
         let o = Command::new(bin())
             .arg("plan")
@@ -507,38 +553,148 @@ fn the_emitted_indexed_job_is_valid_against_the_kubernetes_schema() {
             show(&o)
         );
         assert!(!lone.exists());
+        let err = String::from_utf8_lossy(&o.stderr);
+        if args.contains(&"1100") {
+            assert!(err.contains("1 MiB") && err.contains("ConfigMap"), "{err}");
+        }
+        if args.contains(&"--job-name") {
+            assert!(err.contains("DNS-1123") || err.contains("1 to 58"), "{err}");
+        }
     }
 }
 
-#[test]
-fn a_shard_whose_cli_cannot_start_exits_with_the_retryable_code() {
-    let dir = scratch("shards-infra");
-    let (exp, task) = experiment(&dir);
-    let plan_file = dir.join("plan.json");
-    // The plan keeps `--cli`: every shard starts a CLI that is not there (a broken node).
+/// A stand-in for `claude`: `--version` answers `stand-in 1.0`; a launch appends a line to
+/// `<dir>/launches`, sleeps `sleep` seconds, says so on stderr and exits 3 before any
+/// model call (a crash: an infrastructure error).
+fn crashing_cli(dir: &Path, sleep: u32) -> PathBuf {
+    let cli = dir.join("claude");
+    std::fs::write(
+        &cli,
+        format!(
+            "#!/bin/bash\nif [ \"$1\" = \"--version\" ]; then echo \"stand-in 1.0\"; exit 0; fi\necho l >> {d}/launches\nsleep {sleep}\necho 'stand-in: crashed before the first model call' >&2\nexit 3\n",
+            d = dir.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&cli, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    cli
+}
+
+fn launches(dir: &Path) -> usize {
+    std::fs::read_to_string(dir.join("launches")).map_or(0, |t| t.lines().count())
+}
+
+/// `plan` of the experiment (2 units) with `extra` arguments, into `plan_file`.
+fn plan_with(exp: &Path, task: &Path, extra: &[&std::ffi::OsStr], plan_file: &Path) {
     let o = Command::new(bin())
         .args(["plan", "--experiment"])
-        .arg(&exp)
-        .arg(&task)
-        .args(["--cli", "/nonexistent/claude", "--out"])
-        .arg(&plan_file)
+        .arg(exp)
+        .arg(task)
+        .args(extra)
+        .arg("--out")
+        .arg(plan_file)
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", show(&o));
-    let o = Command::new(bin())
+}
+
+fn shard(plan_file: &Path, extra: &[&str], out: &Path) -> Output {
+    Command::new(bin())
         .args(["run", "--plan"])
-        .arg(&plan_file)
-        .args(["--shard", "0/1", "--out"])
-        .arg(dir.join("shard"))
+        .arg(plan_file)
+        .args(["--shard", "0/1"])
+        .args(extra)
+        .arg("--out")
+        .arg(out)
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn a_shard_whose_cli_cannot_start_is_a_configuration_error_and_one_out_of_retries_is_retryable() {
+    let dir = scratch("shards-infra");
+    let (exp, task) = experiment(&dir);
+    let os = |s: &'static str| std::ffi::OsStr::new(s);
+    // A CLI that is not there, or not executable: the same on every retry (exit 2), and
+    // said so; nothing runs.
+    let not_exec = dir.join("not-exec-claude");
+    std::fs::write(&not_exec, "#!/bin/sh\necho stand-in 1.0\n").unwrap();
+    for (cli, says) in [
+        (Path::new("/nonexistent/claude"), "no such executable"),
+        (not_exec.as_path(), "not executable"),
+    ] {
+        let plan_file = dir.join("plan-bad-cli.json");
+        plan_with(&exp, &task, &[os("--cli"), cli.as_os_str()], &plan_file);
+        let out = dir.join("bad-cli");
+        let o = shard(&plan_file, &[], &out);
+        assert_eq!(o.status.code(), Some(exit_codes::USAGE), "{}", show(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(says) && err.contains(&cli.display().to_string()),
+            "{}",
+            show(&o)
+        );
+        assert!(!out.join("shard.json").exists(), "{}", show(&o));
+    }
+
+    // A CLI that crashes before its first model call on every launch: once its retries
+    // ran out (none stored in the plan) the shard exits 3, and a retry of the shard runs
+    // those units again instead of keeping them.
+    let cli = crashing_cli(&dir, 0);
+    let plan_file = dir.join("plan.json");
+    plan_with(
+        &exp,
+        &task,
+        &[os("--cli"), cli.as_os_str(), os("--infra-retries"), os("0")],
+        &plan_file,
+    );
+    let out = dir.join("shard");
+    let o = shard(&plan_file, &[], &out);
     assert_eq!(o.status.code(), Some(exit_codes::INFRA), "{}", show(&o));
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("2 unit(s) ended in an infrastructure error"),
         "{}",
         show(&o)
     );
-    // Bad shard arguments are configuration errors.
+    assert_eq!(launches(&dir), 2);
+    let o = shard(&plan_file, &[], &out);
+    assert_eq!(o.status.code(), Some(exit_codes::INFRA), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("0 unit(s) complete and kept, 2 to run"),
+        "{}",
+        show(&o)
+    );
+    assert_eq!(launches(&dir), 4);
+    // What does not change a unit may be given anew, and is honoured: one retry each.
+    let o = shard(
+        &plan_file,
+        &["--infra-retries", "1", "--retry-initial-delay", "0.1"],
+        &out,
+    );
+    assert_eq!(o.status.code(), Some(exit_codes::INFRA), "{}", show(&o));
+    assert_eq!(launches(&dir), 8, "{}", show(&o));
+    // What would change the units is refused, not ignored.
+    for extra in [
+        &["--tags", "x"][..],
+        &["--no-native-limits"][..],
+        &["--pass-env", "HOME"][..],
+    ] {
+        let o = shard(&plan_file, extra, &out);
+        assert_eq!(
+            o.status.code(),
+            Some(exit_codes::USAGE),
+            "{extra:?}: {}",
+            show(&o)
+        );
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("cannot be given with it"),
+            "{extra:?}: {}",
+            show(&o)
+        );
+    }
+    assert_eq!(launches(&dir), 8);
+
+    // Bad shard arguments are configuration errors; --shard without --plan too.
     for args in [&["--shard", "1/1"][..], &["--shard-from-env"][..]] {
         let o = Command::new(bin())
             .args(["run", "--plan"])
@@ -554,4 +710,130 @@ fn a_shard_whose_cli_cannot_start_exits_with_the_retryable_code() {
             show(&o)
         );
     }
+    for args in [&["--shard", "0/3"][..], &["--shard-from-env"][..]] {
+        let o = Command::new(bin())
+            .arg("run")
+            .arg(&task)
+            .args(args)
+            .arg("--out")
+            .arg(dir.join("no-plan"))
+            .env("JOB_COMPLETION_INDEX", "0")
+            .env("CODER_EVAL_SHARD_COUNT", "3")
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(exit_codes::USAGE),
+            "{args:?}: {}",
+            show(&o)
+        );
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("give --plan"),
+            "{args:?}: {}",
+            show(&o)
+        );
+        assert!(!dir.join("no-plan").exists());
+    }
+    // plan --help does not offer what plan refuses.
+    let o = Command::new(bin())
+        .args(["plan", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8_lossy(&o.stdout);
+    let options: Vec<&str> = help
+        .lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with("--"))
+        .collect();
+    for flag in [
+        "--resume ",
+        "--plan ",
+        "--shard ",
+        "--shard-from-env",
+        "--shard-count ",
+    ] {
+        assert!(
+            !options.iter().any(|l| l.starts_with(flag)),
+            "{flag}: {help}"
+        );
+    }
+    assert!(help.contains("--infra-retries"), "{help}");
+}
+
+#[test]
+fn two_shard_processes_into_one_folder_are_refused_not_interleaved() {
+    let dir = scratch("shards-lock");
+    let (exp, task) = experiment(&dir);
+    let cli = crashing_cli(&dir, 4);
+    // The plan and the shard folder inside the task's folder: coder-eval's own outputs
+    // are not the task's files, so they change no unit (the shards below would refuse
+    // a changed plan otherwise).
+    let plan_file = dir.join("task/plan.json");
+    let os = std::ffi::OsStr::new;
+    plan_with(
+        &exp,
+        &task,
+        &[os("--cli"), cli.as_os_str(), os("--infra-retries"), os("0")],
+        &plan_file,
+    );
+    let out = dir.join("task/shard");
+    let first = Command::new(bin())
+        .args(["run", "--plan"])
+        .arg(&plan_file)
+        .args(["--shard", "0/1", "--out"])
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first one's CLI is running (it sleeps 4 s per launch).
+    let start = std::time::Instant::now();
+    while launches(&dir) == 0 {
+        assert!(
+            start.elapsed().as_secs() < 60,
+            "the first shard never started its CLI"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let o = shard(&plan_file, &[], &out);
+    assert_eq!(o.status.code(), Some(exit_codes::USAGE), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("another coder-eval process is running a shard into this folder")
+            && err.contains(&format!("pid {}", first.id())),
+        "{}",
+        show(&o)
+    );
+    let first = first.wait_with_output().unwrap();
+    assert_eq!(
+        first.status.code(),
+        Some(exit_codes::INFRA),
+        "{}",
+        show(&first)
+    );
+    // Each unit launched once: by the first process alone.
+    assert_eq!(launches(&dir), 2);
+
+    // A plain run's folder is not a shard's: refused, left as it was.
+    let plain = dir.join("plain");
+    let o = Command::new(bin())
+        .arg("run")
+        .arg(&task)
+        .args(["--scripted-model"])
+        .arg(dir.join("exp/scripts/bad.yaml"))
+        .args(["--infra-retries", "0", "--cli"])
+        .arg(dir.join("not-there"))
+        .arg("--out")
+        .arg(&plain)
+        .output()
+        .unwrap();
+    assert!(plain.join("run.json").exists(), "{}", show(&o));
+    let o = shard(&plan_file, &[], &plain);
+    assert_eq!(o.status.code(), Some(exit_codes::USAGE), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("holds a run that is not a shard"),
+        "{}",
+        show(&o)
+    );
+    assert!(!plain.join("shard.json").exists());
 }

@@ -26,6 +26,10 @@ struct Cli {
 enum Command {
     Run(Box<run::RunArgs>),
     #[command(mut_arg("out", |a| a.help("The plan file to write (plan.json)").value_name("PLAN.json")))]
+    // `run`'s options that a plan refuses (it resolves a new suite) are not plan's.
+    #[command(mut_arg("resume", |a| a.hide(true)), mut_arg("plan", |a| a.hide(true)))]
+    #[command(mut_arg("shard", |a| a.hide(true)), mut_arg("shard_from_env", |a| a.hide(true)))]
+    #[command(mut_arg("shard_count", |a| a.hide(true)))]
     Plan(Box<run::PlanArgs>),
     Merge(run::MergeArgs),
     Check(check::CheckArgs),

@@ -16,7 +16,9 @@ pub use shard::{MergeArgs, PlanArgs, merge, plan};
 
 /// Runs task files on agent CLIs, records what they stream, grades the result and writes
 /// `task.json` per task and harness. Exit code: 0 all passed, 1 some did not, 2 bad
-/// invocation or task file (nothing was run).
+/// invocation or task file (nothing was run), 128+N interrupted by signal N (130 Ctrl-C,
+/// 143 SIGTERM); a shard (`--plan`): 0 every unit ran, 3 an infrastructure failure
+/// (retry it), 2 a configuration error (do not).
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
   coder-eval run tasks/hello_date/task.yaml
@@ -54,7 +56,8 @@ pub struct RunArgs {
     repeats: Option<u32>,
     /// Finish an interrupted run: resolve its units again from its `invocation.json`,
     /// keep each whose `task.json` is complete, run the rest (other options are the
-    /// original run's; `--jobs` may be given anew).
+    /// original run's; only --jobs, --infra-retries, --retry-initial-delay,
+    /// --otlp-endpoint, --isolate-network and --[no-]pid-namespace may be given anew).
     #[arg(long, value_name = "RUN_DIR", conflicts_with_all = ["tasks", "out", "experiment"])]
     resume: Option<PathBuf>,
     /// Output folder (default: runs/<UTC timestamp>; with --plan: runs/shard-K-of-N).
@@ -62,9 +65,14 @@ pub struct RunArgs {
     out: Option<PathBuf>,
     /// Run one shard of a plan (`coder-eval plan`): the plan's units whose id falls in
     /// the shard given by --shard or --shard-from-env, resolved from the plan's arguments
-    /// (refused when they resolve to other units here). Exit code 0 when every unit ran
-    /// (passed or not), 3 after an infrastructure failure (retry), 2 a configuration
-    /// error.
+    /// (refused when they resolve to other units here). Only --out, --jobs, --cli,
+    /// --infra-retries, --retry-initial-delay, --otlp-endpoint, --isolate-network and
+    /// --[no-]pid-namespace may be given with it. Exit code 0 when every unit ran (passed
+    /// or failed: `merge` judges), 3 an infrastructure failure (a unit still crashed or
+    /// met HTTP 429/5xx when its retries ran out, results not writable: run the shard
+    /// again), 2 a configuration error (bad plan or arguments, task files changed since
+    /// planning, the CLI missing or not executable, the folder busy or not a shard's: a
+    /// retry fails the same way).
     #[arg(long, value_name = "PLAN.json", conflicts_with_all = ["resume", "tasks"])]
     plan: Option<PathBuf>,
     /// With --plan: run shard K of N (0 <= K < N).
@@ -98,13 +106,15 @@ pub struct RunArgs {
     /// Run a task again, up to N times, when its attempt ends in an infrastructure error
     /// (the CLI crashed before its first model call, HTTP 429/5xx from the model API, a
     /// documented transient exit code); every attempt is kept under `attempts/<n>/`. A
-    /// graded failure is never run again. coder_eval's `retry.max_retries`.
-    #[arg(long, value_name = "N", default_value_t = coder_eval::run::retry::RetryPolicy::DEFAULT.max_retries)]
-    infra_retries: u32,
-    /// The wait before the first infrastructure retry, in seconds; it doubles for each
-    /// later one (coder_eval's `retry.initial_delay`).
-    #[arg(long, value_name = "SECONDS", default_value_t = 1.0)]
-    retry_initial_delay: f64,
+    /// graded failure is never run again. coder_eval's `retry.max_retries`; beats a task
+    /// file's `retry:` block. 0 to 20; default 2.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(0..=i64::from(coder_eval::run::retry::MAX_RETRIES)))]
+    infra_retries: Option<u32>,
+    /// The wait before the first infrastructure retry, in seconds (0 to 3600; default 1);
+    /// it doubles for each later one (coder_eval's `retry.initial_delay`; beats a task
+    /// file's `retry:` block).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_delay)]
+    retry_initial_delay: Option<f64>,
     /// Pass this host environment variable to the CLI (repeatable). Judges may read it
     /// too.
     #[arg(long, value_name = "NAME")]
@@ -174,17 +184,35 @@ fn run_as(
     mut args: RunArgs,
     mut mode: Option<shard::Mode>,
 ) -> Result<i32, Box<dyn std::error::Error>> {
-    if let Some(url) = &args.otlp_endpoint
-        && let Err(err) = coder_eval::export::otlp::check_endpoint(url)
-    {
-        eprintln!("error: --otlp-endpoint: {err}");
-        return Ok(exit_codes::USAGE);
+    if args.plan.is_none() {
+        let lone: Vec<&str> = [
+            (args.shard.is_some(), "--shard"),
+            (args.shard_from_env, "--shard-from-env"),
+            (args.shard_count.is_some(), "--shard-count"),
+        ]
+        .into_iter()
+        .filter_map(|(given, flag)| given.then_some(flag))
+        .collect();
+        if !lone.is_empty() {
+            eprintln!(
+                "error: {} runs a shard of a plan: give --plan PLAN.json too (make one with \
+                 `coder-eval plan`)",
+                lone.join(", ")
+            );
+            return Ok(exit_codes::USAGE);
+        }
     }
     if args.plan.is_some() {
         match shard::shard_mode(args) {
             Ok((stored, m)) => (args, mode) = (stored, Some(m)),
             Err(code) => return Ok(code),
         }
+    }
+    if let Some(url) = &args.otlp_endpoint
+        && let Err(err) = coder_eval::export::otlp::check_endpoint(url)
+    {
+        eprintln!("error: --otlp-endpoint: {err}");
+        return Ok(exit_codes::USAGE);
     }
     let mut resume_dir = None;
     if let Some(dir) = args.resume.clone() {
@@ -200,16 +228,24 @@ fn run_as(
         let invocation = coder_eval::suite::resume::Invocation::read(&dir)?;
         let dir = std::path::absolute(&dir)?;
         std::env::set_current_dir(&invocation.cwd)?;
-        let (jobs, isolate) = (args.jobs, args.isolate_network);
+        let given = args;
         let stored = <StoredRun as clap::Parser>::try_parse_from(
             std::iter::once("run".to_string()).chain(invocation.args),
         )?;
         args = stored.args;
         args.out = Some(dir.clone());
-        args.isolate_network |= isolate;
-        if jobs != 1 {
-            args.jobs = jobs;
+        // What changes no unit may be given anew (`resume_ignores` refused the rest).
+        args.isolate_network |= given.isolate_network;
+        if given.jobs != 1 {
+            args.jobs = given.jobs;
         }
+        if given.pid_namespace || given.no_pid_namespace {
+            (args.pid_namespace, args.no_pid_namespace) =
+                (given.pid_namespace, given.no_pid_namespace);
+        }
+        args.infra_retries = given.infra_retries.or(args.infra_retries);
+        args.retry_initial_delay = given.retry_initial_delay.or(args.retry_initial_delay);
+        args.otlp_endpoint = given.otlp_endpoint.or(args.otlp_endpoint);
         if args.plan.is_some() {
             // A shard's folder: its shard run again into it keeps what it finished.
             return run_as(args, None);
@@ -381,10 +417,9 @@ fn run_as(
             variants: e.variants.iter().map(|v| v.variant_id.clone()).collect(),
         });
     options.pid_namespace = args.pid_namespace || !args.no_pid_namespace;
-    options.retry.max_retries = args.infra_retries;
-    options.retry.initial_delay =
-        std::time::Duration::try_from_secs_f64(args.retry_initial_delay.max(0.0))
-            .unwrap_or(options.retry.initial_delay);
+    // Above each task file's `retry:` block.
+    options.retry_given.max_retries = args.infra_retries;
+    options.retry_given.initial_delay = args.retry_initial_delay;
     let progress = std::sync::Arc::new(coder_eval::run::progress::Progress::for_stdout());
     options.progress = Some(progress.clone());
     let criteria: coder_eval::run::thresholds::CriteriaByTask = tasks
@@ -438,6 +473,7 @@ fn run_as(
         })
         .collect();
     // A plan, a merge or a shard of a plan takes over here.
+    let mut _shard_lock = None;
     if let Some(mode) = &mode {
         let apply = shard::apply(
             mode,
@@ -450,7 +486,10 @@ fn run_as(
         )?;
         match apply {
             shard::Next::Stop(code) => return Ok(code),
-            shard::Next::Run { resume } => resume_dir = resume_dir.or(resume),
+            shard::Next::Run { resume, lock } => {
+                resume_dir = resume_dir.or(resume);
+                _shard_lock = lock;
+            }
         }
     }
     if let Err(err) = std::fs::create_dir_all(&out_dir) {
@@ -472,7 +511,7 @@ fn run_as(
         Some(dir) => {
             let mut todo = Vec::new();
             for p in prepared {
-                match coder_eval::suite::resume::completed(dir, &p.unit) {
+                match coder_eval::suite::resume::kept(dir, &p.unit) {
                     Some(done) => kept.push(done),
                     None => todo.push(p),
                 }
@@ -576,6 +615,17 @@ fn run_as(
     })
 }
 
+/// `--retry-initial-delay`: seconds, a finite number from 0 to
+/// [`coder_eval::run::retry::MAX_INITIAL_DELAY_SECS`].
+fn parse_delay(text: &str) -> Result<f64, String> {
+    let max = coder_eval::run::retry::MAX_INITIAL_DELAY_SECS;
+    match text.trim().parse::<f64>() {
+        Ok(secs) if secs.is_finite() && (0.0..=max).contains(&secs) => Ok(secs),
+        Ok(_) => Err(format!("{text}: expected seconds from 0 to {max}")),
+        Err(_) => Err(format!("{text}: not a number of seconds")),
+    }
+}
+
 /// The options given with `--resume` that the resumed run's own options would override.
 fn resume_ignores(args: &RunArgs) -> Vec<&'static str> {
     [
@@ -584,6 +634,19 @@ fn resume_ignores(args: &RunArgs) -> Vec<&'static str> {
         (!args.define.is_empty(), "-D"),
         (args.model.is_some(), "--model"),
         (args.scripted_model.is_some(), "--scripted-model"),
+        (args.components.is_some(), "--components"),
+        (!args.component.is_empty(), "--component"),
+        (args.cli.is_some(), "--cli"),
+        (args.no_native_limits, "--no-native-limits"),
+        (!args.pass_env.is_empty(), "--pass-env"),
+        (!args.judge_env.is_empty(), "--judge-env"),
+        (!args.criteria.is_empty(), "--criteria"),
+        (!args.tags.is_empty(), "--tags"),
+        (!args.exclude_tags.is_empty(), "--exclude-tags"),
+        (args.include_skipped, "--include-skipped"),
+        (args.split.is_some(), "--split"),
+        (args.sample.is_some(), "--sample"),
+        (args.sample_per_stratum.is_some(), "--sample-per-stratum"),
     ]
     .into_iter()
     .filter_map(|(given, flag)| given.then_some(flag))

@@ -107,8 +107,9 @@ pub struct TaskResult {
     /// The task file's `tags` (the report filters by them); absent when it has none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
-    /// How many times the task was run: absent when once; 2 or more when an attempt ended
-    /// in an infrastructure error and was run again (`coder-eval run --infra-retries`).
+    /// How many times the task was run: 1, or 2 or more when an attempt ended in an
+    /// infrastructure error and was run again (`coder-eval run --infra-retries`); absent
+    /// for a task never started (skipped, agentless) and in the kept attempts themselves.
     /// This result is the last attempt's; the earlier ones are kept under `attempts/<n>/`
     /// beside it.
     #[serde(default, skip_serializing_if = "Option::is_none")]

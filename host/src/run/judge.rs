@@ -89,6 +89,7 @@ impl JudgeRunner {
             post_run: Vec::new(),
             success_criteria: Vec::new(),
             expected_commands: None,
+            retry: Default::default(),
             row: None,
             load_notes: Vec::new(),
         };

@@ -11,6 +11,7 @@
 //! | SUCCESS                           | passed                                     |
 //! | FAILURE, MAX_TURNS_EXHAUSTED      | `<failure type="<status>">` + failed criteria |
 //! | TIMEOUT, ERROR                    | `<error type="<status>">` + the reason     |
+//! | a unit without a result (`merge`) | `<error type="MISSING">` + why             |
 //!
 //! Each test case's `system-out` holds the score, turns, tool calls, the cap that stopped
 //! the turn if one did, and the path of its `task.json` (relative to the suite folder).
@@ -24,11 +25,26 @@ use std::time::Duration;
 /// A suite `suite_thresholds` with a case per group comes last when any criterion sets
 /// thresholds (a missed threshold is a failure naming it).
 pub fn report(results: &[TaskResult], gates: &[SuiteThresholdResult]) -> Report {
+    report_with_missing(results, gates, &[], "")
+}
+
+/// [`report`], with a case per unit of `missing` (units the suite planned that have no
+/// result: `<error type="MISSING">` whose message is `why`) in its harness's suite.
+pub fn report_with_missing(
+    results: &[TaskResult],
+    gates: &[SuiteThresholdResult],
+    missing: &[crate::results::UnitId],
+    why: &str,
+) -> Report {
     let mut report = Report::new("coder-eval");
     let mut harnesses: Vec<&str> = Vec::new();
-    for r in results {
-        if !harnesses.contains(&r.harness.as_str()) {
-            harnesses.push(&r.harness);
+    for h in results
+        .iter()
+        .map(|r| r.harness.as_str())
+        .chain(missing.iter().map(|u| u.harness.as_str()))
+    {
+        if !harnesses.contains(&h) {
+            harnesses.push(h);
         }
     }
     let mut total = Duration::ZERO;
@@ -38,6 +54,21 @@ pub fn report(results: &[TaskResult], gates: &[SuiteThresholdResult]) -> Report 
         for r in results.iter().filter(|r| r.harness == harness) {
             let case = test_case(r);
             suite_time += case.time.unwrap_or_default();
+            suite.add_test_case(case);
+        }
+        for unit in missing.iter().filter(|u| u.harness == harness) {
+            let mut status = TestCaseStatus::non_success(NonSuccessKind::Error);
+            status.set_type("MISSING");
+            status.set_message(format!("MISSING: {why}"));
+            let name = match unit.replicate {
+                Some(i) => format!("{} [{}]", unit.task_id, crate::suite::replicate_dir(i)),
+                None => unit.task_id.clone(),
+            };
+            let mut case = TestCase::new(name, status);
+            case.set_classname(match &unit.variant {
+                Some(v) => format!("coder-eval.{v}.{}", unit.harness),
+                None => format!("coder-eval.{}", unit.harness),
+            });
             suite.add_test_case(case);
         }
         suite.set_time(suite_time);
@@ -170,7 +201,18 @@ pub fn write(
     results: &[TaskResult],
     gates: &[SuiteThresholdResult],
 ) -> std::io::Result<()> {
-    let text = report(results, gates)
+    write_with_missing(path, results, gates, &[], "")
+}
+
+/// Writes [`report_with_missing`] to `path` atomically.
+pub fn write_with_missing(
+    path: &Path,
+    results: &[TaskResult],
+    gates: &[SuiteThresholdResult],
+    missing: &[crate::results::UnitId],
+    why: &str,
+) -> std::io::Result<()> {
+    let text = report_with_missing(results, gates, missing, why)
         .to_string()
         .map_err(std::io::Error::other)?;
     crate::results::write_atomically(path, text.as_bytes())

@@ -32,8 +32,12 @@ pub struct RunOptions {
     pub pid_namespace: bool,
     /// The experiment the units were resolved with, for `run.json`.
     pub experiment: Option<crate::results::ExperimentRecord>,
-    /// Retries of infrastructure errors (`--infra-retries`; [`super::retry`]).
+    /// Retries of infrastructure errors ([`super::retry`]): the policy a task's `retry:`
+    /// block and [`RunOptions::retry_given`] start from.
     pub retry: super::retry::RetryPolicy,
+    /// The command line's retry settings (`--infra-retries`, `--retry-initial-delay`):
+    /// they beat each task file's `retry:` block.
+    pub retry_given: crate::task::retry::RetrySpec,
     /// The suite's live progress display, when one is shown ([`super::progress`]).
     pub progress: Option<std::sync::Arc<super::progress::Progress>>,
 }
@@ -53,6 +57,7 @@ impl RunOptions {
             pid_namespace: true,
             experiment: None,
             retry: super::retry::RetryPolicy::DEFAULT,
+            retry_given: Default::default(),
             progress: None,
         }
     }

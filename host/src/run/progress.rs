@@ -29,6 +29,8 @@ struct State {
     total: usize,
     done: usize,
     running: usize,
+    /// The most tasks counted running at once.
+    peak_running: usize,
     failed: usize,
     /// Tasks finished by this run (not kept from an earlier one, not skipped): the ETA's
     /// basis.
@@ -47,6 +49,8 @@ pub struct Snapshot {
     pub total: usize,
     pub done: usize,
     pub running: usize,
+    /// The most tasks counted running at once so far (never above `--jobs`).
+    pub peak_running: usize,
     pub failed: usize,
     pub elapsed: Duration,
     /// `None` until a task of this run has finished.
@@ -96,7 +100,11 @@ impl Progress {
 
     /// A task started (took its place among the `--jobs`).
     pub fn started(&self) {
-        self.state.lock().unwrap().running += 1;
+        {
+            let mut s = self.state.lock().unwrap();
+            s.running += 1;
+            s.peak_running = s.peak_running.max(s.running);
+        }
         self.redraw(false);
     }
 
@@ -166,6 +174,7 @@ impl Progress {
             total: s.total,
             done: s.done,
             running: s.running,
+            peak_running: s.peak_running,
             failed: s.failed,
             elapsed,
             eta,
@@ -250,6 +259,7 @@ mod tests {
             total: 10,
             done: 3,
             running: 2,
+            peak_running: 2,
             failed: 1,
             elapsed: Duration::from_secs(41),
             eta: Some(Duration::from_secs(95)),

@@ -20,6 +20,12 @@ use tokio::sync::watch;
 /// The folder (inside a task's result folder) that keeps its earlier attempts.
 pub const ATTEMPTS_DIR: &str = "attempts";
 
+/// The most retries `--infra-retries` (and a task's `retry.max_retries`) may ask for.
+pub const MAX_RETRIES: u32 = 20;
+/// The longest first backoff `--retry-initial-delay` (and `retry.initial_delay`) may ask
+/// for, seconds.
+pub const MAX_INITIAL_DELAY_SECS: f64 = 3600.0;
+
 /// How hard a task tries to survive an infrastructure error.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RetryPolicy {
@@ -47,6 +53,26 @@ impl RetryPolicy {
             .max(1.0)
             .powi(n.saturating_sub(1) as i32);
         self.initial_delay.mul_f64(factor.min(3600.0))
+    }
+}
+
+impl RetryPolicy {
+    /// `self` (the built-in policy) with the task file's `retry:` fields, then the
+    /// command line's (`--infra-retries`, `--retry-initial-delay`), each where set.
+    pub fn resolve(
+        self,
+        task: &crate::task::retry::RetrySpec,
+        command_line: &crate::task::retry::RetrySpec,
+    ) -> RetryPolicy {
+        let spec = task.or_over(command_line);
+        RetryPolicy {
+            max_retries: spec.max_retries.unwrap_or(self.max_retries),
+            initial_delay: spec
+                .initial_delay
+                .and_then(|s| Duration::try_from_secs_f64(s).ok())
+                .unwrap_or(self.initial_delay),
+            backoff_multiplier: spec.backoff_multiplier.unwrap_or(self.backoff_multiplier),
+        }
     }
 }
 
@@ -123,44 +149,63 @@ pub fn infra_cause(result: &TaskResult) -> Option<InfraCause> {
     (failed_exit && !reached_model).then_some(InfraCause::CrashBeforeFirstCall)
 }
 
-/// The HTTP status (429 or 5xx) a failed turn ended on, as its stream shows it: the
-/// CLI's failure message ("API Error: 529 …", "unexpected status 503 …"), else the last
-/// request the CLI itself retried when the turn ended in a failure right after it.
+/// The HTTP status (429 or 5xx) a failed turn ended on, as its stream shows it: a status
+/// number in the CLI's failure message ("API Error: 529 …", "unexpected status 503 …"),
+/// else the status of the last request the CLI itself retried, else the words of the
+/// message ("rate limit" 429, "service unavailable" 503, "overloaded" 529): a 503 whose
+/// message says "overloaded" is recorded as the 503 it was.
 pub fn api_status_of(turn: &crate::results::TurnRecord) -> Option<u32> {
     let result = turn.cli_result.as_ref()?;
     if result.success {
         return None;
     }
-    if let Some(status) = result.error_message.as_deref().and_then(http_status_in) {
-        return Some(status);
-    }
-    turn.retries
-        .last()
-        .and_then(|r| r.status)
-        .filter(|s| transient_status(*s))
+    api_status(
+        result.error_message.as_deref(),
+        turn.retries.last().and_then(|r| r.status),
+    )
+}
+
+/// [`api_status_of`]'s rule over a failure message and the HTTP status of the last
+/// request the CLI retried.
+pub fn api_status(message: Option<&str>, last_retry_status: Option<u32>) -> Option<u32> {
+    message
+        .and_then(http_status_number_in)
+        .or(last_retry_status.filter(|s| transient_status(*s)))
+        .or_else(|| message.and_then(http_status_words_in))
 }
 
 fn transient_status(status: u32) -> bool {
     status == 429 || (500..600).contains(&status)
 }
 
-/// A transient HTTP status named in an error message: a 429 or 5xx right after "API
-/// error", "status", "HTTP", "error code" (Claude Code's "API Error: 529 {…}", Codex's
-/// "unexpected status 503 Service Unavailable"), or the words of one ("rate limit" 429,
-/// "overloaded" 529).
+/// A transient HTTP status named in an error message: a 429 or 5xx number right after
+/// "API error", "error", "status", "HTTP", "error code", "rejected" (Claude Code's "API
+/// Error: 529 {…}" and, 2.1, "API Error: Request rejected (429) · …", Codex's
+/// "unexpected status 503 Service Unavailable"), else the words of one
+/// ("rate limit" 429, "service unavailable" 503, "overloaded" 529). A number beats the
+/// words: "Error: 503 overloaded" is a 503.
 pub fn http_status_in(message: &str) -> Option<u32> {
+    http_status_number_in(message).or_else(|| http_status_words_in(message))
+}
+
+/// The status number of [`http_status_in`].
+fn http_status_number_in(message: &str) -> Option<u32> {
     static PATTERN: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
         regex::Regex::new(
-            r"(?i)(?:api[ _]?error|status(?:[ _]?code)?|http(?:/[0-9.]+)?|error[ _]code)\W{0,3}(429|5[0-9]{2})\b",
+            r"(?i)(?:api[ _]?error|\berror(?:[ _]code)?|status(?:[ _]?code)?|http(?:/[0-9.]+)?|rejected)\W{0,3}(429|5[0-9]{2})\b",
         )
         .expect("a valid pattern")
     });
-    if let Some(c) = PATTERN.captures(message) {
-        return c[1].parse().ok();
-    }
+    PATTERN.captures(message).and_then(|c| c[1].parse().ok())
+}
+
+/// The status words of [`http_status_in`].
+fn http_status_words_in(message: &str) -> Option<u32> {
     let lower = message.to_ascii_lowercase();
     if lower.contains("rate limit") || lower.contains("rate_limit") {
         Some(429)
+    } else if lower.contains("service unavailable") || lower.contains("service_unavailable") {
+        Some(503)
     } else if lower.contains("overloaded") {
         Some(529)
     } else {
@@ -179,7 +224,7 @@ pub async fn run_with_retries(
     let dir = options.out_dir.join(p.unit.rel_dir());
     // A stale attempts/ of an earlier run into the same folder is not this run's.
     let _ = std::fs::remove_dir_all(dir.join(ATTEMPTS_DIR));
-    let policy = options.retry;
+    let policy = options.retry.resolve(&p.task.retry, &options.retry_given);
     let mut records: Vec<InfraRetryRecord> = Vec::new();
     let mut attempt = 1u32;
     loop {
@@ -237,13 +282,23 @@ pub async fn run_with_retries(
                 }
             }
         }
-        if attempt > 1 {
-            result.attempts = Some(attempt);
-            result.infra_retries = records;
-            if let Err(err) = write_json_atomically(&dir.join("task.json"), &result) {
-                result.status = TaskStatus::Error;
-                result.error = Some(format!("could not write task.json: {err}"));
-            }
+        // An infrastructure error whose retry an interrupt forestalled (the signal came
+        // during the backoff, or with the error): the unit is not finished, so `--resume`
+        // and a retried shard run it again (`crate::suite::resume::completed`).
+        if cause.is_some() && stopped(&cancel) {
+            let signal = crate::interrupt::raised()
+                .map_or_else(|| "a stop signal".to_string(), crate::interrupt::name);
+            result.error = Some(format!(
+                "interrupted ({signal}) before retrying an infrastructure error: {}",
+                result.error.as_deref().unwrap_or("(no message)")
+            ));
+            result.error_kind = Some("interrupted".to_string());
+        }
+        result.attempts = Some(attempt);
+        result.infra_retries = records;
+        if let Err(err) = write_json_atomically(&dir.join("task.json"), &result) {
+            result.status = TaskStatus::Error;
+            result.error = Some(format!("could not write task.json: {err}"));
         }
         return result;
     }
@@ -280,10 +335,30 @@ mod tests {
         );
         assert_eq!(http_status_in("HTTP 429 Too Many Requests"), Some(429));
         assert_eq!(http_status_in("You hit the rate limit"), Some(429));
+        assert_eq!(http_status_in("Error code: 502 - bad gateway"), Some(502));
+        // Claude Code 2.1's words for an API error, whatever the message after them.
+        assert_eq!(
+            http_status_in("API Error: Request rejected (429) · Slow down"),
+            Some(429)
+        );
         // Not transient, or not a status.
         assert_eq!(http_status_in("API Error: 401 invalid x-api-key"), None);
         assert_eq!(http_status_in("syntax error at line 500"), None);
         assert_eq!(http_status_in("wrote 503 bytes"), None);
+    }
+
+    #[test]
+    fn a_503_that_says_overloaded_is_recorded_as_503_not_529() {
+        assert_eq!(http_status_in("Error: 503 overloaded"), Some(503));
+        // The message names no number: the status of the request the CLI retried.
+        assert_eq!(api_status(Some("Overloaded"), Some(503)), Some(503));
+        assert_eq!(api_status(Some("Service Unavailable"), None), Some(503));
+        assert_eq!(api_status(Some("Overloaded"), None), Some(529));
+        assert_eq!(
+            api_status(Some("API Error: 500 oops"), Some(503)),
+            Some(500)
+        );
+        assert_eq!(api_status(Some("invalid key"), Some(401)), None);
     }
 
     #[test]

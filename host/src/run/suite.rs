@@ -88,10 +88,13 @@ pub async fn run_all(
             if let Some(progress) = &options.progress {
                 progress.started();
             }
-            (
-                index,
-                super::retry::run_with_retries(p, &options, cancel).await,
-            )
+            let result = super::retry::run_with_retries(p, &options, cancel).await;
+            // Counted as ended before its permit goes: the next task's start never
+            // counts one running task too many.
+            if let Some(progress) = &options.progress {
+                progress.finished(&result, true);
+            }
+            (index, result)
         });
     }
     let total = set.len();
@@ -106,9 +109,6 @@ pub async fn run_all(
     while let Some(joined) = set.join_next().await {
         let (index, result) = joined.map_err(std::io::Error::other)?;
         on_done(&result);
-        if let Some(progress) = &options.progress {
-            progress.finished(&result, true);
-        }
         done.push((index, result));
         done.sort_by_key(|(i, _)| *i);
         write_json_atomically(

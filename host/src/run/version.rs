@@ -8,7 +8,13 @@
 //! 2. the cache of earlier probes, `cli-versions.json` in the cache folder (beside the
 //!    component cache: `$CODER_EVAL_CACHE_DIR/..`, else `$XDG_CACHE_HOME/coder-eval`, else
 //!    `~/.cache/coder-eval`), keyed by the CLI file's canonical path, modification time
-//!    (ns) and size: a CLI replaced in place is probed again;
+//!    (ns) and size, and the same of what a wrapper script launches: of each absolute
+//!    path its first 4 KiB name, the file when it is executable (`exec
+//!    /opt/agent/bin/agent "$@"`) and the nearest `package.json` above it (`node
+//!    /usr/lib/node_modules/agent/cli.js`): a shim that stays as it is while the package
+//!    it starts is upgraded. A CLI replaced
+//!    in place, or behind its shim, is probed again. Entries whose CLI is gone, and all
+//!    but the newest [`MAX_ENTRIES`], are dropped as the cache is written;
 //! 3. the probe itself: `CLI --version` with the turn's minimal environment (`PATH`, a
 //!    private empty `HOME`, `LANG=C.UTF-8`), the first line of its stdout; cached.
 //!
@@ -22,6 +28,9 @@ use std::path::{Path, PathBuf};
 /// The file of the probe cache, inside the cache folder.
 pub const CACHE_FILE: &str = "cli-versions.json";
 
+/// The most probes the cache keeps (the newest).
+pub const MAX_ENTRIES: usize = 64;
+
 /// One cached probe (the cache file maps the canonical path to it).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 struct Cached {
@@ -29,6 +38,13 @@ struct Cached {
     mtime_ns: i128,
     /// Its size, bytes.
     size: u64,
+    /// What the file launches (a wrapper's targets and their manifests), each as
+    /// `path mtime_ns size`; a target gone is `path -`.
+    #[serde(default)]
+    launches: Vec<String>,
+    /// When it was probed, ms since the epoch (the newest are kept).
+    #[serde(default)]
+    probed_at_ms: u64,
     /// The first line of its `--version`.
     version: String,
 }
@@ -72,29 +88,48 @@ pub fn from_manifest(cli: &Path) -> Option<String> {
     None
 }
 
-/// The cached probe of `cli` in `cache_dir`, when the file is unchanged since.
+/// The cached probe of `cli` in `cache_dir`, when the file and what it launches are
+/// unchanged since.
 pub fn cached(cli: &Path, cache_dir: &Path) -> Option<String> {
     let (key, mtime_ns, size) = identity(cli)?;
     let entries = read_cache(cache_dir);
     let hit = entries.get(&key)?;
-    (hit.mtime_ns == mtime_ns && hit.size == size).then(|| hit.version.clone())
+    (hit.mtime_ns == mtime_ns && hit.size == size && hit.launches == launches(cli))
+        .then(|| hit.version.clone())
 }
 
 /// Records `version` as the probe of `cli` in `cache_dir` (best effort: a cache that
-/// cannot be written is only slower next time).
+/// cannot be written is only slower next time), pruned (module docs).
 pub fn remember(cli: &Path, cache_dir: &Path, version: &str) {
     let Some((key, mtime_ns, size)) = identity(cli) else {
         return;
     };
     let mut entries = read_cache(cache_dir);
+    let probed_at_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64);
     entries.insert(
-        key,
+        key.clone(),
         Cached {
             mtime_ns,
             size,
+            launches: launches(cli),
+            probed_at_ms,
             version: version.to_string(),
         },
     );
+    entries.retain(|path, _| Path::new(path).exists());
+    if entries.len() > MAX_ENTRIES {
+        // Newest first (this probe first of all), the rest dropped.
+        let mut order: Vec<(bool, u64, String)> = entries
+            .iter()
+            .map(|(k, c)| (*k == key, c.probed_at_ms, k.clone()))
+            .collect();
+        order.sort_unstable_by(|a, b| b.cmp(a));
+        for (_, _, old) in order.into_iter().skip(MAX_ENTRIES) {
+            entries.remove(&old);
+        }
+    }
     if std::fs::create_dir_all(cache_dir).is_ok() {
         let _ = write_json_atomically(&cache_dir.join(CACHE_FILE), &entries);
     }
@@ -106,6 +141,49 @@ fn identity(cli: &Path) -> Option<(String, i128, u64)> {
     let meta = std::fs::metadata(&path).ok()?;
     let mtime_ns = i128::from(meta.mtime()) * 1_000_000_000 + i128::from(meta.mtime_nsec());
     Some((path.display().to_string(), mtime_ns, meta.size()))
+}
+
+/// What `cli` launches, when it is a script (`#!`): of each absolute path its first 4 KiB
+/// name that exists, the file itself when it is executable and the nearest
+/// `package.json` above it, each as `path mtime_ns size` (sorted, without repeats).
+fn launches(cli: &Path) -> Vec<String> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    let Ok(file) = std::fs::File::open(cli) else {
+        return Vec::new();
+    };
+    if file.take(4096).read_to_end(&mut head).is_err() || !head.starts_with(b"#!") {
+        return Vec::new();
+    }
+    let text = String::from_utf8_lossy(&head);
+    let mut out = Vec::new();
+    let shebang_end = text.find('\n').unwrap_or(text.len());
+    for token in text[shebang_end..]
+        .split(|c: char| c.is_whitespace() || "\"'`;:=()<>|&".contains(c))
+        .filter(|t| t.starts_with('/') && t.len() > 1)
+    {
+        let path = Path::new(token);
+        let Some(id) = identity(path) else {
+            continue;
+        };
+        // A program counts itself; any other file (a script a runtime loads, or a log the
+        // shim appends to) only through its package.
+        if super::locate::executable(Path::new(&id.0)).is_ok() {
+            out.push(format!("{} {} {}", id.0, id.1, id.2));
+        }
+        let mut dir = Path::new(&id.0).parent();
+        for _ in 0..6 {
+            let Some(here) = dir else { break };
+            if let Some(m) = identity(&here.join("package.json")) {
+                out.push(format!("{} {} {}", m.0, m.1, m.2));
+                break;
+            }
+            dir = here.parent();
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
 }
 
 fn read_cache(cache_dir: &Path) -> BTreeMap<String, Cached> {
@@ -183,6 +261,71 @@ mod tests {
         // Replaced in place (another size): probed again.
         std::fs::write(&cli, "#!/bin/sh\necho 1.1\n").unwrap();
         assert_eq!(cached(&cli, &cache), None);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn a_shim_whose_package_changed_behind_it_is_probed_again() {
+        let dir = scratch("shim");
+        let pkg = dir.join("lib/agent");
+        std::fs::create_dir_all(pkg.join("dist")).unwrap();
+        std::fs::write(pkg.join("package.json"), r#"{"version":"1.0.0"}"#).unwrap();
+        std::fs::write(pkg.join("dist/cli.js"), "console.log('1.0.0')\n").unwrap();
+        // The shim names the package's entry point; it never changes.
+        let shim = dir.join("agent");
+        std::fs::write(
+            &shim,
+            format!(
+                "#!/bin/sh\necho run >> {}/shim.log\nexec node \"{}/dist/cli.js\" \"$@\"\n",
+                dir.display(),
+                pkg.display()
+            ),
+        )
+        .unwrap();
+        let cache = dir.join("cache");
+        remember(&shim, &cache, "agent 1.0.0");
+        assert_eq!(cached(&shim, &cache).as_deref(), Some("agent 1.0.0"));
+        // A log the shim appends to is not what it launches.
+        std::fs::write(dir.join("shim.log"), "run\nrun\n").unwrap();
+        assert_eq!(cached(&shim, &cache).as_deref(), Some("agent 1.0.0"));
+        let shim_meta = std::fs::metadata(&shim).unwrap();
+        // The package is upgraded behind the shim (same size, so only the mtime tells).
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(pkg.join("package.json"), r#"{"version":"2.0.0"}"#).unwrap();
+        std::fs::write(pkg.join("dist/cli.js"), "console.log('2.0.0')\n").unwrap();
+        assert_eq!(
+            std::fs::metadata(&shim).unwrap().modified().unwrap(),
+            shim_meta.modified().unwrap()
+        );
+        assert_eq!(
+            cached(&shim, &cache),
+            None,
+            "a stale version behind the shim"
+        );
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn the_cache_drops_clis_that_are_gone_and_keeps_the_newest() {
+        let dir = scratch("prune");
+        let cache = dir.join("cache");
+        let gone = dir.join("gone");
+        std::fs::write(&gone, "x").unwrap();
+        remember(&gone, &cache, "gone 1");
+        std::fs::remove_file(&gone).unwrap();
+        for i in 0..MAX_ENTRIES + 5 {
+            let cli = dir.join(format!("cli{i}"));
+            std::fs::write(&cli, "x").unwrap();
+            remember(&cli, &cache, &format!("cli {i}"));
+        }
+        let entries = read_cache(&cache);
+        assert!(entries.len() <= MAX_ENTRIES, "{}", entries.len());
+        assert!(!entries.keys().any(|k| k.ends_with("/gone")));
+        let newest = dir.join(format!("cli{}", MAX_ENTRIES + 4));
+        assert_eq!(
+            cached(&newest, &cache).as_deref(),
+            Some(&*format!("cli {}", MAX_ENTRIES + 4))
+        );
         std::fs::remove_dir_all(&dir).ok();
     }
 }

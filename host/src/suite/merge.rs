@@ -23,6 +23,7 @@ pub enum MergeRule {
 pub const MERGE_RULES: &[(&str, MergeRule)] = &[
     ("agent", MergeRule::Deep),
     ("run_limits", MergeRule::Deep),
+    ("retry", MergeRule::Deep),
     ("sandbox", MergeRule::Deep),
     ("pre_run", MergeRule::Append { reverse: false }),
     ("post_run", MergeRule::Append { reverse: true }),

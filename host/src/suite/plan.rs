@@ -271,8 +271,11 @@ pub const DIGEST_SKIPS: &[&str] = &["runs", "node_modules", "target", "__pycache
 
 /// sha256 (hex) of a folder's files: for each file, in order of its path relative to
 /// `dir` (`/`-separated), the path, a NUL, the file's sha256, a newline. Hidden entries
-/// (`.git`, …) and [`DIGEST_SKIPS`] folders are left out; a symbolic link counts as its
-/// target path, not followed.
+/// (`.git`, …) and [`DIGEST_SKIPS`] folders are left out, and so are coder-eval's own
+/// outputs wherever they are written: a plan file (a JSON object with `plan_version`
+/// and `plan_id`) and a run or shard folder (one holding `shard.json`, `invocation.json`
+/// or `run.json`), so a plan or a shard written inside a task folder does not change
+/// the folder's digest. A symbolic link counts as its target path, not followed.
 pub fn digest_dir(dir: &Path) -> std::io::Result<String> {
     let mut files: Vec<(String, String)> = Vec::new();
     walk(dir, "", &mut files)?;
@@ -285,6 +288,28 @@ pub fn digest_dir(dir: &Path) -> std::io::Result<String> {
         hasher.update(b"\n");
     }
     Ok(hex(&hasher.finalize()))
+}
+
+/// Whether `dir` is a folder coder-eval runs write (see [`digest_dir`]).
+fn is_output_folder(dir: &Path) -> bool {
+    [
+        super::shard::SHARD_FILE,
+        super::resume::INVOCATION_FILE,
+        "run.json",
+    ]
+    .iter()
+    .any(|f| dir.join(f).is_file())
+}
+
+/// Whether `bytes` are a plan file's (see [`digest_dir`]).
+fn is_plan_file(bytes: &[u8]) -> bool {
+    let head = &bytes[..bytes.len().min(64)];
+    if !head.trim_ascii_start().starts_with(b"{") || !bytes.windows(9).any(|w| w == b"\"plan_id\"")
+    {
+        return false;
+    }
+    serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(bytes)
+        .is_ok_and(|m| m.contains_key("plan_version") && m.contains_key("plan_id"))
 }
 
 fn walk(dir: &Path, prefix: &str, out: &mut Vec<(String, String)>) -> std::io::Result<()> {
@@ -303,11 +328,14 @@ fn walk(dir: &Path, prefix: &str, out: &mut Vec<(String, String)>) -> std::io::R
                 format!("symlink:{}", target.to_string_lossy().into_owned()),
             ));
         } else if kind.is_dir() {
-            if !DIGEST_SKIPS.contains(&name.as_str()) {
+            if !DIGEST_SKIPS.contains(&name.as_str()) && !is_output_folder(&entry.path()) {
                 walk(&entry.path(), &format!("{rel}/"), out)?;
             }
         } else if kind.is_file() {
-            out.push((rel, digest_file(&entry.path())?));
+            let bytes = std::fs::read(entry.path())?;
+            if !is_plan_file(&bytes) {
+                out.push((rel, hex(&Sha256::digest(&bytes))));
+            }
         }
     }
     Ok(())
@@ -327,6 +355,28 @@ mod tests {
             coder_eval_version: "0.1.0".into(),
             replicate,
         }
+    }
+
+    #[test]
+    fn a_plan_or_a_shard_written_inside_a_task_folder_leaves_its_digest_as_it_was() {
+        let dir = std::env::temp_dir().join(format!("coder-eval-digest-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("task.yaml"), "task_id: t\n").unwrap();
+        let before = digest_dir(&dir).unwrap();
+        Plan::new(vec!["t.yaml".into()], Vec::new())
+            .write(&dir.join("my-plan.json"))
+            .unwrap();
+        std::fs::create_dir_all(dir.join("shard-0/t/claude-code")).unwrap();
+        std::fs::write(dir.join("shard-0/shard.json"), "{}").unwrap();
+        std::fs::write(dir.join("shard-0/t/claude-code/task.json"), "{}").unwrap();
+        std::fs::create_dir_all(dir.join("out")).unwrap();
+        std::fs::write(dir.join("out/invocation.json"), "{}").unwrap();
+        assert_eq!(digest_dir(&dir).unwrap(), before);
+        // The task's own files still count, a JSON file that is no plan among them.
+        std::fs::write(dir.join("data.json"), r#"{"plan_id": 1}"#).unwrap();
+        assert_ne!(digest_dir(&dir).unwrap(), before);
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]

@@ -3,7 +3,10 @@
 //! keeps each one whose `task.json` is complete and runs the rest.
 //!
 //! A `task.json` is complete when it reads as a result and its run was not stopped by
-//! Ctrl-C (`stop.reason: cancelled`). A unit killed mid-run (SIGKILL, a lost machine)
+//! a signal (`stop.reason: interrupted`, `error_kind: interrupted`, as an interrupt during
+//! a retry's backoff leaves it). Resuming (and a shard run again into its folder) keeps
+//! a complete unit unless it ended in an infrastructure error ([`kept`]): that one runs
+//! again. A unit killed mid-run (SIGKILL, a lost machine)
 //! left no `task.json` (they are written once, atomically, at the unit's end) and runs
 //! again from a fresh workspace.
 
@@ -73,4 +76,12 @@ pub fn completed(run_dir: &Path, unit: &UnitId) -> Option<TaskResult> {
         || result.error_kind.as_deref() == Some("interrupted");
     let same_unit = super::unit_of(&result) == *unit;
     (!cancelled && same_unit).then_some(result)
+}
+
+/// The unit's result in `run_dir` when resuming keeps it: complete ([`completed`]) and
+/// not ended in an infrastructure error (`super::shard::is_infra_error`, or one the
+/// retries gave up on: `crate::run::retry::infra_cause`), which is run again.
+pub fn kept(run_dir: &Path, unit: &UnitId) -> Option<TaskResult> {
+    completed(run_dir, unit)
+        .filter(|r| !super::shard::is_infra_error(r) && crate::run::retry::infra_cause(r).is_none())
 }

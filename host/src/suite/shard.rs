@@ -142,6 +142,92 @@ pub fn is_infra_error(r: &TaskResult) -> bool {
         .is_some_and(|k| INFRA_ERROR_KINDS.contains(&k))
 }
 
+/// The lock file in a shard's folder (held with `flock` while a shard runs into it).
+pub const LOCK_FILE: &str = ".shard.lock";
+
+/// Why a shard cannot run into its folder.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error("{dir}: cannot create the shard folder or its lock file {LOCK_FILE}")]
+    Io {
+        dir: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "{dir}: another coder-eval process is running a shard into this folder ({holder}); \
+         give each shard process its own --out"
+    )]
+    Busy { dir: PathBuf, holder: String },
+}
+
+/// Creates `dir` and takes its exclusive lock (`dir/.shard.lock`, `flock`), held until
+/// the returned file is dropped; refused ([`LockError::Busy`]) while another process
+/// holds it. The kernel drops the lock with its process, so a shard killed mid-run leaves
+/// no stale lock. The file holds the holder's pid (for the message).
+pub fn lock_folder(dir: &Path) -> Result<std::fs::File, LockError> {
+    use std::io::{Read, Seek, Write};
+    let io = |source| LockError::Io {
+        dir: dir.to_path_buf(),
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(io)?;
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(dir.join(LOCK_FILE))
+        .map_err(io)?;
+    match file.try_lock() {
+        Ok(()) => {}
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let mut holder = String::new();
+            let _ = file.read_to_string(&mut holder);
+            let holder = match holder.trim() {
+                "" => "pid unknown".to_string(),
+                pid => format!("pid {pid}"),
+            };
+            return Err(LockError::Busy {
+                dir: dir.to_path_buf(),
+                holder,
+            });
+        }
+        // A file system without locks (some NFS mounts): run unlocked, and say so.
+        Err(std::fs::TryLockError::Error(e)) if lock_unsupported(&e) => {
+            eprintln!(
+                "warning: {}: the file system does not lock files ({e}): this shard folder is \
+                 not guarded against a second process",
+                dir.display()
+            );
+            return Ok(file);
+        }
+        Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
+    }
+    file.set_len(0)
+        .and_then(|()| file.rewind())
+        .and_then(|()| writeln!(file, "{}", std::process::id()))
+        .map_err(io)?;
+    Ok(file)
+}
+
+/// Whether `e` says the file system cannot lock (`ENOLCK`, `EOPNOTSUPP`, `ENOSYS`).
+fn lock_unsupported(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::Unsupported
+        || matches!(
+            e.raw_os_error(),
+            Some(libc::ENOLCK | libc::EOPNOTSUPP | libc::ENOSYS)
+        )
+}
+
+/// The file that makes `dir` a run folder (`invocation.json` or `run.json`) when it has
+/// one: a plain run's folder, which a shard must not run into.
+pub fn run_folder_marker(dir: &Path) -> Option<&'static str> {
+    [super::resume::INVOCATION_FILE, "run.json"]
+        .into_iter()
+        .find(|f| dir.join(f).exists())
+}
+
 /// Why shard folders cannot be merged.
 #[derive(Debug, thiserror::Error)]
 pub enum MergeError {
@@ -314,6 +400,22 @@ mod tests {
             Shard::from_env(Some(2), env(&[(INDEX_ENV, "x")])),
             Err(ShardError::NotNumber { .. })
         ));
+    }
+
+    #[test]
+    fn a_shard_folder_is_locked_by_one_holder_at_a_time() {
+        let dir = std::env::temp_dir().join(format!("coder-eval-lock-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let held = lock_folder(&dir).unwrap();
+        let err = lock_folder(&dir).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains(&format!("pid {}", std::process::id())),
+            "{err}"
+        );
+        drop(held);
+        assert!(lock_folder(&dir).is_ok(), "the lock goes with its holder");
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     #[test]

@@ -56,6 +56,7 @@ pub const KNOWN_TOP_LEVEL: &[&str] = &[
     "pre_run",
     "post_run",
     "dataset",
+    "retry",
     "expected_commands",
     "simulation",
     "suite_id",

@@ -48,6 +48,8 @@ pub(super) struct TaskFile<C> {
     #[serde(default)]
     expected_commands: Option<u32>,
     #[serde(default)]
+    retry: super::retry::RetrySpec,
+    #[serde(default)]
     simulation: Option<serde_yaml_ng::Value>,
     /// Legacy placement of `run_limits.task_timeout`.
     #[serde(default, deserialize_with = "crate::limits::task_timeout")]
@@ -299,6 +301,7 @@ pub(super) fn common<C>(
         post_run: file.post_run,
         success_criteria: Vec::new(),
         expected_commands: file.expected_commands,
+        retry: file.retry,
         row: None,
         load_notes: Vec::new(),
     };

@@ -37,7 +37,7 @@ pub(super) fn row(r: &TaskResult) -> String {
         1 => "  [1 process the agent left running was stopped]".to_string(),
         n => format!("  [{n} processes the agent left running were stopped]"),
     };
-    let retried = r.attempts.map_or(String::new(), |n| {
+    let retried = r.attempts.filter(|n| *n > 1).map_or(String::new(), |n| {
         format!(
             "  [attempt {n}: the earlier ones ended in infrastructure errors, kept in attempts/]"
         )

@@ -7,16 +7,20 @@
 use super::{RunArgs, StoredRun};
 use coder_eval::components::BUILTIN_HARNESSES;
 use coder_eval::exit_codes;
-use coder_eval::results::TaskResult;
 use coder_eval::run::{Prepared, RunOptions};
 use coder_eval::suite::UnitId;
 use coder_eval::suite::plan::{Plan, PlanUnit, UnitInputs, UnitKind, digest_dir, digest_file};
-use coder_eval::suite::shard::{Shard, ShardRecord, gather};
+use coder_eval::suite::shard::{Shard, ShardRecord};
 use coder_eval::task::Task;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 mod k8s;
+mod merge;
+mod outcome;
+use merge::merge_into;
+pub(super) use outcome::exit_code;
+use outcome::unstartable;
 
 /// Resolves a suite's units (task × variant × replicate × harness) and writes them with
 /// their content ids to a plan (`plan_version: 1`), for `run --plan plan.json --shard
@@ -101,7 +105,11 @@ impl Mode {
 /// After the units are prepared: go on running (a shard, maybe resuming its folder) or
 /// stop with an exit code.
 pub(super) enum Next {
-    Run { resume: Option<PathBuf> },
+    /// `lock`: the shard folder's lock, held until the run ends.
+    Run {
+        resume: Option<PathBuf>,
+        lock: Option<std::fs::File>,
+    },
     Stop(i32),
 }
 
@@ -116,6 +124,22 @@ const PLAN_ONLY_FLAGS: &[&str] = &[
     "--backoff-limit-per-index",
     "--results-claim",
     "--job-name",
+];
+
+/// The options of `run` that `run --plan` takes anew (they change no unit).
+const SHARD_MAY_GIVE: &[&str] = &[
+    "--shard",
+    "--shard-from-env",
+    "--shard-count",
+    "--out",
+    "--jobs",
+    "--isolate-network",
+    "--pid-namespace",
+    "--no-pid-namespace",
+    "--cli",
+    "--infra-retries",
+    "--retry-initial-delay",
+    "--otlp-endpoint",
 ];
 
 /// `coder-eval plan`.
@@ -212,8 +236,10 @@ fn parse_stored(plan: &Plan) -> Result<RunArgs, i32> {
     }
 }
 
-/// `run --plan P --shard K/N`: the plan's arguments in place of `args`' (which may give
-/// `--out`, `--jobs`, `--isolate-network` and `--pid-namespace` anew), and the shard.
+/// `run --plan P --shard K/N`: the plan's arguments in place of `args`' and the shard.
+/// `args` may give anew what does not change a unit ([`SHARD_MAY_GIVE`]: where results
+/// go, how many run at once, isolation, the CLI binary, infrastructure retries, a trace
+/// collector); anything else given is refused (it would be silently the plan's).
 pub(super) fn shard_mode(args: RunArgs) -> Result<(RunArgs, Mode), i32> {
     let plan_file = args.plan.clone().unwrap_or_default();
     let given: Vec<&str> = [
@@ -224,6 +250,18 @@ pub(super) fn shard_mode(args: RunArgs) -> Result<(RunArgs, Mode), i32> {
         (!args.define.is_empty(), "-D"),
         (args.model.is_some(), "--model"),
         (args.scripted_model.is_some(), "--scripted-model"),
+        (args.components.is_some(), "--components"),
+        (!args.component.is_empty(), "--component"),
+        (args.no_native_limits, "--no-native-limits"),
+        (!args.pass_env.is_empty(), "--pass-env"),
+        (!args.judge_env.is_empty(), "--judge-env"),
+        (!args.criteria.is_empty(), "--criteria"),
+        (!args.tags.is_empty(), "--tags"),
+        (!args.exclude_tags.is_empty(), "--exclude-tags"),
+        (args.include_skipped, "--include-skipped"),
+        (args.split.is_some(), "--split"),
+        (args.sample.is_some(), "--sample"),
+        (args.sample_per_stratum.is_some(), "--sample-per-stratum"),
     ]
     .into_iter()
     .filter_map(|(given, flag)| given.then_some(flag))
@@ -231,8 +269,9 @@ pub(super) fn shard_mode(args: RunArgs) -> Result<(RunArgs, Mode), i32> {
     if !given.is_empty() {
         eprintln!(
             "error: run --plan runs the plan's units as planned: {} cannot be given with it \
-             (make a new plan to change them)",
-            given.join(", ")
+             (make a new plan to change them; with --plan only {} may be given)",
+            given.join(", "),
+            SHARD_MAY_GIVE.join(", ")
         );
         return Err(exit_codes::USAGE);
     }
@@ -263,10 +302,17 @@ pub(super) fn shard_mode(args: RunArgs) -> Result<(RunArgs, Mode), i32> {
         PathBuf::from("runs").join(format!("shard-{}-of-{}", shard.index, shard.count))
     }));
     run.isolate_network |= args.isolate_network;
-    run.pid_namespace |= args.pid_namespace;
+    if args.pid_namespace || args.no_pid_namespace {
+        (run.pid_namespace, run.no_pid_namespace) = (args.pid_namespace, args.no_pid_namespace);
+    }
     if args.jobs != 1 {
         run.jobs = args.jobs;
     }
+    // A CLI binary of another version changes the units' ids: refused as a changed plan.
+    run.cli = args.cli.or(run.cli);
+    run.infra_retries = args.infra_retries.or(run.infra_retries);
+    run.retry_initial_delay = args.retry_initial_delay.or(run.retry_initial_delay);
+    run.otlp_endpoint = args.otlp_endpoint.or(run.otlp_endpoint);
     Ok((
         run,
         Mode::Shard {
@@ -445,6 +491,13 @@ pub(super) fn apply(
         } => {
             let units = runtime.block_on(plan_units(prepared, skip, agentless, options))?;
             let plan = Plan::new(args.clone(), units);
+            if *emit == Some(Emit::K8sJob) {
+                let bytes = serde_json::to_vec_pretty(&plan)?.len() + 1;
+                if let Some(problem) = k8s::too_big_for_configmap(bytes) {
+                    eprintln!("error: --emit k8s-job: {problem}; nothing written");
+                    return Ok(Next::Stop(exit_codes::USAGE));
+                }
+            }
             plan.write(out)
                 .map_err(|e| format!("{}: {e}", out.display()))?;
             eprintln!(
@@ -480,8 +533,37 @@ pub(super) fn apply(
                 shard: *shard,
                 units: mine.iter().map(|u| u.id.clone()).collect(),
             };
+            if let Some(problem) = unstartable(prepared, options) {
+                eprintln!(
+                    "error: shard {}: {problem}; a configuration error (every retry would fail \
+                     the same way): exit {}",
+                    shard.label(),
+                    exit_codes::USAGE
+                );
+                return Ok(Next::Stop(exit_codes::USAGE));
+            }
+            // One process at a time per shard folder: a second one is refused, not
+            // interleaved. The lock is the kernel's (flock): it goes with the process, so a
+            // shard retried after a crash or a SIGKILL takes it again.
+            let lock = match coder_eval::suite::shard::lock_folder(dir) {
+                Ok(lock) => lock,
+                Err(err) => {
+                    super::super::print_error(&err);
+                    return Ok(Next::Stop(exit_codes::USAGE));
+                }
+            };
             // A shard run again into its own folder (a retried pod) keeps what it finished.
             let mut resume = None;
+            if !dir.join(coder_eval::suite::shard::SHARD_FILE).exists()
+                && let Some(marker) = coder_eval::suite::shard::run_folder_marker(dir)
+            {
+                eprintln!(
+                    "error: {} holds a run that is not a shard (it has {marker}, no shard.json): \
+                     give a new or empty folder as --out",
+                    dir.display()
+                );
+                return Ok(Next::Stop(exit_codes::USAGE));
+            }
             if dir.join(coder_eval::suite::shard::SHARD_FILE).exists() {
                 match ShardRecord::read(dir) {
                     Ok(old) if old == record => resume = Some(std::path::absolute(dir)?),
@@ -517,7 +599,10 @@ pub(super) fn apply(
             if mine.is_empty() {
                 return Ok(Next::Stop(exit_codes::OK));
             }
-            Ok(Next::Run { resume })
+            Ok(Next::Run {
+                resume,
+                lock: Some(lock),
+            })
         }
         Mode::Merge {
             plan,
@@ -561,138 +646,6 @@ fn changed(plan: &Plan, plan_file: &Path, here: &[PlanUnit]) -> Option<String> {
                 p.task_file.display()
             )
         })
-}
-
-/// `coder-eval merge`'s work: the shard folders' results gathered into `out`.
-fn merge_into(
-    plan: &Plan,
-    plan_file: &Path,
-    dirs: &[PathBuf],
-    out: &Path,
-    criteria: &coder_eval::run::thresholds::CriteriaByTask,
-    options: &RunOptions,
-) -> Result<i32, Box<dyn std::error::Error>> {
-    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    };
-    if let Some(dir) = dirs.iter().find(|d| same(d, out)) {
-        eprintln!(
-            "error: --out {} is one of the shard folders ({}): merge into a new folder",
-            out.display(),
-            dir.display()
-        );
-        return Ok(exit_codes::USAGE);
-    }
-    let gathered = match gather(plan, plan_file, dirs) {
-        Ok(g) => g,
-        Err(err) => {
-            super::super::print_error(&err);
-            return Ok(exit_codes::USAGE);
-        }
-    };
-    for d in &gathered.duplicates {
-        eprintln!(
-            "note: unit {} is in {} and in {}: kept the result from {}, dropped the other(s)",
-            d.unit.label(),
-            d.kept.display(),
-            d.dropped
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", "),
-            d.kept.display()
-        );
-    }
-    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let mut results: Vec<TaskResult> = Vec::new();
-    for (unit, result, dir) in &gathered.found {
-        let rel = unit.unit.rel_dir();
-        let target = out.join(&rel);
-        if target.exists() {
-            std::fs::remove_dir_all(&target).map_err(|e| format!("{}: {e}", target.display()))?;
-        }
-        coder_eval::suite::shard::copy_tree(&dir.join(&rel), &target)?;
-        results.push(result.clone());
-    }
-    let expected = coder_eval::suite::expected(plan.units.iter().map(|u| &u.unit));
-    coder_eval::run::write_run(
-        out,
-        &results,
-        &expected,
-        criteria,
-        &options.experiment,
-        gathered.missing.len(),
-    )?;
-    ShardRecord {
-        plan_id: plan.plan_id.clone(),
-        shard: Shard { index: 0, count: 1 },
-        units: gathered
-            .found
-            .iter()
-            .map(|(u, _, _)| u.id.clone())
-            .collect(),
-    }
-    .write(out)?;
-    if !gathered.missing.is_empty() {
-        eprintln!(
-            "missing: {} of {} unit(s) have no complete result in any shard folder given:",
-            gathered.missing.len(),
-            plan.units.len()
-        );
-        for u in &gathered.missing {
-            eprintln!("  {}  {}", u.unit.label(), u.id);
-        }
-    }
-    super::print_statistics(out);
-    let failed = results
-        .iter()
-        .filter(|r| {
-            !matches!(
-                r.status,
-                coder_eval::results::TaskStatus::Success | coder_eval::results::TaskStatus::Skipped
-            )
-        })
-        .count();
-    eprintln!(
-        "merged {} unit(s) of plan {} from {} folder(s): {} passed, {} failed, {} missing; results in {}",
-        results.len(),
-        plan.plan_id,
-        dirs.len(),
-        results.len() - failed,
-        failed,
-        gathered.missing.len(),
-        out.display()
-    );
-    Ok(if failed == 0 && gathered.missing.is_empty() {
-        exit_codes::OK
-    } else {
-        exit_codes::FAILED
-    })
-}
-
-/// A shard's exit code once its units ran: [`exit_codes::INFRA`] when one ended in an
-/// infrastructure error, else 0 (pass or fail: `merge` gives the verdict).
-pub(super) fn exit_code(results: &[TaskResult]) -> i32 {
-    let infra: Vec<&TaskResult> = results
-        .iter()
-        .filter(|r| coder_eval::suite::shard::is_infra_error(r))
-        .collect();
-    if infra.is_empty() {
-        return exit_codes::OK;
-    }
-    eprintln!(
-        "{} unit(s) ended in an infrastructure error ({}): exit {} (retry the shard into the \
-         same folder: its complete units are kept)",
-        infra.len(),
-        infra
-            .iter()
-            .map(|r| coder_eval::suite::unit_of(r).label())
-            .collect::<Vec<_>>()
-            .join(", "),
-        exit_codes::INFRA
-    );
-    exit_codes::INFRA
 }
 
 #[cfg(test)]

@@ -181,15 +181,13 @@ pub(super) fn spawn_reader<R: AsyncRead + Unpin + Send + 'static>(
 
 /// `Ok` when `spec.program` names an executable file: a path as it is, a bare name
 /// through the CLI's own `PATH` (else the host's). The error is the one a plain start
-/// would give (`NotFound`, `PermissionDenied`).
+/// would give: `NotFound` ("no such executable") when there is no such file,
+/// `PermissionDenied` ("not executable") when there is one that cannot be run (no execute
+/// permission, a folder).
 fn runnable(spec: &LaunchSpec) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let executable = |p: &std::path::Path| {
-        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-    };
     let program = &spec.program;
-    let found = if program.components().count() > 1 {
-        executable(program)
+    let candidates: Vec<std::path::PathBuf> = if program.components().count() > 1 {
+        vec![program.clone()]
     } else {
         let path = spec
             .env
@@ -198,14 +196,28 @@ fn runnable(spec: &LaunchSpec) -> std::io::Result<()> {
             .map(|(_, v)| std::ffi::OsString::from(v))
             .or_else(|| std::env::var_os("PATH"))
             .unwrap_or_default();
-        std::env::split_paths(&path).any(|dir| executable(&dir.join(program)))
+        std::env::split_paths(&path)
+            .map(|dir| dir.join(program))
+            .collect()
     };
-    if found {
-        Ok(())
-    } else {
-        Err(std::io::Error::new(
+    let mut not_runnable = None;
+    for candidate in &candidates {
+        match crate::run::locate::executable(candidate) {
+            Ok(()) => return Ok(()),
+            Err(why) if not_runnable.is_none() && candidate.exists() => {
+                not_runnable = Some((candidate.clone(), why));
+            }
+            Err(_) => {}
+        }
+    }
+    Err(match not_runnable {
+        Some((path, why)) => std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            format!("{}: not executable ({why})", path.display()),
+        ),
+        None => std::io::Error::new(
             std::io::ErrorKind::NotFound,
             format!("{}: no such executable", program.display()),
-        ))
-    }
+        ),
+    })
 }

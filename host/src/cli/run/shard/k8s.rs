@@ -30,10 +30,52 @@ pub struct K8sArgs {
     /// /results/shard-K).
     #[arg(long, value_name = "NAME", default_value = "coder-eval-results")]
     pub results_claim: String,
-    /// The Job's name (default: coder-eval- and the plan id's first 12 digits). The plan
-    /// is read from the ConfigMap `<name>-plan` (key plan.json).
-    #[arg(long, value_name = "NAME")]
+    /// The Job's name (default: coder-eval- and the plan id's first 12 digits): a DNS-1123
+    /// label (lowercase letters, digits and '-', starting and ending with a letter or
+    /// digit), at most 58 characters. The plan is read from the ConfigMap `<name>-plan`
+    /// (key plan.json), which holds at most 1 MiB: a larger plan is refused.
+    #[arg(long, value_name = "NAME", value_parser = parse_job_name)]
     pub job_name: Option<String>,
+}
+
+/// The longest Job name: a Job's name goes into its pods' `job-name` label (63
+/// characters at most) and the ConfigMap `<name>-plan` is read beside it: 63 − 5.
+pub const MAX_JOB_NAME: usize = 58;
+
+/// The most bytes a ConfigMap holds (Kubernetes refuses more than 1 MiB of data).
+pub const CONFIGMAP_LIMIT: usize = 1024 * 1024;
+
+/// `--job-name`: a DNS-1123 label of at most [`MAX_JOB_NAME`] characters.
+fn parse_job_name(name: &str) -> Result<String, String> {
+    let ok_chars = name
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-');
+    let ends = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_lowercase() || b.is_ascii_digit());
+    if name.is_empty() || name.len() > MAX_JOB_NAME {
+        return Err(format!(
+            "{name:?}: a Job name has 1 to {MAX_JOB_NAME} characters (its pods' job-name label \
+             holds 63, and the ConfigMap <name>-plan is read beside it)"
+        ));
+    }
+    if !ok_chars || !ends(name.as_bytes().first()) || !ends(name.as_bytes().last()) {
+        return Err(format!(
+            "{name:?}: not a DNS-1123 label (lowercase letters, digits and '-', starting and \
+             ending with a letter or digit), as Kubernetes requires of a Job's name"
+        ));
+    }
+    Ok(name.to_string())
+}
+
+/// Why a plan of `bytes` bytes cannot go into the Job's ConfigMap, if it cannot.
+pub fn too_big_for_configmap(bytes: usize) -> Option<String> {
+    let data = bytes + "plan.json".len();
+    (data > CONFIGMAP_LIMIT).then(|| {
+        format!(
+            "the plan is {bytes} bytes: more than the 1 MiB ({CONFIGMAP_LIMIT} bytes) a \
+             Kubernetes ConfigMap holds, so the Job could not read it; split the suite into \
+             several plans (fewer task files, repeats or variants each) and emit a Job per plan"
+        )
+    })
 }
 
 /// The container's name (the `podFailurePolicy` rules name it).

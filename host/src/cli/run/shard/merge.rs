@@ -1,0 +1,129 @@
+//! `coder-eval merge`'s work (see [`super::MergeArgs`]).
+
+use coder_eval::exit_codes;
+use coder_eval::results::TaskResult;
+use coder_eval::run::RunOptions;
+use coder_eval::suite::UnitId;
+use coder_eval::suite::plan::Plan;
+use coder_eval::suite::shard::{Shard, ShardRecord, gather};
+use std::path::{Path, PathBuf};
+
+/// `coder-eval merge`'s work: the shard folders' results gathered into `out`.
+pub(super) fn merge_into(
+    plan: &Plan,
+    plan_file: &Path,
+    dirs: &[PathBuf],
+    out: &Path,
+    criteria: &coder_eval::run::thresholds::CriteriaByTask,
+    options: &RunOptions,
+) -> Result<i32, Box<dyn std::error::Error>> {
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if let Some(dir) = dirs.iter().find(|d| same(d, out)) {
+        eprintln!(
+            "error: --out {} is one of the shard folders ({}): merge into a new folder",
+            out.display(),
+            dir.display()
+        );
+        return Ok(exit_codes::USAGE);
+    }
+    let gathered = match gather(plan, plan_file, dirs) {
+        Ok(g) => g,
+        Err(err) => {
+            super::super::super::print_error(&err);
+            return Ok(exit_codes::USAGE);
+        }
+    };
+    for d in &gathered.duplicates {
+        eprintln!(
+            "note: unit {} is in {} and in {}: kept the result from {}, dropped the other(s)",
+            d.unit.label(),
+            d.kept.display(),
+            d.dropped
+                .iter()
+                .map(|p| p.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            d.kept.display()
+        );
+    }
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let mut results: Vec<TaskResult> = Vec::new();
+    for (unit, result, dir) in &gathered.found {
+        let rel = unit.unit.rel_dir();
+        let target = out.join(&rel);
+        if target.exists() {
+            std::fs::remove_dir_all(&target).map_err(|e| format!("{}: {e}", target.display()))?;
+        }
+        coder_eval::suite::shard::copy_tree(&dir.join(&rel), &target)?;
+        results.push(result.clone());
+    }
+    let expected = coder_eval::suite::expected(plan.units.iter().map(|u| &u.unit));
+    let summary = coder_eval::run::write_run(
+        out,
+        &results,
+        &expected,
+        criteria,
+        &options.experiment,
+        gathered.missing.len(),
+    )?;
+    if !gathered.missing.is_empty() {
+        // junit.xml lists the missing units too: a CI reporter counts them.
+        let missing: Vec<UnitId> = gathered.missing.iter().map(|u| u.unit.clone()).collect();
+        coder_eval::run::junit::write_with_missing(
+            &out.join("junit.xml"),
+            &results,
+            &summary.suite_thresholds,
+            &missing,
+            "no complete result in any shard folder given to merge (its shard did not run, \
+             or not to the end)",
+        )?;
+    }
+    ShardRecord {
+        plan_id: plan.plan_id.clone(),
+        shard: Shard { index: 0, count: 1 },
+        units: gathered
+            .found
+            .iter()
+            .map(|(u, _, _)| u.id.clone())
+            .collect(),
+    }
+    .write(out)?;
+    if !gathered.missing.is_empty() {
+        eprintln!(
+            "missing: {} of {} unit(s) have no complete result in any shard folder given:",
+            gathered.missing.len(),
+            plan.units.len()
+        );
+        for u in &gathered.missing {
+            eprintln!("  {}  {}", u.unit.label(), u.id);
+        }
+    }
+    super::super::print_statistics(out);
+    let failed = results
+        .iter()
+        .filter(|r| {
+            !matches!(
+                r.status,
+                coder_eval::results::TaskStatus::Success | coder_eval::results::TaskStatus::Skipped
+            )
+        })
+        .count();
+    eprintln!(
+        "merged {} unit(s) of plan {} from {} folder(s): {} passed, {} failed, {} missing; results in {}",
+        results.len(),
+        plan.plan_id,
+        dirs.len(),
+        results.len() - failed,
+        failed,
+        gathered.missing.len(),
+        out.display()
+    );
+    Ok(if failed == 0 && gathered.missing.is_empty() {
+        exit_codes::OK
+    } else {
+        exit_codes::FAILED
+    })
+}
