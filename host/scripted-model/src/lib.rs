@@ -110,6 +110,7 @@
 #![warn(missing_docs)]
 
 mod anthropic;
+mod classify;
 mod common;
 mod gemini;
 mod openai_chat;
@@ -121,6 +122,7 @@ mod server;
 
 use serde_json::Value;
 
+pub use classify::{Classified, classify, model_call_api};
 pub use record::{Api, RequestKind, RequestRecord};
 pub use script::{HttpErrorSpec, Reply, Script, ScriptCall, ScriptError, ScriptToolCall};
 pub use server::{ScriptedModel, ServerConfig, ServerError};

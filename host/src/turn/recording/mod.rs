@@ -11,6 +11,7 @@
 //! {"t":"out","us":1530,"text":"{\"type\":","eof":true}     bytes after the last newline
 //! {"t":"err","us":1400,"text":"warning: …\n"}              a stderr chunk, as read
 //! {"t":"call","us":2040,"turn":2}                          the scripted model held call 3
+//! {"t":"model_call","seq":1,"us":900,"first_byte_us":950,…} one request through the gateway
 //! {"t":"stop","us":2050,"reason":"max_turns"}              the host decided to end the turn
 //! {"t":"exit","us":2100,"code":0}                          the CLI ended (`code` or `signal`;
 //!                                                          `"turn_limit":true` when the code
@@ -27,6 +28,15 @@
 //!   (`turn` = its completed assistant turns, so it asks for call `turn + 1`) and holds it
 //!   unanswered: that call began although the stream never shows it, and the cap fires on
 //!   it. Replay counts it at the same place among the stdout lines.
+//! - `model_call` (added within version 1; a host that predates it reads such a line as an
+//!   unreadable-line diagnostic and replays the rest unchanged) is one request the CLI sent
+//!   through the model gateway (`run --gateway`, header `"gateway":true`), with its
+//!   stamps (`us` = arrival, `first_byte_us`, `end_us`), status, kind (`main`, `side`,
+//!   `other`), turn index, model, the API's own usage and, with `--gateway-bodies`, the
+//!   redacted bodies: [`crate::gateway::ModelCall`]. They follow the `exit` record, in the
+//!   order the requests arrived. Replay of a gateway recording takes `num_turns` and the
+//!   usage from them ([`crate::gateway::apply_to_turn`]); a recording without the header
+//!   flag replays exactly as before.
 //! - Header fields other than `format` and `version` are optional; readers ignore fields
 //!   they do not know.
 //!
@@ -90,6 +100,11 @@ pub struct Header {
     /// Absent in recordings made before it was written, and in plain captures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_unix_ms: Option<u64>,
+    /// The CLI talked to its model through the model gateway (`run --gateway`): the
+    /// recording's `model_call` records are every request it sent, and replay counts
+    /// `num_turns` from them. Absent (false) otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gateway: bool,
 }
 
 /// The session of a recorded process, as the host launched it.
@@ -180,6 +195,7 @@ enum Record {
         us: u64,
         turn: u32,
     },
+    ModelCall(crate::gateway::ModelCall),
     Stop {
         us: u64,
         reason: StopReason,

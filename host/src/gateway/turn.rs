@@ -1,0 +1,138 @@
+//! What the gateway's calls make of a turn record: `num_turns` from the main-thread
+//! calls, the usage the APIs reported, and the reducer's figures kept as a cross-check.
+//! A pure function of the turn record and the recorded calls, so replay (which reads the
+//! calls back from the recording's `model_call` records) gives the live run's record.
+
+use super::call::{CallKind, ModelCall};
+use crate::results::{DiagnosticRecord, TurnRecord};
+use harness_kit::Usage;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+/// The gateway's view of one turn (`task.json` → `turn.gateway`). Counts are requests;
+/// times are ms on the turn's clock.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GatewayTurn {
+    /// Every request the CLI sent through the gateway.
+    pub calls: u32,
+    /// Main-thread model requests (retries and a held call included).
+    pub main_calls: u32,
+    /// Side requests (no tools offered; non-streaming Gemini `generateContent`).
+    pub side_calls: u32,
+    /// Distinct turn indices among the main-thread requests: the turn's `num_turns` when
+    /// the gateway is on (a retried call counts once; a held call counts, as `max_turns + 1`).
+    pub num_turns: u32,
+    /// `num_turns` as the reducer counted it from the CLI's stream (the cross-check; a
+    /// disagreement is a `gateway_turns_disagree` diagnostic).
+    pub reducer_num_turns: u32,
+    /// A main call was held past `max_turns` (never forwarded).
+    pub held: bool,
+    /// Requests answered with an error status (≥ 400, the gateway's own 502/503 included).
+    pub error_responses: u32,
+    /// Time to first token of each main-thread request that got an answer body, in order
+    /// (ms: first response byte − request arrival).
+    pub ttft_ms: Vec<u64>,
+    /// Token usage summed over every model request whose answer reported it (main and
+    /// side), as the APIs reported it ([`super::ApiUsage`]).
+    pub usage: Usage,
+    /// Successful (2xx) model requests whose answer reported no usage: when any, `usage`
+    /// above is partial and the turn's `usage` stays the CLI's.
+    pub usage_unreported: u32,
+    /// The CLI's own usage and its source, kept beside the gateway's when the turn's
+    /// `usage` is the gateway's (`usage_source: gateway`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cli_usage: Option<Usage>,
+    /// Where `cli_usage` came from (`cli_result`, `messages`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cli_usage_source: Option<String>,
+}
+
+/// Applies the gateway's calls to `record`: sets `record.gateway`; `num_turns` becomes
+/// the gateway's count (the reducer's is kept in `gateway.reducer_num_turns`, and a
+/// difference is a diagnostic); when every successful model request reported its usage,
+/// `usage` becomes the APIs' total with `usage_source: gateway` (the CLI's kept beside).
+/// Each upstream failure the gateway answered itself (502) is a `gateway_upstream_error`
+/// diagnostic (one per distinct message). `cost_usd` stays the CLI's: the gateway never
+/// prices tokens.
+pub fn apply(record: &mut TurnRecord, calls: &[ModelCall]) {
+    let main: Vec<&ModelCall> = calls.iter().filter(|c| c.kind == CallKind::Main).collect();
+    let turns: BTreeSet<u32> = main.iter().filter_map(|c| c.turn).collect();
+    let num_turns = turns.len() as u32;
+    let mut usage = Usage::default();
+    let mut usage_unreported = 0;
+    for c in calls.iter().filter(|c| c.kind != CallKind::Other) {
+        match c.usage {
+            Some(u) => {
+                usage.input_tokens += u.input_tokens.unwrap_or(0);
+                usage.output_tokens += u.output_tokens.unwrap_or(0);
+                usage.cache_read_tokens += u.cache_read_tokens.unwrap_or(0);
+                usage.cache_write_tokens += u.cache_write_tokens.unwrap_or(0);
+            }
+            None if c.status.is_some_and(|s| (200..300).contains(&s)) && !c.held => {
+                usage_unreported += 1;
+            }
+            None => {}
+        }
+    }
+    let reducer_num_turns = record.num_turns;
+    if reducer_num_turns != num_turns {
+        record.diagnostics.push(DiagnosticRecord {
+            line: 0,
+            at_ms: 0,
+            kind: "gateway_turns_disagree".into(),
+            message: format!(
+                "the gateway saw {num_turns} main-thread model call(s), the CLI's stream shows \
+                 {reducer_num_turns}: num_turns is the gateway's, the stream's count is in \
+                 gateway.reducer_num_turns"
+            ),
+            raw: String::new(),
+        });
+    }
+    let mut seen = BTreeSet::new();
+    for c in calls.iter().filter(|c| c.status == Some(502)) {
+        if let Some(message) = &c.error
+            && seen.insert(message.clone())
+        {
+            record.diagnostics.push(DiagnosticRecord {
+                line: 0,
+                at_ms: c.us / 1000,
+                kind: "gateway_upstream_error".into(),
+                message: message.clone(),
+                raw: String::new(),
+            });
+        }
+    }
+    record.num_turns = num_turns;
+    let has_model_calls = calls.iter().any(|c| c.kind != CallKind::Other && !c.held);
+    let (cli_usage, cli_usage_source) = if usage_unreported == 0 && has_model_calls {
+        let kept = (
+            record.usage,
+            std::mem::replace(&mut record.usage_source, "gateway".into()),
+        );
+        record.usage = usage;
+        (Some(kept.0), Some(kept.1))
+    } else {
+        (None, None)
+    };
+    record.gateway = Some(GatewayTurn {
+        calls: calls.len() as u32,
+        main_calls: main.len() as u32,
+        side_calls: calls.iter().filter(|c| c.kind == CallKind::Side).count() as u32,
+        num_turns,
+        reducer_num_turns,
+        held: main.iter().any(|c| c.held),
+        error_responses: calls
+            .iter()
+            .filter(|c| c.status.is_some_and(|s| s >= 400))
+            .count() as u32,
+        ttft_ms: main
+            .iter()
+            .filter_map(|c| c.ttft_us())
+            .map(|us| us / 1000)
+            .collect(),
+        usage,
+        usage_unreported,
+        cli_usage,
+        cli_usage_source,
+    });
+}
