@@ -275,6 +275,8 @@ pub(crate) fn redact(text: &str, secrets: &[String]) -> String {
 /// without holding it: SSE bodies line by line (only `data:` lines that mention usage are
 /// parsed), other bodies whole up to [`USAGE_SCAN_BYTES`].
 pub(crate) struct UsageScan {
+    /// Off for a request that is not a model call: nothing is read.
+    on: bool,
     sse: bool,
     /// The current partial line (SSE) or the body so far (JSON).
     carry: Vec<u8>,
@@ -289,6 +291,7 @@ pub(crate) struct UsageScan {
 impl UsageScan {
     pub(crate) fn new(sse: bool) -> UsageScan {
         UsageScan {
+            on: true,
             sse,
             carry: Vec::new(),
             overflow: false,
@@ -297,8 +300,19 @@ impl UsageScan {
         }
     }
 
+    /// A scan that reads nothing (a request that is not a model call).
+    pub(crate) fn off() -> UsageScan {
+        UsageScan {
+            on: false,
+            ..UsageScan::new(false)
+        }
+    }
+
     /// One chunk of the body.
     pub(crate) fn push(&mut self, chunk: &[u8]) {
+        if !self.on {
+            return;
+        }
         if !self.sse {
             if !self.overflow {
                 if self.carry.len() + chunk.len() > USAGE_SCAN_BYTES {
@@ -336,6 +350,9 @@ impl UsageScan {
 
     /// The body ended.
     pub(crate) fn finish(&mut self) {
+        if !self.on {
+            return;
+        }
         let carry = std::mem::take(&mut self.carry);
         if self.sse {
             if !self.overflow {

@@ -39,7 +39,11 @@ struct Guard {
 
 impl Drop for Guard {
     fn drop(&mut self) {
-        let state = std::mem::replace(&mut self.state, CallState::new(0, "", ""));
+        let mut state = std::mem::replace(&mut self.state, CallState::new(0, "", ""));
+        if state.status.is_none() && state.error.is_none() && !state.held {
+            state.error =
+                Some("the request ended before an answer was sent (the CLI went away)".into());
+        }
         self.shared
             .calls
             .lock()
@@ -97,15 +101,12 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> R
         .flatten();
     if let Some(api) = api {
         call.api = Some(api);
-        let encoded = parts
+        let encoding = parts
             .headers
             .get(header::CONTENT_ENCODING)
             .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| !v.trim().eq_ignore_ascii_case("identity"));
-        match (!encoded)
-            .then(|| serde_json::from_slice::<Value>(&body).ok())
-            .flatten()
-        {
+            .map(|v| v.trim().to_ascii_lowercase());
+        match decode_json(encoding.as_deref(), &body) {
             Some(value) => {
                 let c = classify(api, &path, &value, |id| shared.prev_turns(id));
                 call.kind = if c.side {
@@ -121,8 +122,11 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> R
                 }
             }
             None => {
-                call.error =
-                    Some("the request body is not plain JSON: forwarded, not classified".into());
+                call.error = Some(
+                    "the request body is not JSON (or in an encoding the gateway does not \
+                     read): forwarded, not classified"
+                        .into(),
+                );
             }
         }
     }
@@ -281,7 +285,11 @@ async fn forward(
     let keep = shared.keep_bodies;
     let stream = Passing {
         upstream,
-        scan: UsageScan::new(sse),
+        scan: if api.is_some() {
+            UsageScan::new(sse)
+        } else {
+            UsageScan::off()
+        },
         kept: keep.then(Vec::new),
         guard,
         closing,
@@ -380,6 +388,33 @@ impl Drop for Passing {
             ));
         }
     }
+}
+
+/// A request body as JSON, decoded from `gzip`/`deflate` first (for classifying only:
+/// the bytes go upstream as sent); `None` when it is not JSON or not readable.
+fn decode_json(encoding: Option<&str>, body: &[u8]) -> Option<Value> {
+    use std::io::Read;
+    let mut decoded = Vec::new();
+    let limit = MAX_REQUEST_BODY as u64;
+    let data: &[u8] = match encoding {
+        None | Some("identity") => body,
+        Some("gzip" | "x-gzip") => {
+            flate2::read::MultiGzDecoder::new(body)
+                .take(limit)
+                .read_to_end(&mut decoded)
+                .ok()?;
+            &decoded
+        }
+        Some("deflate") => {
+            flate2::read::ZlibDecoder::new(body)
+                .take(limit)
+                .read_to_end(&mut decoded)
+                .ok()?;
+            &decoded
+        }
+        Some(_) => return None,
+    };
+    serde_json::from_slice(data).ok()
 }
 
 /// The API family of a request that is not a model call (token counting, model

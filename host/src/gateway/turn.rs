@@ -20,7 +20,9 @@ pub struct GatewayTurn {
     /// Side requests (no tools offered; non-streaming Gemini `generateContent`).
     pub side_calls: u32,
     /// Distinct turn indices among the main-thread requests: the turn's `num_turns` when
-    /// the gateway is on (a retried call counts once; a held call counts, as `max_turns + 1`).
+    /// the gateway is on (a retried call counts once; a held call counts, as `max_turns + 1`;
+    /// when the CLI's own `max_turns` cap stopped it before it sent call N+1, that call is
+    /// counted too, as DESIGN counts it).
     pub num_turns: u32,
     /// `num_turns` as the reducer counted it from the CLI's stream (the cross-check; a
     /// disagreement is a `gateway_turns_disagree` diagnostic).
@@ -57,7 +59,11 @@ pub struct GatewayTurn {
 pub fn apply(record: &mut TurnRecord, calls: &[ModelCall]) {
     let main: Vec<&ModelCall> = calls.iter().filter(|c| c.kind == CallKind::Main).collect();
     let turns: BTreeSet<u32> = main.iter().filter_map(|c| c.turn).collect();
-    let num_turns = turns.len() as u32;
+    let held = main.iter().any(|c| c.held);
+    // A CLI's own cap stops it before it sends call N+1, which DESIGN counts all the same
+    // (`num_turns = max_turns + 1`): the gateway saw N calls and no held one.
+    let native_cap = record.max_turns_exhausted && !held;
+    let num_turns = turns.len() as u32 + u32::from(native_cap);
     let mut usage = Usage::default();
     let mut usage_unreported = 0;
     for c in calls.iter().filter(|c| c.kind != CallKind::Other) {
@@ -103,7 +109,9 @@ pub fn apply(record: &mut TurnRecord, calls: &[ModelCall]) {
         }
     }
     record.num_turns = num_turns;
-    let has_model_calls = calls.iter().any(|c| c.kind != CallKind::Other && !c.held);
+    let has_model_calls = calls.iter().any(|c| {
+        c.kind != CallKind::Other && !c.held && c.status.is_some_and(|s| (200..300).contains(&s))
+    });
     let (cli_usage, cli_usage_source) = if usage_unreported == 0 && has_model_calls {
         let kept = (
             record.usage,
@@ -120,7 +128,7 @@ pub fn apply(record: &mut TurnRecord, calls: &[ModelCall]) {
         side_calls: calls.iter().filter(|c| c.kind == CallKind::Side).count() as u32,
         num_turns,
         reducer_num_turns,
-        held: main.iter().any(|c| c.held),
+        held,
         error_responses: calls
             .iter()
             .filter(|c| c.status.is_some_and(|s| s >= 400))
@@ -135,4 +143,117 @@ pub fn apply(record: &mut TurnRecord, calls: &[ModelCall]) {
         cli_usage,
         cli_usage_source,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gateway::ApiUsage;
+
+    fn call(seq: u64, kind: CallKind, turn: u32, status: Option<u16>) -> ModelCall {
+        ModelCall {
+            seq,
+            us: seq * 1000,
+            first_byte_us: status.map(|_| seq * 1000 + 250),
+            end_us: status.map(|_| seq * 1000 + 900),
+            method: "POST".into(),
+            path: "/v1/messages".into(),
+            api: Some(coder_eval_scripted_model::Api::Anthropic),
+            kind,
+            turn: Some(turn),
+            stream: Some(true),
+            model: Some("m".into()),
+            status,
+            held: false,
+            error: None,
+            usage: status.filter(|s| *s == 200).map(|_| ApiUsage {
+                input_tokens: Some(10),
+                output_tokens: Some(2),
+                cache_read_tokens: None,
+                cache_write_tokens: Some(1),
+            }),
+            response_bytes: 100,
+            request_body: None,
+            response_body: None,
+        }
+    }
+
+    fn record(num_turns: u32) -> TurnRecord {
+        let (mut record, _) = crate::turn::collect::Collector::new(Default::default())
+            .finish(crate::turn::finish::TurnEnd::default());
+        record.num_turns = num_turns;
+        record.usage_source = "cli_result".into();
+        record
+    }
+
+    #[test]
+    fn retries_count_once_side_requests_not_at_all_and_usage_is_the_apis() {
+        let calls = [
+            call(1, CallKind::Main, 0, Some(429)),
+            call(2, CallKind::Main, 0, Some(200)),
+            call(3, CallKind::Side, 0, Some(200)),
+            call(4, CallKind::Main, 1, Some(200)),
+        ];
+        let mut r = record(2);
+        apply(&mut r, &calls);
+        let g = r.gateway.as_ref().unwrap();
+        assert_eq!((r.num_turns, g.main_calls, g.side_calls), (2, 3, 1));
+        assert_eq!(g.error_responses, 1);
+        assert_eq!(g.ttft_ms, [0, 0, 0]);
+        assert!(r.diagnostics.is_empty());
+        assert_eq!(r.usage_source, "gateway");
+        assert_eq!((r.usage.input_tokens, r.usage.cache_write_tokens), (30, 3));
+        assert_eq!(g.cli_usage_source.as_deref(), Some("cli_result"));
+    }
+
+    #[test]
+    fn a_disagreeing_stream_is_a_diagnostic_and_the_gateway_count_wins() {
+        let mut r = record(3);
+        apply(&mut r, &[call(1, CallKind::Main, 0, Some(200))]);
+        assert_eq!(r.num_turns, 1);
+        assert_eq!(r.gateway.as_ref().unwrap().reducer_num_turns, 3);
+        assert_eq!(r.diagnostics[0].kind, "gateway_turns_disagree");
+    }
+
+    #[test]
+    fn held_and_native_caps_count_call_n_plus_1() {
+        let mut held = call(3, CallKind::Main, 2, Some(503));
+        held.held = true;
+        held.usage = None;
+        let mut r = record(3);
+        r.max_turns_exhausted = true;
+        let two = [
+            call(1, CallKind::Main, 0, Some(200)),
+            call(2, CallKind::Main, 1, Some(200)),
+        ];
+        apply(&mut r, &[two[0].clone(), two[1].clone(), held]);
+        assert_eq!(r.num_turns, 3);
+        assert!(r.gateway.as_ref().unwrap().held);
+        // The CLI's own cap: call 3 never sent, counted all the same.
+        let mut r = record(3);
+        r.max_turns_exhausted = true;
+        apply(&mut r, &two);
+        assert_eq!(r.num_turns, 3);
+        assert!(r.diagnostics.is_empty());
+    }
+
+    #[test]
+    fn an_unreported_usage_keeps_the_clis_and_an_unreachable_upstream_is_one_diagnostic() {
+        let mut no_usage = call(1, CallKind::Main, 0, Some(200));
+        no_usage.usage = None;
+        let mut r = record(1);
+        apply(&mut r, &[no_usage]);
+        assert_eq!(r.usage_source, "cli_result");
+        assert_eq!(r.gateway.as_ref().unwrap().usage_unreported, 1);
+        let refused = |seq| ModelCall {
+            error: Some(
+                "coder-eval gateway: upstream http://127.0.0.1:9 unreachable: refused".into(),
+            ),
+            ..call(seq, CallKind::Main, 0, Some(502))
+        };
+        let mut r = record(1);
+        apply(&mut r, &[refused(1), refused(2)]);
+        let kinds: Vec<&str> = r.diagnostics.iter().map(|d| d.kind.as_str()).collect();
+        assert_eq!(kinds, ["gateway_upstream_error"]);
+    }
 }

@@ -231,7 +231,16 @@ pub(super) async fn launch(
         argv: std::iter::once(plan.argv[0].clone())
             .chain(spec.args.iter().cloned())
             .collect(),
-        caveats: plan.caveats.clone(),
+        // With the gateway, `num_turns` is counted from the requests themselves: a reply's
+        // parallel calls that the stream shows as separate replies count once.
+        caveats: plan
+            .caveats
+            .iter()
+            .filter(|c| {
+                planned.gateway.is_none() || **c != harness_kit::Caveat::ParallelCallsSerialized
+            })
+            .cloned()
+            .collect(),
         ..CliInfo::default()
     };
     let header = Header {

@@ -397,6 +397,67 @@ mod tests {
     }
 
     #[test]
+    fn model_calls_round_trip_after_the_exit() {
+        let dir = std::env::temp_dir().join(format!("ce-rec-gw-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("r.jsonl");
+        let header = Header {
+            gateway: true,
+            ..Default::default()
+        };
+        let mut w = RecordingWriter::create(&path, &header).unwrap();
+        w.stdout_line(10, b"{}", false).unwrap();
+        w.exit(ExitStatus {
+            stamp_us: 40,
+            code: Some(0),
+            signal: None,
+            turn_limit: false,
+        })
+        .unwrap();
+        drop(w);
+        let call = crate::gateway::ModelCall {
+            seq: 1,
+            us: 5,
+            first_byte_us: Some(7),
+            end_us: Some(9),
+            method: "POST".into(),
+            path: "/v1/responses".into(),
+            api: Some(coder_eval_scripted_model::Api::Responses),
+            kind: crate::gateway::CallKind::Main,
+            turn: Some(0),
+            stream: Some(true),
+            model: Some("gpt-x".into()),
+            status: Some(200),
+            held: false,
+            error: None,
+            usage: Some(crate::gateway::ApiUsage {
+                input_tokens: Some(3),
+                ..Default::default()
+            }),
+            response_bytes: 12,
+            request_body: None,
+            response_body: None,
+        };
+        let mut w = RecordingWriter::append(&path).unwrap();
+        w.model_call(&call).unwrap();
+        drop(w);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.lines().next().unwrap().contains(r#""gateway":true"#));
+        assert!(
+            text.lines()
+                .last()
+                .unwrap()
+                .starts_with(r#"{"t":"model_call","seq":1,"us":5"#),
+            "{text}"
+        );
+        let reader = Reader::open(&path).unwrap();
+        assert!(reader.header().unwrap().gateway);
+        let got = items(reader);
+        assert_eq!(got.last(), Some(&Item::ModelCall(Box::new(call))));
+        assert_eq!(got.len(), 3);
+    }
+
+    #[test]
     fn plain_capture_gets_synthetic_stamps() {
         let stamps: Vec<(bool, u64)> = items(Reader::plain(b"{}\n{}\n{\"x\""))
             .into_iter()
