@@ -6,7 +6,8 @@
 //!
 //! `cargo bench --bench gateway` prints the figures and PASS/FAIL against the targets of
 //! issue 12: ≤ 1 ms added per call, ≤ 50 µs added per chunk, and a 50 MB answer streamed
-//! (the process's resident memory grows by far less than the answer: target ≤ 16 MB).
+//! (the process's resident memory grows by far less than the answer: target ≤ 16 MB; the
+//! answer is an SSE model call, so the gateway's usage scan reads all of it).
 
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
@@ -29,7 +30,7 @@ async fn upstream(req: Request) -> Response {
                 r#"{"id":"msg_1","type":"message","content":[{"type":"text","text":"hi"}],"usage":{"input_tokens":10,"output_tokens":2}}"#,
             ))
             .unwrap(),
-        "/v1/sse" => {
+        "/v1/sse/messages" => {
             let events = futures_util::stream::iter((0..EVENTS).map(|i| {
                 Ok::<_, std::io::Error>(Bytes::from(format!(
                     "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{{\"type\":\"text_delta\",\"text\":\"token {i} \"}}}}\n\n"
@@ -41,12 +42,19 @@ async fn upstream(req: Request) -> Response {
                 .unwrap()
         }
         _ => {
-            let chunk = Bytes::from(vec![b'x'; BIG_CHUNK]);
+            // SSE lines of ~1 KiB, as a long streamed answer sends them, in 64 KiB chunks.
+            let line = format!(
+                "data: {{\"type\":\"content_block_delta\",\"delta\":{{\"text\":\"{}\"}}}}\n\n",
+                "x".repeat(960)
+            );
+            let mut block = line.repeat(BIG_CHUNK / line.len() + 1).into_bytes();
+            block.truncate(BIG_CHUNK);
+            let chunk = Bytes::from(block);
             let chunks = futures_util::stream::iter(
                 (0..BIG / BIG_CHUNK).map(move |_| Ok::<_, std::io::Error>(chunk.clone())),
             );
             Response::builder()
-                .header("content-type", "application/octet-stream")
+                .header("content-type", "text/event-stream")
                 .body(Body::from_stream(chunks))
                 .unwrap()
         }
@@ -97,7 +105,13 @@ async fn stream_all(client: &reqwest::Client, base: &str, path: &str) -> (f64, u
     let mut bytes = 0;
     for _ in 0..5 {
         let start = Instant::now();
-        let mut r = client.get(format!("{base}{path}")).send().await.unwrap();
+        // A streamed model call (POST …/messages): usage is read from it as it passes.
+        let mut r = client
+            .post(format!("{base}{path}"))
+            .body(r#"{"stream":true,"tools":[{"name":"Bash"}],"messages":[]}"#)
+            .send()
+            .await
+            .unwrap();
         chunks = 0;
         bytes = 0;
         while let Some(c) = r.chunk().await.unwrap() {
@@ -136,8 +150,8 @@ fn main() {
         let call_via = per_call(&client, &via).await;
         let call_added = call_via - call_direct;
 
-        let (sse_direct, _, _) = stream_all(&client, &direct, "/v1/sse").await;
-        let (sse_via, chunks_via, _) = stream_all(&client, &via, "/v1/sse").await;
+        let (sse_direct, _, _) = stream_all(&client, &direct, "/v1/sse/messages").await;
+        let (sse_via, chunks_via, _) = stream_all(&client, &via, "/v1/sse/messages").await;
         let chunk_added = (sse_via - sse_direct) / EVENTS as f64;
 
         // 50 MB through the gateway, the resident set sampled as it streams.
@@ -154,7 +168,13 @@ fn main() {
             })
         };
         let big_start = Instant::now();
-        let mut r = client.get(format!("{via}/v1/big")).send().await.unwrap();
+        // A model call (POST …/messages): the gateway reads the stream for usage as it passes.
+        let mut r = client
+            .post(format!("{via}/v1/big/messages"))
+            .body(r#"{"stream":true,"tools":[{"name":"Bash"}],"messages":[]}"#)
+            .send()
+            .await
+            .unwrap();
         let mut big_bytes = 0u64;
         while let Some(c) = r.chunk().await.unwrap() {
             big_bytes += c.len() as u64;
@@ -167,7 +187,10 @@ fn main() {
         assert_eq!(big_bytes, BIG as u64);
 
         let calls = gateway.shutdown(Instant::now()).await;
-        let recorded = calls.iter().filter(|c| c.path == "/v1/big").count();
+        let recorded = calls
+            .iter()
+            .filter(|c| c.path == "/v1/big/messages" && c.response_bytes == BIG as u64)
+            .count();
         assert_eq!(recorded, 1, "the big answer is one call");
 
         let verdict = |ok: bool| if ok { "PASS" } else { "FAIL" };
