@@ -195,7 +195,7 @@ enum Record {
         us: u64,
         turn: u32,
     },
-    ModelCall(crate::gateway::ModelCall),
+    ModelCall(Box<crate::gateway::ModelCall>),
     Stop {
         us: u64,
         reason: StopReason,

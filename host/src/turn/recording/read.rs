@@ -245,7 +245,7 @@ impl<R: std::io::BufRead> Reader<R> {
                 turn,
                 after_lines,
             }),
-            Record::ModelCall(call) => Item::ModelCall(Box::new(call)),
+            Record::ModelCall(call) => Item::ModelCall(call),
             Record::Stop { us, reason } => Item::Stop(RecordedStop {
                 stamp_us: us,
                 reason,

@@ -36,7 +36,7 @@ impl RecordingWriter {
 
     /// One request through the model gateway (a `model_call` record).
     pub fn model_call(&mut self, call: &crate::gateway::ModelCall) -> std::io::Result<()> {
-        self.write_json(&Record::ModelCall(call.clone()))
+        self.write_json(&Record::ModelCall(Box::new(call.clone())))
     }
 
     /// One stdout line (newline removed); `eof` = bytes after the last newline.
