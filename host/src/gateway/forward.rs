@@ -242,6 +242,7 @@ async fn forward(
         }
         None => {}
     }
+    let head = method == Method::HEAD;
     let request = shared.client.request(method, &url).headers(out).body(body);
     let mut closing = shared.closing.subscribe();
     let sent = tokio::select! {
@@ -283,7 +284,10 @@ async fn forward(
         }
     }
     let keep = shared.keep_bodies;
-    let stream = Passing {
+    // A body that is known to be empty ends now: the server never polls it.
+    let empty =
+        head || matches!(status.as_u16(), 204 | 304) || upstream.content_length() == Some(0);
+    let mut stream = Passing {
         upstream,
         scan: if api.is_some() {
             UsageScan::new(sse)
@@ -295,6 +299,9 @@ async fn forward(
         closing,
         done: false,
     };
+    if empty {
+        stream.end(None);
+    }
     let body = futures_util::stream::unfold(stream, |mut s| async move {
         if s.done {
             return None;

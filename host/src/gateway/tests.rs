@@ -314,3 +314,41 @@ async fn a_bad_upstream_url_is_refused_at_start() {
         .unwrap_err();
     assert!(matches!(err, GatewayError::Upstream(_)), "{err}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_requests_pass_through_and_end_cleanly() {
+    let direct = scripted(SCRIPT).await;
+    let behind = scripted(SCRIPT).await;
+    let gw = gateway(behind.base_url(), None).await;
+    let t0 = Instant::now();
+    let get = |base: String| async move {
+        let r = client()
+            .get(format!("{base}/v1/models"))
+            .send()
+            .await
+            .unwrap();
+        (r.status().as_u16(), r.bytes().await.unwrap())
+    };
+    assert_eq!(get(direct.base_url()).await, get(gw.base_url()).await);
+    let head = client()
+        .head(format!("{}/v1/anything", gw.base_url()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(head.status().as_u16(), 200);
+    let count = post(
+        &gw.base_url(),
+        "/v1/messages/count_tokens",
+        &json!({"messages": []}),
+    )
+    .await;
+    assert_eq!(count.0, 200);
+    let calls = gw.shutdown(t0).await;
+    assert_eq!(calls.len(), 3);
+    for c in &calls {
+        assert_eq!(c.kind, CallKind::Other, "{c:?}");
+        assert_eq!((c.status, c.error.as_deref()), (Some(200), None), "{c:?}");
+        assert!(c.end_us.is_some(), "{c:?}");
+        assert_eq!(c.usage, None, "not a model call: not read");
+    }
+}
