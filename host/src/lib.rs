@@ -28,6 +28,7 @@ pub mod components;
 mod embedded;
 pub mod exit_codes;
 pub mod export;
+pub mod gateway;
 pub mod grading;
 pub mod interrupt;
 pub mod limits;

@@ -25,6 +25,7 @@ mod live_claude;
 mod live_cost;
 mod live_criteria;
 mod live_early_stop;
+mod live_gateway;
 mod live_load_errors;
 mod live_max_tool_calls;
 mod live_scenarios;

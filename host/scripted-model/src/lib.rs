@@ -117,6 +117,7 @@
 #![warn(missing_docs)]
 
 mod anthropic;
+mod classify;
 mod common;
 mod gemini;
 mod openai_chat;
@@ -128,6 +129,7 @@ mod server;
 
 use serde_json::Value;
 
+pub use classify::{Classified, classify, model_call_api};
 pub use record::{Api, RequestKind, RequestRecord};
 pub use script::{HttpErrorSpec, Reply, Script, ScriptCall, ScriptError, ScriptToolCall};
 pub use server::{Hold, HoldReason, ScriptedModel, ServerConfig, ServerError};

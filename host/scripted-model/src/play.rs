@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
-use crate::common::{Answer, Call, Inspect, Planned, approx_tokens, req_model, side_json};
+use crate::common::{Answer, Call, Inspect, Planned, approx_tokens, side_json};
 use crate::common::{substitute, substitute_str};
 use crate::record::{Api, Log, RequestKind, RequestRecord};
 use crate::script::{Reply, Script, ScriptCall};
@@ -118,17 +118,13 @@ pub(crate) fn model_call(
     path: &str,
     req: &Value,
 ) -> (Answer, std::time::Duration) {
-    let info: Inspect = match api {
-        Api::Anthropic => anthropic::inspect(req),
-        Api::Chat => openai_chat::inspect(req),
-        Api::Responses => openai_responses::inspect(req, |id| shared.prev_turns(id)),
-        Api::Gemini => gemini::inspect(req, path.contains(":streamGenerateContent")),
+    let c = crate::classify::classify(api, path, req, |id| shared.prev_turns(id));
+    let info = Inspect {
+        turn: c.turn,
+        tools: c.tools,
+        stream: c.stream,
     };
-    let side = info.tools.is_empty() || (api == Api::Gemini && !info.stream);
-    let model = match api {
-        Api::Gemini => gemini::path_model(path).or_else(|| req_model(req)),
-        _ => req_model(req),
-    };
+    let (side, model) = (c.side, c.model);
     let mut record = RequestRecord::new(seq, method, target);
     record.api = Some(api);
     record.kind = if side {

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 /// The vendor API a request was for. Serialized as `"anthropic"`, `"responses"`,
 /// `"chat"`, `"gemini"` (mockllm's names).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Api {
     /// Anthropic Messages (`…/messages`, `…/messages/count_tokens`).

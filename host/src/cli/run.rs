@@ -123,6 +123,19 @@ pub struct RunArgs {
     /// never to the agent: e.g. `--judge-env ANTHROPIC_API_KEY` (repeatable).
     #[arg(long, value_name = "NAME")]
     judge_env: Vec<String>,
+    /// Put the model gateway between each CLI and its model: every request is forwarded
+    /// unchanged and recorded (`model_call` records), `num_turns` is counted and
+    /// `max_turns` held there. Upstream: the task's scripted model, or `--upstream`.
+    #[arg(long)]
+    gateway: bool,
+    /// With `--gateway`: the real API's base URL (e.g. `https://api.anthropic.com`). The
+    /// API keys among `--pass-env` then go to the gateway only; the CLI gets a dummy key.
+    #[arg(long, value_name = "URL", requires = "gateway")]
+    upstream: Option<String>,
+    /// With `--gateway`: keep request and response bodies in the call records (secrets
+    /// redacted; a response kept up to 1 MiB).
+    #[arg(long, requires = "gateway")]
+    gateway_bodies: bool,
     /// Register the criterion plugin types of DIR (`DIR/criteria.yaml`, else every
     /// `DIR/<type>.wasm`) before loading the task files (repeatable).
     #[arg(long, value_name = "DIR")]
@@ -404,6 +417,9 @@ fn run_as(
     options.script_override = args.scripted_model;
     options.native_limits = !args.no_native_limits;
     options.pass_env = args.pass_env;
+    options.gateway = args.gateway;
+    options.upstream = args.upstream;
+    options.gateway_bodies = args.gateway_bodies;
     options.judge_env = args.judge_env.clone();
     options.experiment = experiment
         .as_ref()

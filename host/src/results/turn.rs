@@ -102,6 +102,11 @@ pub struct TurnRecord {
     /// known (then `cost_usd` is `null`). Omitted when `complete`.
     #[serde(default, skip_serializing_if = "TotalsStatus::is_complete")]
     pub totals: TotalsStatus,
+    /// What the model gateway saw of the turn (`run --gateway`): its call counts, the
+    /// APIs' usage, times to first token, and the reducer's `num_turns` as a cross-check
+    /// ([`crate::gateway::GatewayTurn`]). Absent without the gateway.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway: Option<crate::gateway::GatewayTurn>,
 }
 
 impl TurnRecord {

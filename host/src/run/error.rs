@@ -27,6 +27,9 @@ pub enum RunError {
     /// The scripted model could not start.
     #[error("scripted model")]
     ScriptedModel(#[source] ServerError),
+    /// The model gateway could not start (`run --gateway`).
+    #[error("model gateway")]
+    Gateway(#[source] crate::gateway::GatewayError),
     /// The harness's launch plan refused the task.
     #[error("the harness refused the task")]
     Refused(#[source] Cause),
@@ -61,6 +64,7 @@ impl RunError {
             RunError::Setup(_) => "setup",
             RunError::Resolve(_) | RunError::Component(_) => "component",
             RunError::ScriptedModel(_) => "scripted_model",
+            RunError::Gateway(_) => "gateway",
             RunError::Refused(_) => "refused",
             RunError::Launch(_) => "launch",
             RunError::Recording(_) | RunError::StderrLog(_) => "recording",
@@ -80,6 +84,7 @@ impl RunError {
             RunError::Setup(e) | RunError::Refused(e) => format!("{self}: {e}"),
             RunError::Resolve(e) => format!("{self}: {e}"),
             RunError::ScriptedModel(e) => format!("{self}: {e}"),
+            RunError::Gateway(e) => crate::gateway::error_sentence(e),
             RunError::Interrupted => self.to_string(),
             RunError::Recording(e)
             | RunError::StderrLog(e)

@@ -146,7 +146,12 @@ pub(super) fn launch_spec(
     }
     env.extend(workspace_vars.into_iter().filter(|(k, _)| k != "PATH"));
     env.extend(plan.env.iter().map(|(k, v)| (k.clone(), subst(v))));
+    // With the gateway in front of a real API, the keys go to the gateway, not the agent.
+    let keys_to_gateway = options.gateway && options.upstream.is_some();
     for key in &options.pass_env {
+        if keys_to_gateway && crate::gateway::CREDENTIAL_VARS.contains(&key.as_str()) {
+            continue;
+        }
         if let Ok(value) = std::env::var(key) {
             env.push((key.clone(), value));
         }
@@ -172,6 +177,9 @@ pub(super) fn launch_spec(
 pub(super) struct Planned {
     pub(super) loaded: LoadedComponent,
     pub(super) model: Option<ScriptedModel>,
+    /// The model gateway the CLI is pointed at (`--gateway`), in front of the scripted
+    /// model or the real API.
+    pub(super) gateway: Option<crate::gateway::Gateway>,
     pub(super) plan: LaunchPlan,
     pub(super) settings: AgentSettings,
     pub(super) limits: RunLimits,
@@ -187,6 +195,8 @@ pub(super) struct Launched {
     /// The CLI's own `--version` start-up, which is CLI time, not setup.
     pub(super) version_time: Duration,
     pub(super) recording: RecordingWriter,
+    /// Where `recording` writes (the gateway's calls are appended after the turn).
+    pub(super) recording_path: std::path::PathBuf,
     pub(super) stderr_log: std::fs::File,
     pub(super) pipeline: Pipeline,
 }
@@ -224,7 +234,16 @@ pub(super) async fn launch(
         argv: std::iter::once(plan.argv[0].clone())
             .chain(spec.args.iter().cloned())
             .collect(),
-        caveats: plan.caveats.clone(),
+        // With the gateway, `num_turns` is counted from the requests themselves: a reply's
+        // parallel calls that the stream shows as separate replies count once.
+        caveats: plan
+            .caveats
+            .iter()
+            .filter(|c| {
+                planned.gateway.is_none() || **c != harness_kit::Caveat::ParallelCallsSerialized
+            })
+            .cloned()
+            .collect(),
         ..CliInfo::default()
     };
     let header = Header {
@@ -240,10 +259,12 @@ pub(super) async fn launch(
             .duration_since(std::time::UNIX_EPOCH)
             .ok()
             .map(|d| d.as_millis() as u64),
+        gateway: planned.gateway.is_some(),
         ..Default::default()
     };
-    let recording = RecordingWriter::create(&dir.join(attempt.recording), &header)
-        .map_err(RunError::Recording)?;
+    let recording_path = dir.join(attempt.recording);
+    let recording =
+        RecordingWriter::create(&recording_path, &header).map_err(RunError::Recording)?;
     let stderr_log =
         std::fs::File::create(dir.join(attempt.stderr)).map_err(RunError::StderrLog)?;
     let mut pipeline = Pipeline::new(&p.harness, &planned.loaded, p.task.run_limits.caps())
@@ -266,6 +287,7 @@ pub(super) async fn launch(
         cli,
         version_time,
         recording,
+        recording_path,
         stderr_log,
         pipeline,
     })

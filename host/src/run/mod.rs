@@ -20,6 +20,7 @@ pub mod caps;
 mod container;
 mod cost;
 pub mod error;
+mod gateway;
 mod judge;
 pub mod junit;
 mod launch;

@@ -211,6 +211,7 @@ async fn execute(
             turn(
                 launched,
                 planned.model.take(),
+                planned.gateway.take(),
                 deadlines,
                 cancel,
                 container.as_ref()
@@ -297,7 +298,12 @@ async fn plan(
         None => p.loaded.clone(),
     };
     let mut launcher = Launcher::new(&loaded).map_err(RunError::Component)?;
+    if options.gateway {
+        super::gateway::supported(p, time_mode)?;
+    }
     let model = match &p.script {
+        // A real upstream replaces the scripted model.
+        Some(_) if options.gateway && options.upstream.is_some() => None,
         Some(script) => {
             // The server translates through an instance of its own, on its own thread.
             let translator =
@@ -307,7 +313,8 @@ async fn plan(
                 ServerConfig::new(script.clone(), workspace).with_translator(translator);
             // Call N+1 is held where it begins, so the CLI cannot act on its reply: the cap
             // means the same whether the CLI or the host enforces it.
-            config.hold_from_turn = p.task.run_limits.max_turns;
+            // (With the gateway in front, the gateway holds it.)
+            config.hold_from_turn = p.task.run_limits.max_turns.filter(|_| !options.gateway);
             // Likewise the reply that would hand out tool call N+1: tool N+1 never runs.
             config.hold_past_tool_calls = p.task.run_limits.max_tool_calls;
             Some(
@@ -318,12 +325,16 @@ async fn plan(
         }
         None => None,
     };
+    let gateway = match options.gateway {
+        true => Some(super::gateway::start(p, options, model.as_ref()).await?),
+        false => None,
+    };
     let described = super::caps::describe_with(&mut launcher).map_err(RunError::Component)?;
-    let settings = agent_settings(
-        &p.task,
-        &described.caps,
-        model.as_ref().map(ScriptedModel::base_url),
-    );
+    let base_url = match &gateway {
+        Some(gateway) => Some(gateway.base_url()),
+        None => model.as_ref().map(ScriptedModel::base_url),
+    };
+    let settings = agent_settings(&p.task, &described.caps, base_url);
     let limits = p.task.run_limits.to_cli(options.native_limits);
     let (plan, started) = if time_mode {
         super::sessions::first_plan(&mut launcher, &settings, &limits)?
@@ -337,6 +348,7 @@ async fn plan(
     Ok(Planned {
         loaded,
         model,
+        gateway,
         plan,
         settings,
         limits,
@@ -349,22 +361,37 @@ async fn plan(
 pub(super) async fn turn(
     launched: Launched,
     model: Option<ScriptedModel>,
+    gateway: Option<crate::gateway::Gateway>,
     deadlines: Deadlines,
     cancel: watch::Receiver<bool>,
     container: Option<&DockerSandbox>,
 ) -> Result<TurnDone, RunError> {
-    let turn = live::run_turn(
+    // The gateway holds call N+1 (`max_turns`); the scripted model behind it still holds
+    // the reply past `max_tool_calls`: the turn loop hears both.
+    let held = match (&gateway, &model) {
+        (Some(gateway), Some(model)) => Some(either_hold(gateway.held(), model.held())),
+        (Some(gateway), None) => Some(gateway.held()),
+        (None, model) => model.as_ref().map(ScriptedModel::held),
+    };
+    let recording_path = launched.recording_path.clone();
+    let mut turn = live::run_turn(
         launched.spec,
         launched.pipeline,
         launched.recording,
         launched.stderr_log,
         deadlines,
         cancel,
-        model.as_ref().map(ScriptedModel::held),
+        held,
         container,
     )
     .await
     .map_err(RunError::Cli)?;
+    // The gateway closes before its upstream (the scripted model) does.
+    if let Some(gateway) = gateway {
+        super::gateway::finish(gateway, &mut turn, &recording_path)
+            .await
+            .map_err(RunError::Cli)?;
+    }
     let mut scripted_model_requests = None;
     if let Some(model) = model {
         scripted_model_requests = Some(
@@ -443,4 +470,25 @@ async fn grade(
         reference_staged: reference_dir.is_some(),
         steps,
     })
+}
+
+/// One receiver for two sources of held calls: the first hold either reports.
+fn either_hold(
+    mut a: watch::Receiver<Option<coder_eval_scripted_model::Hold>>,
+    mut b: watch::Receiver<Option<coder_eval_scripted_model::Hold>>,
+) -> watch::Receiver<Option<coder_eval_scripted_model::Hold>> {
+    let (tx, rx) = watch::channel(None);
+    tokio::spawn(async move {
+        let hold = tokio::select! {
+            Ok(h) = a.wait_for(Option::is_some) => *h,
+            Ok(h) = b.wait_for(Option::is_some) => *h,
+            else => None,
+        };
+        if hold.is_some() {
+            let _ = tx.send(hold);
+            // Kept open until the turn loop drops its receiver.
+            tx.closed().await;
+        }
+    });
+    rx
 }

@@ -40,6 +40,16 @@ pub struct RunOptions {
     pub retry_given: crate::task::retry::RetrySpec,
     /// The suite's live progress display, when one is shown ([`super::progress`]).
     pub progress: Option<std::sync::Arc<super::progress::Progress>>,
+    /// Put the model gateway (`crate::gateway`) between each CLI and its model
+    /// (`--gateway`): every request recorded, `num_turns` counted and `max_turns` held
+    /// there. Off by default.
+    pub gateway: bool,
+    /// The real API the gateway forwards to (`--upstream URL`); `None`: the task's scripted
+    /// model. The credentials among `pass_env` then go to the gateway, not the CLI.
+    pub upstream: Option<String>,
+    /// Keep request and response bodies in the gateway's call records
+    /// (`--gateway-bodies`; secrets redacted).
+    pub gateway_bodies: bool,
 }
 
 impl RunOptions {
@@ -59,6 +69,9 @@ impl RunOptions {
             retry: super::retry::RetryPolicy::DEFAULT,
             retry_given: Default::default(),
             progress: None,
+            gateway: false,
+            upstream: None,
+            gateway_bodies: false,
         }
     }
 }

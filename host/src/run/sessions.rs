@@ -361,6 +361,7 @@ mod tests {
             leftover_processes: 0,
             host_work_us: 0,
             containment: None,
+            started: std::time::Instant::now(),
         }
     }
 

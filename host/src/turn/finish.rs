@@ -234,6 +234,7 @@ impl Collector {
             retries: self.retries.records,
             unreported: self.unreported,
             totals,
+            gateway: None,
         };
         (record, self.trajectory)
     }

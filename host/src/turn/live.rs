@@ -73,6 +73,8 @@ pub(crate) struct LiveTurn {
     /// group, the descendants and the mark; also the fallback where no namespace can be
     /// made); `None` for a CLI in a container.
     pub containment: Option<&'static str>,
+    /// The turn's start: the instant every stamp of it counts from.
+    pub started: Instant,
 }
 
 enum Chunk {
@@ -312,6 +314,7 @@ pub(crate) async fn run_turn(
         mark,
         leftover_processes,
         containment,
+        started: t0,
     })
 }
 

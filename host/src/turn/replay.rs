@@ -116,6 +116,8 @@ fn run(
         path: path.to_path_buf(),
         source,
     };
+    let gateway = reader.header().is_some_and(|h| h.gateway);
+    let mut gateway_calls = Vec::new();
     let mut last_stamp_us = None;
     let mut truncated: Option<StampedLine> = None;
     let mut stop: Option<RecordedStop> = None;
@@ -146,6 +148,7 @@ fn run(
                 stop = Some(recorded);
             }
             Item::Exit(status) => exit = Some(status),
+            Item::ModelCall(call) => gateway_calls.push(*call),
             Item::Problem(problem) => pipeline.collector.input_diagnostic(
                 problem.file_line,
                 problem.stamp_us.unwrap_or(0),
@@ -211,5 +214,9 @@ fn run(
     let truncated = truncated
         .as_ref()
         .map(|t| (t.source_line, t.stamp_us, t.bytes.as_slice()));
-    Ok(pipeline.finish(truncated, end))
+    let (mut record, trajectory) = pipeline.finish(truncated, end);
+    if gateway {
+        crate::gateway::apply_to_turn(&mut record, &gateway_calls);
+    }
+    Ok((record, trajectory))
 }

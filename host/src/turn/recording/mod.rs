@@ -14,6 +14,7 @@
 //! {"t":"call","us":2040,"turn":2,"reason":"max_tool_calls","tools":2}
 //!                                                          … held call 3 as its reply would
 //!                                                          hand out tool calls past the cap
+//! {"t":"model_call","seq":1,"us":900,"first_byte_us":950,…} one request through the gateway
 //! {"t":"stop","us":2050,"reason":"max_turns"}              the host decided to end the turn
 //! {"t":"exit","us":2100,"code":0}                          the CLI ended (`code` or `signal`;
 //!                                                          `"turn_limit":true` when the code
@@ -33,6 +34,15 @@
 //!   cap held it (absent = `max_turns`, as every recording before it was written);
 //!   `max_tool_calls` = the reply would have handed out tool calls past that cap, and
 //!   `tools` is the number of tool calls the model had handed out before it.
+//! - `model_call` (added within version 1; a host that predates it reads such a line as an
+//!   unreadable-line diagnostic and replays the rest unchanged) is one request the CLI sent
+//!   through the model gateway (`run --gateway`, header `"gateway":true`), with its
+//!   stamps (`us` = arrival, `first_byte_us`, `end_us`), status, kind (`main`, `side`,
+//!   `other`), turn index, model, the API's own usage and, with `--gateway-bodies`, the
+//!   redacted bodies: [`crate::gateway::ModelCall`]. They follow the `exit` record, in the
+//!   order the requests arrived. Replay of a gateway recording takes `num_turns` and the
+//!   usage from them ([`crate::gateway::apply_to_turn`]); a recording without the header
+//!   flag replays exactly as before.
 //! - Header fields other than `format` and `version` are optional; readers ignore fields
 //!   they do not know.
 //!
@@ -96,6 +106,11 @@ pub struct Header {
     /// Absent in recordings made before it was written, and in plain captures.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_unix_ms: Option<u64>,
+    /// The CLI talked to its model through the model gateway (`run --gateway`): the
+    /// recording's `model_call` records are every request it sent, and replay counts
+    /// `num_turns` from them. Absent (false) otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub gateway: bool,
 }
 
 /// The session of a recorded process, as the host launched it.
@@ -194,6 +209,7 @@ enum Record {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         tools: Option<u32>,
     },
+    ModelCall(Box<crate::gateway::ModelCall>),
     Stop {
         us: u64,
         reason: StopReason,
@@ -408,6 +424,67 @@ mod tests {
             text.contains(r#"{"t":"stop","us":28,"reason":"turn_timeout"}"#),
             "{text}"
         );
+    }
+
+    #[test]
+    fn model_calls_round_trip_after_the_exit() {
+        let dir = std::env::temp_dir().join(format!("ce-rec-gw-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("r.jsonl");
+        let header = Header {
+            gateway: true,
+            ..Default::default()
+        };
+        let mut w = RecordingWriter::create(&path, &header).unwrap();
+        w.stdout_line(10, b"{}", false).unwrap();
+        w.exit(ExitStatus {
+            stamp_us: 40,
+            code: Some(0),
+            signal: None,
+            turn_limit: false,
+        })
+        .unwrap();
+        drop(w);
+        let call = crate::gateway::ModelCall {
+            seq: 1,
+            us: 5,
+            first_byte_us: Some(7),
+            end_us: Some(9),
+            method: "POST".into(),
+            path: "/v1/responses".into(),
+            api: Some(coder_eval_scripted_model::Api::Responses),
+            kind: crate::gateway::CallKind::Main,
+            turn: Some(0),
+            stream: Some(true),
+            model: Some("gpt-x".into()),
+            status: Some(200),
+            held: false,
+            error: None,
+            usage: Some(crate::gateway::ApiUsage {
+                input_tokens: Some(3),
+                ..Default::default()
+            }),
+            response_bytes: 12,
+            request_body: None,
+            response_body: None,
+        };
+        let mut w = RecordingWriter::append(&path).unwrap();
+        w.model_call(&call).unwrap();
+        drop(w);
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(text.lines().next().unwrap().contains(r#""gateway":true"#));
+        assert!(
+            text.lines()
+                .last()
+                .unwrap()
+                .starts_with(r#"{"t":"model_call","seq":1,"us":5"#),
+            "{text}"
+        );
+        let reader = Reader::open(&path).unwrap();
+        assert!(reader.header().unwrap().gateway);
+        let got = items(reader);
+        assert_eq!(got.last(), Some(&Item::ModelCall(Box::new(call))));
+        assert_eq!(got.len(), 3);
     }
 
     #[test]

@@ -19,6 +19,8 @@ pub enum Item {
     Stderr(Vec<u8>),
     /// A model call the scripted model held (`after_lines` = lines before it).
     HeldCall(HeldCall),
+    /// One request through the model gateway.
+    ModelCall(Box<crate::gateway::ModelCall>),
     /// The host's stop decision (`after_lines` = lines before it).
     Stop(RecordedStop),
     /// How the CLI ended.
@@ -251,6 +253,7 @@ impl<R: std::io::BufRead> Reader<R> {
                 tool_calls_before: tools,
                 after_lines,
             }),
+            Record::ModelCall(call) => Item::ModelCall(call),
             Record::Stop { us, reason } => Item::Stop(RecordedStop {
                 stamp_us: us,
                 reason,

@@ -25,6 +25,20 @@ impl RecordingWriter {
         Ok(writer)
     }
 
+    /// Opens an existing recording to append records after what it holds (the model
+    /// gateway's calls, after the turn).
+    pub fn append(path: &Path) -> std::io::Result<RecordingWriter> {
+        let file = std::fs::OpenOptions::new().append(true).open(path)?;
+        Ok(RecordingWriter {
+            file: std::io::BufWriter::new(file),
+        })
+    }
+
+    /// One request through the model gateway (a `model_call` record).
+    pub fn model_call(&mut self, call: &crate::gateway::ModelCall) -> std::io::Result<()> {
+        self.write_json(&Record::ModelCall(Box::new(call.clone())))
+    }
+
     /// One stdout line (newline removed); `eof` = bytes after the last newline.
     pub fn stdout_line(&mut self, stamp_us: u64, bytes: &[u8], eof: bool) -> std::io::Result<()> {
         self.write_json(&Record::Out {

@@ -1,0 +1,483 @@
+//! One model call as the gateway saw it: the live state ([`CallState`], stamped on the
+//! gateway's clock) and the record it becomes ([`ModelCall`], stamped from the turn's
+//! start), with the usage the API reported ([`ApiUsage`]) read from the response as it
+//! streams past.
+
+use coder_eval_scripted_model::Api;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::time::Instant;
+
+/// The most of a response body a call record keeps with `--gateway-bodies` (bytes; the
+/// rest is counted in `response_bytes`, not kept).
+pub const BODY_KEEP_BYTES: usize = 1 << 20;
+
+/// The most of one SSE line, or of a whole non-streamed JSON body, read for usage (bytes):
+/// a longer one is passed on unread (its call's usage is then `null`).
+const USAGE_SCAN_BYTES: usize = 4 << 20;
+
+/// What a request was, by the rule in [`super`]'s docs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CallKind {
+    /// A main-thread model call (it offered tools).
+    Main,
+    /// A side request (no tools; non-streaming Gemini `generateContent`).
+    Side,
+    /// Not a model call (token counting, model listing, anything else).
+    Other,
+}
+
+/// Token counts as the API itself reported them (`null` = not reported). Vendor fields:
+/// Anthropic `input_tokens` (without cache), `output_tokens`, `cache_read_input_tokens`,
+/// `cache_creation_input_tokens`; OpenAI Responses `input_tokens` (with cache),
+/// `output_tokens`, `input_tokens_details.cached_tokens`; Chat Completions
+/// `prompt_tokens`, `completion_tokens`, `prompt_tokens_details.cached_tokens`; Gemini
+/// `promptTokenCount`, `candidatesTokenCount` + `thoughtsTokenCount`,
+/// `cachedContentTokenCount`. A streamed answer's last report of a field wins (Anthropic's
+/// `message_delta` output count is cumulative).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApiUsage {
+    /// Input tokens, as the vendor counts them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_tokens: Option<u64>,
+    /// Output tokens (Gemini: candidates plus thoughts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_tokens: Option<u64>,
+    /// Input tokens read from the prompt cache.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read_tokens: Option<u64>,
+    /// Input tokens written to the prompt cache (Anthropic).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_tokens: Option<u64>,
+}
+
+impl ApiUsage {
+    fn is_empty(&self) -> bool {
+        *self == ApiUsage::default()
+    }
+
+    /// Reads the usage object of one JSON value (an SSE event's data or a whole body)
+    /// into `self`; returns whether it held one.
+    pub(crate) fn merge_from(&mut self, v: &Value) -> bool {
+        let obj = [
+            v.get("usage"),
+            v.get("message").and_then(|m| m.get("usage")),
+            v.get("response").and_then(|r| r.get("usage")),
+            v.get("usageMetadata"),
+        ]
+        .into_iter()
+        .flatten()
+        .find(|u| u.is_object());
+        let Some(u) = obj else { return false };
+        let n = |path: &[&str]| {
+            let mut cur = u;
+            for key in path {
+                cur = cur.get(key)?;
+            }
+            cur.as_u64()
+        };
+        let set = |slot: &mut Option<u64>, value: Option<u64>| {
+            if value.is_some() {
+                *slot = value;
+            }
+        };
+        set(
+            &mut self.input_tokens,
+            n(&["input_tokens"])
+                .or_else(|| n(&["prompt_tokens"]))
+                .or_else(|| n(&["promptTokenCount"])),
+        );
+        let gemini_out = match (n(&["candidatesTokenCount"]), n(&["thoughtsTokenCount"])) {
+            (None, None) => None,
+            (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+        };
+        set(
+            &mut self.output_tokens,
+            n(&["output_tokens"])
+                .or_else(|| n(&["completion_tokens"]))
+                .or(gemini_out),
+        );
+        set(
+            &mut self.cache_read_tokens,
+            n(&["cache_read_input_tokens"])
+                .or_else(|| n(&["input_tokens_details", "cached_tokens"]))
+                .or_else(|| n(&["prompt_tokens_details", "cached_tokens"]))
+                .or_else(|| n(&["cachedContentTokenCount"])),
+        );
+        set(
+            &mut self.cache_write_tokens,
+            n(&["cache_creation_input_tokens"]),
+        );
+        true
+    }
+}
+
+/// One request through the gateway, as a `model_call` record of the recording. Stamps
+/// are µs from the turn's start, on the host's one monotonic clock.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelCall {
+    /// 1-based arrival order.
+    pub seq: u64,
+    /// µs: the request arrived at the gateway.
+    pub us: u64,
+    /// µs: the first byte of the response body arrived from upstream (time to first
+    /// token = `first_byte_us - us`); `null` when none did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_byte_us: Option<u64>,
+    /// µs: the response ended (or failed, or the CLI went away); `null` for a call still
+    /// open (held, stalled) when the gateway closed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end_us: Option<u64>,
+    /// HTTP method.
+    pub method: String,
+    /// Path as requested (the query, which may hold a key, is not kept).
+    pub path: String,
+    /// The model-call API, for a model call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub api: Option<Api>,
+    /// Main thread, side request, or other.
+    pub kind: CallKind,
+    /// A model call's completed assistant turns (it asks for call `turn + 1`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<u32>,
+    /// An SSE answer was asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stream: Option<bool>,
+    /// The model asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// The status the CLI got (the upstream's, or the gateway's own 502/503); `null` when
+    /// none was sent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u16>,
+    /// Held past `max_turns`: never forwarded.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub held: bool,
+    /// What went wrong at the gateway (upstream unreachable, stream cut), when anything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The usage the API reported in the response; `null` when it reported none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<ApiUsage>,
+    /// Response body bytes passed to the CLI.
+    pub response_bytes: u64,
+    /// The request body (JSON, secrets redacted), with `--gateway-bodies` only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_body: Option<Value>,
+    /// The response body (lossy UTF-8, at most [`BODY_KEEP_BYTES`], secrets redacted),
+    /// with `--gateway-bodies` only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_body: Option<String>,
+}
+
+impl ModelCall {
+    /// Time to first token, µs.
+    pub fn ttft_us(&self) -> Option<u64> {
+        self.first_byte_us.map(|f| f.saturating_sub(self.us))
+    }
+}
+
+/// A call while it runs, stamped on the gateway's clock.
+#[derive(Debug, Clone)]
+pub(crate) struct CallState {
+    pub seq: u64,
+    pub started: Instant,
+    pub first_byte: Option<Instant>,
+    pub ended: Option<Instant>,
+    pub method: String,
+    pub path: String,
+    pub api: Option<Api>,
+    pub kind: CallKind,
+    pub turn: Option<usize>,
+    pub stream: Option<bool>,
+    pub model: Option<String>,
+    pub status: Option<u16>,
+    pub held: bool,
+    pub error: Option<String>,
+    pub usage: ApiUsage,
+    pub response_bytes: u64,
+    pub request_body: Option<Value>,
+    pub response_body: Option<Vec<u8>>,
+    /// Secrets to redact from kept bodies.
+    pub secrets: Vec<String>,
+}
+
+impl CallState {
+    pub(crate) fn new(seq: u64, method: &str, path: &str) -> CallState {
+        CallState {
+            seq,
+            started: Instant::now(),
+            first_byte: None,
+            ended: None,
+            method: method.to_string(),
+            path: path.to_string(),
+            api: None,
+            kind: CallKind::Other,
+            turn: None,
+            stream: None,
+            model: None,
+            status: None,
+            held: false,
+            error: None,
+            usage: ApiUsage::default(),
+            response_bytes: 0,
+            request_body: None,
+            response_body: None,
+            secrets: Vec::new(),
+        }
+    }
+
+    /// The record, stamps in µs from `t0` (a moment before `t0` is stamped 0).
+    pub(crate) fn to_record(&self, t0: Instant) -> ModelCall {
+        let us = |at: Instant| at.saturating_duration_since(t0).as_micros() as u64;
+        let response_body = self
+            .response_body
+            .as_ref()
+            .map(|b| redact(&String::from_utf8_lossy(b), &self.secrets));
+        let request_body = self.request_body.as_ref().map(|v| {
+            let text = redact(&v.to_string(), &self.secrets);
+            serde_json::from_str(&text).unwrap_or(Value::String(text))
+        });
+        ModelCall {
+            seq: self.seq,
+            us: us(self.started),
+            first_byte_us: self.first_byte.map(us),
+            end_us: self.ended.map(us),
+            method: self.method.clone(),
+            path: self.path.clone(),
+            api: self.api,
+            kind: self.kind,
+            turn: self.turn.map(|t| t as u32),
+            stream: self.stream,
+            model: self.model.clone(),
+            status: self.status,
+            held: self.held,
+            error: self.error.clone(),
+            usage: (!self.usage.is_empty()).then_some(self.usage),
+            response_bytes: self.response_bytes,
+            request_body,
+            response_body,
+        }
+    }
+}
+
+/// `text` with every secret value replaced by `[redacted]`.
+pub(crate) fn redact(text: &str, secrets: &[String]) -> String {
+    let mut out = text.to_string();
+    for secret in secrets.iter().filter(|s| s.len() >= 4) {
+        out = out.replace(secret.as_str(), "[redacted]");
+    }
+    out
+}
+
+/// Reads usage (and a Responses response id) out of a response body as it streams past,
+/// without holding it: SSE bodies line by line (only `data:` lines that mention usage are
+/// parsed), other bodies whole up to [`USAGE_SCAN_BYTES`].
+pub(crate) struct UsageScan {
+    /// Off for a request that is not a model call: nothing is read.
+    on: bool,
+    sse: bool,
+    /// The current partial line (SSE) or the body so far (JSON).
+    carry: Vec<u8>,
+    /// The carry outgrew [`USAGE_SCAN_BYTES`]: skip to the next newline (SSE) or give up
+    /// (JSON).
+    overflow: bool,
+    pub usage: ApiUsage,
+    /// A Responses `response.id` seen in an event carrying usage (`response.completed`).
+    pub response_id: Option<String>,
+}
+
+impl UsageScan {
+    pub(crate) fn new(sse: bool) -> UsageScan {
+        UsageScan {
+            on: true,
+            sse,
+            carry: Vec::new(),
+            overflow: false,
+            usage: ApiUsage::default(),
+            response_id: None,
+        }
+    }
+
+    /// A scan that reads nothing (a request that is not a model call).
+    pub(crate) fn off() -> UsageScan {
+        UsageScan {
+            on: false,
+            ..UsageScan::new(false)
+        }
+    }
+
+    /// One chunk of the body.
+    pub(crate) fn push(&mut self, chunk: &[u8]) {
+        if !self.on {
+            return;
+        }
+        if !self.sse {
+            if !self.overflow {
+                if self.carry.len() + chunk.len() > USAGE_SCAN_BYTES {
+                    self.overflow = true;
+                    self.carry = Vec::new();
+                } else {
+                    self.carry.extend_from_slice(chunk);
+                }
+            }
+            return;
+        }
+        let mut rest = chunk;
+        while let Some(i) = memchr::memchr(b'\n', rest) {
+            let (line, tail) = rest.split_at(i);
+            rest = &tail[1..];
+            if self.overflow {
+                self.overflow = false;
+            } else if self.carry.is_empty() {
+                self.line(line);
+            } else {
+                let mut whole = std::mem::take(&mut self.carry);
+                whole.extend_from_slice(line);
+                self.line(&whole);
+            }
+        }
+        if !rest.is_empty() && !self.overflow {
+            if self.carry.len() + rest.len() > USAGE_SCAN_BYTES {
+                self.overflow = true;
+                self.carry = Vec::new();
+            } else {
+                self.carry.extend_from_slice(rest);
+            }
+        }
+    }
+
+    /// The body ended.
+    pub(crate) fn finish(&mut self) {
+        if !self.on {
+            return;
+        }
+        let carry = std::mem::take(&mut self.carry);
+        if self.sse {
+            if !self.overflow {
+                self.line(&carry);
+            }
+        } else if !self.overflow
+            && let Ok(v) = serde_json::from_slice::<Value>(&carry)
+        {
+            // Gemini's non-SSE stream is a JSON array of chunks.
+            match v.as_array() {
+                Some(items) => items.iter().for_each(|i| self.value(i)),
+                None => self.value(&v),
+            }
+        }
+    }
+
+    fn line(&mut self, line: &[u8]) {
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let Some(data) = line.strip_prefix(b"data:") else {
+            return;
+        };
+        if memchr::memmem::find(data, b"sage").is_none() {
+            return;
+        }
+        if let Ok(v) = serde_json::from_slice::<Value>(data.trim_ascii()) {
+            self.value(&v);
+        }
+    }
+
+    fn value(&mut self, v: &Value) {
+        if self.usage.merge_from(v)
+            && let Some(id) = v
+                .get("response")
+                .and_then(|r| r.get("id"))
+                .or_else(|| v.get("id").filter(|_| v.get("object").is_some()))
+                .and_then(Value::as_str)
+        {
+            self.response_id = Some(id.to_string());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan(sse: bool, body: &str, cut: usize) -> UsageScan {
+        let mut s = UsageScan::new(sse);
+        for piece in body.as_bytes().chunks(cut) {
+            s.push(piece);
+        }
+        s.finish();
+        s
+    }
+
+    #[test]
+    fn anthropic_stream_usage_in_any_chunking() {
+        let body = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":12,\"output_tokens\":1,\"cache_read_input_tokens\":3}}}\n\n\
+                    event: content_block_delta\ndata: {\"type\":\"content_block_delta\"}\n\n\
+                    event: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":40}}\n\n";
+        for cut in [1, 7, 64, 4096] {
+            let s = scan(true, body, cut);
+            assert_eq!(
+                s.usage,
+                ApiUsage {
+                    input_tokens: Some(12),
+                    output_tokens: Some(40),
+                    cache_read_tokens: Some(3),
+                    cache_write_tokens: None
+                },
+                "cut {cut}"
+            );
+        }
+    }
+
+    #[test]
+    fn responses_chat_gemini_and_json() {
+        let s = scan(
+            true,
+            "data: {\"type\":\"response.completed\",\"response\":{\"id\":\"resp_9\",\"usage\":{\"input_tokens\":5,\"output_tokens\":6,\"input_tokens_details\":{\"cached_tokens\":2}}}}\n\n",
+            10,
+        );
+        assert_eq!(s.usage.input_tokens, Some(5));
+        assert_eq!(s.usage.cache_read_tokens, Some(2));
+        assert_eq!(s.response_id.as_deref(), Some("resp_9"));
+        let s = scan(
+            true,
+            "data: {\"choices\":[]}\n\ndata: {\"choices\":[],\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":8}}\n\ndata: [DONE]\n\n",
+            3,
+        );
+        assert_eq!(
+            (s.usage.input_tokens, s.usage.output_tokens),
+            (Some(7), Some(8))
+        );
+        let s = scan(
+            true,
+            "data: {\"usageMetadata\":{\"promptTokenCount\":9,\"candidatesTokenCount\":4,\"thoughtsTokenCount\":1}}\r\n\r\n",
+            5,
+        );
+        assert_eq!(
+            (s.usage.input_tokens, s.usage.output_tokens),
+            (Some(9), Some(5))
+        );
+        let s = scan(
+            false,
+            "{\"id\":\"x\",\"usage\":{\"input_tokens\":1,\"output_tokens\":2}}",
+            4,
+        );
+        assert_eq!(
+            (s.usage.input_tokens, s.usage.output_tokens),
+            (Some(1), Some(2))
+        );
+        // No usage anywhere: nothing made up.
+        assert!(scan(true, "data: {\"x\":1}\n\n", 2).usage.is_empty());
+    }
+
+    #[test]
+    fn redaction_replaces_every_copy() {
+        let secrets = vec!["sk-live-123456".to_string()];
+        assert_eq!(
+            redact(
+                "{\"k\":\"sk-live-123456\",\"j\":\"sk-live-123456\"}",
+                &secrets
+            ),
+            "{\"k\":\"[redacted]\",\"j\":\"[redacted]\"}"
+        );
+    }
+}

@@ -1,0 +1,482 @@
+//! The gateway's one handler: classify the request, hold it past `max_turns`, or forward
+//! it upstream and stream the answer back while watching it pass (first byte, usage, end).
+
+use super::Shared;
+use super::call::{BODY_KEEP_BYTES, CallKind, CallState, UsageScan};
+use axum::body::{Body, Bytes};
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use coder_eval_scripted_model::{Api, classify, model_call_api};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+use tokio::sync::watch;
+
+/// Largest request body forwarded, bytes (as the scripted model's cap).
+const MAX_REQUEST_BODY: usize = 256 * 1024 * 1024;
+
+/// Headers that describe one connection, not the message: never forwarded either way.
+const HOP_BY_HOP: &[&str] = &[
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "proxy-connection",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// A call's state, added to the gateway's list when dropped, whatever ended the call (the
+/// answer sent, the stream finished or cut, the CLI gone, the gateway closed).
+struct Guard {
+    shared: Arc<Shared>,
+    state: CallState,
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let mut state = std::mem::replace(&mut self.state, CallState::new(0, "", ""));
+        if state.status.is_none() && state.error.is_none() && !state.held {
+            state.error =
+                Some("the request ended before an answer was sent (the CLI went away)".into());
+        }
+        self.shared
+            .calls
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(state);
+    }
+}
+
+impl Shared {
+    fn prev_turns(&self, id: &str) -> Option<usize> {
+        self.responses_turns
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(id)
+            .copied()
+    }
+}
+
+/// Every request lands here.
+pub(super) async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
+    let seq = shared.seq.fetch_add(1, Ordering::Relaxed) + 1;
+    let method = req.method().clone();
+    let path = req.uri().path().to_string();
+    let mut state = CallState::new(seq, method.as_str(), &path);
+    state.secrets = shared.secrets.clone();
+    let mut guard = Guard {
+        shared: shared.clone(),
+        state,
+    };
+    let call = &mut guard.state;
+    if method == Method::CONNECT || req.uri().scheme().is_some() {
+        call.status = Some(403);
+        call.error = Some("a proxy request: the gateway forwards to its upstream only".into());
+        call.ended = Some(Instant::now());
+        return (
+            StatusCode::FORBIDDEN,
+            "coder-eval gateway: not a proxy; requests go to the configured upstream only",
+        )
+            .into_response();
+    }
+    let query = req.uri().query().map(str::to_string);
+    let (parts, body) = req.into_parts();
+    let body = match axum::body::to_bytes(body, MAX_REQUEST_BODY).await {
+        Ok(body) => body,
+        Err(e) => {
+            let message = format!("coder-eval gateway: cannot read the request body: {e}");
+            call.status = Some(400);
+            call.error = Some(message.clone());
+            call.ended = Some(Instant::now());
+            return json_response(400, &error_body(None, 400, &message));
+        }
+    };
+    let api = matches!(method, Method::POST | Method::PUT)
+        .then(|| model_call_api(&path))
+        .flatten();
+    if let Some(api) = api {
+        call.api = Some(api);
+        let encoding = parts
+            .headers
+            .get(header::CONTENT_ENCODING)
+            .and_then(|v| v.to_str().ok())
+            .map(|v| v.trim().to_ascii_lowercase());
+        match decode_json(encoding.as_deref(), &body) {
+            Some(value) => {
+                let c = classify(api, &path, &value, |id| shared.prev_turns(id));
+                call.kind = if c.side {
+                    CallKind::Side
+                } else {
+                    CallKind::Main
+                };
+                call.turn = Some(c.turn);
+                call.stream = Some(c.stream);
+                call.model = c.model;
+                if shared.keep_bodies {
+                    call.request_body = Some(value);
+                }
+            }
+            None => {
+                call.error = Some(
+                    "the request body is not JSON (or in an encoding the gateway does not \
+                     read): forwarded, not classified"
+                        .into(),
+                );
+            }
+        }
+    }
+    let held_turn = call
+        .turn
+        .filter(|_| call.kind == CallKind::Main)
+        .filter(|&turn| shared.hold_from_turn.is_some_and(|n| turn >= n));
+    if let Some(turn) = held_turn {
+        call.held = true;
+        shared.held.send_if_modified(|held| {
+            let first = held.is_none();
+            held.get_or_insert(coder_eval_scripted_model::Hold {
+                turn,
+                // Not known here: only a `max_tool_calls` hold reads it.
+                tool_calls_before: 0,
+                reason: coder_eval_scripted_model::HoldReason::MaxTurns,
+            });
+            first
+        });
+        let _ = shared
+            .closing
+            .subscribe()
+            .wait_for(|closing| *closing)
+            .await;
+        let call = &mut guard.state;
+        let message = format!(
+            "coder-eval gateway: call {} was held (past max_turns) and never forwarded",
+            turn + 1
+        );
+        call.status = Some(503);
+        call.ended = Some(Instant::now());
+        return json_response(503, &error_body(api, 503, &message));
+    }
+    forward(
+        shared,
+        guard,
+        method,
+        &path,
+        query,
+        parts.headers,
+        body,
+        api,
+    )
+    .await
+}
+
+/// Sends the request upstream and streams the answer back.
+#[allow(clippy::too_many_arguments)]
+async fn forward(
+    shared: Arc<Shared>,
+    mut guard: Guard,
+    method: Method,
+    path: &str,
+    query: Option<String>,
+    headers: HeaderMap,
+    body: Bytes,
+    api: Option<Api>,
+) -> Response {
+    let family = api.or_else(|| family_of(path));
+    let creds = &shared.credentials;
+    let gemini_key = family == Some(Api::Gemini) && creds.gemini_api_key.is_some();
+    let query = query
+        .map(|q| {
+            if gemini_key {
+                q.split('&')
+                    .filter(|kv| !kv.starts_with("key="))
+                    .collect::<Vec<_>>()
+                    .join("&")
+            } else {
+                q
+            }
+        })
+        .filter(|q| !q.is_empty());
+    let url = match &query {
+        Some(q) => format!("{}{path}?{q}", shared.upstream),
+        None => format!("{}{path}", shared.upstream),
+    };
+    let mut out = HeaderMap::with_capacity(headers.len() + 1);
+    let replace: &[&str] = match family {
+        Some(Api::Anthropic)
+            if creds.anthropic_api_key.is_some() || creds.anthropic_auth_token.is_some() =>
+        {
+            &["x-api-key", "authorization"]
+        }
+        Some(Api::Responses | Api::Chat) if creds.openai_api_key.is_some() => &["authorization"],
+        Some(Api::Gemini) if gemini_key => &["x-goog-api-key", "authorization"],
+        _ => &[],
+    };
+    for (name, value) in &headers {
+        let n = name.as_str();
+        if HOP_BY_HOP.contains(&n) || n == "host" || n == "content-length" || replace.contains(&n) {
+            continue;
+        }
+        out.append(name.clone(), value.clone());
+    }
+    let mut set = |name: &'static str, value: String| {
+        if let Ok(value) = HeaderValue::from_str(&value) {
+            out.insert(HeaderName::from_static(name), value);
+        }
+    };
+    match family {
+        Some(Api::Anthropic) => {
+            if let Some(key) = &creds.anthropic_api_key {
+                set("x-api-key", key.clone());
+            } else if let Some(token) = &creds.anthropic_auth_token {
+                set("authorization", format!("Bearer {token}"));
+            }
+        }
+        Some(Api::Responses | Api::Chat) => {
+            if let Some(key) = &creds.openai_api_key {
+                set("authorization", format!("Bearer {key}"));
+            }
+        }
+        Some(Api::Gemini) => {
+            if let Some(key) = &creds.gemini_api_key {
+                set("x-goog-api-key", key.clone());
+            }
+        }
+        None => {}
+    }
+    let head = method == Method::HEAD;
+    let request = shared.client.request(method, &url).headers(out).body(body);
+    let mut closing = shared.closing.subscribe();
+    let sent = tokio::select! {
+        sent = request.send() => sent,
+        _ = closing.wait_for(|c| *c) => {
+            let call = &mut guard.state;
+            call.error = Some("the gateway closed before the upstream answered".into());
+            return json_response(503, &error_body(api, 503, "coder-eval gateway: closing"));
+        }
+    };
+    let upstream = match sent {
+        Ok(upstream) => upstream,
+        Err(e) => {
+            let message = format!(
+                "coder-eval gateway: upstream {} unreachable: {}",
+                shared.upstream,
+                error_chain(&e)
+            );
+            let call = &mut guard.state;
+            call.status = Some(502);
+            call.error = Some(message.clone());
+            call.ended = Some(Instant::now());
+            return json_response(502, &error_body(api, 502, &message));
+        }
+    };
+    let status = upstream.status();
+    guard.state.status = Some(status.as_u16());
+    let mut response = Response::builder().status(status.as_u16());
+    let sse = upstream
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if let Some(h) = response.headers_mut() {
+        for (name, value) in upstream.headers() {
+            if !HOP_BY_HOP.contains(&name.as_str()) {
+                h.append(name.clone(), value.clone());
+            }
+        }
+    }
+    let keep = shared.keep_bodies;
+    // A body that is known to be empty ends now: the server never polls it.
+    let empty =
+        head || matches!(status.as_u16(), 204 | 304) || upstream.content_length() == Some(0);
+    let mut stream = Passing {
+        upstream,
+        scan: if api.is_some() {
+            UsageScan::new(sse)
+        } else {
+            UsageScan::off()
+        },
+        kept: keep.then(Vec::new),
+        guard,
+        closing,
+        done: false,
+    };
+    if empty {
+        stream.end(None);
+    }
+    let body = futures_util::stream::unfold(stream, |mut s| async move {
+        if s.done {
+            return None;
+        }
+        let next = tokio::select! {
+            chunk = s.upstream.chunk() => chunk.map_err(|e| format!("the upstream stream failed: {}", error_chain(&e))),
+            _ = s.closing.wait_for(|c| *c) => Err("cut: the gateway closed while the answer streamed".to_string()),
+        };
+        match next {
+            Ok(Some(bytes)) => {
+                s.chunk(&bytes);
+                Some((Ok(bytes), s))
+            }
+            Ok(None) => {
+                s.end(None);
+                None
+            }
+            Err(message) => {
+                s.end(Some(message.clone()));
+                Some((Err(std::io::Error::other(message)), s))
+            }
+        }
+    });
+    response
+        .body(Body::from_stream(body))
+        .unwrap_or_else(|e| json_response(502, &error_body(api, 502, &e.to_string())))
+}
+
+/// A response body on its way to the CLI, watched as it passes.
+struct Passing {
+    upstream: reqwest::Response,
+    scan: UsageScan,
+    /// The body kept for the record (`--gateway-bodies`), at most [`BODY_KEEP_BYTES`].
+    kept: Option<Vec<u8>>,
+    guard: Guard,
+    closing: watch::Receiver<bool>,
+    done: bool,
+}
+
+impl Passing {
+    fn chunk(&mut self, bytes: &[u8]) {
+        let call = &mut self.guard.state;
+        if call.first_byte.is_none() {
+            call.first_byte = Some(Instant::now());
+        }
+        call.response_bytes += bytes.len() as u64;
+        self.scan.push(bytes);
+        if let Some(kept) = self.kept.as_mut() {
+            let room = BODY_KEEP_BYTES.saturating_sub(kept.len());
+            kept.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        }
+        // A body of announced length ends with its last byte: the server reads no further.
+        if self
+            .upstream
+            .content_length()
+            .is_some_and(|n| self.guard.state.response_bytes >= n)
+        {
+            self.end(None);
+        }
+    }
+
+    fn end(&mut self, error: Option<String>) {
+        self.done = true;
+        self.scan.finish();
+        let call = &mut self.guard.state;
+        call.ended = Some(Instant::now());
+        call.usage = self.scan.usage;
+        call.response_body = self.kept.take();
+        if error.is_some() {
+            call.error = error;
+        }
+        if let (Some(id), Some(Api::Responses), Some(turn)) =
+            (self.scan.response_id.take(), call.api, call.turn)
+        {
+            self.guard
+                .shared
+                .responses_turns
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(id, turn + 1);
+        }
+    }
+}
+
+impl Drop for Passing {
+    /// The CLI went away (or the server stopped) before the answer ended.
+    fn drop(&mut self) {
+        if !self.done {
+            self.end(Some(
+                "the CLI closed the connection before the answer ended".into(),
+            ));
+        }
+    }
+}
+
+/// A request body as JSON, decoded from `gzip`/`deflate` first (for classifying only:
+/// the bytes go upstream as sent); `None` when it is not JSON or not readable.
+fn decode_json(encoding: Option<&str>, body: &[u8]) -> Option<Value> {
+    use std::io::Read;
+    let mut decoded = Vec::new();
+    let limit = MAX_REQUEST_BODY as u64;
+    let data: &[u8] = match encoding {
+        None | Some("identity") => body,
+        Some("gzip" | "x-gzip") => {
+            flate2::read::MultiGzDecoder::new(body)
+                .take(limit)
+                .read_to_end(&mut decoded)
+                .ok()?;
+            &decoded
+        }
+        Some("deflate") => {
+            flate2::read::ZlibDecoder::new(body)
+                .take(limit)
+                .read_to_end(&mut decoded)
+                .ok()?;
+            &decoded
+        }
+        Some(_) => return None,
+    };
+    serde_json::from_slice(data).ok()
+}
+
+/// The API family of a request that is not a model call (token counting, model
+/// listing), for the credentials it needs; `None` when the path does not say.
+fn family_of(path: &str) -> Option<Api> {
+    if path.contains("/messages") {
+        Some(Api::Anthropic)
+    } else if path.contains(":countTokens") || path.contains("/v1beta/") {
+        Some(Api::Gemini)
+    } else if path.contains("/chat/") || path.contains("/responses") {
+        Some(Api::Chat)
+    } else {
+        None
+    }
+}
+
+/// An error and its causes, `: `-separated (reqwest's own message says little).
+fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = cause.source();
+    }
+    out
+}
+
+/// A vendor-shaped error body, so the CLI reports the gateway's message as it reports
+/// its vendor's.
+fn error_body(api: Option<Api>, status: u16, message: &str) -> Value {
+    match api {
+        Some(Api::Anthropic) => json!({"type": "error",
+            "error": {"type": if status == 503 { "overloaded_error" } else { "api_error" },
+                      "message": message}}),
+        Some(Api::Gemini) => json!({"error": {"code": status, "message": message,
+            "status": if status == 503 { "UNAVAILABLE" } else { "INTERNAL" }}}),
+        _ => json!({"error": {"message": message, "type": "server_error", "code": null}}),
+    }
+}
+
+fn json_response(status: u16, body: &Value) -> Response {
+    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        Body::from(body.to_string()),
+    )
+        .into_response()
+}

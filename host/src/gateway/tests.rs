@@ -1,0 +1,354 @@
+//! The gateway against real upstreams on loopback: the scripted model (byte-identical
+//! answers through the gateway and direct, on the four APIs, streamed and not), a header
+//! echo (credentials), a closed port, a stalled socket.
+
+use super::*;
+use coder_eval_scripted_model::{Script, ScriptedModel, ServerConfig};
+use serde_json::{Value, json};
+use std::time::Instant;
+
+const SCRIPT: &str = "name: gw\nreplies:\n  - text: first\n    tool_calls:\n      - {name: Bash, arguments: {command: ls}}\n  - text: second\n";
+
+async fn scripted(yaml: &str) -> ScriptedModel {
+    let script = Script::from_str(yaml, "gw.yaml", true).unwrap();
+    ScriptedModel::start(ServerConfig::new(script, "/tmp/ws"))
+        .await
+        .unwrap()
+}
+
+async fn gateway(upstream: String, hold: Option<u32>) -> Gateway {
+    let mut config = GatewayConfig::new(upstream);
+    config.hold_from_turn = hold;
+    config.keep_bodies = true;
+    Gateway::start(config).await.unwrap()
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder().no_proxy().build().unwrap()
+}
+
+/// (status, content-type, body) of a POST.
+async fn post(base: &str, path: &str, body: &Value) -> (u16, String, Vec<u8>) {
+    let r = client()
+        .post(format!("{base}{path}"))
+        .header("content-type", "application/json")
+        .header("x-api-key", "sk-test")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = r.status().as_u16();
+    let ct = r
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    (status, ct, r.bytes().await.unwrap().to_vec())
+}
+
+/// One request per API, streamed and not; `turn` assistant turns already in each.
+fn requests(turn: usize) -> Vec<(&'static str, Value)> {
+    let msgs = |role: &str| {
+        let mut m = vec![json!({"role": "user", "content": "go"})];
+        for _ in 0..turn {
+            m.push(json!({"role": role, "content": "ok"}));
+            m.push(json!({"role": "user", "content": "more"}));
+        }
+        m
+    };
+    let mut input = vec![json!({"type": "message", "role": "user", "content": "go"})];
+    for _ in 0..turn {
+        input.push(json!({"type": "message", "role": "assistant", "content": "ok"}));
+        input.push(json!({"type": "message", "role": "user", "content": "more"}));
+    }
+    let contents: Vec<Value> = msgs("model")
+        .into_iter()
+        .map(|m| json!({"role": m["role"], "parts": [{"text": "x"}]}))
+        .collect();
+    let mut out = Vec::new();
+    for stream in [true, false] {
+        out.push((
+            "/v1/messages",
+            json!({"model": "claude-x", "stream": stream, "tools": [{"name": "Bash"}], "messages": msgs("assistant")}),
+        ));
+        out.push((
+            "/v1/responses",
+            json!({"model": "gpt-x", "stream": stream, "tools": [{"type": "function", "name": "shell"}], "input": input}),
+        ));
+        out.push((
+            "/v1/chat/completions",
+            json!({"model": "gpt-x", "stream": stream, "stream_options": {"include_usage": true},
+                   "tools": [{"type": "function", "function": {"name": "bash"}}], "messages": msgs("assistant")}),
+        ));
+    }
+    out.push((
+        "/v1beta/models/gemini-x:streamGenerateContent?alt=sse",
+        json!({"tools": [{"functionDeclarations": [{"name": "run_shell_command"}]}], "contents": contents}),
+    ));
+    out.push((
+        "/v1beta/models/gemini-x:generateContent",
+        json!({"tools": [{"functionDeclarations": [{"name": "run_shell_command"}]}], "contents": contents}),
+    ));
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_are_byte_identical_through_the_gateway_on_every_api() {
+    let direct = scripted(SCRIPT).await;
+    let behind = scripted(SCRIPT).await;
+    let gw = gateway(behind.base_url(), None).await;
+    let t0 = Instant::now();
+    let mut n = 0;
+    for turn in [0, 1] {
+        for (path, body) in requests(turn) {
+            let a = post(&direct.base_url(), path, &body).await;
+            let b = post(&gw.base_url(), path, &body).await;
+            assert_eq!(a.0, b.0, "{path} status");
+            assert_eq!(a.1, b.1, "{path} content-type");
+            assert_eq!(
+                String::from_utf8_lossy(&a.2),
+                String::from_utf8_lossy(&b.2),
+                "{path} body"
+            );
+            n += 1;
+        }
+    }
+    let calls = gw.shutdown(t0).await;
+    assert_eq!(calls.len(), n);
+    assert_eq!(
+        calls.iter().map(|c| c.seq).collect::<Vec<_>>(),
+        (1..=n as u64).collect::<Vec<_>>()
+    );
+    // Every streamed or JSON answer of the scripted model reports usage, and its bytes.
+    for c in &calls {
+        assert_eq!(c.status, Some(200), "{c:?}");
+        assert!(c.usage.is_some_and(|u| u.input_tokens.is_some()), "{c:?}");
+        assert!(
+            c.first_byte_us.is_some() && c.end_us >= c.first_byte_us,
+            "{c:?}"
+        );
+        assert!(c.first_byte_us >= Some(c.us));
+        assert!(c.response_bytes > 0);
+        assert!(c.request_body.is_some() && c.response_body.is_some());
+    }
+    let kinds: Vec<CallKind> = calls.iter().map(|c| c.kind).collect();
+    assert_eq!(kinds.iter().filter(|k| **k == CallKind::Side).count(), 2);
+    assert_eq!(
+        calls
+            .iter()
+            .filter(|c| c.kind == CallKind::Main)
+            .map(|c| c.turn)
+            .collect::<Vec<_>>(),
+        [vec![Some(0); 7], vec![Some(1); 7]].concat()
+    );
+    assert_eq!(calls[0].model.as_deref(), Some("claude-x"));
+    assert_eq!(calls[6].model.as_deref(), Some("gemini-x"));
+    // What the scripted model saw is what the CLI sent.
+    assert_eq!(behind.requests().len(), n);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn call_past_max_turns_is_held_never_forwarded_and_answered_503_at_close() {
+    let behind = scripted(SCRIPT).await;
+    let gw = gateway(behind.base_url(), Some(1)).await;
+    let mut held = gw.held();
+    let t0 = Instant::now();
+    let (path, first) = requests(0).remove(0);
+    assert_eq!(post(&gw.base_url(), path, &first).await.0, 200);
+    // A side request at any turn passes.
+    let side = json!({"model": "m", "messages": [{"role": "user", "content": "title"}]});
+    assert_eq!(post(&gw.base_url(), path, &side).await.0, 200);
+    let (_, second) = requests(1).remove(0);
+    let base = gw.base_url();
+    let pending = tokio::spawn(async move { post(&base, "/v1/messages", &second).await });
+    held.wait_for(Option::is_some).await.unwrap();
+    assert_eq!(held.borrow().as_ref().map(|h| h.turn), Some(1));
+    assert!(!pending.is_finished());
+    let calls = gw.shutdown(t0).await;
+    let (status, _, body) = pending.await.unwrap();
+    assert_eq!(status, 503);
+    let body: Value = serde_json::from_slice(&body).unwrap();
+    assert_eq!(body["type"], "error", "vendor-shaped: {body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("call 2 was held")
+    );
+    // Never forwarded: the scripted model saw the first call and the side request only.
+    assert_eq!(behind.requests().len(), 2);
+    let last = calls.last().unwrap();
+    assert!(
+        last.held && last.turn == Some(1) && last.status == Some(503),
+        "{last:?}"
+    );
+    assert_eq!(last.first_byte_us, None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn upstream_429_and_5xx_pass_through_with_their_bodies() {
+    let yaml = "name: e\nreplies:\n  - http_error: {status: 429, message: slow down, times: 1}\n    text: ok\n  - http_error: {status: 529, message: overloaded}\n";
+    let direct = scripted(yaml).await;
+    let behind = scripted(yaml).await;
+    let gw = gateway(behind.base_url(), None).await;
+    let t0 = Instant::now();
+    let (path, body) = requests(0).remove(0);
+    for turn_body in [body.clone(), body.clone(), requests(1).remove(0).1] {
+        let a = post(&direct.base_url(), path, &turn_body).await;
+        let b = post(&gw.base_url(), path, &turn_body).await;
+        assert_eq!((a.0, &a.2), (b.0, &b.2));
+    }
+    let calls = gw.shutdown(t0).await;
+    let statuses: Vec<_> = calls.iter().map(|c| c.status).collect();
+    assert_eq!(statuses, [Some(429), Some(200), Some(529)]);
+    // The retry of call 1 is the same turn: one turn, not two.
+    assert_eq!(calls[0].turn, calls[1].turn);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connection_refused_is_a_502_naming_the_upstream_and_the_cause() {
+    // A port that was just free: nothing listens there.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let upstream = format!("http://127.0.0.1:{port}");
+    let gw = gateway(upstream.clone(), None).await;
+    let t0 = Instant::now();
+    let (path, body) = requests(0).remove(0);
+    let (status, _, bytes) = post(&gw.base_url(), path, &body).await;
+    assert_eq!(status, 502);
+    let v: Value = serde_json::from_slice(&bytes).unwrap();
+    let message = v["error"]["message"].as_str().unwrap().to_string();
+    assert!(message.contains(&upstream), "{message}");
+    assert!(message.to_lowercase().contains("refused"), "{message}");
+    let calls = gw.shutdown(t0).await;
+    assert_eq!(calls[0].status, Some(502));
+    assert_eq!(calls[0].error.as_deref(), Some(message.as_str()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_upstream_is_cut_when_the_gateway_closes() {
+    // Accepts, reads, never answers.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let upstream = format!("http://{}", listener.local_addr().unwrap());
+    let stall = tokio::spawn(async move {
+        let mut kept = Vec::new();
+        loop {
+            let (socket, _) = listener.accept().await.unwrap();
+            kept.push(socket);
+        }
+    });
+    let gw = gateway(upstream, None).await;
+    let t0 = Instant::now();
+    let base = gw.base_url();
+    let pending = tokio::spawn(async move {
+        let (path, body) = requests(0).remove(0);
+        post(&base, path, &body).await
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(!pending.is_finished(), "the upstream never answers");
+    let closed = Instant::now();
+    let calls = gw.shutdown(t0).await;
+    assert!(closed.elapsed() < std::time::Duration::from_secs(2));
+    assert_eq!(pending.await.unwrap().0, 503);
+    assert_eq!(calls.len(), 1);
+    assert!(
+        calls[0]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("before the upstream answered")
+    );
+    assert_eq!(calls[0].status, None);
+    stall.abort();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credentials_replace_the_cli_dummy_key_and_never_reach_a_record() {
+    // An upstream that answers with the headers it received.
+    async fn echo(req: axum::extract::Request) -> String {
+        let h = req.headers();
+        let get = |n: &str| h.get(n).map(|v| v.to_str().unwrap().to_string());
+        json!({"x-api-key": get("x-api-key"), "authorization": get("authorization"),
+               "query": req.uri().query(), "usage": {"input_tokens": 1}})
+        .to_string()
+    }
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let upstream = format!("http://{}", listener.local_addr().unwrap());
+    let server = tokio::spawn(async move {
+        axum::serve(listener, axum::Router::new().fallback(echo))
+            .await
+            .unwrap()
+    });
+    let mut config = GatewayConfig::new(upstream);
+    config.keep_bodies = true;
+    config.credentials = Credentials {
+        anthropic_api_key: Some("sk-ant-REAL-123".into()),
+        gemini_api_key: Some("AIza-REAL-456".into()),
+        ..Default::default()
+    };
+    let gw = Gateway::start(config).await.unwrap();
+    let t0 = Instant::now();
+    let (path, body) = requests(0).remove(0);
+    let (_, _, bytes) = post(&gw.base_url(), path, &body).await;
+    let seen: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(seen["x-api-key"], "sk-ant-REAL-123");
+    assert_eq!(seen["authorization"], Value::Null);
+    let gem = "/v1beta/models/g:generateContent?key=AIza-CLI&alt=json";
+    let (_, _, bytes) = post(&gw.base_url(), gem, &json!({})).await;
+    let seen: Value = serde_json::from_slice(&bytes).unwrap();
+    assert_eq!(seen["query"], "alt=json", "the CLI's key is dropped");
+    let calls = gw.shutdown(t0).await;
+    let text = serde_json::to_string(&calls).unwrap();
+    assert!(!text.contains("REAL"), "a secret reached a record: {text}");
+    assert!(text.contains("[redacted]"), "{text}");
+    assert!(!text.contains("key=AIza"), "{text}");
+    server.abort();
+}
+
+#[tokio::test]
+async fn a_bad_upstream_url_is_refused_at_start() {
+    let err = Gateway::start(GatewayConfig::new("api.anthropic.com"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, GatewayError::Upstream(_)), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn other_requests_pass_through_and_end_cleanly() {
+    let direct = scripted(SCRIPT).await;
+    let behind = scripted(SCRIPT).await;
+    let gw = gateway(behind.base_url(), None).await;
+    let t0 = Instant::now();
+    let get = |base: String| async move {
+        let r = client()
+            .get(format!("{base}/v1/models"))
+            .send()
+            .await
+            .unwrap();
+        (r.status().as_u16(), r.bytes().await.unwrap())
+    };
+    assert_eq!(get(direct.base_url()).await, get(gw.base_url()).await);
+    let head = client()
+        .head(format!("{}/v1/anything", gw.base_url()))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(head.status().as_u16(), 200);
+    let count = post(
+        &gw.base_url(),
+        "/v1/messages/count_tokens",
+        &json!({"messages": []}),
+    )
+    .await;
+    assert_eq!(count.0, 200);
+    let calls = gw.shutdown(t0).await;
+    assert_eq!(calls.len(), 3);
+    for c in &calls {
+        assert_eq!(c.kind, CallKind::Other, "{c:?}");
+        assert_eq!((c.status, c.error.as_deref()), (Some(200), None), "{c:?}");
+        assert!(c.end_us.is_some(), "{c:?}");
+        assert_eq!(c.usage, None, "not a model call: not read");
+    }
+}

@@ -1,0 +1,261 @@
+//! What the gateway's calls make of a turn record: `num_turns` from the main-thread
+//! calls, the usage the APIs reported, and the reducer's figures kept as a cross-check.
+//! A pure function of the turn record and the recorded calls, so replay (which reads the
+//! calls back from the recording's `model_call` records) gives the live run's record.
+
+use super::call::{CallKind, ModelCall};
+use crate::results::{DiagnosticRecord, TurnRecord};
+use harness_kit::Usage;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+
+/// The gateway's view of one turn (`task.json` → `turn.gateway`). Counts are requests;
+/// times are ms on the turn's clock.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GatewayTurn {
+    /// Every request the CLI sent through the gateway.
+    pub calls: u32,
+    /// Main-thread model requests (retries and a held call included).
+    pub main_calls: u32,
+    /// Side requests (no tools offered; non-streaming Gemini `generateContent`).
+    pub side_calls: u32,
+    /// Distinct turn indices among the main-thread requests: the turn's `num_turns` when
+    /// the gateway is on (a retried call counts once; a held call counts, as `max_turns + 1`;
+    /// when the CLI's own `max_turns` cap stopped it before it sent call N+1, that call is
+    /// counted too, as DESIGN counts it).
+    pub num_turns: u32,
+    /// `num_turns` as the reducer counted it from the CLI's stream (the cross-check; a
+    /// disagreement is a `gateway_turns_disagree` diagnostic).
+    pub reducer_num_turns: u32,
+    /// A main call was held past `max_turns` (never forwarded).
+    pub held: bool,
+    /// Requests answered with an error status (≥ 400, the gateway's own 502/503 included).
+    pub error_responses: u32,
+    /// Time to first token of each main-thread request that got an answer body, in order
+    /// (ms: first response byte − request arrival).
+    pub ttft_ms: Vec<u64>,
+    /// Token usage summed over every model request whose answer reported it (main and
+    /// side), as the APIs reported it ([`super::ApiUsage`]).
+    pub usage: Usage,
+    /// Successful (2xx) model requests whose answer reported no usage: when any, `usage`
+    /// above is partial and the turn's `usage` stays the CLI's.
+    pub usage_unreported: u32,
+    /// The CLI's own usage and its source, kept beside the gateway's when the turn's
+    /// `usage` is the gateway's (`usage_source: gateway`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cli_usage: Option<Usage>,
+    /// Where `cli_usage` came from (`cli_result`, `messages`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cli_usage_source: Option<String>,
+}
+
+/// Applies the gateway's calls to `record`: sets `record.gateway`; `num_turns` becomes
+/// the gateway's count (the reducer's is kept in `gateway.reducer_num_turns`, and a
+/// difference is a diagnostic); when every successful model request reported its usage,
+/// `usage` becomes the APIs' total with `usage_source: gateway` (the CLI's kept beside).
+/// Each upstream failure the gateway answered itself (502) is a `gateway_upstream_error`
+/// diagnostic (one per distinct message). `cost_usd` stays the CLI's: the gateway never
+/// prices tokens.
+pub fn apply(record: &mut TurnRecord, calls: &[ModelCall]) {
+    let main: Vec<&ModelCall> = calls.iter().filter(|c| c.kind == CallKind::Main).collect();
+    let turns: BTreeSet<u32> = main.iter().filter_map(|c| c.turn).collect();
+    let held = main.iter().any(|c| c.held);
+    // A CLI's own cap stops it before it sends call N+1, which DESIGN counts all the same
+    // (`num_turns = max_turns + 1`): the gateway saw N calls and no held one.
+    let native_cap = record.max_turns_exhausted && !held;
+    let num_turns = turns.len() as u32 + u32::from(native_cap);
+    let mut usage = Usage::default();
+    let mut usage_unreported = 0;
+    for c in calls.iter().filter(|c| c.kind != CallKind::Other) {
+        match c.usage {
+            Some(u) => {
+                usage.input_tokens += u.input_tokens.unwrap_or(0);
+                usage.output_tokens += u.output_tokens.unwrap_or(0);
+                usage.cache_read_tokens += u.cache_read_tokens.unwrap_or(0);
+                if let Some(n) = u.cache_write_tokens {
+                    *usage.cache_write_tokens.get_or_insert(0) += n;
+                }
+            }
+            None if c.status.is_some_and(|s| (200..300).contains(&s)) && !c.held => {
+                usage_unreported += 1;
+            }
+            None => {}
+        }
+    }
+    let reducer_num_turns = record.num_turns;
+    if reducer_num_turns != num_turns {
+        record.diagnostics.push(DiagnosticRecord {
+            line: 0,
+            at_ms: 0,
+            kind: "gateway_turns_disagree".into(),
+            message: format!(
+                "the gateway saw {num_turns} main-thread model call(s), the CLI's stream shows \
+                 {reducer_num_turns}: num_turns is the gateway's, the stream's count is in \
+                 gateway.reducer_num_turns"
+            ),
+            raw: String::new(),
+        });
+    }
+    let mut seen = BTreeSet::new();
+    for c in calls.iter().filter(|c| c.status == Some(502)) {
+        if let Some(message) = &c.error
+            && seen.insert(message.clone())
+        {
+            record.diagnostics.push(DiagnosticRecord {
+                line: 0,
+                at_ms: c.us / 1000,
+                kind: "gateway_upstream_error".into(),
+                message: message.clone(),
+                raw: String::new(),
+            });
+        }
+    }
+    record.num_turns = num_turns;
+    let has_model_calls = calls.iter().any(|c| {
+        c.kind != CallKind::Other && !c.held && c.status.is_some_and(|s| (200..300).contains(&s))
+    });
+    let (cli_usage, cli_usage_source) = if usage_unreported == 0 && has_model_calls {
+        let kept = (
+            record.usage,
+            std::mem::replace(&mut record.usage_source, "gateway".into()),
+        );
+        record.usage = usage;
+        (Some(kept.0), Some(kept.1))
+    } else {
+        (None, None)
+    };
+    record.gateway = Some(GatewayTurn {
+        calls: calls.len() as u32,
+        main_calls: main.len() as u32,
+        side_calls: calls.iter().filter(|c| c.kind == CallKind::Side).count() as u32,
+        num_turns,
+        reducer_num_turns,
+        held,
+        error_responses: calls
+            .iter()
+            .filter(|c| c.status.is_some_and(|s| s >= 400))
+            .count() as u32,
+        ttft_ms: main
+            .iter()
+            .filter_map(|c| c.ttft_us())
+            .map(|us| us / 1000)
+            .collect(),
+        usage,
+        usage_unreported,
+        cli_usage,
+        cli_usage_source,
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gateway::ApiUsage;
+
+    fn call(seq: u64, kind: CallKind, turn: u32, status: Option<u16>) -> ModelCall {
+        ModelCall {
+            seq,
+            us: seq * 1000,
+            first_byte_us: status.map(|_| seq * 1000 + 250),
+            end_us: status.map(|_| seq * 1000 + 900),
+            method: "POST".into(),
+            path: "/v1/messages".into(),
+            api: Some(coder_eval_scripted_model::Api::Anthropic),
+            kind,
+            turn: Some(turn),
+            stream: Some(true),
+            model: Some("m".into()),
+            status,
+            held: false,
+            error: None,
+            usage: status.filter(|s| *s == 200).map(|_| ApiUsage {
+                input_tokens: Some(10),
+                output_tokens: Some(2),
+                cache_read_tokens: None,
+                cache_write_tokens: Some(1),
+            }),
+            response_bytes: 100,
+            request_body: None,
+            response_body: None,
+        }
+    }
+
+    fn record(num_turns: u32) -> TurnRecord {
+        let (mut record, _) = crate::turn::collect::Collector::new(Default::default())
+            .finish(crate::turn::finish::TurnEnd::default());
+        record.num_turns = num_turns;
+        record.usage_source = "cli_result".into();
+        record
+    }
+
+    #[test]
+    fn retries_count_once_side_requests_not_at_all_and_usage_is_the_apis() {
+        let calls = [
+            call(1, CallKind::Main, 0, Some(429)),
+            call(2, CallKind::Main, 0, Some(200)),
+            call(3, CallKind::Side, 0, Some(200)),
+            call(4, CallKind::Main, 1, Some(200)),
+        ];
+        let mut r = record(2);
+        apply(&mut r, &calls);
+        let g = r.gateway.as_ref().unwrap();
+        assert_eq!((r.num_turns, g.main_calls, g.side_calls), (2, 3, 1));
+        assert_eq!(g.error_responses, 1);
+        assert_eq!(g.ttft_ms, [0, 0, 0]);
+        assert!(r.diagnostics.is_empty());
+        assert_eq!(r.usage_source, "gateway");
+        assert_eq!((r.usage.input_tokens, r.usage.cache_write_tokens), (30, Some(3)));
+        assert_eq!(g.cli_usage_source.as_deref(), Some("cli_result"));
+    }
+
+    #[test]
+    fn a_disagreeing_stream_is_a_diagnostic_and_the_gateway_count_wins() {
+        let mut r = record(3);
+        apply(&mut r, &[call(1, CallKind::Main, 0, Some(200))]);
+        assert_eq!(r.num_turns, 1);
+        assert_eq!(r.gateway.as_ref().unwrap().reducer_num_turns, 3);
+        assert_eq!(r.diagnostics[0].kind, "gateway_turns_disagree");
+    }
+
+    #[test]
+    fn held_and_native_caps_count_call_n_plus_1() {
+        let mut held = call(3, CallKind::Main, 2, Some(503));
+        held.held = true;
+        held.usage = None;
+        let mut r = record(3);
+        r.max_turns_exhausted = true;
+        let two = [
+            call(1, CallKind::Main, 0, Some(200)),
+            call(2, CallKind::Main, 1, Some(200)),
+        ];
+        apply(&mut r, &[two[0].clone(), two[1].clone(), held]);
+        assert_eq!(r.num_turns, 3);
+        assert!(r.gateway.as_ref().unwrap().held);
+        // The CLI's own cap: call 3 never sent, counted all the same.
+        let mut r = record(3);
+        r.max_turns_exhausted = true;
+        apply(&mut r, &two);
+        assert_eq!(r.num_turns, 3);
+        assert!(r.diagnostics.is_empty());
+    }
+
+    #[test]
+    fn an_unreported_usage_keeps_the_clis_and_an_unreachable_upstream_is_one_diagnostic() {
+        let mut no_usage = call(1, CallKind::Main, 0, Some(200));
+        no_usage.usage = None;
+        let mut r = record(1);
+        apply(&mut r, &[no_usage]);
+        assert_eq!(r.usage_source, "cli_result");
+        assert_eq!(r.gateway.as_ref().unwrap().usage_unreported, 1);
+        let refused = |seq| ModelCall {
+            error: Some(
+                "coder-eval gateway: upstream http://127.0.0.1:9 unreachable: refused".into(),
+            ),
+            ..call(seq, CallKind::Main, 0, Some(502))
+        };
+        let mut r = record(1);
+        apply(&mut r, &[refused(1), refused(2)]);
+        let kinds: Vec<&str> = r.diagnostics.iter().map(|d| d.kind.as_str()).collect();
+        assert_eq!(kinds, ["gateway_upstream_error"]);
+    }
+}

@@ -1,0 +1,312 @@
+//! The model gateway on the five real CLIs (`run --gateway`), with the scripted model as
+//! its upstream (CLI → gateway → scripted model): the shared scenarios give the results
+//! they give direct, with exact call counts and no parity caveat for Codex's parallel
+//! calls; call N+1 is held at the gateway; every call is a `model_call` record with its
+//! time to first token; a 429 reaches the CLI, which retries; a stalled upstream is still
+//! stopped by the turn timeout; an unreachable upstream is a clear diagnostic.
+
+use crate::live_claude::{assert_buckets_tile, assert_replay_matches, netns_available, run_task};
+use crate::support::{bin, root, scratch};
+use coder_eval::gateway::{CallKind, ModelCall};
+use coder_eval::results::{RunSummary, StopReason, TaskResult, TaskStatus, ToolOutcome};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+const HARNESSES: [&str; 5] = ["claude-code", "codex", "pi", "opencode", "gemini-cli"];
+const SCENARIOS: [&str; 4] = ["hello", "parallel", "max_turns", "tool_error"];
+
+/// The `model_call` records of a task's recording, in order.
+fn model_calls(out: &Path, r: &TaskResult) -> Vec<ModelCall> {
+    let path = out
+        .join(&r.task_id)
+        .join(&r.harness)
+        .join("recording.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    assert_eq!(header["gateway"], true, "{}", path.display());
+    text.lines()
+        .filter(|l| l.starts_with(r#"{"t":"model_call""#))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+/// Every request the gateway forwarded reached the scripted model, and only those: the
+/// scripted model's own log (phone-home attempts go to it directly, not through the
+/// gateway) has exactly the gateway's forwarded requests, main and side alike.
+fn assert_exact_counts(r: &TaskResult, calls: &[ModelCall]) {
+    let requests = r
+        .scripted_model_requests
+        .as_ref()
+        .expect("a scripted model");
+    let kind = |k: &str| requests.iter().filter(|q| q["kind"] == k).count();
+    let forwarded = |k: CallKind| calls.iter().filter(|c| c.kind == k && !c.held).count();
+    let what = format!("{} on {}", r.task_id, r.harness);
+    assert_eq!(
+        forwarded(CallKind::Main),
+        kind("main"),
+        "{what}: {calls:#?}"
+    );
+    assert_eq!(forwarded(CallKind::Side), kind("side"), "{what}");
+    assert!(
+        requests.iter().all(|q| q["kind"] != "unknown"),
+        "{what}: {requests:#?}"
+    );
+    // No call held by the scripted model itself: the gateway holds.
+    assert!(requests.iter().all(|q| q["status"] != 503), "{what}");
+}
+
+#[test]
+fn scenarios_through_the_gateway_on_every_harness() {
+    let out = scratch("live-gateway");
+    let mut cmd = Command::new(bin());
+    cmd.arg("run");
+    for s in SCENARIOS {
+        cmd.arg(root().join(format!("tasks/scenarios/{s}/task.yaml")));
+    }
+    for h in HARNESSES {
+        cmd.args(["--harness", h]);
+    }
+    cmd.arg("--out")
+        .arg(&out)
+        .args(["--jobs", "2", "--gateway"]);
+    if netns_available() {
+        cmd.arg("--isolate-network");
+    }
+    let output = cmd.output().unwrap();
+    eprintln!(
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let summary: RunSummary =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(summary.rows.len(), SCENARIOS.len() * HARNESSES.len());
+    let mut views: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    for row in &summary.rows {
+        let r: TaskResult =
+            serde_json::from_str(&std::fs::read_to_string(out.join(&row.result)).unwrap()).unwrap();
+        let t = r.turn.as_ref().expect("the CLI ran");
+        let what = format!("{} on {}", r.task_id, r.harness);
+        let g = t.gateway.as_ref().expect("the gateway's view");
+        let calls = model_calls(&out, &r);
+        assert_exact_counts(&r, &calls);
+        assert_buckets_tile(t);
+        // Replay reads the calls back and gives the live record, byte for byte.
+        assert_replay_matches(&out, &r);
+        // The gateway's count is the turn's; the stream agrees with it, except where a
+        // CLI shows one reply's parallel calls as separate replies (Codex): then the
+        // cross-check says so.
+        assert_eq!(t.num_turns, g.num_turns, "{what}");
+        let disagree = t
+            .diagnostics
+            .iter()
+            .filter(|d| d.kind == "gateway_turns_disagree")
+            .count();
+        if r.harness == "codex" && r.task_id == "parallel" {
+            assert_eq!(g.reducer_num_turns, 3, "{what}: the stream's count");
+            assert_eq!(disagree, 1, "{what}: {:?}", t.diagnostics);
+        } else {
+            assert_eq!(
+                g.reducer_num_turns, g.num_turns,
+                "{what}: {:?}",
+                t.diagnostics
+            );
+            assert_eq!(disagree, 0, "{what}");
+        }
+        assert!(
+            !t.diagnostics
+                .iter()
+                .any(|d| d.kind == "gateway_upstream_error"),
+            "{what}: {:?}",
+            t.diagnostics
+        );
+        // Every answered main call has its time to first token.
+        let answered = calls
+            .iter()
+            .filter(|c| c.kind == CallKind::Main && !c.held)
+            .count();
+        assert_eq!(g.ttft_ms.len(), answered, "{what}");
+        for c in calls.iter().filter(|c| !c.held) {
+            assert!(c.first_byte_us >= Some(c.us), "{what}: {c:?}");
+            assert!(c.end_us >= c.first_byte_us, "{what}: {c:?}");
+            assert!(c.request_body.is_none(), "bodies are off by default");
+        }
+        // The scripted model reports usage on every answer: the turn's usage is the APIs'.
+        assert_eq!(t.usage_source, "gateway", "{what}");
+        assert!(t.usage.input_tokens > 0, "{what}");
+        // No parity caveat is needed: the same view on every harness, Codex included.
+        let statuses: Vec<ToolOutcome> = t.tool_calls.iter().map(|c| c.status).collect();
+        let view = format!(
+            "num_turns={} tools={} max_turns_exhausted={} status={:?}",
+            t.num_turns,
+            statuses.len(),
+            t.max_turns_exhausted,
+            r.status
+        );
+        views
+            .entry(r.task_id.clone())
+            .or_default()
+            .push((r.harness.clone(), view));
+        match r.task_id.as_str() {
+            "hello" => {
+                assert_eq!(r.status, TaskStatus::Success, "{what}: {:?}", r.error);
+                assert_eq!((t.num_turns, t.tool_calls.len()), (3, 2), "{what}");
+            }
+            "parallel" => {
+                // One reply holding two tool calls is one model call on every CLI.
+                assert_eq!((t.num_turns, t.tool_calls.len()), (2, 2), "{what}");
+                assert_eq!(g.num_turns, 2, "{what}");
+            }
+            "max_turns" => {
+                assert_eq!(t.num_turns, 3, "{what}");
+                assert!(t.max_turns_exhausted, "{what}");
+                let steps = std::fs::read_to_string(
+                    out.join("max_turns")
+                        .join(&r.harness)
+                        .join("workspace/steps.txt"),
+                )
+                .unwrap_or_default();
+                assert_eq!(
+                    steps, "step 1\nstep 2\n",
+                    "{what}: call 3's command never ran"
+                );
+                // Call 3 was held at the gateway (never forwarded), unless the CLI's own
+                // cap stopped it before it asked.
+                if r.stop
+                    .as_ref()
+                    .is_some_and(|s| s.reason == StopReason::MaxTurns)
+                {
+                    assert!(g.held, "{what}");
+                    assert!(calls.iter().any(|c| c.held && c.turn == Some(2)), "{what}");
+                }
+                assert!(calls.iter().all(|c| c.held || c.turn < Some(2)), "{what}");
+            }
+            "tool_error" => assert_eq!(t.tool_calls.len(), 1, "{what}"),
+            _ => unreachable!(),
+        }
+    }
+    let mut broken = Vec::new();
+    for (scenario, list) in &views {
+        if list.iter().any(|(_, v)| v != &list[0].1) {
+            broken.push(format!("{scenario}: {list:#?}"));
+        }
+    }
+    assert!(broken.is_empty(), "parity broken:\n{}", broken.join("\n"));
+}
+
+/// A script: `first` as reply 1, then hello's two replies.
+fn script(dir: &Path, first: &str) -> String {
+    let path = dir.join("script.yaml");
+    std::fs::write(
+        &path,
+        format!(
+            "name: gw\nreplies:\n  - {first}\n  - tool_calls: [{{shell: {{command: date}}}}]\n  - text: done\n"
+        ),
+    )
+    .unwrap();
+    path.display().to_string()
+}
+
+#[test]
+fn an_upstream_429_reaches_the_cli_which_retries() {
+    let out = scratch("live-gateway-429");
+    let script = script(
+        &out,
+        "{http_error: {status: 429, message: slow down, times: 1}, text: ok, tool_calls: [{write_file: {path: hello.txt, content: \"hi\\n\"}}]}",
+    );
+    let r = run_task(
+        "tasks/scenarios/hello/task.yaml",
+        "claude-code",
+        &out,
+        &["--gateway", "--scripted-model", &script],
+    );
+    assert_eq!(r.status, TaskStatus::Success, "{:?}", r.error);
+    let calls = model_calls(&out, &r);
+    let main: Vec<_> = calls.iter().filter(|c| c.kind == CallKind::Main).collect();
+    assert_eq!(main[0].status, Some(429), "{calls:#?}");
+    assert_eq!(main[1].status, Some(200), "{calls:#?}");
+    assert_eq!(main[0].turn, main[1].turn, "the retry is the same call");
+    let t = r.turn.as_ref().unwrap();
+    // The retry is not a turn: three calls, as without the error.
+    assert_eq!(t.num_turns, 3);
+    assert_eq!(t.gateway.as_ref().unwrap().error_responses, 1);
+    assert_replay_matches(&out, &r);
+}
+
+#[test]
+fn a_stalled_upstream_is_stopped_by_the_turn_timeout() {
+    let out = scratch("live-gateway-stall");
+    let script = script(&out, "{delay_ms: 600000, text: never}");
+    let started = std::time::Instant::now();
+    let r = run_task(
+        "tasks/scenarios/hello/task.yaml",
+        "claude-code",
+        &out,
+        &[
+            "--gateway",
+            "--scripted-model",
+            &script,
+            "-D",
+            "run_limits.turn_timeout=8",
+        ],
+    );
+    assert!(started.elapsed().as_secs() < 60);
+    assert_eq!(
+        r.stop.as_ref().map(|s| s.reason),
+        Some(StopReason::TurnTimeout),
+        "{r:#?}"
+    );
+    let calls = model_calls(&out, &r);
+    let stalled = calls
+        .iter()
+        .find(|c| c.kind == CallKind::Main)
+        .expect("the first call");
+    // Never answered: no first byte, no status from upstream, and the record says why
+    // (the gateway closed, or the stopped CLI's connection went first).
+    assert_eq!(stalled.first_byte_us, None, "{stalled:?}");
+    assert_ne!(stalled.status, Some(200), "{stalled:?}");
+    assert!(stalled.error.is_some(), "{stalled:?}");
+}
+
+#[test]
+fn an_unreachable_upstream_is_a_clear_diagnostic() {
+    let out = scratch("live-gateway-refused");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let upstream = format!("http://127.0.0.1:{port}");
+    let r = run_task(
+        "tasks/scenarios/hello/task.yaml",
+        "claude-code",
+        &out,
+        &[
+            "--gateway",
+            "--upstream",
+            &upstream,
+            "-D",
+            "run_limits.turn_timeout=20",
+        ],
+    );
+    assert_ne!(r.status, TaskStatus::Success);
+    let t = r.turn.as_ref().expect("the CLI ran");
+    let d = t
+        .diagnostics
+        .iter()
+        .find(|d| d.kind == "gateway_upstream_error")
+        .unwrap_or_else(|| panic!("{:#?}", t.diagnostics));
+    assert!(d.message.contains(&upstream), "{}", d.message);
+    assert!(
+        d.message.to_lowercase().contains("refused"),
+        "{}",
+        d.message
+    );
+    let calls = model_calls(&out, &r);
+    assert!(calls.iter().all(|c| c.status == Some(502)), "{calls:#?}");
+    assert!(
+        r.scripted_model_requests.is_none(),
+        "no scripted model with --upstream"
+    );
+}
