@@ -1,7 +1,7 @@
 use super::*;
-use harness_kit::ToolStatus;
+use crate::ToolStatus;
 
-type Reduced = harness_kit::testing::Reduced<OpenCodeReducer>;
+type Reduced = crate::testing::Reduced<OpenCodeReducer>;
 
 fn step_start(session: &str, part_session: &str, msg: &str) -> String {
     format!(

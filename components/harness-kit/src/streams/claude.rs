@@ -10,7 +10,7 @@
 //!   `message_delta`'s usage updates the message's output tokens.
 //! - `rate_limit_event`, `system/compact_boundary`, unknown types and broken lines become
 //!   diagnostics; a line with lone UTF-16 surrogate escapes or a repeated key is read
-//!   after a repair, with a `repaired_line` diagnostic (see `harness_kit::parse_line`).
+//!   after a repair, with a `repaired_line` diagnostic (see `crate::parse_line`).
 //!
 //! Lines are read through the typed, lenient view in [`wire`]: only the fields below are
 //! read, and a field of an unexpected JSON type reads as absent. So a `usage` that is not
@@ -19,8 +19,8 @@
 //! (Checked against the earlier `Value`-based reducer by replaying the corpus with random
 //! type changes: these two are the only differences.)
 
-use harness_kit::reduce::{HashMap, HashSet, IdMaker, decode, type_diagnostic};
-use harness_kit::{Event, Reducer, ReducerConfig, Usage, truncated_line};
+use crate::reduce::{HashMap, HashSet, IdMaker, decode, type_diagnostic};
+use crate::{Event, Reducer, ReducerConfig, Usage, truncated_line};
 use wire::Line;
 
 mod wire;

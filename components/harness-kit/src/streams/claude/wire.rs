@@ -1,7 +1,7 @@
 //! The fields of a stream-json line the reducer reads (Claude Code 2.1.x); all others are
 //! skipped unread.
 
-use harness_kit::lenient::{self, Object, TextOrList};
+use crate::lenient::{self, Object, TextOrList};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;

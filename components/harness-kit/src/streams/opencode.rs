@@ -30,9 +30,9 @@
 //!   in a `no_output` failure. No model id and no user prompt are in the stream (B31): the
 //!   host records both.
 
-use harness_kit::reduce::{HashMap, HashSet};
-use harness_kit::reduce::{IdMaker, decode_object, no_output, type_diagnostic};
-use harness_kit::{
+use crate::reduce::{HashMap, HashSet};
+use crate::reduce::{IdMaker, decode_object, no_output, type_diagnostic};
+use crate::{
     Event, Reducer, ReducerConfig, UnreportedKind, Usage, str_field, truncated_line, u64_field,
 };
 use serde_json::{Map, Value};

@@ -1,7 +1,7 @@
 use super::*;
-use harness_kit::ToolStatus;
+use crate::ToolStatus;
 
-type Reduced = harness_kit::testing::Reduced<ClaudeReducer>;
+type Reduced = crate::testing::Reduced<ClaudeReducer>;
 
 #[test]
 fn groups_by_message_id_and_pairs_tools() {
@@ -281,7 +281,6 @@ fn b39_abandoned_attempts_are_retries_not_calls() {
 /// running total); `totals` tells the host it is per session from 2.1.277 on.
 #[test]
 fn b40_resumed_total_is_reported_as_seen_and_declared_per_session() {
-    use harness_kit::{Harness, TotalsScope};
     let r = field2("B40-resume-restores-cost-total");
     assert_eq!(r.turns(), 1);
     let Some(Event::FinalResult {
@@ -308,13 +307,7 @@ fn b40_resumed_total_is_reported_as_seen_and_declared_per_session() {
         |e| matches!(e, Event::SessionStarted { cli_version: Some(v), .. }
         if v == "2.1.278")
     ));
-    let totals = crate::ClaudeCode::totals;
-    assert_eq!(totals(Some("2.1.278")), TotalsScope::PerSession);
-    assert_eq!(totals(Some("2.1.277")), TotalsScope::PerSession);
-    assert_eq!(totals(Some("2.1.276")), TotalsScope::PerProcess);
-    assert_eq!(totals(Some("2.1.197")), TotalsScope::PerProcess);
-    assert_eq!(totals(Some("3.0.0 (Claude Code)")), TotalsScope::PerSession);
-    assert_eq!(totals(None), TotalsScope::PerProcess);
+    // How these totals accumulate by version: `claude-code`'s `totals_scope_by_version`.
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! and ends its call; a `task` call whose sub-agent printed nothing is unreported work.
 
 use super::OpenCodeReducer;
-use harness_kit::{Event, ToolStatus, UnreportedKind, excerpt, str_field};
+use crate::{Event, ToolStatus, UnreportedKind, excerpt, str_field};
 use serde_json::{Map, Value};
 
 impl OpenCodeReducer {

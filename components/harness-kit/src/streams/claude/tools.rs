@@ -4,7 +4,7 @@
 
 use super::ClaudeReducer;
 use super::wire::{Block, Line, ResultContent};
-use harness_kit::{Event, ToolStatus, excerpt};
+use crate::{Event, ToolStatus, excerpt};
 
 impl ClaudeReducer {
     /// `result.permission_denials`: a listed call not yet finished is finished as denied.
