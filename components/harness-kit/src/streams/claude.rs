@@ -18,6 +18,21 @@
 //! assistant line whose `message` is not an object is a `missing_field` diagnostic.
 //! (Checked against the earlier `Value`-based reducer by replaying the corpus with random
 //! type changes: these two are the only differences.)
+//!
+//! # Qwen Code's dialect ([`Dialect::QwenCode`])
+//!
+//! Qwen Code 0.24.x (`qwen -o stream-json`, see `shared/corpus/live/qwen/`) prints the same
+//! line shapes, with three differences, checked against its recordings and its bundle:
+//!
+//! - every `assistant` line has a `message.id` of its own, also when it continues the same
+//!   model reply (a text block, then the reply's tool calls with the reply's usage). A
+//!   model call is therefore the run of assistant lines of one thread up to the next `user`
+//!   line (its tool results) or `result`; it keeps the first line's id;
+//! - `usage.input_tokens` is the whole prompt (Gemini's `promptTokenCount`), cache reads
+//!   included: the uncached input is `input_tokens - cache_read_input_tokens`, and
+//!   `total_tokens` beyond prompt + output is thinking, counted as output;
+//! - a failed `run_shell_command` result holds a line `Exit Code: N`; `system/init` names the
+//!   version in `qwen_code_version`.
 
 use crate::reduce::{HashMap, HashSet, IdMaker, decode, type_diagnostic};
 use crate::{Event, Reducer, ReducerConfig, Usage, truncated_line};
@@ -25,9 +40,22 @@ use wire::Line;
 
 mod wire;
 
+/// Which CLI prints the stream: Claude Code, or Qwen Code (see the module doc).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    /// Claude Code 2.1.x.
+    ClaudeCode,
+    /// Qwen Code 0.24.x (`qwen -o stream-json`).
+    QwenCode,
+}
+
 /// The Claude Code reducer's state for one stream.
 pub struct ClaudeReducer {
     config: ReducerConfig,
+    dialect: Dialect,
+    /// Qwen Code: the id the open model call of each thread took (its first line's), until
+    /// that thread's next `user` line.
+    open_call: HashMap<Option<String>, String>,
     /// Messages seen so far, by message id.
     messages: HashMap<String, Message>,
     /// The message a partial-message stream is on, by thread (`None` = main thread), and
@@ -58,19 +86,9 @@ struct Message {
 
 impl Reducer for ClaudeReducer {
     fn new(config: ReducerConfig) -> Self {
-        ClaudeReducer {
-            config,
-            messages: HashMap::default(),
-            streaming: HashMap::default(),
-            tools_denied: HashSet::default(),
-            tools_failed_silently: HashSet::default(),
-            synthetic_text: None,
-            tools_started: HashSet::default(),
-            tools_finished: HashSet::default(),
-            last_main_text: String::new(),
-            made_up_ids: IdMaker::new("claude-code-msg"),
-        }
+        Self::with_dialect(config, Dialect::ClaudeCode)
     }
+
 
     fn feed(&mut self, line: &[u8], _stamp_us: u64) -> Vec<Event> {
         let mut scratch = String::new();
@@ -82,9 +100,16 @@ impl Reducer for ClaudeReducer {
         match parsed.kind.as_deref().unwrap_or("") {
             "system" => self.system(&parsed, line, &mut out),
             "assistant" => self.assistant(&parsed, parent, line, &mut out),
-            "user" => self.user(&parsed, &mut out),
+            "user" => {
+                // Qwen Code: the thread's tool results end its model call.
+                self.open_call.remove(&parent);
+                self.user(&parsed, &mut out);
+            }
             "stream_event" => self.stream_event(&parsed, parent, &mut out),
-            "result" => self.result(&parsed, &mut out),
+            "result" => {
+                self.open_call.clear();
+                self.result(&parsed, &mut out);
+            }
             "rate_limit_event" => {
                 let status = parsed
                     .rate_limit_info
@@ -109,11 +134,36 @@ impl Reducer for ClaudeReducer {
 }
 
 impl ClaudeReducer {
+    /// A reducer for `dialect`'s stream ([`Reducer::new`] reads Claude Code's).
+    pub fn with_dialect(config: ReducerConfig, dialect: Dialect) -> Self {
+        ClaudeReducer {
+            config,
+            dialect,
+            open_call: HashMap::default(),
+            messages: HashMap::default(),
+            streaming: HashMap::default(),
+            tools_denied: HashSet::default(),
+            tools_failed_silently: HashSet::default(),
+            synthetic_text: None,
+            tools_started: HashSet::default(),
+            tools_finished: HashSet::default(),
+            last_main_text: String::new(),
+            made_up_ids: IdMaker::new(match dialect {
+                Dialect::ClaudeCode => "claude-code-msg",
+                Dialect::QwenCode => "qwen-code-msg",
+            }),
+        }
+    }
+
     fn system(&mut self, parsed: &Line, line: &[u8], out: &mut Vec<Event>) {
         match parsed.subtype.as_deref().unwrap_or("") {
             "init" => out.push(Event::SessionStarted {
                 session_id: parsed.session_id.as_deref().map(String::from),
-                cli_version: parsed.claude_code_version.as_deref().map(String::from),
+                cli_version: parsed
+                    .claude_code_version
+                    .as_deref()
+                    .or(parsed.qwen_code_version.as_deref())
+                    .map(String::from),
                 model: parsed.model.as_deref().map(String::from),
                 tools: parsed.tools.iter().map(|t| t.to_string()).collect(),
             }),
@@ -189,10 +239,20 @@ impl ClaudeReducer {
             self.synthetic_text = Some(text);
             return;
         }
-        let id = match message.id.as_deref() {
+        let mut id = match message.id.as_deref() {
             Some(id) => id.to_string(),
             None => self.made_up_ids.next_id(),
         };
+        if self.dialect == Dialect::QwenCode {
+            // A later line of the same reply carries an id of its own: the call keeps its
+            // first line's.
+            match self.open_call.get(&parent) {
+                Some(open) => id.clone_from(open),
+                None => {
+                    self.open_call.insert(parent.clone(), id.clone());
+                }
+            }
+        }
         // The complete message of another id while a streamed one was never confirmed: the
         // streamed attempt was abandoned and retried without streaming (B39).
         match self.streaming.get(&parent).map(|(s, c)| (*s == id, *c)) {
@@ -206,7 +266,7 @@ impl ClaudeReducer {
             _ => {}
         }
         self.open_message(&id, &parent, out);
-        let usage = message.usage.map(usage_of);
+        let usage = message.usage.map(|u| usage_of(self.dialect, u));
         let msg = self.messages.get_mut(&id).expect("opened above");
         for block in &message.content {
             match block.kind.as_deref() {
@@ -309,7 +369,7 @@ impl ClaudeReducer {
                 else {
                     return;
                 };
-                let delta_usage = usage_of(delta_usage);
+                let delta_usage = usage_of(self.dialect, delta_usage);
                 let usage = msg.usage.get_or_insert(delta_usage);
                 usage.output_tokens = usage.output_tokens.max(delta_usage.output_tokens);
                 out.push(message_event(id, msg));
@@ -382,7 +442,7 @@ impl ClaudeReducer {
             cost_usd: parsed.total_cost_usd,
             duration_ms: parsed.duration_ms,
             text,
-            usage: parsed.usage.map(usage_of),
+            usage: parsed.usage.map(|u| usage_of(self.dialect, u)),
         });
     }
 }
@@ -411,13 +471,26 @@ fn message_event(id: &str, msg: &Message) -> Event {
     }
 }
 
-/// Anthropic usage: `input_tokens` excludes cache reads and writes already.
-fn usage_of(u: wire::UsageFields) -> Usage {
-    Usage {
-        input_tokens: u.input_tokens.unwrap_or(0),
-        output_tokens: u.output_tokens.unwrap_or(0),
-        cache_read_tokens: u.cache_read_input_tokens.unwrap_or(0),
-        cache_write_tokens: u.cache_creation_input_tokens.unwrap_or(0),
+/// Claude Code (Anthropic usage): `input_tokens` excludes cache reads and writes already.
+/// Qwen Code: `input_tokens` is the whole prompt, cache reads included, and `total_tokens`
+/// past prompt + output is thinking (counted as output).
+fn usage_of(dialect: Dialect, u: wire::UsageFields) -> Usage {
+    let input = u.input_tokens.unwrap_or(0);
+    let output = u.output_tokens.unwrap_or(0);
+    let cache_read = u.cache_read_input_tokens.unwrap_or(0);
+    match dialect {
+        Dialect::ClaudeCode => Usage {
+            input_tokens: input,
+            output_tokens: output,
+            cache_read_tokens: cache_read,
+            cache_write_tokens: u.cache_creation_input_tokens.unwrap_or(0),
+        },
+        Dialect::QwenCode => Usage {
+            input_tokens: input.saturating_sub(cache_read),
+            output_tokens: output.max(u.total_tokens.unwrap_or(0).saturating_sub(input)),
+            cache_read_tokens: cache_read,
+            cache_write_tokens: u.cache_creation_input_tokens.unwrap_or(0),
+        },
     }
 }
 

@@ -403,4 +403,5 @@ fn usage_of(tokens: &Value) -> Usage {
 
 #[cfg(test)]
 mod tests;
+pub mod launch;
 mod tools;

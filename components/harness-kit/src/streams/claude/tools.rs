@@ -2,7 +2,7 @@
 //! permission rules as denied, a failed Bash command with its exit code), and
 //! `result.permission_denials` ends as denied a listed call no result ended.
 
-use super::ClaudeReducer;
+use super::{ClaudeReducer, Dialect};
 use super::wire::{Block, Line, ResultContent};
 use crate::{Event, ToolStatus, excerpt};
 
@@ -80,7 +80,7 @@ impl ClaudeReducer {
             let output = result_text(block.content.as_ref());
             let denied = is_error && is_permission_refusal(&output);
             let exit_code = if is_error && !denied {
-                exit_code_of(&output)
+                exit_code_of(&output, self.dialect)
             } else {
                 None
             };
@@ -143,8 +143,17 @@ fn result_text(content: Option<&ResultContent>) -> String {
     }
 }
 
-/// Claude Code's Bash tool reports a failed command as "Exit code N\n<output>".
-fn exit_code_of(output: &str) -> Option<i32> {
+/// Claude Code's Bash tool reports a failed command as "Exit code N\n<output>"; Qwen
+/// Code's `run_shell_command` as lines "Command: …", "Output: …", "Exit Code: N", ….
+fn exit_code_of(output: &str, dialect: Dialect) -> Option<i32> {
+    if dialect == Dialect::QwenCode {
+        return output
+            .lines()
+            .find_map(|l| l.strip_prefix("Exit Code: "))?
+            .trim()
+            .parse()
+            .ok();
+    }
     output
         .strip_prefix("Exit code ")?
         .split(|c: char| !c.is_ascii_digit() && c != '-')

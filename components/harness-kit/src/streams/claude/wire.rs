@@ -23,6 +23,9 @@ pub struct Line<'a> {
     pub session_id: Option<Cow<'a, str>>,
     #[serde(borrow, deserialize_with = "lenient::field")]
     pub claude_code_version: Option<Cow<'a, str>>,
+    /// Qwen Code's `system/init` names its version here instead.
+    #[serde(borrow, deserialize_with = "lenient::field")]
+    pub qwen_code_version: Option<Cow<'a, str>>,
     #[serde(borrow, deserialize_with = "lenient::field")]
     pub model: Option<Cow<'a, str>>,
     #[serde(borrow, deserialize_with = "lenient::list")]
@@ -176,6 +179,9 @@ pub struct UsageFields {
     pub cache_read_input_tokens: Option<u64>,
     #[serde(deserialize_with = "lenient::field")]
     pub cache_creation_input_tokens: Option<u64>,
+    /// Qwen Code only: prompt + output (+ thinking) tokens.
+    #[serde(deserialize_with = "lenient::field")]
+    pub total_tokens: Option<u64>,
 }
 
 impl<'de: 'a, 'a> Object<'de> for Line<'a> {}
