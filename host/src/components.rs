@@ -50,6 +50,16 @@ pub const BUILTIN_HARNESSES: &[BuiltinHarness] = &[
         program: "gemini",
         wasm: embedded::GEMINI_CLI,
     },
+    BuiltinHarness {
+        name: "qwen-code",
+        program: "qwen",
+        wasm: embedded::QWEN_CODE,
+    },
+    BuiltinHarness {
+        name: "kilo",
+        program: "kilo",
+        wasm: embedded::KILO,
+    },
 ];
 
 /// Where replacement components come from.

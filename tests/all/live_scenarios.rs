@@ -14,7 +14,15 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-const HARNESSES: [&str; 5] = ["claude-code", "codex", "pi", "opencode", "gemini-cli"];
+const HARNESSES: [&str; 7] = [
+    "claude-code",
+    "codex",
+    "pi",
+    "opencode",
+    "gemini-cli",
+    "qwen-code",
+    "kilo",
+];
 const SCENARIOS: [&str; 5] = ["hello", "parallel", "max_turns", "tool_error", "long_shell"];
 
 /// Runs every scenario on every harness, `jobs` at a time; returns results by
@@ -206,7 +214,7 @@ fn five_clis_at_once_leave_no_process_behind() {
     );
     let summary: RunSummary =
         serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
-    assert_eq!(summary.rows.len(), 5);
+    assert_eq!(summary.rows.len(), HARNESSES.len());
     for row in &summary.rows {
         let r: TaskResult =
             serde_json::from_str(&std::fs::read_to_string(out.join(&row.result)).unwrap()).unwrap();

@@ -32,6 +32,7 @@ mod replay_codex_pi;
 mod replay_corpus;
 mod replay_field2;
 mod replay_opencode_gemini;
+mod replay_qwen_kilo;
 mod retries;
 mod sandbox;
 mod sandbox_promises;
