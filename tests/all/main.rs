@@ -25,6 +25,7 @@ mod live_criteria;
 mod live_early_stop;
 mod live_load_errors;
 mod live_scenarios;
+mod out_of_tree_harness;
 mod reliability;
 mod reliability_attack;
 mod reliability_edges;

@@ -9,7 +9,8 @@ use coder_eval::turn::replay::{ReplayOptions, replay};
 
 fn replay_of(harness: &str, rel: &str) -> TurnRecord {
     let path = corpus(rel);
-    replay(&path, &ReplayOptions::new(harness)).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    replay(&path, &ReplayOptions::new(harness))
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 fn qwen(scenario: &str) -> TurnRecord {
@@ -31,7 +32,12 @@ fn every_qwen_and_kilo_capture_replays_and_matches_its_snapshot() {
             assert!(record.reducer_error.is_none(), "{}", path.display());
             let name = format!(
                 "{}__{}",
-                path.parent().unwrap().file_name().unwrap().to_str().unwrap(),
+                path.parent()
+                    .unwrap()
+                    .file_name()
+                    .unwrap()
+                    .to_str()
+                    .unwrap(),
                 path.file_stem().unwrap().to_str().unwrap()
             );
             insta::assert_json_snapshot!(name, record);

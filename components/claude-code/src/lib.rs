@@ -8,8 +8,8 @@
 
 mod launch;
 
-pub use launch::ClaudeCode;
 pub use harness_kit::streams::claude::ClaudeReducer;
+pub use launch::ClaudeCode;
 
 #[cfg(all(feature = "export", not(feature = "harness-v0-1")))]
 harness_kit::export_harness!(ClaudeCode);

@@ -37,8 +37,14 @@ fn parallel_and_tool_error() {
     assert_eq!(r.turns(), 2);
     assert_eq!(r.tools().len(), 2);
     let r = live("tool_error");
-    assert!(r.iter().any(|e| matches!(e,
-        Event::ToolCallFinished { status: ToolStatus::Error, exit_code: Some(2), .. })));
+    assert!(r.iter().any(|e| matches!(
+        e,
+        Event::ToolCallFinished {
+            status: ToolStatus::Error,
+            exit_code: Some(2),
+            ..
+        }
+    )));
 }
 
 #[test]
@@ -49,12 +55,18 @@ fn plan_uses_kilo_names_and_opt_outs() {
         ..Default::default()
     };
     let plan = Kilo::plan(&settings, &RunLimits::default()).unwrap();
-    assert_eq!(plan.argv.join(" "), "kilo run --format json -m mock/mock-model");
+    assert_eq!(
+        plan.argv.join(" "),
+        "kilo run --format json -m mock/mock-model"
+    );
     assert_eq!(plan.prompt, PromptDelivery::ArgvAt(6));
     assert_eq!(plan.files[0].path, "kilo.json");
     let config: Value = serde_json::from_str(&plan.files[0].content).unwrap();
     assert_eq!(config["$schema"], "https://app.kilo.ai/config.json");
-    assert_eq!(config["disabled_providers"], serde_json::json!(["kilo", "apertis"]));
+    assert_eq!(
+        config["disabled_providers"],
+        serde_json::json!(["kilo", "apertis"])
+    );
     assert_eq!(
         config["provider"]["mock"]["options"]["baseURL"],
         "http://127.0.0.1:9/v1"
@@ -90,5 +102,8 @@ fn neutral_actions_are_opencode_tools() {
         "/w",
     );
     assert_eq!(call.name, "write");
-    assert_eq!(call.arguments_json, r#"{"filePath":"/w/a.txt","content":"x"}"#);
+    assert_eq!(
+        call.arguments_json,
+        r#"{"filePath":"/w/a.txt","content":"x"}"#
+    );
 }

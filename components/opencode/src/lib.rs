@@ -17,8 +17,8 @@
 
 mod launch;
 
-pub use launch::OpenCode;
 pub use harness_kit::streams::opencode::OpenCodeReducer;
+pub use launch::OpenCode;
 
 #[cfg(all(feature = "export", not(feature = "harness-v0-1")))]
 harness_kit::export_harness!(OpenCode);

@@ -14,7 +14,7 @@
 //!   (2 requests a run, `shared/corpus/live/qwen/probe_hello.requests.jsonl`).
 
 use harness_kit::{
-    AgentField, AgentSettings, Capabilities, ConfigFile, ExitCode, Harness, LaunchPlan,
+    AgentField, AgentSettings, Capabilities, Caveat, ConfigFile, ExitCode, Harness, LaunchPlan,
     NeutralAction, PromptDelivery, RunLimits, SystemPromptMode, ToolCall, TotalsScope,
 };
 use serde_json::json;
@@ -83,9 +83,11 @@ impl Harness for QwenCode {
     fn plan(settings: &AgentSettings, _limits: &RunLimits) -> Result<LaunchPlan, String> {
         Self::describe().check(settings)?;
         if settings.session.is_some() {
-            return Err("the Qwen Code harness does not start or resume sessions (its \
+            return Err(
+                "the Qwen Code harness does not start or resume sessions (its \
                         `--session-id` and `--resume` were not checked)"
-                .into());
+                    .into(),
+            );
         }
         let model = settings
             .model
@@ -129,7 +131,10 @@ impl Harness for QwenCode {
         });
         let mut env = vec![
             ("OPENAI_MODEL".to_string(), model),
-            ("QWEN_CODE_SUPPRESS_YOLO_WARNING".to_string(), "1".to_string()),
+            (
+                "QWEN_CODE_SUPPRESS_YOLO_WARNING".to_string(),
+                "1".to_string(),
+            ),
         ];
         if let Some(key) = &settings.api_key {
             env.push(("OPENAI_API_KEY".into(), key.clone()));
@@ -153,7 +158,9 @@ impl Harness for QwenCode {
             native_limits: Vec::new(),
             unsupported_limits: Vec::new(),
             side_files: Vec::new(),
-            caveats: Vec::new(),
+            // Qwen Code's shell tool refuses `sleep N && …` (N >= 2) as "Blocked: …"
+            // before running it (its validator; no setting turns it off).
+            caveats: vec![Caveat::BlockingShellRefused],
             exit_codes: EXIT_CODES
                 .iter()
                 .map(|&(code, kind, meaning)| ExitCode {

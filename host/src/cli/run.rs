@@ -335,7 +335,7 @@ fn run_as(
     let harnesses: Vec<String> = if layered {
         Vec::new()
     } else if args.harness.iter().any(|h| h == "all") {
-        installed_harnesses()
+        installed_harnesses(args.components.as_deref())
     } else {
         args.harness.clone()
     };
@@ -577,12 +577,23 @@ fn resume_ignores(args: &RunArgs) -> Vec<&'static str> {
     .collect()
 }
 
-/// Built-in harnesses whose CLI can be found.
-fn installed_harnesses() -> Vec<String> {
+/// Built-in harnesses, and those a `--components` folder adds, whose CLI can be found.
+fn installed_harnesses(components: Option<&std::path::Path>) -> Vec<String> {
+    let added = ComponentSource {
+        dir: components.map(PathBuf::from),
+        ..Default::default()
+    }
+    .added_harnesses();
     BUILTIN_HARNESSES
         .iter()
         .filter(|h| locate::is_installed(h.program))
         .map(|h| h.name.to_string())
+        .chain(
+            added
+                .into_iter()
+                .filter(|h| h.program.as_deref().is_some_and(locate::is_installed))
+                .map(|h| h.name),
+        )
         .collect()
 }
 

@@ -89,7 +89,6 @@ impl Reducer for ClaudeReducer {
         Self::with_dialect(config, Dialect::ClaudeCode)
     }
 
-
     fn feed(&mut self, line: &[u8], _stamp_us: u64) -> Vec<Event> {
         let mut scratch = String::new();
         let (parsed, mut out) = match decode::<Line>(line, &mut scratch) {

@@ -401,7 +401,7 @@ fn usage_of(tokens: &Value) -> Usage {
     }
 }
 
+pub mod launch;
 #[cfg(test)]
 mod tests;
-pub mod launch;
 mod tools;

@@ -2,8 +2,8 @@
 //! permission rules as denied, a failed Bash command with its exit code), and
 //! `result.permission_denials` ends as denied a listed call no result ended.
 
-use super::{ClaudeReducer, Dialect};
 use super::wire::{Block, Line, ResultContent};
+use super::{ClaudeReducer, Dialect};
 use crate::{Event, ToolStatus, excerpt};
 
 impl ClaudeReducer {

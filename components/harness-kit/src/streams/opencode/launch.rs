@@ -72,10 +72,7 @@ pub fn plan(
         argv.push("--pure".into());
     }
     let mut config = Map::new();
-    config.insert(
-        "$schema".into(),
-        Value::from(fork.schema),
-    );
+    config.insert("$schema".into(), Value::from(fork.schema));
 
     let model_ref = match (&settings.model_base_url, &settings.model) {
         (Some(url), model) => {
@@ -119,10 +116,7 @@ pub fn plan(
         config.insert("small_model".into(), model_ref.clone().into());
     }
     if !fork.disabled_providers.is_empty() {
-        config.insert(
-            "disabled_providers".into(),
-            json!(fork.disabled_providers),
-        );
+        config.insert("disabled_providers".into(), json!(fork.disabled_providers));
     }
     config.insert("autoupdate".into(), false.into());
     config.insert("share".into(), "disabled".into());
@@ -188,7 +182,10 @@ pub fn plan(
     );
 
     let mut env: Vec<(String, String)> = [
-        (fork.config_env, format!("{{{{home}}}}/{}", fork.config_path)),
+        (
+            fork.config_env,
+            format!("{{{{home}}}}/{}", fork.config_path),
+        ),
         ("XDG_CONFIG_HOME", "{{home}}/.config".into()),
         ("XDG_DATA_HOME", "{{home}}/.local/share".into()),
         ("XDG_CACHE_HOME", "{{home}}/.cache".into()),
@@ -196,11 +193,7 @@ pub fn plan(
     ]
     .map(|(k, v)| (k.to_string(), v))
     .to_vec();
-    env.extend(
-        fork.env
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string())),
-    );
+    env.extend(fork.env.iter().map(|(k, v)| (k.to_string(), v.to_string())));
 
     let prompt_at = argv.len() as u32;
     Ok(LaunchPlan {
