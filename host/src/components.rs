@@ -60,6 +60,11 @@ pub const BUILTIN_HARNESSES: &[BuiltinHarness] = &[
         program: "kilo",
         wasm: embedded::KILO,
     },
+    BuiltinHarness {
+        name: "cline",
+        program: "cline",
+        wasm: embedded::CLINE,
+    },
 ];
 
 /// A harness a `--components` folder adds ([`ComponentSource::added_harnesses`]).

@@ -31,6 +31,7 @@ const HARNESSES: &[(&str, &[&str])] = &[
     ("gemini-cli", &["live/gemini", "public/gemini-cli"]),
     ("qwen-code", &["live/qwen"]),
     ("kilo", &["live/kilo"]),
+    ("cline", &["live/cline"]),
 ];
 
 /// Every distinct stdout line of a harness's captures.
@@ -280,6 +281,7 @@ fuzz_reducer!(opencode_reducer_never_traps, "opencode");
 fuzz_reducer!(gemini_cli_reducer_never_traps, "gemini-cli");
 fuzz_reducer!(qwen_code_reducer_never_traps, "qwen-code");
 fuzz_reducer!(kilo_reducer_never_traps, "kilo");
+fuzz_reducer!(cline_reducer_never_traps, "cline");
 
 /// The corpus lines themselves reduce without a trap (the base the mutations start from).
 #[test]

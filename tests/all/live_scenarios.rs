@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-const HARNESSES: [&str; 7] = [
+const HARNESSES: [&str; 8] = [
     "claude-code",
     "codex",
     "pi",
@@ -22,6 +22,7 @@ const HARNESSES: [&str; 7] = [
     "gemini-cli",
     "qwen-code",
     "kilo",
+    "cline",
 ];
 pub(crate) const SCENARIOS: [&str; 5] =
     ["hello", "parallel", "max_turns", "tool_error", "long_shell"];

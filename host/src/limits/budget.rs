@@ -228,7 +228,7 @@ impl ReportedAt {
 /// count is that of its start (1), so output tokens and cost come in its result; Codex and
 /// Gemini CLI usage only in their final totals and no cost; OpenCode, its fork Kilo and Pi
 /// usage and cost per step / message; Qwen Code usage per call (each reply's last line)
-/// and no cost.
+/// and no cost; Cline usage per call and its cost in its final `run_result`.
 pub fn reporting(harness: &str) -> Option<Reporting> {
     use ReportedAt::*;
     Some(match harness {
@@ -241,6 +241,11 @@ pub fn reporting(harness: &str) -> Option<Reporting> {
             cost: None,
             input: FinalResult,
             output: FinalResult,
+        },
+        "cline" => Reporting {
+            cost: Some(FinalResult),
+            input: EachCall,
+            output: EachCall,
         },
         "qwen-code" => Reporting {
             cost: None,
