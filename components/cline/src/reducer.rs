@@ -1,7 +1,10 @@
 //! The Cline stream reducer (`cline --json`, Cline 3.0.x).
 //!
 //! - **Model calls**: each `iteration_start` is one main-thread model call (ids
-//!   `cline-iteration-<n>`, the stream has no message ids). Its text (`content_start` /
+//!   `cline-iteration-<n>`, the stream has no message ids), started at the iteration's
+//!   first output: Cline prints `iteration_start` before it sends the request, and a call
+//!   counts once its response shows (as on the other harnesses; an iteration whose
+//!   request failed before any output is no call). Its text (`content_start` /
 //!   `content_end` of `contentType: text`, `accumulated` holding the text so far) is one
 //!   `AssistantMessage`, re-emitted as it grows and when the request's `usage` arrives
 //!   (its `inputTokens` / `outputTokens` are that request's).
@@ -30,6 +33,9 @@ pub struct ClineReducer {
     saw_line: bool,
     /// Iterations (model calls) started.
     calls: u32,
+    /// An `iteration_start` whose response has not shown yet: the call starts at its
+    /// first output (Cline prints `iteration_start` before it sends the request).
+    pending: bool,
     /// The current call's text and usage.
     text: String,
     usage: Option<Usage>,
@@ -46,6 +52,7 @@ impl Reducer for ClineReducer {
             config,
             saw_line: false,
             calls: 0,
+            pending: false,
             text: String::new(),
             usage: None,
             tools_started: HashSet::default(),
@@ -111,17 +118,28 @@ impl ClineReducer {
         }
     }
 
+    /// Starts the pending iteration's model call, at its first output.
+    fn open_call(&mut self, out: &mut Vec<Event>) {
+        if !self.pending {
+            return;
+        }
+        self.pending = false;
+        self.calls += 1;
+        self.text.clear();
+        self.usage = None;
+        out.push(Event::ModelCallStarted {
+            message_id: Some(self.message_id()),
+            parent_call_id: None,
+        });
+    }
+
     fn agent_event(&mut self, event: &Value, line: &[u8], out: &mut Vec<Event>) {
-        match str_field(event, "type").unwrap_or("") {
-            "iteration_start" => {
-                self.calls += 1;
-                self.text.clear();
-                self.usage = None;
-                out.push(Event::ModelCallStarted {
-                    message_id: Some(self.message_id()),
-                    parent_call_id: None,
-                });
-            }
+        let kind = str_field(event, "type").unwrap_or("");
+        if matches!(kind, "usage" | "content_start" | "content_end") {
+            self.open_call(out);
+        }
+        match kind {
+            "iteration_start" => self.pending = true,
             "usage" => {
                 if self.calls == 0 {
                     return;
