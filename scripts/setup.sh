@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what coder-eval needs on a fresh machine: the wasm32-wasip2 Rust target (the
-# components build for it), the pinned agent CLIs (harnesses/package-lock.json), and
+# components build for it), the pinned agent CLIs (harnesses/package-lock.json; each one's
+# install time and size is in harnesses/README.md), and
 # componentize-py (builds the example Python criterion, examples/criteria/python), and the
 # real pytest and pylint the pytest and pylint_score criteria run, Harbor's ATIF models and
 # chromium with playwright-core for the export and browser tests.
@@ -12,6 +13,9 @@ rustup target add wasm32-wasip2
 # binaries for other platforms, and the registry reachable here does not serve those;
 # `npm install --no-save` installs the locked tree and leaves the lockfile as it is.
 npm install --prefix harnesses --no-save --no-audit --no-fund --loglevel=error
+# Qwen Code's vendored ripgrep ships without its exec bit (it falls back to a slower
+# built-in grep and says so on stderr at every start).
+chmod +x harnesses/node_modules/@qwen-code/qwen-code/vendor/ripgrep/x64-linux/rg 2>/dev/null || true
 python3 -m pip install --quiet --disable-pip-version-check componentize-py==0.25.1
 # The real tools of the `pytest` and `pylint_score` criteria (their tests run them; they
 # skip, saying so, where these are missing). Tasks normally bring their own in

@@ -10,3 +10,5 @@ cargo test --workspace
 # build); run them with `cargo bench` (each prints PASS, or FAIL and exits 1).
 cargo bench --workspace --no-run --profile dev
 cargo test --manifest-path components/Cargo.toml --workspace
+# The out-of-tree harness example's own unit tests (its own workspace).
+cargo test --manifest-path examples/harness/droid/Cargo.toml

@@ -50,7 +50,31 @@ pub const BUILTIN_HARNESSES: &[BuiltinHarness] = &[
         program: "gemini",
         wasm: embedded::GEMINI_CLI,
     },
+    BuiltinHarness {
+        name: "qwen-code",
+        program: "qwen",
+        wasm: embedded::QWEN_CODE,
+    },
+    BuiltinHarness {
+        name: "kilo",
+        program: "kilo",
+        wasm: embedded::KILO,
+    },
+    BuiltinHarness {
+        name: "cline",
+        program: "cline",
+        wasm: embedded::CLINE,
+    },
 ];
+
+/// A harness a `--components` folder adds ([`ComponentSource::added_harnesses`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AddedHarness {
+    /// The harness name: the file's stem.
+    pub name: String,
+    /// The CLI's program name (`argv[0]` of its launch plan), when the plan gives one.
+    pub program: Option<String>,
+}
 
 /// Where replacement components come from.
 #[derive(Debug, Clone, Default)]
@@ -85,6 +109,44 @@ impl ComponentSource {
         }
         let candidate = self.dir.as_ref()?.join(format!("{name}.wasm"));
         candidate.exists().then_some(candidate)
+    }
+
+    /// The harnesses a `--components DIR` folder adds to the built-in ones: each
+    /// `DIR/NAME.wasm` whose `NAME` is no built-in harness and which loads as a harness
+    /// component (a file that does not, e.g. a criterion, is left out), with the program
+    /// its launch plan starts (`argv[0]` of a plan with no settings; `None` when the plan
+    /// refuses them). Sorted by name; empty without a folder or when it cannot be read.
+    pub fn added_harnesses(&self) -> Vec<AddedHarness> {
+        let Some(dir) = &self.dir else {
+            return Vec::new();
+        };
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = entries
+            .filter_map(|e| e.ok())
+            .filter_map(|e| {
+                let path = e.path();
+                (path.extension()? == "wasm")
+                    .then(|| path.file_stem()?.to_str().map(String::from))
+                    .flatten()
+            })
+            .filter(|name| !BUILTIN_HARNESSES.iter().any(|h| h.name == name))
+            .collect();
+        names.sort();
+        names
+            .into_iter()
+            .filter_map(|name| {
+                let loaded = self.harness(&name).ok()?;
+                let program = harness::Launcher::new(&loaded).ok().and_then(|mut l| {
+                    l.plan(&Default::default(), &Default::default())
+                        .ok()?
+                        .ok()
+                        .and_then(|p| p.argv.first().cloned())
+                });
+                Some(AddedHarness { name, program })
+            })
+            .collect()
     }
 
     /// Loads and checks the harness component for `name`.

@@ -20,6 +20,12 @@ pub(crate) const PI: &[u8] = component!("pi_harness.wasm");
 pub(crate) const OPENCODE: &[u8] = component!("opencode_harness.wasm");
 /// The Gemini CLI harness component.
 pub(crate) const GEMINI_CLI: &[u8] = component!("gemini_cli_harness.wasm");
+/// The Qwen Code harness component.
+pub(crate) const QWEN_CODE: &[u8] = component!("qwen_code_harness.wasm");
+/// The Kilo harness component.
+pub(crate) const KILO: &[u8] = component!("kilo_harness.wasm");
+/// The Cline harness component.
+pub(crate) const CLINE: &[u8] = component!("cline_harness.wasm");
 
 /// The `criteria-files` criteria component.
 pub(crate) const CRITERIA_FILES: &[u8] = component!("criteria_files.wasm");

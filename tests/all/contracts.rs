@@ -29,6 +29,9 @@ fn the_builtin_harnesses_speak_0_2_0_and_declare_what_they_can_do() {
         ("pi", true, true, TotalsScope::PerCall),
         ("opencode", true, true, TotalsScope::PerCall),
         ("gemini-cli", true, false, TotalsScope::PerProcess),
+        ("qwen-code", false, false, TotalsScope::PerProcess),
+        ("kilo", true, true, TotalsScope::PerCall),
+        ("cline", false, true, TotalsScope::PerCall),
     ];
     for (name, resume, cost, totals) in expect {
         let mut l = launcher(name, None);

@@ -29,6 +29,9 @@ const HARNESSES: &[(&str, &[&str])] = &[
         &["live/opencode", "public/opencode", "field2/opencode"],
     ),
     ("gemini-cli", &["live/gemini", "public/gemini-cli"]),
+    ("qwen-code", &["live/qwen"]),
+    ("kilo", &["live/kilo"]),
+    ("cline", &["live/cline"]),
 ];
 
 /// Every distinct stdout line of a harness's captures.
@@ -276,6 +279,9 @@ fuzz_reducer!(codex_reducer_never_traps, "codex");
 fuzz_reducer!(pi_reducer_never_traps, "pi");
 fuzz_reducer!(opencode_reducer_never_traps, "opencode");
 fuzz_reducer!(gemini_cli_reducer_never_traps, "gemini-cli");
+fuzz_reducer!(qwen_code_reducer_never_traps, "qwen-code");
+fuzz_reducer!(kilo_reducer_never_traps, "kilo");
+fuzz_reducer!(cline_reducer_never_traps, "cline");
 
 /// The corpus lines themselves reduce without a trap (the base the mutations start from).
 #[test]

@@ -68,12 +68,15 @@ pub fn assert_buckets_tile(turn: &TurnRecord) {
 
 /// Replaying the run's recording gives the live turn record, field for field.
 pub fn assert_replay_matches(out: &Path, result: &TaskResult) {
+    assert_replay_matches_in(out, result, None);
+}
+
+/// As [`assert_replay_matches`], with the harness's component from a `--components` folder.
+pub fn assert_replay_matches_in(out: &Path, result: &TaskResult, components: Option<&Path>) {
     let dir = result_dir(out, &result.task_id, &result.harness);
-    let replayed = replay(
-        &dir.join("recording.jsonl"),
-        &ReplayOptions::new(&result.harness),
-    )
-    .unwrap();
+    let mut options = ReplayOptions::new(&result.harness);
+    options.components.dir = components.map(Path::to_path_buf);
+    let replayed = replay(&dir.join("recording.jsonl"), &options).unwrap();
     let live = serde_json::to_value(result.turn.as_ref().unwrap()).unwrap();
     assert_eq!(serde_json::to_value(&replayed).unwrap(), live);
 }

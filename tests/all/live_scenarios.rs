@@ -4,7 +4,7 @@
 //! final status on every harness. One `coder-eval run` runs the whole matrix.
 
 use crate::live_claude::{
-    assert_buckets_tile, assert_model_saw_every_request, assert_replay_matches, netns_available,
+    assert_buckets_tile, assert_model_saw_every_request, assert_replay_matches_in, netns_available,
 };
 use crate::support::{bin, root, scratch};
 use coder_eval::results::ToolOutcome;
@@ -14,20 +14,42 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-const HARNESSES: [&str; 5] = ["claude-code", "codex", "pi", "opencode", "gemini-cli"];
-const SCENARIOS: [&str; 5] = ["hello", "parallel", "max_turns", "tool_error", "long_shell"];
+const HARNESSES: [&str; 8] = [
+    "claude-code",
+    "codex",
+    "pi",
+    "opencode",
+    "gemini-cli",
+    "qwen-code",
+    "kilo",
+    "cline",
+];
+pub(crate) const SCENARIOS: [&str; 5] =
+    ["hello", "parallel", "max_turns", "tool_error", "long_shell"];
 
 /// Runs every scenario on every harness, `jobs` at a time; returns results by
 /// (scenario, harness).
 fn run_matrix(out: &Path, jobs: usize) -> BTreeMap<(String, String), TaskResult> {
+    run_matrix_of(out, jobs, &HARNESSES, &[])
+}
+
+/// Runs every scenario on `harnesses` (with `extra` arguments to `run`), `jobs` at a time;
+/// returns results by (scenario, harness).
+pub(crate) fn run_matrix_of(
+    out: &Path,
+    jobs: usize,
+    harnesses: &[&str],
+    extra: &[&std::ffi::OsStr],
+) -> BTreeMap<(String, String), TaskResult> {
     let mut cmd = Command::new(bin());
     cmd.arg("run");
     for s in SCENARIOS {
         cmd.arg(root().join(format!("tasks/scenarios/{s}/task.yaml")));
     }
-    for h in HARNESSES {
+    for h in harnesses {
         cmd.args(["--harness", h]);
     }
+    cmd.args(extra);
     cmd.arg("--out")
         .arg(out)
         .args(["--jobs", &jobs.to_string()]);
@@ -39,7 +61,7 @@ fn run_matrix(out: &Path, jobs: usize) -> BTreeMap<(String, String), TaskResult>
     eprintln!("{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
     let summary: RunSummary =
         serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
-    assert_eq!(summary.rows.len(), SCENARIOS.len() * HARNESSES.len());
+    assert_eq!(summary.rows.len(), SCENARIOS.len() * harnesses.len());
     let mut results = BTreeMap::new();
     for row in summary.rows {
         let r: TaskResult =
@@ -61,7 +83,7 @@ fn run_matrix(out: &Path, jobs: usize) -> BTreeMap<(String, String), TaskResult>
 /// What must agree across harnesses for one scenario, with the differences a harness
 /// declares (its launch plan's caveats) taken out: a caveat excuses exactly its own
 /// effect, nothing else.
-fn parity_view(scenario: &str, r: &TaskResult) -> String {
+pub(crate) fn parity_view(scenario: &str, r: &TaskResult) -> String {
     let t = r.turn.as_ref().expect("the CLI ran");
     let mut num_turns = t.num_turns;
     let mut statuses: Vec<ToolOutcome> = t.tool_calls.iter().map(|c| c.status).collect();
@@ -74,6 +96,11 @@ fn parity_view(scenario: &str, r: &TaskResult) -> String {
     if scenario == "tool_error" && declares(Caveat::ShellFailuresUnreported) {
         assert_eq!(statuses, [ToolOutcome::Ok], "{}", r.harness);
         statuses = vec![ToolOutcome::Error];
+    }
+    if scenario == "long_shell" && declares(Caveat::BlockingShellRefused) {
+        // `sleep 3 && echo slept` is refused unrun: an error instead of the 3 s run.
+        assert_eq!(statuses, [ToolOutcome::Error], "{}", r.harness);
+        statuses = vec![ToolOutcome::Ok];
     }
     format!(
         "num_turns={num_turns} tools={statuses:?} max_turns_exhausted={} status={:?}",
@@ -115,12 +142,26 @@ fn scenarios_on_every_harness_and_parity() {
     );
 
     for ((scenario, harness), r) in &results {
+        assert_scenario(&out, scenario, harness, r, None);
+    }
+}
+
+/// What each scenario's run must show on any harness, its declared caveats taken into
+/// account.
+pub(crate) fn assert_scenario(
+    out: &Path,
+    scenario: &str,
+    harness: &str,
+    r: &TaskResult,
+    components: Option<&Path>,
+) {
+    {
         let t = r.turn.as_ref().unwrap();
         let what = format!("{scenario} on {harness}");
         assert_buckets_tile(t);
         assert_model_saw_every_request(r);
-        assert_replay_matches(&out, r);
-        match scenario.as_str() {
+        assert_replay_matches_in(out, r, components);
+        match scenario {
             "hello" => {
                 assert_eq!(r.status, TaskStatus::Success, "{what}: {:?}", r.error);
                 assert_eq!(t.num_turns, 3, "{what}");
@@ -165,6 +206,12 @@ fn scenarios_on_every_harness_and_parity() {
                     assert_eq!(t.tool_calls[0].exit_code.unwrap_or(2), 2, "{what}");
                 }
             }
+            "long_shell" if r.cli.caveats.contains(&Caveat::BlockingShellRefused) => {
+                let c = &t.tool_calls[0];
+                assert_eq!(c.status, ToolOutcome::Error, "{what}");
+                assert!(c.output_excerpt.starts_with("Blocked: "), "{what}");
+                assert!(c.duration_ms < 3000, "{what}: it never ran");
+            }
             "long_shell" => {
                 let c = &t.tool_calls[0];
                 // A declared reporting lag shortens the interval by a fraction of a second.
@@ -206,7 +253,7 @@ fn five_clis_at_once_leave_no_process_behind() {
     );
     let summary: RunSummary =
         serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
-    assert_eq!(summary.rows.len(), 5);
+    assert_eq!(summary.rows.len(), HARNESSES.len());
     for row in &summary.rows {
         let r: TaskResult =
             serde_json::from_str(&std::fs::read_to_string(out.join(&row.result)).unwrap()).unwrap();

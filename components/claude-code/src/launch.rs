@@ -245,6 +245,19 @@ mod tests {
         assert_eq!(plan.native_limits, vec![LimitKind::MaxUsd]);
     }
 
+    /// B40 (2.1.278, `--resume`): the stream's totals run over the whole session from
+    /// 2.1.277 on (the reducer reports them as seen, `harness_kit::streams::claude`).
+    #[test]
+    fn totals_scope_by_version() {
+        let totals = ClaudeCode::totals;
+        assert_eq!(totals(Some("2.1.278")), TotalsScope::PerSession);
+        assert_eq!(totals(Some("2.1.277")), TotalsScope::PerSession);
+        assert_eq!(totals(Some("2.1.276")), TotalsScope::PerProcess);
+        assert_eq!(totals(Some("2.1.197")), TotalsScope::PerProcess);
+        assert_eq!(totals(Some("3.0.0 (Claude Code)")), TotalsScope::PerSession);
+        assert_eq!(totals(None), TotalsScope::PerProcess);
+    }
+
     #[test]
     fn plan_passes_limits_and_settings() {
         let settings = AgentSettings {

@@ -7,10 +7,9 @@
 //! `rate_limit_event` and a final `result`.
 
 mod launch;
-mod reducer;
 
+pub use harness_kit::streams::claude::ClaudeReducer;
 pub use launch::ClaudeCode;
-pub use reducer::ClaudeReducer;
 
 #[cfg(all(feature = "export", not(feature = "harness-v0-1")))]
 harness_kit::export_harness!(ClaudeCode);

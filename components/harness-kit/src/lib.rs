@@ -36,6 +36,8 @@ mod line;
 mod model;
 pub mod reduce;
 pub mod shell;
+#[cfg(any(feature = "claude-stream", feature = "opencode-stream"))]
+pub mod streams;
 
 pub use line::{
     Parsed, ParsedLine, char_prefix, excerpt, parse_json_line, parse_line, replace_lone_surrogates,

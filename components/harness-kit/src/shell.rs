@@ -11,11 +11,21 @@ use serde_json::Value;
 /// The shell command of a tool call, from its input (the tool's name does not matter: any
 /// call whose input has a `command` or `cmd` runs a command). That field as a string; an
 /// argv array is joined with shell quoting, so `["bash", "-lc", "ls -a"]` reads
-/// `bash -lc 'ls -a'` and splits back ([`split_shell`]) into the same words. `None` when
-/// the input has neither field, or it is neither a string nor an array of strings.
-/// Wrappers are kept: see [`unwrap_shell`].
+/// `bash -lc 'ls -a'` and splits back ([`split_shell`]) into the same words. Failing
+/// both, a `commands` list of strings (Cline's `run_commands`, which runs each in turn)
+/// reads as the lines of one script. `None` when the input has none of these fields, or
+/// it is neither a string nor an array of strings. Wrappers are kept: see
+/// [`unwrap_shell`].
 pub fn shell_command(input: &Value) -> Option<String> {
-    let value = input.get("command").or_else(|| input.get("cmd"))?;
+    let Some(value) = input.get("command").or_else(|| input.get("cmd")) else {
+        let lines: Option<Vec<&str>> = input
+            .get("commands")?
+            .as_array()?
+            .iter()
+            .map(Value::as_str)
+            .collect();
+        return lines.filter(|l| !l.is_empty()).map(|l| l.join("\n"));
+    };
     match value {
         Value::String(s) => Some(s.clone()),
         Value::Array(items) => {
@@ -196,6 +206,11 @@ mod tests {
             shell_command(&json!({"command": "ls"})).as_deref(),
             Some("ls")
         );
+        assert_eq!(
+            shell_command(&json!({"commands": ["date", "ls -a"]})).as_deref(),
+            Some("date\nls -a")
+        );
+        assert_eq!(shell_command(&json!({"commands": []})), None);
         let argv = shell_command(&json!({"cmd": ["bash", "-lc", "python3 app.py"]})).unwrap();
         assert_eq!(argv, "bash -lc 'python3 app.py'");
         assert_eq!(unwrap_shell(&argv), "python3 app.py");

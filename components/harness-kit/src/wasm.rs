@@ -143,6 +143,7 @@ impl<H: Harness> launch::Guest for Component<H> {
                         launch::Caveat::ToolStartFromCliDuration
                     }
                     model::Caveat::ToolStartReportedLate => launch::Caveat::ToolStartReportedLate,
+                    model::Caveat::BlockingShellRefused => launch::Caveat::BlockingShellRefused,
                 })
                 .collect(),
             exit_codes: plan

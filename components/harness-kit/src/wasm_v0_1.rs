@@ -79,17 +79,21 @@ impl<H: Harness> launch::Guest for Component<H> {
             caveats: plan
                 .caveats
                 .into_iter()
-                .map(|c| match c {
+                .filter_map(|c| match c {
                     model::Caveat::ParallelCallsSerialized => {
-                        launch::Caveat::ParallelCallsSerialized
+                        Some(launch::Caveat::ParallelCallsSerialized)
                     }
                     model::Caveat::ShellFailuresUnreported => {
-                        launch::Caveat::ShellFailuresUnreported
+                        Some(launch::Caveat::ShellFailuresUnreported)
                     }
                     model::Caveat::ToolStartFromCliDuration => {
-                        launch::Caveat::ToolStartFromCliDuration
+                        Some(launch::Caveat::ToolStartFromCliDuration)
                     }
-                    model::Caveat::ToolStartReportedLate => launch::Caveat::ToolStartReportedLate,
+                    model::Caveat::ToolStartReportedLate => {
+                        Some(launch::Caveat::ToolStartReportedLate)
+                    }
+                    // harness@0.1.0 has no word for it: a 0.1.0 host cannot be told.
+                    model::Caveat::BlockingShellRefused => None,
                 })
                 .collect(),
             exit_codes: plan

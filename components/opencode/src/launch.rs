@@ -1,25 +1,20 @@
-//! Launch plan and neutral-action translation for OpenCode 1.18.x.
+//! Launch plan and neutral-action translation for OpenCode 1.18.x: the OpenCode family's
+//! ([`harness_kit::streams::opencode::launch`]) with OpenCode's names.
 //!
 //! OpenCode reads its configuration from the file named by `OPENCODE_CONFIG`; the plan
 //! writes `opencode.json` under the task's private HOME with, when the task gives a
-//! `model_base_url`, an `@ai-sdk/openai-compatible` provider named [`PROVIDER`] pointing at
+//! `model_base_url`, an `@ai-sdk/openai-compatible` provider named `mock` ([`launch::PROVIDER`]) pointing at
 //! `<model_base_url>/v1`. Every XDG folder points under HOME too, so nothing of the user's
 //! own OpenCode state leaks in.
 
+use harness_kit::streams::opencode::launch::{self, Fork};
 use harness_kit::{
-    AgentField, AgentSettings, Capabilities, Caveat, ConfigFile, Harness, LaunchPlan,
-    NeutralAction, PromptDelivery, RunLimits, SessionRequest, ToolCall, TotalsScope,
+    AgentField, AgentSettings, Capabilities, Harness, LaunchPlan, NeutralAction, RunLimits,
+    ToolCall, TotalsScope,
 };
-use serde_json::{Map, Value, json};
 
 /// The OpenCode harness.
 pub struct OpenCode;
-
-/// The provider id the plan gives the task's `model_base_url` server in `opencode.json`.
-pub const PROVIDER: &str = "mock";
-
-/// The model id used with a `model_base_url` when the task names none.
-pub const DEFAULT_MODEL: &str = "mock-model";
 
 /// The config file, relative to the private HOME (`OPENCODE_CONFIG` points at it).
 pub const CONFIG_PATH: &str = "opencode.json";
@@ -28,8 +23,22 @@ pub const CONFIG_PATH: &str = "opencode.json";
 /// in `instructions`, which OpenCode appends to its system prompt.
 pub const INSTRUCTIONS_PATH: &str = ".coder-eval/opencode-instructions.md";
 
-/// Permission values OpenCode 1.18 accepts for a tool family (`permission.edit`, ...).
-const PERMISSIONS: [&str; 3] = ["allow", "ask", "deny"];
+/// OpenCode 1.18's names and opt-outs.
+pub const FORK: Fork = Fork {
+    program: "opencode",
+    name: "OpenCode",
+    schema: "https://opencode.ai/config.json",
+    config_env: "OPENCODE_CONFIG",
+    config_path: CONFIG_PATH,
+    instructions_path: INSTRUCTIONS_PATH,
+    env: &[
+        ("OPENCODE_DISABLE_MODELS_FETCH", "1"),
+        ("OPENCODE_DISABLE_AUTOUPDATE", "1"),
+        ("OPENCODE_DISABLE_SHARE", "1"),
+        ("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1"),
+    ],
+    disabled_providers: &[],
+};
 
 impl Harness for OpenCode {
     type Reducer = crate::OpenCodeReducer;
@@ -65,195 +74,19 @@ impl Harness for OpenCode {
 
     fn plan(settings: &AgentSettings, limits: &RunLimits) -> Result<LaunchPlan, String> {
         Self::describe().check(settings)?;
-        let mut argv: Vec<String> = ["opencode", "run", "--format", "json"]
-            .map(String::from)
-            .to_vec();
-        match &settings.session {
-            None => {}
-            Some(SessionRequest::Resume(id)) => argv.extend(["--session".into(), id.clone()]),
-            Some(SessionRequest::Start(_)) => {
-                return Err(
-                    "opencode names its own sessions: it cannot start one with a \
-                            chosen id (start without one, then resume the `sessionID` its \
-                            stream reported)"
-                        .into(),
-                );
-            }
-        }
-        if let Some(variant) = &settings.model_variant {
-            argv.extend(["--variant".into(), variant.clone()]);
-        }
-        if settings.pure {
-            argv.push("--pure".into());
-        }
-        let mut config = Map::new();
-        config.insert(
-            "$schema".into(),
-            Value::from("https://opencode.ai/config.json"),
-        );
-
-        let model_ref = match (&settings.model_base_url, &settings.model) {
-            (Some(url), model) => {
-                let id = model.as_deref().unwrap_or(DEFAULT_MODEL);
-                let mut options = Map::new();
-                options.insert(
-                    "baseURL".into(),
-                    format!("{}/v1", url.trim_end_matches('/')).into(),
-                );
-                if let Some(key) = &settings.api_key {
-                    options.insert("apiKey".into(), key.clone().into());
-                }
-                config.insert(
-                    "provider".into(),
-                    json!({PROVIDER: {
-                        "npm": "@ai-sdk/openai-compatible",
-                        "name": "coder-eval model server",
-                        "options": options,
-                        "models": {id: {
-                            "name": id,
-                            "tool_call": true,
-                            "limit": {"context": 128000, "output": 8192},
-                        }},
-                    }}),
-                );
-                Some(format!("{PROVIDER}/{id}"))
-            }
-            (None, Some(model)) if model.contains('/') => Some(model.clone()),
-            (None, Some(model)) => {
-                return Err(format!(
-                    "OpenCode names models as `provider/model`; got `{model}`"
-                ));
-            }
-            (None, None) => None,
-        };
-        if let Some(model_ref) = &model_ref {
-            argv.extend(["-m".into(), model_ref.clone()]);
-            // The title of the session is made by `small_model`: keep it on the same server.
-            config.insert("model".into(), model_ref.clone().into());
-            config.insert("small_model".into(), model_ref.clone().into());
-        }
-        config.insert("autoupdate".into(), false.into());
-        config.insert("share".into(), "disabled".into());
-
-        let permission = match settings.permission_mode.as_deref() {
-            None => "allow",
-            Some(mode) if PERMISSIONS.contains(&mode) => mode,
-            Some(mode) => {
-                return Err(format!(
-                    "OpenCode permission mode must be one of {PERMISSIONS:?}; got `{mode}`"
-                ));
-            }
-        };
-        config.insert(
-            "permission".into(),
-            json!({"edit": permission, "bash": permission, "webfetch": permission}),
-        );
-
-        if !settings.allowed_tools.is_empty() || !settings.disallowed_tools.is_empty() {
-            let mut tools = Map::new();
-            if !settings.allowed_tools.is_empty() {
-                tools.insert("*".into(), false.into());
-                for tool in &settings.allowed_tools {
-                    tools.insert(tool.clone(), true.into());
-                }
-            }
-            for tool in &settings.disallowed_tools {
-                tools.insert(tool.clone(), false.into());
-            }
-            config.insert("tools".into(), tools.into());
-        }
-
-        let mut files = Vec::new();
-        if let Some(prompt) = &settings.system_prompt {
-            files.push(ConfigFile {
-                path: INSTRUCTIONS_PATH.into(),
-                content: prompt.clone(),
-            });
-            config.insert(
-                "instructions".into(),
-                json!([format!("{{{{home}}}}/{INSTRUCTIONS_PATH}")]),
-            );
-        }
-
-        if let Some(n) = limits.max_turns {
-            // `steps` is advisory: from step `steps` on, OpenCode asks the model for a
-            // text-only wrap-up (and still runs any tool it calls). `max_turns: N` must let
-            // call N use tools, so the wrap-up request goes to call N+1, the call at whose
-            // start the host's backstop (the real cap) ends the turn.
-            config.insert(
-                "agent".into(),
-                json!({"build": {"steps": n.saturating_add(1)}}),
-            );
-        }
-
-        files.insert(
-            0,
-            ConfigFile {
-                path: CONFIG_PATH.into(),
-                content: Value::Object(config).to_string(),
-            },
-        );
-
-        let env = [
-            ("OPENCODE_CONFIG", format!("{{{{home}}}}/{CONFIG_PATH}")),
-            ("XDG_CONFIG_HOME", "{{home}}/.config".into()),
-            ("XDG_DATA_HOME", "{{home}}/.local/share".into()),
-            ("XDG_CACHE_HOME", "{{home}}/.cache".into()),
-            ("XDG_STATE_HOME", "{{home}}/.local/state".into()),
-            ("OPENCODE_DISABLE_MODELS_FETCH", "1".into()),
-            ("OPENCODE_DISABLE_AUTOUPDATE", "1".into()),
-            ("OPENCODE_DISABLE_SHARE", "1".into()),
-            ("OPENCODE_DISABLE_DEFAULT_PLUGINS", "1".into()),
-        ]
-        .map(|(k, v)| (k.to_string(), v))
-        .to_vec();
-
-        let prompt_at = argv.len() as u32;
-        Ok(LaunchPlan {
-            argv,
-            env,
-            files,
-            // The message is the last positional argument of `opencode run`.
-            prompt: PromptDelivery::ArgvAt(prompt_at),
-            // `steps` only asks the model to stop: the host's backstop is the cap.
-            native_limits: Vec::new(),
-            unsupported_limits: Vec::new(),
-            side_files: Vec::new(),
-            caveats: vec![
-                // `opencode run --format json` prints a tool only once it has finished.
-                Caveat::ToolStartFromCliDuration,
-            ],
-            // No documented exit codes beyond 0 and 1.
-            exit_codes: Vec::new(),
-        })
+        launch::plan(&FORK, settings, limits)
     }
 
     fn translate_action(action: &NeutralAction, workspace: &str) -> ToolCall {
-        let (name, args) = match action {
-            NeutralAction::WriteFile { path, content } => (
-                "write",
-                json!({"filePath": harness_kit::workspace_path(path, workspace), "content": content}),
-            ),
-            NeutralAction::Shell { command } => (
-                "bash",
-                json!({"command": command, "description": format!("Run {command}")}),
-            ),
-            NeutralAction::ReadFile { path } => (
-                "read",
-                json!({"filePath": harness_kit::workspace_path(path, workspace)}),
-            ),
-        };
-        ToolCall {
-            name: name.to_string(),
-            arguments_json: args.to_string(),
-        }
+        launch::translate_action(action, workspace)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use harness_kit::LimitKind;
+    use harness_kit::{LimitKind, PromptDelivery};
+    use serde_json::{Value, json};
 
     fn config_of(plan: &LaunchPlan) -> Value {
         let file = plan.files.iter().find(|f| f.path == CONFIG_PATH).unwrap();

@@ -16,10 +16,9 @@
 //! There is no final result line, no model id and no user prompt in the stream (B31).
 
 mod launch;
-mod reducer;
 
+pub use harness_kit::streams::opencode::OpenCodeReducer;
 pub use launch::OpenCode;
-pub use reducer::OpenCodeReducer;
 
 #[cfg(all(feature = "export", not(feature = "harness-v0-1")))]
 harness_kit::export_harness!(OpenCode);

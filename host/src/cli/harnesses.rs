@@ -8,7 +8,8 @@ use coder_eval::runtime::harness::Launcher;
 use harness_kit::{AgentSettings, LimitKind, RunLimits};
 use std::path::PathBuf;
 
-/// Lists the built-in harnesses and whether their CLI is installed; with `--parity`,
+/// Lists the built-in harnesses, and those a `--components DIR` folder adds (`DIR/NAME.wasm`
+/// for a name no built-in harness has), and whether their CLI is installed; with `--parity`,
 /// prints for each harness and run limit whether the CLI enforces it natively, the host
 /// enforces it, or a task using it is rejected at load. The table is generated from the
 /// harness components' own launch plans, so it cannot drift from what runs.
@@ -40,8 +41,19 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
         overrides: args.component.into_iter().collect(),
     };
     let mut rows = Vec::new();
-    for h in BUILTIN_HARNESSES {
-        let loaded = source.harness(h.name)?;
+    // The built-in harnesses, then those the `--components` folder adds.
+    let listed: Vec<(String, Option<String>)> = BUILTIN_HARNESSES
+        .iter()
+        .map(|h| (h.name.to_string(), Some(h.program.to_string())))
+        .chain(
+            source
+                .added_harnesses()
+                .into_iter()
+                .map(|h| (h.name, h.program)),
+        )
+        .collect();
+    for (name, program) in &listed {
+        let loaded = source.harness(name)?;
         let mut launcher = Launcher::new(&loaded)?;
         let settings = AgentSettings {
             model_base_url: Some("http://127.0.0.1:9".into()),
@@ -91,13 +103,15 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
             .as_ref()
             .map(|p| p.exit_codes.clone())
             .unwrap_or_default();
-        let installed = locate::find_cli(h.program, None).ok();
+        let installed = program
+            .as_deref()
+            .and_then(|p| locate::find_cli(p, None).ok());
         let described = coder_eval::run::caps::describe_with(&mut launcher)?;
         let caps = &described.caps;
         let agent_fields: Vec<&str> = caps.agent_fields.iter().map(|f| f.task_key()).collect();
         // The limits the host enforces from the stream: token and USD budgets (where the
         // stream reports the figures), stop_early (every harness: the host stops the group).
-        let reporting = coder_eval::limits::budget::reporting(h.name);
+        let reporting = coder_eval::limits::budget::reporting(name);
         let tokens = reporting.map_or("unknown".to_string(), |r| r.tokens_text());
         let mut usd = match reporting {
             Some(r) => r
@@ -135,8 +149,8 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
             "a warning and a badge, never a stop".into(),
         );
         rows.push(serde_json::json!({
-            "harness": h.name,
-            "program": h.program,
+            "harness": name,
+            "program": program,
             "component": loaded.name.to_string(),
             "installed": installed.as_ref().map(|p| p.display().to_string()),
             "caveats": caveats,
@@ -232,6 +246,13 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
                     .as_str()
                     .unwrap_or("not installed (scripts/setup.sh installs the pinned CLIs)")
             );
+            // A harness from a `--components` folder names its file.
+            if let Some(component) = r["component"]
+                .as_str()
+                .filter(|c| !c.starts_with("builtin:"))
+            {
+                text += &format!("{:<12} {:<9} component {component}\n", "", "");
+            }
         }
     }
     print_stdout(&text);
@@ -255,6 +276,9 @@ fn caveat_text(caveats: &serde_json::Value) -> String {
             }
             "tool_start_from_cli_duration" => {
                 "tools appear only when finished: start placed by the CLI's duration"
+            }
+            "blocking_shell_refused" => {
+                "a shell command starting with a sleep of 2 s or more followed by more commands is refused unrun (an error)"
             }
             "tool_start_reported_late" => {
                 "a tool's start reaches the stream late: its interval is short by that lag"

@@ -384,10 +384,12 @@ fn run_as(
     let harnesses: Vec<String> = if layered {
         Vec::new()
     } else if args.harness.iter().any(|h| h == "all") {
-        let installed = installed_harnesses();
+        let installed = installed_harnesses(args.components.as_deref());
         if installed.is_empty() {
             eprintln!(
-                "error: --harness all: no harness's CLI is installed (looked in {} and on                  PATH); install the pinned CLIs with scripts/setup.sh, or set                  CODER_EVAL_HARNESSES to a folder holding their node_modules",
+                "error: --harness all: no harness's CLI is installed (looked in {} and on \
+                 PATH); install the pinned CLIs with scripts/setup.sh, or set \
+                 CODER_EVAL_HARNESSES to a folder holding their node_modules",
                 coder_eval::run::locate::harnesses_dir()
                     .join("node_modules/.bin")
                     .display()
@@ -669,12 +671,23 @@ fn resume_ignores(args: &RunArgs) -> Vec<&'static str> {
     .collect()
 }
 
-/// Built-in harnesses whose CLI can be found.
-fn installed_harnesses() -> Vec<String> {
+/// Built-in harnesses, and those a `--components` folder adds, whose CLI can be found.
+fn installed_harnesses(components: Option<&std::path::Path>) -> Vec<String> {
+    let added = ComponentSource {
+        dir: components.map(PathBuf::from),
+        ..Default::default()
+    }
+    .added_harnesses();
     BUILTIN_HARNESSES
         .iter()
         .filter(|h| locate::is_installed(h.program))
         .map(|h| h.name.to_string())
+        .chain(
+            added
+                .into_iter()
+                .filter(|h| h.program.as_deref().is_some_and(locate::is_installed))
+                .map(|h| h.name),
+        )
         .collect()
 }
 

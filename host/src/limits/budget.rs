@@ -227,8 +227,9 @@ impl ReportedAt {
 /// What the built-in harnesses' streams report (their reducers' docs; measured against
 /// the scripted model): Claude Code input tokens per message, but each message's output
 /// count is that of its start (1), so output tokens and cost come in its result; Codex and
-/// Gemini CLI usage only in their final totals and no cost; OpenCode and Pi usage and cost
-/// per step / message.
+/// Gemini CLI usage only in their final totals and no cost; OpenCode, its fork Kilo and Pi
+/// usage and cost per step / message; Qwen Code usage per call (each reply's last line)
+/// and no cost; Cline usage per call and its cost in its final `run_result`.
 pub fn reporting(harness: &str) -> Option<Reporting> {
     use ReportedAt::*;
     Some(match harness {
@@ -242,7 +243,17 @@ pub fn reporting(harness: &str) -> Option<Reporting> {
             input: FinalResult,
             output: FinalResult,
         },
-        "opencode" | "pi" => Reporting {
+        "cline" => Reporting {
+            cost: Some(FinalResult),
+            input: EachCall,
+            output: EachCall,
+        },
+        "qwen-code" => Reporting {
+            cost: None,
+            input: EachCall,
+            output: EachCall,
+        },
+        "opencode" | "kilo" | "pi" => Reporting {
             cost: Some(EachCall),
             input: EachCall,
             output: EachCall,

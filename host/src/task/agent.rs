@@ -26,7 +26,8 @@ use std::time::Duration;
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AgentSpec {
-    /// The harness (`claude-code`, `codex`, `pi`, `opencode`, `gemini-cli`).
+    /// The harness (`claude-code`, `codex`, `pi`, `opencode`, `gemini-cli`, `qwen-code`,
+    /// `kilo`, `cline`, or one a `--components` folder adds).
     #[serde(default, rename = "type")]
     pub harness: Option<String>,
     #[serde(default)]

@@ -216,6 +216,9 @@ pub enum Caveat {
     ToolStartFromCliDuration,
     /// A tool's start reaches the stream late: its interval is short by that lag.
     ToolStartReportedLate,
+    /// The CLI refuses some blocking shell commands (a leading `sleep N` followed by more)
+    /// without running them: the call ends as an error. New in harness@0.2.0.
+    BlockingShellRefused,
 }
 
 /// How the prompt reaches the CLI.

@@ -172,6 +172,7 @@ pub(super) fn plan_v0_2(p: wl2::LaunchPlan) -> LaunchPlan {
                 wl2::Caveat::ShellFailuresUnreported => Caveat::ShellFailuresUnreported,
                 wl2::Caveat::ToolStartFromCliDuration => Caveat::ToolStartFromCliDuration,
                 wl2::Caveat::ToolStartReportedLate => Caveat::ToolStartReportedLate,
+                wl2::Caveat::BlockingShellRefused => Caveat::BlockingShellRefused,
             })
             .collect(),
         exit_codes: p

@@ -1,0 +1,361 @@
+use super::*;
+use crate::ToolStatus;
+
+type Reduced = crate::testing::Reduced<ClaudeReducer>;
+
+#[test]
+fn groups_by_message_id_and_pairs_tools() {
+    let events = Reduced::new(concat!(
+        r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"text","text":"a"}],"usage":{"input_tokens":5,"output_tokens":1}},"parent_tool_use_id":null}"#,
+        "\n",
+        r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls x"}}],"usage":{"input_tokens":5,"output_tokens":7}},"parent_tool_use_id":null}"#,
+        "\n",
+        r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"Exit code 2\nls: x","is_error":true}]}}"#,
+    ));
+    let starts = events.calls();
+    assert_eq!(starts, 1);
+    assert!(events.contains(&Event::ToolCallFinished {
+        call_id: "t1".into(),
+        status: ToolStatus::Error,
+        output_excerpt: "Exit code 2\nls: x".into(),
+        exit_code: Some(2),
+        cli_duration_ms: None,
+    }));
+    let Some(Event::AssistantMessage { usage, text, .. }) = events
+        .iter()
+        .rfind(|e| matches!(e, Event::AssistantMessage { .. }))
+    else {
+        panic!("no message")
+    };
+    assert_eq!(text, "a");
+    assert_eq!(usage.unwrap().output_tokens, 7);
+}
+
+#[test]
+fn sub_agent_attributed_by_parent_id() {
+    let events = Reduced::new(
+        r#"{"type":"assistant","parent_tool_use_id":"task1","message":{"id":"m9","content":[{"type":"tool_use","id":"t9","name":"Bash","input":{}}]}}"#,
+    );
+    assert!(events.contains(&Event::ModelCallStarted {
+        message_id: Some("m9".into()),
+        parent_call_id: Some("task1".into())
+    }));
+    assert!(events.iter().any(|e| matches!(e,
+        Event::ToolCallStarted { parent_call_id: Some(p), .. } if p == "task1")));
+}
+
+#[test]
+fn empty_result_text_is_rebuilt() {
+    let events = Reduced::new(concat!(
+        r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"text","text":"the answer"}]},"parent_tool_use_id":null}"#,
+        "\n",
+        r#"{"type":"result","subtype":"success","is_error":false,"result":"","num_turns":1}"#,
+    ));
+    assert!(events.iter().any(|e| matches!(e,
+        Event::FinalResult { text: Some(t), success: true, .. } if t == "the answer")));
+    assert!(events.iter().any(|e| matches!(e,
+        Event::Diagnostic { kind, .. } if kind == "result_text_reconstructed")));
+}
+
+#[test]
+fn unknown_and_broken_lines_are_diagnostics() {
+    let events = Reduced::new(
+        "{\"type\":\"tool_progress\"}\nnot json\n{\"type\":\"system\",\"subtype\":\"state\"}",
+    );
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| match e {
+            Event::Diagnostic { kind, .. } => kind.as_str(),
+            _ => "",
+        })
+        .collect();
+    assert_eq!(kinds, ["unknown_type", "not_json", "unknown_subtype"]);
+}
+
+#[test]
+fn odd_field_types_read_as_absent_and_keep_the_rest_of_the_line() {
+    let events = Reduced::new(concat!(
+        // A user prompt as a plain string: no tool results, no error.
+        r#"{"type":"user","message":{"role":"user","content":"do it"}}"#,
+        "\n",
+        // A tool_use without input, and one whose id is not a string (skipped).
+        r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Bash"},{"type":"tool_use","id":5,"name":"Read","input":{}}],"usage":"lots"}}"#,
+        "\n",
+        r#"{"type":"result","subtype":"success","is_error":"no","num_turns":"3","total_cost_usd":1,"usage":[1],"result":"done"}"#,
+    ));
+    let started: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallStarted {
+                call_id,
+                input_json,
+                ..
+            } => Some((call_id.as_str(), input_json.as_str())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(started, [("t1", "null")]);
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e, Event::AssistantMessage { usage: None, .. }))
+    );
+    assert!(events.iter().any(|e| matches!(e,
+        Event::FinalResult { success: true, num_turns: None, usage: None,
+            cost_usd: Some(c), text: Some(t), .. } if *c == 1.0 && t == "done")));
+    assert!(!events.iter().any(|e| matches!(e, Event::Diagnostic { .. })));
+}
+
+#[test]
+fn tool_input_is_kept_as_the_cli_wrote_it() {
+    let events = Reduced::new(
+        r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Write","input":{"file_path":"caf\u00e9.txt","content":"a\nb"}}]}}"#,
+    );
+    assert!(events.iter().any(|e| matches!(e,
+        Event::ToolCallStarted { input_json, .. }
+            if input_json == r#"{"file_path":"caf\u00e9.txt","content":"a\nb"}"#)));
+}
+
+#[test]
+fn an_api_error_reported_as_success_keeps_its_message() {
+    let events = Reduced::new(
+        r#"{"type":"result","subtype":"success","is_error":true,"result":"API Error: 400 bad request","num_turns":2}"#,
+    );
+    assert!(events.iter().any(|e| matches!(e,
+        Event::FinalResult { success: false, error_kind: Some(k), error_message: Some(m), .. }
+            if k == "is_error" && m == "API Error: 400 bad request")));
+}
+
+const FIELD2: &str = "tests/corpus/field2/claude-code";
+
+fn field2(case: &str) -> Reduced {
+    Reduced::file(&format!("{FIELD2}/{case}.jsonl"))
+}
+
+/// B38 (2.1.233): a 403 reported as `subtype: success` with a `<synthetic>` message. Right
+/// values from its expected.md.
+#[test]
+fn b38_synthetic_message_is_no_call_and_the_result_is_an_api_error() {
+    let r = field2("B38-api-error-reported-as-success");
+    assert_eq!(r.turns(), 1);
+    assert_eq!(
+        r.messages(),
+        [(
+            "msg_01B38aaaaaaaaaaaaaaaaaaa",
+            "I'll run the test suite first."
+        )]
+    );
+    assert_eq!(
+        r.tools(),
+        [("toolu_01B38bash0000000000000", "Bash", Some(ToolStatus::Ok))]
+    );
+    let Some(Event::FinalResult {
+        success,
+        error_kind,
+        error_message,
+        num_turns,
+        cost_usd,
+        text,
+        usage,
+        ..
+    }) = r.final_result()
+    else {
+        panic!("no result: {r:?}")
+    };
+    assert!(!success);
+    assert_eq!(error_kind.as_deref(), Some("api_error"));
+    assert!(
+        error_message
+            .as_deref()
+            .is_some_and(|m| m.starts_with("Your organization has disabled Claude subscription")),
+        "{error_message:?}"
+    );
+    // The synthetic text is the CLI's error, not the agent's answer.
+    assert_eq!(*text, None);
+    assert_eq!(*num_turns, Some(2), "kept as reported");
+    assert_eq!(*cost_usd, Some(0.019305));
+    assert_eq!(
+        *usage,
+        Some(Usage {
+            input_tokens: 6,
+            output_tokens: 57,
+            cache_read_tokens: 18200,
+            cache_write_tokens: Some(1400),
+        })
+    );
+    assert_eq!(r.kinds(), ["synthetic_message", "api_error"]);
+    assert!(
+        r.iter()
+            .any(|e| matches!(e, Event::Diagnostic { kind, message, .. }
+        if kind == "api_error" && message.contains("HTTP 403")))
+    );
+}
+
+/// B39 (2.1.251, `--include-partial-messages`): an announced retry (529, 600 ms) and an
+/// inferred one (a `message_start` superseded by a complete message of another id).
+#[test]
+fn b39_abandoned_attempts_are_retries_not_calls() {
+    let r = field2("B39-partial-messages-retry-restarts-stream");
+    assert_eq!(r.turns(), 2);
+    assert_eq!(
+        r.messages(),
+        [
+            ("msg_01B39attempt2bbbbbbbbbb", "I'll run the tests."),
+            (
+                "msg_01B39call2attempt2ddddd",
+                "All 12 tests passed; nothing to fix."
+            ),
+        ]
+    );
+    assert!(
+        !r.iter()
+            .any(|e| matches!(e, Event::AssistantMessage { text, .. }
+            if text.contains("I'll look at the") || text.contains("All 12 tests pa")
+                && text != "All 12 tests passed; nothing to fix."))
+    );
+    assert_eq!(
+        r.retries(),
+        [
+            (
+                true,
+                true,
+                Some("msg_01B39attempt1aaaaaaaaaa"),
+                Some(1),
+                Some(600),
+                Some(529)
+            ),
+            (
+                false,
+                true,
+                Some("msg_01B39call2attempt1ccccc"),
+                None,
+                None,
+                None
+            ),
+        ]
+    );
+    assert_eq!(
+        r.tools(),
+        [(
+            "toolu_01B39bash00000000000000",
+            "Bash",
+            Some(ToolStatus::Ok)
+        )]
+    );
+    assert!(
+        r.iter()
+            .any(|e| matches!(e, Event::ToolCallStarted { input_json, .. }
+        if input_json == r#"{"command":"pytest -q","description":"Run the tests"}"#))
+    );
+    let Some(Event::FinalResult {
+        success,
+        text,
+        usage,
+        cost_usd,
+        ..
+    }) = r.final_result()
+    else {
+        panic!("no result")
+    };
+    assert!(success);
+    assert_eq!(
+        text.as_deref(),
+        Some("All 12 tests passed; nothing to fix.")
+    );
+    assert_eq!(*cost_usd, Some(0.029483));
+    assert_eq!(
+        *usage,
+        Some(Usage {
+            input_tokens: 9,
+            output_tokens: 52,
+            cache_read_tokens: 41150,
+            cache_write_tokens: Some(1210),
+        })
+    );
+    // The messages' own usage leaves the abandoned attempts out too.
+    let u = r.message_usage().unwrap();
+    assert_eq!((u.input_tokens, u.output_tokens), (9, 52));
+}
+
+/// B40 (2.1.278, `--resume`): the reducer reports what the stream says (the session's
+/// running total); `totals` tells the host it is per session from 2.1.277 on.
+#[test]
+fn b40_resumed_total_is_reported_as_seen_and_declared_per_session() {
+    let r = field2("B40-resume-restores-cost-total");
+    assert_eq!(r.turns(), 1);
+    let Some(Event::FinalResult {
+        success,
+        cost_usd,
+        usage,
+        ..
+    }) = r.final_result()
+    else {
+        panic!("no result")
+    };
+    assert!(success);
+    assert_eq!(*cost_usd, Some(0.386463));
+    assert_eq!(
+        *usage,
+        Some(Usage {
+            input_tokens: 3,
+            output_tokens: 400,
+            cache_read_tokens: 26808,
+            cache_write_tokens: Some(0),
+        })
+    );
+    assert!(r.iter().any(
+        |e| matches!(e, Event::SessionStarted { cli_version: Some(v), .. }
+        if v == "2.1.278")
+    ));
+    // How these totals accumulate by version: `claude-code`'s `totals_scope_by_version`.
+}
+
+#[test]
+fn a_listed_refusal_with_an_unfamiliar_text_gets_a_denied_end() {
+    // Claude Code 2.1.197, live against the scripted model with `--permission-mode
+    // default`: the refusal text is not one the reducer knows, but the result lists it.
+    let r = Reduced::new(concat!(
+        r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t5","name":"Bash","input":{"command":"rm -rf build"}}]}}"#,
+        "\n",
+        r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t5","content":"rm in '/ws/build' was blocked. For security, Claude Code may only remove files from the allowed working directories for this session: '/ws'.","is_error":true}]}}"#,
+        "\n",
+        r#"{"type":"result","subtype":"success","is_error":false,"result":"done","permission_denials":[{"tool_name":"Bash","tool_use_id":"t5"}]}"#,
+    ));
+    let ends: Vec<ToolStatus> = r
+        .iter()
+        .filter_map(|e| match e {
+            Event::ToolCallFinished { status, .. } => Some(*status),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ends, [ToolStatus::Error, ToolStatus::Denied]);
+    assert_eq!(r.kinds(), ["permission_denial"]);
+}
+
+#[test]
+fn a_refused_call_is_denied_and_a_failed_one_an_error() {
+    let r = Reduced::new(concat!(
+        r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"rm -rf /"}},{"type":"tool_use","id":"t2","name":"Bash","input":{"command":"false"}},{"type":"tool_use","id":"t3","name":"Write","input":{}},{"type":"tool_use","id":"t4","name":"Bash","input":{"command":"git push"}}]}}"#,
+        "\n",
+        r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":"Permission to use Bash with command rm -rf / has been denied.","is_error":true},{"type":"tool_result","tool_use_id":"t2","content":"Exit code 1","is_error":true},{"type":"tool_result","tool_use_id":"t3","content":"Claude requested permissions to use Write, but you haven't granted it yet.","is_error":true}]}}"#,
+        "\n",
+        r#"{"type":"result","subtype":"success","is_error":false,"result":"done","permission_denials":[{"tool_name":"Bash","tool_use_id":"t1"},{"tool_name":"Write","tool_use_id":"t3"},{"tool_name":"Bash","tool_use_id":"t4"},{"tool_name":"Bash","tool_use_id":"t2"}]}"#,
+    ));
+    assert_eq!(
+        r.tools(),
+        [
+            ("t1", "Bash", Some(ToolStatus::Denied)),
+            ("t2", "Bash", Some(ToolStatus::Error)),
+            ("t3", "Write", Some(ToolStatus::Denied)),
+            // Listed in permission_denials with no result of its own.
+            ("t4", "Bash", Some(ToolStatus::Denied)),
+        ]
+    );
+    // t2 is listed but its result was the command's own failure: it stays, with a note.
+    assert_eq!(r.kinds(), ["permission_denial"]);
+
+    assert!(!r.iter().any(
+        |e| matches!(e, Event::ToolCallFinished { call_id, exit_code: Some(_), .. }
+        if call_id == "t1")
+    ));
+}

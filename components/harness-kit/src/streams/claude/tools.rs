@@ -1,0 +1,163 @@
+//! Tool results: a `tool_result` block in a `user` line ends its call (a refusal by the
+//! permission rules as denied, a failed Bash command with its exit code), and
+//! `result.permission_denials` ends as denied a listed call no result ended.
+
+use super::wire::{Block, Line, ResultContent};
+use super::{ClaudeReducer, Dialect};
+use crate::{Event, ToolStatus, excerpt};
+
+impl ClaudeReducer {
+    /// `result.permission_denials`: a listed call not yet finished is finished as denied.
+    /// One already finished with an error result without an exit code (a refusal text not
+    /// known here, e.g. 2.1.197's "rm in '…' was blocked. For security, …") gets a second,
+    /// denied end: the host re-marks an errored call denied. One whose result was ok, or
+    /// carried an exit code, ran: it stays. Both are noted.
+    pub(super) fn denials(&mut self, parsed: &Line, out: &mut Vec<Event>) {
+        for denial in &parsed.permission_denials {
+            let Some(call_id) = denial.tool_use_id.as_deref() else {
+                continue;
+            };
+            if self.tools_denied.contains(call_id) {
+                continue;
+            }
+            let tool = denial.tool_name.as_deref().unwrap_or("?");
+            if self.tools_finished.insert(call_id.to_string()) {
+                self.tools_denied.insert(call_id.to_string());
+                if self.tools_started.contains(call_id) {
+                    out.push(Event::ToolCallFinished {
+                        call_id: call_id.to_string(),
+                        status: ToolStatus::Denied,
+                        output_excerpt: String::new(),
+                        exit_code: None,
+                        cli_duration_ms: None,
+                    });
+                }
+            } else if !self.tools_failed_silently.contains(call_id) {
+                out.push(Event::diagnostic(
+                    "permission_denial",
+                    format!(
+                        "`result.permission_denials` says {tool} call `{call_id}` was refused, \
+                         but its tool_result (not a known refusal) already ended it: the call \
+                         stays as that result said"
+                    ),
+                    b"",
+                ));
+            } else {
+                self.tools_denied.insert(call_id.to_string());
+                out.push(Event::diagnostic(
+                    "permission_denial",
+                    format!(
+                        "`result.permission_denials` says {tool} call `{call_id}` was refused, \
+                         and its error result (not a refusal text known here) did not say it \
+                         ran: re-marked denied"
+                    ),
+                    b"",
+                ));
+                out.push(Event::ToolCallFinished {
+                    call_id: call_id.to_string(),
+                    status: ToolStatus::Denied,
+                    output_excerpt: String::new(),
+                    exit_code: None,
+                    cli_duration_ms: None,
+                });
+            }
+        }
+    }
+
+    pub(super) fn user(&mut self, parsed: &Line, out: &mut Vec<Event>) {
+        let blocks: &[Block] = parsed.message.as_ref().map_or(&[], |m| &m.content);
+        for block in blocks {
+            if block.kind.as_deref() != Some("tool_result") {
+                continue;
+            }
+            let Some(call_id) = block.tool_use_id.as_deref() else {
+                continue;
+            };
+            if !self.tools_finished.insert(call_id.to_string()) {
+                continue;
+            }
+            let is_error = block.is_error == Some(true);
+            let output = result_text(block.content.as_ref());
+            let denied = is_error && is_permission_refusal(&output);
+            let exit_code = if is_error && !denied {
+                exit_code_of(&output, self.dialect)
+            } else {
+                None
+            };
+            if is_error && !denied && exit_code.is_none() {
+                self.tools_failed_silently.insert(call_id.to_string());
+            }
+            if denied {
+                self.tools_denied.insert(call_id.to_string());
+            }
+            out.push(Event::ToolCallFinished {
+                call_id: call_id.to_string(),
+                status: if denied {
+                    ToolStatus::Denied
+                } else if is_error {
+                    ToolStatus::Error
+                } else {
+                    ToolStatus::Ok
+                },
+                output_excerpt: excerpt(&output, self.config.excerpt_bytes as usize),
+                exit_code,
+                cli_duration_ms: None,
+            });
+        }
+    }
+}
+
+/// What Claude Code 2.1.x writes as the `tool_result` of a call its permission rules or
+/// mode refused (strings of its binary): the call never ran.
+const REFUSALS: [&str; 4] = [
+    // No rule allows it and no one can be asked (`-p` without a bypass).
+    "Claude requested permissions to use ",
+    // A deny rule: "Permission to use Bash with command rm -rf / has been denied."
+    "Permission to use ",
+    // The auto-mode classifier.
+    "Permission for this action has been denied",
+    // An approval declined.
+    "The user doesn't want to proceed with this tool use",
+];
+
+/// Whether an error `tool_result`'s text is a refusal rather than the tool's own failure
+/// (which Bash reports as "Exit code N" and others with their own message).
+fn is_permission_refusal(output: &str) -> bool {
+    let text = output.trim_start();
+    REFUSALS.iter().any(|r| text.starts_with(r))
+        && (text.contains("haven't granted")
+            || text.contains("has been denied")
+            || text.contains("doesn't want to proceed"))
+}
+
+/// A tool_result's content: a string, or the text of its text blocks, one per line.
+fn result_text(content: Option<&ResultContent>) -> String {
+    match content {
+        Some(ResultContent::Text(s)) => s.to_string(),
+        Some(ResultContent::List(blocks)) => blocks
+            .iter()
+            .filter_map(|b| b.text.as_deref())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        None => String::new(),
+    }
+}
+
+/// Claude Code's Bash tool reports a failed command as "Exit code N\n<output>"; Qwen
+/// Code's `run_shell_command` as lines "Command: …", "Output: …", "Exit Code: N", ….
+fn exit_code_of(output: &str, dialect: Dialect) -> Option<i32> {
+    if dialect == Dialect::QwenCode {
+        return output
+            .lines()
+            .find_map(|l| l.strip_prefix("Exit Code: "))?
+            .trim()
+            .parse()
+            .ok();
+    }
+    output
+        .strip_prefix("Exit code ")?
+        .split(|c: char| !c.is_ascii_digit() && c != '-')
+        .next()?
+        .parse()
+        .ok()
+}

@@ -1,0 +1,193 @@
+//! A harness shipped out of tree (`examples/harness/droid`): built by its script after the
+//! host binary, from its own `Cargo.toml`, into a folder that `--components` loads; listed
+//! by `coder-eval harnesses`, and run through the live parity scenarios on the real Droid
+//! CLI against the scripted model, with the same checks as the built-in harnesses.
+
+use crate::live_scenarios::{SCENARIOS, assert_scenario, parity_view, run_matrix_of};
+use crate::support::{bin, captures, main_calls, root, scratch, tools};
+use coder_eval::results::{ToolOutcome, TurnStatus};
+use coder_eval::turn::replay::{ReplayOptions, replay};
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+/// The host's target folder (the test executable is `<target>/debug/deps/all-*`).
+fn target_dir() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    exe.ancestors().nth(3).unwrap().to_path_buf()
+}
+
+/// `examples/harness/build.sh droid OUT`, with the test's cargo environment removed (as a
+/// user's shell would have it); returns `OUT/droid.wasm`.
+fn build_droid(out: &Path) -> PathBuf {
+    let mut cmd = Command::new("bash");
+    cmd.arg(root().join("examples/harness/build.sh"))
+        .arg("droid")
+        .arg(out);
+    for (key, _) in std::env::vars_os() {
+        let key = key.to_string_lossy().into_owned();
+        if key.starts_with("CARGO_") && key != "CARGO_HOME" || key == "RUSTFLAGS" {
+            cmd.env_remove(&key);
+        }
+    }
+    // Its own target folder beside the host's, kept between runs.
+    cmd.env("CARGO_TARGET_DIR", target_dir());
+    let status = cmd.status().unwrap();
+    assert!(status.success(), "examples/harness/build.sh droid failed");
+    out.join("droid.wasm")
+}
+
+/// The folder holding `droid.wasm`, built once per test process (after the host binary,
+/// which cargo built before any test ran).
+fn droid_components() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = scratch("out-of-tree-components");
+        build_droid(&dir);
+        dir
+    })
+}
+
+fn droid_installed() -> bool {
+    coder_eval::run::locate::is_installed("droid")
+}
+
+#[test]
+fn built_after_the_host_and_run_live() {
+    if !droid_installed() {
+        eprintln!("skipped: droid is not installed (scripts/setup.sh installs it)");
+        return;
+    }
+    let host = bin();
+    // The host knows no `droid` harness of its own.
+    let plain = Command::new(&host).arg("harnesses").output().unwrap();
+    let plain = String::from_utf8_lossy(&plain.stdout);
+    assert!(!plain.contains("droid"), "{plain}");
+
+    let base = scratch("out-of-tree-droid");
+    let components = droid_components().to_path_buf();
+    let wasm = components.join("droid.wasm");
+    let built = |p: &Path| std::fs::metadata(p).unwrap().modified().unwrap();
+    assert!(
+        built(&host) <= built(&wasm),
+        "the component is built after the host binary"
+    );
+
+    // Listed, with its program found among the pinned CLIs.
+    let listed = Command::new(&host)
+        .args(["harnesses", "--components"])
+        .arg(&components)
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    let row = listed
+        .lines()
+        .find(|l| l.starts_with("droid "))
+        .unwrap_or_else(|| panic!("droid not listed:\n{listed}"));
+    assert!(
+        row.contains("droid") && row.contains("node_modules/.bin/droid"),
+        "{row}"
+    );
+    assert!(listed.contains(&wasm.display().to_string()), "{listed}");
+    let parity = Command::new(&host)
+        .args(["harnesses", "--parity", "--components"])
+        .arg(&components)
+        .output()
+        .unwrap();
+    let parity = String::from_utf8_lossy(&parity.stdout);
+    assert!(
+        parity.contains("| droid | host-enforced | host-enforced | host-enforced | none |"),
+        "{parity}"
+    );
+
+    // The parity scenarios, checked as on the built-in harnesses.
+    let out = base.join("runs");
+    let results = run_matrix_of(
+        &out,
+        2,
+        &["droid"],
+        &[OsStr::new("--components"), components.as_os_str()],
+    );
+    let expected = [
+        (
+            "hello",
+            "num_turns=3 tools=[Ok, Ok] max_turns_exhausted=false status=Success",
+        ),
+        (
+            "parallel",
+            "num_turns=2 tools=[Ok, Ok] max_turns_exhausted=false status=Success",
+        ),
+        (
+            "max_turns",
+            "num_turns=3 tools=[Ok, Ok] max_turns_exhausted=true status=Success",
+        ),
+        (
+            "tool_error",
+            "num_turns=2 tools=[Error] max_turns_exhausted=false status=Success",
+        ),
+        (
+            "long_shell",
+            "num_turns=2 tools=[Ok] max_turns_exhausted=false status=Success",
+        ),
+    ];
+    assert_eq!(expected.len(), SCENARIOS.len());
+    for (scenario, view) in expected {
+        let r = &results[&(scenario.to_string(), "droid".to_string())];
+        assert_eq!(parity_view(scenario, r), view, "{scenario}");
+        assert!(
+            r.turn.as_ref().unwrap().component.ends_with("droid.wasm"),
+            "{scenario}: {}",
+            r.turn.as_ref().unwrap().component
+        );
+        assert_scenario(&out, scenario, "droid", r, Some(&components));
+    }
+}
+
+/// Golden replay of the Droid recordings (`tests/corpus/live/droid`, Droid 0.225.2) through
+/// the out-of-tree component: each pinned by an insta snapshot, and the shared scenarios'
+/// counts.
+#[test]
+fn droid_recordings_replay_through_the_out_of_tree_component() {
+    let components = droid_components();
+    let replay_of = |path: &Path| {
+        let mut options = ReplayOptions::new("droid");
+        options.components.dir = Some(components.to_path_buf());
+        replay(path, &options).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    };
+    let mut count = 0;
+    for path in captures("live/droid") {
+        count += 1;
+        let mut record = replay_of(&path);
+        assert!(record.reducer_error.is_none(), "{}", path.display());
+        assert!(
+            record.component.ends_with("droid.wasm"),
+            "{}",
+            record.component
+        );
+        // The component's path is the scratch folder's: not part of the snapshot.
+        record.component = "droid.wasm".into();
+        let name = format!("droid__{}", path.file_stem().unwrap().to_str().unwrap());
+        insta::assert_json_snapshot!(name, record);
+    }
+    assert_eq!(count, 4, "hello, parallel, tool_error, probe_hello");
+
+    let r = replay_of(&crate::support::corpus("live/droid/hello.jsonl"));
+    assert_eq!((r.num_turns, main_calls(&r)), (3, 3));
+    assert_eq!(
+        tools(&r),
+        [("Create", ToolOutcome::Ok), ("Execute", ToolOutcome::Ok)]
+    );
+    assert_eq!(r.commands, ["date"]);
+    assert_eq!(r.usage.input_tokens, 24187);
+    assert_eq!(r.usage.output_tokens, 42);
+    assert_eq!(r.cost_usd, None);
+    assert_eq!(r.final_status, TurnStatus::Completed);
+    assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
+
+    let r = replay_of(&crate::support::corpus("live/droid/parallel.jsonl"));
+    assert_eq!((main_calls(&r), r.tool_calls.len()), (2, 2));
+    let r = replay_of(&crate::support::corpus("live/droid/tool_error.jsonl"));
+    assert_eq!(r.tool_calls[0].status, ToolOutcome::Error);
+    assert_eq!(r.tool_calls[0].exit_code, Some(2));
+}
