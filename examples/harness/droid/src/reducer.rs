@@ -265,7 +265,7 @@ impl DroidReducer {
                 input_tokens: u64_field(u, "input_tokens").unwrap_or(0),
                 output_tokens: u64_field(u, "output_tokens").unwrap_or(0),
                 cache_read_tokens: u64_field(u, "cache_read_input_tokens").unwrap_or(0),
-                cache_write_tokens: u64_field(u, "cache_creation_input_tokens").unwrap_or(0),
+                cache_write_tokens: u64_field(u, "cache_creation_input_tokens"),
             }),
         });
     }
