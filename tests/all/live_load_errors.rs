@@ -4,9 +4,9 @@
 use crate::support::{bin, scratch};
 use std::process::Command;
 
-/// Runs `coder-eval run` on a task whose `run_limits` and criteria are given; returns the
-/// exit code and stderr.
-fn load(name: &str, harness: &str, run_limits: &str, criteria: &str) -> (i32, String) {
+/// Runs `coder-eval run`, then `coder-eval check`, on a task whose `run_limits` and
+/// criteria are given; returns each one's exit code and stderr.
+fn load(name: &str, harness: &str, run_limits: &str, criteria: &str) -> (i32, String, i32, String) {
     let dir = scratch(&format!("live-load-{name}"));
     let task = dir.join("task.yaml");
     std::fs::write(
@@ -23,9 +23,16 @@ fn load(name: &str, harness: &str, run_limits: &str, criteria: &str) -> (i32, St
         .arg(dir.join("out"))
         .output()
         .unwrap();
+    let checked = Command::new(bin())
+        .arg("check")
+        .arg(&task)
+        .output()
+        .unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stderr).into_owned(),
+        checked.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&checked.stderr).into_owned(),
     )
 }
 
@@ -33,10 +40,20 @@ const CE: &str = "  - type: command_executed\n    command_pattern: x\n";
 
 #[track_caller]
 fn refused(name: &str, harness: &str, run_limits: &str, criteria: &str, wants: &[&str]) {
-    let (code, stderr) = load(name, harness, run_limits, criteria);
+    let (code, stderr, check_code, check_stderr) = load(name, harness, run_limits, criteria);
     assert_eq!(code, 2, "{name}: {stderr}");
+    // `check` promises the checks `run` makes before any agent starts: same verdict, same
+    // words.
+    assert_eq!(
+        check_code, 2,
+        "{name}: check accepts what run refuses: {check_stderr}"
+    );
     for w in wants {
         assert!(stderr.contains(w), "{name}: `{w}` not in: {stderr}");
+        assert!(
+            check_stderr.contains(w),
+            "{name}: check: `{w}` not in: {check_stderr}"
+        );
     }
 }
 
@@ -100,6 +117,13 @@ fn arming_what_cannot_be_live_is_refused() {
         &["criterion 1", "can decide nothing"],
     );
     refused(
+        "inert",
+        "claude-code",
+        "{}",
+        &format!("{CE}    min_count: 0\n    stop_early: {{}}\n"),
+        &["criterion 1"],
+    );
+    refused(
         "stop_when",
         "claude-code",
         "{stop_early: true}",
@@ -120,4 +144,32 @@ fn arming_what_cannot_be_live_is_refused() {
         &format!("{CE}    stop_early: {{decide_within: 0}}\n"),
         &["decide_within"],
     );
+}
+
+/// `check --harness codex` refuses `max_usd` as `run --harness codex` does, whatever the
+/// task's own `agent.type`.
+#[test]
+fn check_with_harness_flag_refuses_what_run_refuses() {
+    let dir = scratch("live-load-usd-flag");
+    let task = dir.join("usd.yaml");
+    std::fs::write(
+        &task,
+        "task_id: my_usd\ninitial_prompt: hi\nagent: {type: claude-code}\nrun_limits: {max_usd: 1.0}\nsuccess_criteria:\n  - type: command_executed\n    command_pattern: x\n",
+    )
+    .unwrap();
+    let run = Command::new(bin())
+        .args(["run", "--harness", "codex", "--out"])
+        .arg(dir.join("out"))
+        .arg(&task)
+        .output()
+        .unwrap();
+    let check = Command::new(bin())
+        .args(["check", "--harness", "codex"])
+        .arg(&task)
+        .output()
+        .unwrap();
+    let check_err = String::from_utf8_lossy(&check.stderr);
+    assert_eq!(run.status.code(), Some(2));
+    assert_eq!(check.status.code(), Some(2), "{check_err}");
+    assert!(check_err.contains("max_usd"), "{check_err}");
 }
