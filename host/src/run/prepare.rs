@@ -45,14 +45,17 @@ pub enum PrepareError {
         #[source]
         source: Box<ResolveError>,
     },
-    #[error("task `{task}`: the `{harness}` harness refuses it: {reason}")]
+    /// `at` is `FILE:LINE` of the field refused (`FILE` when no line is found).
+    #[error("{at}: task `{task}`: the `{harness}` harness refuses it: {reason}")]
     Refused {
+        at: String,
         task: String,
         harness: String,
         reason: String,
     },
-    #[error("task `{task}`: the `{harness}` harness cannot honour `{limit}`")]
+    #[error("{at}: task `{task}`: the `{harness}` harness cannot honour `{limit}`")]
     UnsupportedLimit {
+        at: String,
         task: String,
         harness: String,
         limit: String,
@@ -65,17 +68,19 @@ pub enum PrepareError {
     },
     /// The task sets agent fields the harness does not honour, or asks for time-budget
     /// mode on a harness that cannot resume a session.
-    #[error("task `{task}`: {source}")]
+    #[error("{at}: task `{task}`: {source}")]
     AgentField {
+        at: String,
         task: String,
         #[source]
         source: Box<super::caps::Unfit>,
     },
     /// The task's early stop cannot work as written (see `grading::live`).
-    #[error("task `{task}` ({file}): early stop: {message}")]
+    #[error("{at}: task `{task}`: early stop: {message}")]
     EarlyStop {
+        /// `FILE:LINE` of the criterion's `stop_early:` (or the run limit) refused.
+        at: String,
         task: String,
-        file: String,
         message: String,
     },
     #[error("task `{task}`: no harness given (set agent.type or pass --harness)")]
@@ -205,8 +210,8 @@ pub fn prepare(
 /// Harness-independent; [`prepare`] and `coder-eval check` both call it.
 pub fn early_stop(task: &Task) -> Result<Option<LivePlan>, PrepareError> {
     crate::grading::live::plan(task).map_err(|message| PrepareError::EarlyStop {
+        at: crate::task::locate(&task.path, &message),
         task: task.task_id.clone(),
-        file: task.path.display().to_string(),
         message,
     })
 }
@@ -234,6 +239,7 @@ pub fn check_on_harness(
     let described = super::caps::describe_with(&mut launcher).map_err(|e| fail(e.into()))?;
     super::caps::check_task(task, harness, &described).map_err(|source| {
         PrepareError::AgentField {
+            at: crate::task::locate(&task.path, &source.to_string()),
             task: task.task_id.clone(),
             source: Box::new(source),
         }
@@ -244,6 +250,7 @@ pub fn check_on_harness(
         .plan(&settings, &task.run_limits.to_cli(true))
         .map_err(|e| fail(e.into()))?
         .map_err(|reason| PrepareError::Refused {
+            at: crate::task::locate(&task.path, &reason),
             task: task.task_id.clone(),
             harness: harness.to_string(),
             reason,
@@ -254,6 +261,7 @@ pub fn check_on_harness(
         .find(|l| task.run_limits.is_set(**l))
     {
         return Err(PrepareError::UnsupportedLimit {
+            at: crate::task::locate(&task.path, &format!("run_limits.{}", limit_name(*limit))),
             task: task.task_id.clone(),
             harness: harness.to_string(),
             limit: limit_name(*limit).into(),
@@ -261,6 +269,7 @@ pub fn check_on_harness(
     }
     if let Some(reason) = crate::limits::budget::refusal(harness, &task.run_limits.budgets()) {
         return Err(PrepareError::Refused {
+            at: crate::task::locate(&task.path, &reason),
             task: task.task_id.clone(),
             harness: harness.to_string(),
             reason,
