@@ -90,8 +90,18 @@ fn at_least_one<'de, D: Deserializer<'de>, T: TryFrom<u64>>(
     field: &str,
     unit: &str,
 ) -> Result<Option<T>, D::Error> {
-    let Some(n) = Option::<f64>::deserialize(d)? else {
+    // Read as any YAML value first: `max_output_tokens: abc` is told in the field's own
+    // words (a whole number of tokens), not serde's "expected f64".
+    let Some(value) = Option::<serde_yaml_ng::Value>::deserialize(d)? else {
         return Ok(None);
+    };
+    let Some(n) = value.as_f64() else {
+        let shown = serde_yaml_ng::to_string(&value)
+            .map(|s| s.trim().to_string())
+            .unwrap_or_default();
+        return Err(serde::de::Error::custom(format!(
+            "{field} must be a whole number of {unit}, at least 1; got `{shown}`"
+        )));
     };
     if !(n.is_finite() && n >= 1.0 && n.fract() == 0.0) {
         return Err(serde::de::Error::custom(format!(

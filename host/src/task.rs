@@ -55,6 +55,8 @@ pub mod dataset;
 pub(crate) mod duplicate_key;
 pub mod every_error;
 pub mod expand;
+mod field_line;
+pub use field_line::locate;
 mod file;
 mod load;
 pub mod retry;

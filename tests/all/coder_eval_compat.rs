@@ -230,6 +230,27 @@ fn parity_lists_the_agent_fields() {
         stdout.contains("model, allowed_tools, disallowed_tools, permission_mode, system_prompt"),
         "{stdout}"
     );
+    // The stop_early column says where a fail-stop cannot hold the forbidden command.
+    for line in stdout
+        .lines()
+        .filter(|l| l.contains("on the event that decides"))
+    {
+        let harness = line.split('|').nth(1).unwrap_or("").trim();
+        let cannot_hold = line.contains("a fail-stop cannot hold the forbidden command");
+        assert_eq!(
+            cannot_hold,
+            ["codex", "opencode", "gemini-cli"].contains(&harness),
+            "{line}"
+        );
+    }
+    assert_eq!(
+        stdout
+            .lines()
+            .filter(|l| l.contains("on the event that decides"))
+            .count(),
+        5,
+        "{stdout}"
+    );
 }
 
 /// Runs `coder-eval run` on task files; returns the exit code and the results by

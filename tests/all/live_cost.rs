@@ -43,8 +43,12 @@ fn assert_record_matches_turn(record: &CostRecord, result: &TaskResult) {
         (Some(total), Some(turn)) => assert!((total - turn).abs() < 1e-9, "{total} {turn}"),
         (total, turn) => assert_eq!(total, turn),
     }
+    // Unknown cost: not reported, or cut off by a host stop before the final result.
     assert_eq!(
-        record.cost_status == TotalsStatus::NotReported,
+        matches!(
+            record.cost_status,
+            TotalsStatus::NotReported | TotalsStatus::Partial
+        ) && record.total_cost_usd.is_none(),
         turn.cost_usd.is_none()
     );
     match turn.usage_source.as_str() {
@@ -214,4 +218,49 @@ fn a_retried_request_is_no_turn() {
         t.turn_duration_ms
     );
     assert_replay_matches(&out, &result);
+}
+
+/// Claude Code stopped by the host (an early pass-stop) before its final result: it
+/// reports cost only there, so the cost is `partial` and unknown (`null`, never 0) with
+/// the stop as the reason, not "the CLI reported no cost"; the usage streamed per call is
+/// a lower bound, never `complete`. Replay gives the same turn.
+#[test]
+fn a_host_stopped_claude_code_run_has_partial_totals() {
+    let out = scratch("live-cost-stopped");
+    let r = run_task(
+        "tasks/scenarios/early_pass/task.yaml",
+        "claude-code",
+        &out,
+        &[],
+    );
+    let t = r.turn.as_ref().unwrap_or_else(|| panic!("{:?}", r.error));
+    assert!(r.stop.is_some(), "the host stopped it: {:?}", r.stop);
+    assert!(t.cli_result.is_none(), "cut before its final result");
+    crate::live_claude::assert_replay_matches(&out, &r);
+    let record = cost_record(&result_dir(&out, &r.task_id, &r.harness));
+    let attempt = &record.attempts[0];
+    assert_eq!(
+        (record.total_cost_usd, record.cost_status),
+        (None, TotalsStatus::Partial),
+        "{record:#?}"
+    );
+    assert!(
+        attempt
+            .reasons
+            .iter()
+            .any(|r| r.contains("before its final result, where it reports cost")),
+        "{:?}",
+        attempt.reasons
+    );
+    assert!(
+        !attempt
+            .reasons
+            .iter()
+            .any(|r| r.contains("reported no cost")),
+        "{:?}",
+        attempt.reasons
+    );
+    assert_eq!(record.usage_status, TotalsStatus::Partial, "{record:#?}");
+    assert_eq!(t.totals, TotalsStatus::Partial);
+    assert_eq!(record.usage, Some(t.usage), "the lower bound is kept");
 }

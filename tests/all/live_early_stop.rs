@@ -98,6 +98,14 @@ fn early_stop_and_budgets_on_every_harness() {
                         assert_eq!(fired.reason, EarlyStopReason::CriterionFailed, "{what}");
                         assert_eq!(fired.tool_call_index, 2, "{what}");
                         assert_eq!(fired.turns_remaining, None, "{what}");
+                        // What README and `harnesses --parity` declare: these CLIs start a
+                        // tool before they stream the call, so the forbidden one ran.
+                        if ["codex", "opencode", "gemini-cli"].contains(&harness.as_str()) {
+                            assert!(
+                                steps(&out, scenario, harness).contains("step 2"),
+                                "{what}: the forbidden command did not run"
+                            );
+                        }
                         assert_eq!(r.status, TaskStatus::Failure, "{what}");
                         assert!(!gate.passed);
                     }

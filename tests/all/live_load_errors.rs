@@ -4,9 +4,9 @@
 use crate::support::{bin, scratch};
 use std::process::Command;
 
-/// Runs `coder-eval run` on a task whose `run_limits` and criteria are given; returns the
-/// exit code and stderr.
-fn load(name: &str, harness: &str, run_limits: &str, criteria: &str) -> (i32, String) {
+/// Runs `coder-eval run`, then `coder-eval check`, on a task whose `run_limits` and
+/// criteria are given; returns each one's exit code and stderr.
+fn load(name: &str, harness: &str, run_limits: &str, criteria: &str) -> (i32, String, i32, String) {
     let dir = scratch(&format!("live-load-{name}"));
     let task = dir.join("task.yaml");
     std::fs::write(
@@ -23,9 +23,16 @@ fn load(name: &str, harness: &str, run_limits: &str, criteria: &str) -> (i32, St
         .arg(dir.join("out"))
         .output()
         .unwrap();
+    let checked = Command::new(bin())
+        .arg("check")
+        .arg(&task)
+        .output()
+        .unwrap();
     (
         out.status.code().unwrap_or(-1),
         String::from_utf8_lossy(&out.stderr).into_owned(),
+        checked.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&checked.stderr).into_owned(),
     )
 }
 
@@ -33,10 +40,20 @@ const CE: &str = "  - type: command_executed\n    command_pattern: x\n";
 
 #[track_caller]
 fn refused(name: &str, harness: &str, run_limits: &str, criteria: &str, wants: &[&str]) {
-    let (code, stderr) = load(name, harness, run_limits, criteria);
+    let (code, stderr, check_code, check_stderr) = load(name, harness, run_limits, criteria);
     assert_eq!(code, 2, "{name}: {stderr}");
+    // `check` promises the checks `run` makes before any agent starts: same verdict, same
+    // words.
+    assert_eq!(
+        check_code, 2,
+        "{name}: check accepts what run refuses: {check_stderr}"
+    );
     for w in wants {
         assert!(stderr.contains(w), "{name}: `{w}` not in: {stderr}");
+        assert!(
+            check_stderr.contains(w),
+            "{name}: check: `{w}` not in: {check_stderr}"
+        );
     }
 }
 
@@ -100,6 +117,13 @@ fn arming_what_cannot_be_live_is_refused() {
         &["criterion 1", "can decide nothing"],
     );
     refused(
+        "inert",
+        "claude-code",
+        "{}",
+        &format!("{CE}    min_count: 0\n    stop_early: {{}}\n"),
+        &["criterion 1"],
+    );
+    refused(
         "stop_when",
         "claude-code",
         "{stop_early: true}",
@@ -120,4 +144,93 @@ fn arming_what_cannot_be_live_is_refused() {
         &format!("{CE}    stop_early: {{decide_within: 0}}\n"),
         &["decide_within"],
     );
+}
+
+/// `check --harness codex` refuses `max_usd` as `run --harness codex` does, whatever the
+/// task's own `agent.type`.
+#[test]
+fn check_with_harness_flag_refuses_what_run_refuses() {
+    let dir = scratch("live-load-usd-flag");
+    let task = dir.join("usd.yaml");
+    std::fs::write(
+        &task,
+        "task_id: my_usd\ninitial_prompt: hi\nagent: {type: claude-code}\nrun_limits: {max_usd: 1.0}\nsuccess_criteria:\n  - type: command_executed\n    command_pattern: x\n",
+    )
+    .unwrap();
+    let run = Command::new(bin())
+        .args(["run", "--harness", "codex", "--out"])
+        .arg(dir.join("out"))
+        .arg(&task)
+        .output()
+        .unwrap();
+    let check = Command::new(bin())
+        .args(["check", "--harness", "codex"])
+        .arg(&task)
+        .output()
+        .unwrap();
+    let check_err = String::from_utf8_lossy(&check.stderr);
+    assert_eq!(run.status.code(), Some(2));
+    assert_eq!(check.status.code(), Some(2), "{check_err}");
+    assert!(check_err.contains("max_usd"), "{check_err}");
+}
+
+/// Writes `text` to `<scratch>/<file>` and runs `coder-eval ARGS FILE`; the exit code and
+/// stderr.
+fn on_file(name: &str, file: &str, text: &str, args: &[&str]) -> (i32, String) {
+    let dir = scratch(&format!("live-load-{name}"));
+    let task = dir.join(file);
+    std::fs::write(&task, text).unwrap();
+    let mut cmd = Command::new(bin());
+    cmd.args(args).arg(&task);
+    if args.first() == Some(&"run") {
+        cmd.arg("--out").arg(dir.join("out"));
+    }
+    let out = cmd.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A refusal made once the file has loaded (a harness refusing `max_usd`, an early stop
+/// that cannot work) names FILE:LINE of the field it refuses, from `run` and `check`.
+#[test]
+fn refusals_name_the_file_and_line_of_their_field() {
+    let usd = "task_id: my_usd\ninitial_prompt: hi\nrun_limits:\n  max_turns: 3\n  max_usd: 1\n";
+    for cmd in ["run", "check"] {
+        let (code, err) = on_file("usd-line", "usd.yaml", usd, &[cmd, "--harness", "codex"]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("usd.yaml:5: task `my_usd`"), "{cmd}: {err}");
+    }
+    let stop = "task_id: st\ninitial_prompt: hi\nagent: {type: claude-code}\nsuccess_criteria:\n  - type: command_executed\n    command_pattern: x\n  - type: file_exists\n    path: a.txt\n    stop_early: {}\n";
+    for cmd in ["run", "check"] {
+        let (code, err) = on_file("stop-line", "stop.yaml", stop, &[cmd]);
+        assert_eq!(code, 2, "{err}");
+        assert!(
+            err.contains("stop.yaml:9: task `st`: early stop"),
+            "{cmd}: {err}"
+        );
+    }
+}
+
+/// `check` places each bad field at its own line (not the first key of its section),
+/// reports every bad field of one section, and says what a token count is.
+#[test]
+fn check_places_each_bad_field_at_its_own_line() {
+    let text = "task_id: t\ninitial_prompt: hi\nagent:\n  type: claude-code\n  timeout_seconds: -3\nrun_limits:\n  max_turns: 3\n  max_usd: -1\n  max_total_tokens: -5\n  max_output_tokens: abc\n";
+    let (code, err) = on_file("field-lines", "f.yaml", text, &["check"]);
+    assert_eq!(code, 2, "{err}");
+    for want in [
+        "f.yaml:5:3: agent: agent.timeout_seconds",
+        "f.yaml:8:3: run_limits: max_usd",
+        "f.yaml:9:3: run_limits: max_total_tokens",
+        "f.yaml:10:3: run_limits: max_output_tokens must be a whole number of tokens",
+    ] {
+        assert!(err.contains(want), "`{want}` not in: {err}");
+    }
+    assert!(!err.contains("expected f64"), "{err}");
+    let time = "task_id: t\ninitial_prompt: hi\nagent:\n  type: claude-code\n  budget_mode: time\n";
+    let (code, err) = on_file("budget-line", "b.yaml", time, &["check"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("line 5: agent.budget_mode"), "{err}");
 }

@@ -55,6 +55,26 @@ fn sessions_are_resumed_until_the_deadline_on_every_harness() {
         assert_eq!(s[2].final_status, TurnStatus::TimeBudgetReached, "{what}");
         assert_eq!(s[2].stop_reason, Some(StopReason::TimeBudget), "{what}");
         assert!(!s[0].resumed && s[1].resumed && s[2].resumed, "{what}");
+        // run.json's row (and the summary line, junit, report) shows the whole task, not
+        // the last session: every session's model calls and tool calls, first start to
+        // last end.
+        let calls: u32 = s.iter().map(|x| x.num_turns).sum();
+        let tools: usize = s.iter().map(|x| x.tool_calls).sum();
+        assert_eq!(row.num_turns, Some(calls), "{what}");
+        assert_eq!(row.tool_calls, Some(tools), "{what}");
+        assert_eq!(
+            row.duration_ms,
+            Some(s[2].started_ms + s[2].duration_ms),
+            "{what}"
+        );
+        assert!(row.duration_ms > Some(s[2].duration_ms), "{what}");
+        let line = format!("turns {calls:<3} tools {tools:<3}");
+        assert!(
+            String::from_utf8_lossy(&output.stdout)
+                .lines()
+                .any(|l| l.contains(&format!("{what} ")) && l.contains(&line)),
+            "{what}: `{line}` not in the summary lines"
+        );
         // The same session throughout: the id resumed is in each continuation's argv, and
         // each stream that names its session names the first one's.
         let id = s[0].session_id.clone().expect("a session id");

@@ -132,6 +132,14 @@ fn check_file(file: &Path, harnesses: &[String]) -> Result<(String, Vec<String>)
     }
     for task in &loaded.tasks {
         let agentless = task.agent.harness.as_deref() == Some(coder_eval::run::NO_AGENT);
+        if !agentless {
+            // The early stop `run` checks before any agent starts (harness-independent).
+            coder_eval::run::prepare::early_stop(task)
+                .map_err(|e| with_file(file, &error_chain(&e)))?;
+        }
+    }
+    for task in &loaded.tasks {
+        let agentless = task.agent.harness.as_deref() == Some(coder_eval::run::NO_AGENT);
         let names: Vec<String> = if harnesses.is_empty() || agentless {
             // An agentless task runs on no harness: no agent field to check.
             task.agent
@@ -155,16 +163,17 @@ fn check_file(file: &Path, harnesses: &[String]) -> Result<(String, Vec<String>)
                     known.join(", ")
                 ));
             }
-            // What the built-in component declares (harness@0.2.0 `describe()`).
-            let described = ComponentSource::default()
+            // The refusals `run` makes on this harness, by the one function it uses.
+            let from = if harnesses.is_empty() {
+                format!("{}: agent.type", file.display())
+            } else {
+                "--harness".into()
+            };
+            let loaded = ComponentSource::default()
                 .harness(&harness)
-                .map_err(|e| e.to_string())
-                .and_then(|loaded| {
-                    coder_eval::run::caps::describe(&loaded).map_err(|e| e.to_string())
-                })
                 .map_err(|e| format!("harness `{harness}`: {e}"))?;
-            coder_eval::run::caps::check_agent(&task.agent, &harness, &described)
-                .map_err(|e| format!("{}: task `{}`: {e}", file.display(), task.task_id))?;
+            coder_eval::run::prepare::check_on_harness(task, &harness, &loaded, &from)
+                .map_err(|e| with_file(file, &error_chain(&e)))?;
         }
     }
     let skipped = loaded.tasks.iter().filter(|t| t.skip).count();
@@ -192,6 +201,16 @@ pub fn print_warnings(file: &Path, notes: &[LoadNote]) {
             Some(line) => eprintln!("warning: {}:{line}: {}", file.display(), note.message),
             None => eprintln!("warning: {}: {}", file.display(), note.message),
         }
+    }
+}
+
+/// `message`, led by `FILE: ` unless it names the file already.
+fn with_file(file: &Path, message: &str) -> String {
+    let name = file.display().to_string();
+    if message.contains(&name) {
+        message.to_string()
+    } else {
+        format!("{name}: {message}")
     }
 }
 

@@ -142,7 +142,15 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
         live_limits.insert("max_usd".into(), usd.into());
         live_limits.insert(
             "stop_early".into(),
-            "host-enforced, live, on the event that decides".into(),
+            if TOOL_RUNS_BEFORE_STREAMED.contains(&h.name) {
+                "host-enforced, live, on the event that decides; a fail-stop cannot hold the \
+                 forbidden command (the CLI starts a tool before it streams the call): it \
+                 runs, and the turn stops right after"
+            } else {
+                "host-enforced, live, on the event that decides (a fail-stop stops the CLI \
+                 as the forbidden call starts, before it runs)"
+            }
+            .into(),
         );
         live_limits.insert(
             "expected_turns / expected_tool_calls".into(),
@@ -258,6 +266,13 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
     print_stdout(&text);
     Ok(0)
 }
+
+/// The built-in harnesses whose CLI starts a tool before it streams the call (so the
+/// host sees a tool call only once it is running, or done): a fail-stop on that call
+/// cannot keep the forbidden command from running. Measured against the scripted model
+/// (tasks/scenarios/early_fail: `echo step 2` reaches steps.txt on these; asserted in
+/// tests/all/live_early_stop.rs).
+pub(crate) const TOOL_RUNS_BEFORE_STREAMED: &[&str] = &["codex", "opencode", "gemini-cli"];
 
 /// The caveats of one harness as table text.
 fn caveat_text(caveats: &serde_json::Value) -> String {

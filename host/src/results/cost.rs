@@ -49,7 +49,8 @@ pub struct CostRecord {
     pub task_id: String,
     pub harness: String,
     /// USD over every attempt, rounded to 1e-10 (a sum of reported decimals without float
-    /// noise); `null` when `cost_status` is `not_reported` or `ambiguous`.
+    /// noise); `null` when `cost_status` is `not_reported` or `ambiguous`, or `partial`
+    /// with no figure at all (the host stopped the CLI before it reported cost).
     pub total_cost_usd: Option<f64>,
     /// Tokens over every attempt; `null` when `usage_status` is `not_reported` or
     /// `ambiguous`.
@@ -284,7 +285,9 @@ impl CostRecord {
         let known = |status: TotalsStatus| {
             !matches!(status, TotalsStatus::NotReported | TotalsStatus::Ambiguous)
         };
-        let total_cost_usd = known(cost_status).then(|| {
+        // A partial cost none of whose attempts has a figure stays unknown, never 0.
+        let any_cost = attempts.iter().any(|a| a.cost_usd.is_some());
+        let total_cost_usd = (known(cost_status) && any_cost).then(|| {
             let sum: f64 = attempts.iter().filter_map(|a| a.cost_usd).sum();
             (sum * 1e10).round() / 1e10
         });

@@ -94,3 +94,40 @@ pub struct SessionRecord {
     /// Its stderr, relative to `task.json`'s folder.
     pub stderr: String,
 }
+
+/// The whole task's figures: in time-budget mode every session's, not only the last
+/// session's (`turn`); otherwise the turn's. `None` when no turn ran.
+impl super::TaskResult {
+    /// Main-thread model calls over every session.
+    pub fn task_num_turns(&self) -> Option<u32> {
+        match self.sessions() {
+            Some(s) => Some(s.iter().map(|s| s.num_turns).sum()),
+            None => self.turn.as_ref().map(|t| t.num_turns),
+        }
+    }
+
+    /// Tool calls over every session.
+    pub fn task_tool_calls(&self) -> Option<usize> {
+        match self.sessions() {
+            Some(s) => Some(s.iter().map(|s| s.tool_calls).sum()),
+            None => self.turn.as_ref().map(|t| t.tool_calls.len()),
+        }
+    }
+
+    /// Wall time of the agent's work, ms: from the first session's start to the last
+    /// session's end (the pauses between sessions included).
+    pub fn task_duration_ms(&self) -> Option<u64> {
+        match self.sessions().and_then(|s| s.last()) {
+            Some(last) => Some(last.started_ms + last.duration_ms),
+            None => self.turn.as_ref().map(|t| t.timing.turn_duration_ms),
+        }
+    }
+
+    /// The sessions of a time-budget run, when it has any.
+    fn sessions(&self) -> Option<&[SessionRecord]> {
+        self.time_budget
+            .as_ref()
+            .map(|t| t.sessions.as_slice())
+            .filter(|s| !s.is_empty())
+    }
+}

@@ -52,9 +52,12 @@ pub(super) fn attempts(p: &Prepared, result: &TaskResult) -> Vec<CostAttempt> {
         .time_budget
         .as_ref()
         .map_or(&[], |t| t.sessions.as_slice());
+    // Whether the harness's stream reports cost at all (asked again, as above).
+    let reports_cost = super::caps::describe(&p.loaded).is_ok_and(|d| d.caps.reports_cost);
     let Some((_, earlier)) = sessions.split_last() else {
         let mut only = CostAttempt::new(1, result.turn.as_ref(), settings, scope, launcher_error);
         only.usage_totals_scope = usage_scope;
+        cut_before_cost(&mut only, result, reports_cost);
         return vec![only];
     };
     // Time-budget mode: the sessions before the last from their records (each launch's
@@ -75,11 +78,36 @@ pub(super) fn attempts(p: &Prepared, result: &TaskResult) -> Vec<CostAttempt> {
         launcher_error,
     );
     last.usage_totals_scope = usage_scope;
+    cut_before_cost(&mut last, result, reports_cost);
     if sessions.len() > 1 {
         last.resumed = true;
     }
     attempts.push(last);
     attempts
+}
+
+/// A launch the host stopped (a cap, a budget, an early stop, a timeout) before the CLI's
+/// final result, on a harness whose stream reports cost, and no cost seen: the CLI did not
+/// fail to report it, the stop cut it off (Claude Code reports cost only in its final
+/// result). `partial`, the figure unknown (`null`), with that reason.
+fn cut_before_cost(attempt: &mut CostAttempt, result: &TaskResult, reports_cost: bool) {
+    let Some(turn) = result.turn.as_ref() else {
+        return;
+    };
+    if !reports_cost || result.stop.is_none() || turn.cli_result.is_some() {
+        return;
+    }
+    if attempt.cost_usd.is_none() && attempt.cost_status == TotalsStatus::NotReported {
+        attempt.cost_status = TotalsStatus::Partial;
+        attempt
+            .reasons
+            .retain(|r| !r.starts_with("the CLI reported no cost"));
+        attempt.reasons.push(
+            "the host stopped the CLI before its final result, where it reports cost: the \
+             cost is unknown (never estimated from tokens)"
+                .into(),
+        );
+    }
 }
 
 /// The attempt of one earlier session of a time-budget run, from its record.

@@ -167,15 +167,15 @@ fn test_case(r: &TaskResult) -> TestCase {
     };
     let mut case = TestCase::new(case_name(r), status);
     case.set_classname(class_name(r));
-    let turn = r.turn.as_ref();
-    if let Some(t) = turn {
-        case.set_time(Duration::from_millis(t.timing.turn_duration_ms));
+    // The whole task: every session of a time-budget run.
+    if let Some(ms) = r.task_duration_ms() {
+        case.set_time(Duration::from_millis(ms));
     }
     case.set_system_out(format!(
         "status {status_name}, score {}, turns {}, tool calls {}{}\nresult: {}/{}/task.json\n",
         r.weighted_score.map_or("-".into(), |s| format!("{s:.2}")),
-        turn.map_or("-".into(), |t| t.num_turns.to_string()),
-        turn.map_or("-".into(), |t| t.tool_calls.len().to_string()),
+        r.task_num_turns().map_or("-".into(), |n| n.to_string()),
+        r.task_tool_calls().map_or("-".into(), |n| n.to_string()),
         r.notes().map_or(String::new(), |note| format!("; {note}")),
         r.task_id,
         r.harness,

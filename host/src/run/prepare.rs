@@ -45,14 +45,17 @@ pub enum PrepareError {
         #[source]
         source: Box<ResolveError>,
     },
-    #[error("task `{task}`: the `{harness}` harness refuses it: {reason}")]
+    /// `at` is `FILE:LINE` of the field refused (`FILE` when no line is found).
+    #[error("{at}: task `{task}`: the `{harness}` harness refuses it: {reason}")]
     Refused {
+        at: String,
         task: String,
         harness: String,
         reason: String,
     },
-    #[error("task `{task}`: the `{harness}` harness cannot honour `{limit}`")]
+    #[error("{at}: task `{task}`: the `{harness}` harness cannot honour `{limit}`")]
     UnsupportedLimit {
+        at: String,
         task: String,
         harness: String,
         limit: String,
@@ -65,17 +68,19 @@ pub enum PrepareError {
     },
     /// The task sets agent fields the harness does not honour, or asks for time-budget
     /// mode on a harness that cannot resume a session.
-    #[error("task `{task}`: {source}")]
+    #[error("{at}: task `{task}`: {source}")]
     AgentField {
+        at: String,
         task: String,
         #[source]
         source: Box<super::caps::Unfit>,
     },
     /// The task's early stop cannot work as written (see `grading::live`).
-    #[error("task `{task}` ({file}): early stop: {message}")]
+    #[error("{at}: task `{task}`: early stop: {message}")]
     EarlyStop {
+        /// `FILE:LINE` of the criterion's `stop_early:` (or the run limit) refused.
+        at: String,
         task: String,
-        file: String,
         message: String,
     },
     #[error("task `{task}`: no harness given (set agent.type or pass --harness)")]
@@ -130,12 +135,7 @@ pub fn prepare(
 ) -> Result<Vec<Prepared>, PrepareError> {
     let mut prepared = Vec::new();
     for task in tasks {
-        let live =
-            crate::grading::live::plan(&task).map_err(|message| PrepareError::EarlyStop {
-                task: task.task_id.clone(),
-                file: task.path.display().to_string(),
-                message,
-            })?;
+        let live = early_stop(&task)?;
         let names: Vec<String> = if harnesses.is_empty() {
             vec![
                 task.agent
@@ -160,58 +160,22 @@ pub fn prepare(
             None => None,
         };
         for harness in names {
-            let fail = |source: ResolveError| PrepareError::Harness {
-                task: task.task_id.clone(),
-                harness: harness.clone(),
-                from: if harnesses.is_empty() {
-                    format!("{}: agent.type", task.path.display())
-                } else {
-                    "--harness".into()
-                },
-                source: Box::new(source),
+            let from = if harnesses.is_empty() {
+                format!("{}: agent.type", task.path.display())
+            } else {
+                "--harness".into()
             };
-            let loaded = options.components.harness(&harness).map_err(fail)?;
-            // What the harness can do: harness@0.2.0 `describe()`, or 0.1.0's fixed list.
-            let mut launcher = Launcher::new(&loaded).map_err(|e| fail(e.into()))?;
-            let described =
-                super::caps::describe_with(&mut launcher).map_err(|e| fail(e.into()))?;
-            super::caps::check_task(&task, &harness, &described).map_err(|source| {
-                PrepareError::AgentField {
-                    task: task.task_id.clone(),
-                    source: Box::new(source),
-                }
-            })?;
-            // A dry plan with placeholder URL: refusals and unsupported limits surface now.
-            let settings =
-                agent_settings(&task, &described.caps, Some("http://127.0.0.1:9".into()));
-            let plan = launcher
-                .plan(&settings, &task.run_limits.to_cli(true))
-                .map_err(|e| fail(e.into()))?
-                .map_err(|reason| PrepareError::Refused {
-                    task: task.task_id.clone(),
-                    harness: harness.clone(),
-                    reason,
-                })?;
-            if let Some(limit) = plan
-                .unsupported_limits
-                .iter()
-                .find(|l| task.run_limits.is_set(**l))
-            {
-                return Err(PrepareError::UnsupportedLimit {
-                    task: task.task_id.clone(),
-                    harness,
-                    limit: limit_name(*limit).into(),
-                });
-            }
-            if let Some(reason) =
-                crate::limits::budget::refusal(&harness, &task.run_limits.budgets())
-            {
-                return Err(PrepareError::Refused {
-                    task: task.task_id.clone(),
-                    harness,
-                    reason,
-                });
-            }
+            let loaded =
+                options
+                    .components
+                    .harness(&harness)
+                    .map_err(|source| PrepareError::Harness {
+                        task: task.task_id.clone(),
+                        harness: harness.clone(),
+                        from: from.clone(),
+                        source: Box::new(source),
+                    })?;
+            check_on_harness(&task, &harness, &loaded, &from)?;
             if let Some(p) = prepared
                 .iter()
                 .find(|p: &&Prepared| p.task.task_id == task.task_id && p.harness == harness)
@@ -240,4 +204,76 @@ pub fn prepare(
         }
     }
     Ok(prepared)
+}
+
+/// The task's early stop checked (`grading::live`): its plan, `None` when it arms nothing.
+/// Harness-independent; [`prepare`] and `coder-eval check` both call it.
+pub fn early_stop(task: &Task) -> Result<Option<LivePlan>, PrepareError> {
+    crate::grading::live::plan(task).map_err(|message| PrepareError::EarlyStop {
+        at: crate::task::locate(&task.path, &message),
+        task: task.task_id.clone(),
+        message,
+    })
+}
+
+/// Every load-time refusal of `task` on one harness, before any agent starts: the agent
+/// fields the harness honours (`caps::check_task`), a dry launch plan (the component's
+/// own refusals, limits it cannot honour) and budgets its stream cannot enforce
+/// (`limits::budget::refusal`). `from` says where the harness name came from (`--harness`
+/// or `FILE: agent.type`). [`prepare`] and `coder-eval check` share it, so `check` accepts
+/// exactly what `run` accepts.
+pub fn check_on_harness(
+    task: &Task,
+    harness: &str,
+    loaded: &LoadedComponent,
+    from: &str,
+) -> Result<(), PrepareError> {
+    let fail = |source: ResolveError| PrepareError::Harness {
+        task: task.task_id.clone(),
+        harness: harness.to_string(),
+        from: from.to_string(),
+        source: Box::new(source),
+    };
+    // What the harness can do: harness@0.2.0 `describe()`, or 0.1.0's fixed list.
+    let mut launcher = Launcher::new(loaded).map_err(|e| fail(e.into()))?;
+    let described = super::caps::describe_with(&mut launcher).map_err(|e| fail(e.into()))?;
+    super::caps::check_task(task, harness, &described).map_err(|source| {
+        PrepareError::AgentField {
+            at: crate::task::locate(&task.path, &source.to_string()),
+            task: task.task_id.clone(),
+            source: Box::new(source),
+        }
+    })?;
+    // A dry plan with placeholder URL: refusals and unsupported limits surface now.
+    let settings = agent_settings(task, &described.caps, Some("http://127.0.0.1:9".into()));
+    let plan = launcher
+        .plan(&settings, &task.run_limits.to_cli(true))
+        .map_err(|e| fail(e.into()))?
+        .map_err(|reason| PrepareError::Refused {
+            at: crate::task::locate(&task.path, &reason),
+            task: task.task_id.clone(),
+            harness: harness.to_string(),
+            reason,
+        })?;
+    if let Some(limit) = plan
+        .unsupported_limits
+        .iter()
+        .find(|l| task.run_limits.is_set(**l))
+    {
+        return Err(PrepareError::UnsupportedLimit {
+            at: crate::task::locate(&task.path, &format!("run_limits.{}", limit_name(*limit))),
+            task: task.task_id.clone(),
+            harness: harness.to_string(),
+            limit: limit_name(*limit).into(),
+        });
+    }
+    if let Some(reason) = crate::limits::budget::refusal(harness, &task.run_limits.budgets()) {
+        return Err(PrepareError::Refused {
+            at: crate::task::locate(&task.path, &reason),
+            task: task.task_id.clone(),
+            harness: harness.to_string(),
+            reason,
+        });
+    }
+    Ok(())
 }

@@ -350,7 +350,6 @@ fn replicates_cell(runs: &[&TaskResult]) -> Markup {
 
 fn matrix_cell(r: &TaskResult) -> Markup {
     let status = r.status.as_str();
-    let turn = r.turn.as_ref();
     html! {
         td class=(status) {
             a href={ "#" (run_anchor(r)) } { (status) }
@@ -358,9 +357,9 @@ fn matrix_cell(r: &TaskResult) -> Markup {
             "score " (r.weighted_score.map_or("-".into(), |s| format!("{s:.2}")))
             br;
             span.muted {
-                "turns " (turn.map_or("-".into(), |t| t.num_turns.to_string()))
-                ", tools " (turn.map_or("-".into(), |t| t.tool_calls.len().to_string()))
-                ", " (turn.map_or("-".into(), |t| seconds(t.timing.turn_duration_ms)))
+                "turns " (r.task_num_turns().map_or("-".into(), |n| n.to_string()))
+                ", tools " (r.task_tool_calls().map_or("-".into(), |n| n.to_string()))
+                ", " (r.task_duration_ms().map_or("-".into(), seconds))
             }
             @if let Some(note) = r.notes() { br; i { (note) } }
         }

@@ -186,9 +186,10 @@ fn summary_of(
                 harness: r.harness.clone(),
                 status: r.status,
                 weighted_score: r.weighted_score,
-                num_turns: r.turn.as_ref().map(|t| t.num_turns),
-                tool_calls: r.turn.as_ref().map(|t| t.tool_calls.len()),
-                duration_ms: r.turn.as_ref().map(|t| t.timing.turn_duration_ms),
+                // The whole task: every session of a time-budget run.
+                num_turns: r.task_num_turns(),
+                tool_calls: r.task_tool_calls(),
+                duration_ms: r.task_duration_ms(),
                 capped: r.cap_note(),
                 early_stop: r.early_stop_note(),
                 budget: r.budget_note(),

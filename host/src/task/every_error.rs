@@ -47,8 +47,14 @@ pub fn every_error(path: &Path, text: &str) -> Vec<TaskError> {
             break;
         }
         let err = with_original_index(err, index, &removed_items);
+        if errors.iter().any(|e| e.to_string() == err.to_string()) {
+            break;
+        }
+        let message = err.to_string();
         errors.push(err);
-        let Some((start, end, key)) = block_of(&lines, index) else {
+        let Some((start, end, key)) =
+            field_of(&lines, index, &message).or_else(|| block_of(&lines, index))
+        else {
             break;
         };
         match key {
@@ -124,6 +130,38 @@ fn blank(line: &str) -> bool {
     t.is_empty() || t.starts_with('#')
 }
 
+/// The field at line `index` (0-based) alone, when the error names it: a key directly
+/// under a top-level key (`max_usd:` under `run_limits:`), with the lines indented under
+/// it. So the other fields of the section are still checked (`max_usd: 0` and
+/// `max_total_tokens: -5` are both reported). `None` otherwise.
+fn field_of(
+    lines: &[String],
+    index: usize,
+    message: &str,
+) -> Option<(usize, usize, Option<String>)> {
+    let line = lines.get(index)?;
+    let own = indent(line);
+    let trimmed = line.trim_start();
+    if own == 0 || trimmed.starts_with('-') || blank(line) {
+        return None;
+    }
+    let key = trimmed.split(':').next()?.trim().trim_matches(['"', '\'']);
+    if key.is_empty() || !trimmed.contains(':') || !message.contains(key) {
+        return None;
+    }
+    // Its parent: the nearest line above that is indented less; it must be top-level.
+    let parent = (0..index)
+        .rev()
+        .find(|&i| !blank(&lines[i]) && indent(&lines[i]) < own)?;
+    if indent(&lines[parent]) != 0 || lines[parent].starts_with('-') {
+        return None;
+    }
+    let end = (index + 1..lines.len())
+        .find(|&i| !blank(&lines[i]) && indent(&lines[i]) <= own)
+        .map_or(lines.len() - 1, |i| i - 1);
+    Some((index, end, Some(key.to_string())))
+}
+
 /// The block holding line `index` (0-based): (first line, last line, the top-level key
 /// when the whole key is taken). A list item of a top-level list (`- ` at the list's
 /// indentation) when the line is inside one, else its top-level key with its body.
@@ -191,6 +229,25 @@ mod tests {
         );
         assert!(
             lines.iter().any(|l| l.contains("bogus_field")),
+            "{lines:#?}"
+        );
+        // Two bad fields of one section: both, each at its own line.
+        let text = "task_id: t\ninitial_prompt: hi\nrun_limits:\n  max_turns: 3\n  max_usd: 0\n  max_total_tokens: -5\n  max_output_tokens: abc\n";
+        let lines: Vec<String> = every_error(Path::new("t.yaml"), text)
+            .iter()
+            .map(|e| e.to_string())
+            .collect();
+        assert_eq!(lines.len(), 3, "{lines:#?}");
+        assert!(
+            lines[0].starts_with("t.yaml:5:3:") && lines[0].contains("max_usd"),
+            "{lines:#?}"
+        );
+        assert!(
+            lines[1].starts_with("t.yaml:6:3:") && lines[1].contains("max_total_tokens"),
+            "{lines:#?}"
+        );
+        assert!(
+            lines[2].starts_with("t.yaml:7:3:") && lines[2].contains("whole number of tokens"),
             "{lines:#?}"
         );
         // A good file has none.

@@ -193,7 +193,17 @@ pub(super) fn common<C>(
         notes.push(compat::mapped(text, from, to));
     }
     // Time-budget mode needs a budget; its fields mean nothing without it.
-    agent.time_budget(limits.task_timeout)?;
+    agent.time_budget(limits.task_timeout).map_err(|e| {
+        // The line of the field the error names (`agent.budget_mode`, `agent.max_sessions`).
+        let field = e
+            .strip_prefix("agent.")
+            .and_then(|rest| rest.split([':', ' ']).next())
+            .unwrap_or("budget_mode");
+        match compat::key_line(text, &["agent", field]) {
+            Some(line) => format!("line {line}: {e}"),
+            None => e,
+        }
+    })?;
     if file.expected_commands.is_some() {
         notes.push(compat::not_enforced(
             text,

@@ -75,6 +75,8 @@ impl Task {
             let (line, column) = err.location().map_or((0, 0), |l| (l.line(), l.column()));
             let (line, column, message) =
                 duplicate_key::place(text, line, column, with_suggestion(&err.to_string()));
+            // A field's own validation error at the field's line, not its mapping's first.
+            let (line, column) = super::field_line::place(text, line, column, &message);
             TaskError::Invalid {
                 path: path.to_path_buf(),
                 line,

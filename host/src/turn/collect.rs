@@ -61,7 +61,7 @@ pub(crate) struct Collector {
     /// The cap that fired, if one did.
     pub(super) stop: Option<StopReason>,
     /// The host decided to end the turn (any reason): later events are kept, not counted.
-    frozen: bool,
+    pub(super) frozen: bool,
     pub(super) main_calls: u32,
     tools_started: u32,
     pub(super) first_output_us: Option<u64>,

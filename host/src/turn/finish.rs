@@ -8,7 +8,7 @@ use super::recording::ExitStatus;
 use super::timing::{ms, timing};
 use crate::results::{
     DiagnosticRecord, ExitRecord, ReducerError, StampedEvent, StopReason, TURN_RECORD_VERSION,
-    ToolCallRecord, ToolOutcome, TotalsStatus, TurnRecord, TurnStatus,
+    ToolCallRecord, ToolOutcome, TotalsStatus, TurnRecord, TurnStatus, UnreportedRecord,
 };
 use harness_kit::Event;
 
@@ -40,6 +40,27 @@ impl Collector {
         let attempt = self.attempt_totals();
         let end_us = end.end_us;
         let timed_out = end.stop.is_some_and(StopReason::is_timeout);
+        // The host stopped the CLI (a cap, a budget, an early stop, a timeout) before its
+        // final result: what the CLI reports only there, or last, is missing (Claude Code
+        // reports its final usage only in its result; any CLI's in-flight model call is
+        // never reported). The usage is partial, never complete (the cost: `run::cost`).
+        if (self.stop.is_some() || end.stop.is_some() || self.frozen) && self.cli_result.is_none() {
+            let at = |kind, reason: &str| UnreportedRecord {
+                kind,
+                call_id: None,
+                reason: reason.to_string(),
+                line: 0,
+                at_ms: ms(end.end_us),
+            };
+            if attempt.usage_source == "messages" {
+                self.unreported.push(at(
+                    harness_kit::UnreportedKind::Usage,
+                    "the host stopped the CLI before its final result: the usage streamed \
+                     per model call is a lower bound (the final usage and the in-flight \
+                     call's are missing)",
+                ));
+            }
+        }
         // No final result, but the CLI exited with its documented turn-limit code (the
         // stream was cut as it exited): its own cap stopped it all the same.
         let exit_turn_limit = self.cli_result.is_none()

@@ -28,7 +28,6 @@ pub(super) fn print_statistics(out_dir: &std::path::Path) {
 
 /// The terminal summary line of one task.
 pub(super) fn row(r: &TaskResult) -> String {
-    let turn = r.turn.as_ref();
     let capped = r
         .notes()
         .map_or(String::new(), |note| format!("  [{note}]"));
@@ -59,9 +58,10 @@ pub(super) fn row(r: &TaskResult) -> String {
         r.harness,
         r.status.as_str(),
         r.weighted_score.map_or("-".into(), |s| format!("{s:.2}")),
-        turn.map_or("-".into(), |t| t.num_turns.to_string()),
-        turn.map_or("-".into(), |t| t.tool_calls.len().to_string()),
-        turn.map_or(0.0, |t| t.timing.turn_duration_ms as f64 / 1000.0),
+        // The whole task: every session of a time-budget run.
+        r.task_num_turns().map_or("-".into(), |n| n.to_string()),
+        r.task_tool_calls().map_or("-".into(), |n| n.to_string()),
+        r.task_duration_ms().map_or(0.0, |ms| ms as f64 / 1000.0),
         r.error
             .as_ref()
             .map_or(String::new(), |e| format!("  ({})", printable(e))),
