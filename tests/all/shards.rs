@@ -376,6 +376,32 @@ fn three_shards_merged_give_the_unsharded_run_and_merge_checks_its_folders() {
     );
     assert_eq!(rows(&summary(&dir.join("twice"))), rows(&a));
 
+    // Merged again into the full merge's folder (an earlier merge of this plan): allowed,
+    // and the folders of the units missing now are gone, as run.json lists them.
+    let o = merge(&rest, &plan_file, &merged);
+    assert_eq!(o.status.code(), Some(exit_codes::FAILED), "{}", show(&o));
+    for id in &records[k].units {
+        let u = p.units.iter().find(|u| &u.id == id).unwrap();
+        assert!(
+            !merged.join(u.unit.rel_dir()).exists(),
+            "{}",
+            u.unit.label()
+        );
+    }
+    assert_eq!(summary(&merged).unfinished, n);
+    // A folder holding something else (a plain run's, notes): refused, left as it was.
+    let other = dir.join("other");
+    std::fs::create_dir_all(&other).unwrap();
+    std::fs::write(other.join("notes.txt"), "mine").unwrap();
+    let o = merge(&rest, &plan_file, &other);
+    assert_eq!(o.status.code(), Some(exit_codes::USAGE), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("already holds files"),
+        "{}",
+        show(&o)
+    );
+    assert!(!other.join("run.json").exists());
+
     // The task file changed after planning: a shard refuses to run, nothing runs.
     std::fs::write(
         &task,

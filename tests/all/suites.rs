@@ -454,6 +454,25 @@ fn result_folders_that_would_nest_or_use_a_reserved_name_are_refused_naming_both
         );
         assert!(!dir.join("out/s").exists(), "nothing runs");
     }
+    // A task id that names a file of the run's folder: refused before anything runs
+    // (the run would end unable to write its run.json).
+    for name in ["run.json", "report.html"] {
+        std::fs::write(
+            dir.join("file.yaml"),
+            format!(
+                "task_id: {name}\ninitial_prompt: hi\nagent: {{type: claude-code}}\nsuccess_criteria: []\n"
+            ),
+        )
+        .unwrap();
+        let o = run_in(&dir, &["run", "--out", "out", "file.yaml"]);
+        assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(name) && err.contains("a file of the run's folder"),
+            "{name}: {err}"
+        );
+        assert!(!dir.join("out").join(name).exists(), "nothing runs");
+    }
     // The same task id in two files: the message names both.
     std::fs::write(
         dir.join("again.yaml"),
@@ -549,6 +568,12 @@ fn grade_write_of_a_replicate_updates_its_run_json_row_statistics_junit_and_repo
     assert_eq!(s.statistics[0].passes, 2, "{:?}", s.statistics);
     let junit = std::fs::read_to_string(out.join("junit.xml")).unwrap();
     assert!(!junit.contains("<failure"), "{junit}");
+    // Each case names its own replicate's task.json, a file that exists.
+    for r in ["r00", "r01"] {
+        let path = format!("flaky/claude-code/{r}/task.json");
+        assert!(junit.contains(&format!("result: {path}")), "{junit}");
+        assert!(out.join(&path).is_file());
+    }
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("2/2 passed"), "report not rewritten");
 }

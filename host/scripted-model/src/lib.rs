@@ -131,7 +131,9 @@ use serde_json::Value;
 
 pub use classify::{Classified, classify, model_call_api};
 pub use record::{Api, RequestKind, RequestRecord};
-pub use script::{HttpErrorSpec, Reply, Script, ScriptCall, ScriptError, ScriptToolCall};
+pub use script::{
+    HttpErrorSpec, MAX_SCRIPT_BYTES, Reply, Script, ScriptCall, ScriptError, ScriptToolCall,
+};
 pub use server::{Hold, HoldReason, ScriptedModel, ServerConfig, ServerError};
 
 /// A CLI-independent action a script can ask for; an [`ActionTranslator`] turns it into

@@ -31,6 +31,10 @@ pub enum ScriptError {
     },
 }
 
+/// The largest script file [`Script::load`] reads: 16 MiB (a script of many replies
+/// takes a few KiB; a file past this is a mistake, not a script).
+pub const MAX_SCRIPT_BYTES: u64 = 16 * 1024 * 1024;
+
 /// A loaded script. Deserializable on its own, so a caller can embed one in its own
 /// JSON/YAML (e.g. a task file); the same rules and errors apply.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -109,10 +113,35 @@ impl Script {
     /// Reads and parses the script at `path`: YAML when the extension is `.yaml`/`.yml`,
     /// JSON otherwise. Error messages name the path.
     pub fn load(path: &Path) -> Result<Script, ScriptError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ScriptError::Read {
+        let read = |source| ScriptError::Read {
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        // Checked before opening: opening a FIFO blocks until a writer comes, and a
+        // device (`/dev/zero`) never ends.
+        let meta = std::fs::metadata(path).map_err(read)?;
+        if !meta.is_file() {
+            return Err(read(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a regular file (a folder, a FIFO or a device)",
+            )));
+        }
+        if meta.len() > MAX_SCRIPT_BYTES {
+            return Err(read(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "{} bytes, over the {} MiB a script may take",
+                    meta.len(),
+                    MAX_SCRIPT_BYTES >> 20
+                ),
+            )));
+        }
+        let mut text = String::new();
+        std::io::Read::read_to_string(
+            &mut std::io::Read::take(std::fs::File::open(path).map_err(read)?, MAX_SCRIPT_BYTES),
+            &mut text,
+        )
+        .map_err(read)?;
         let yaml = matches!(
             path.extension().and_then(|e| e.to_str()),
             Some("yaml" | "yml")

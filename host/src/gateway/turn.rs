@@ -204,7 +204,10 @@ mod tests {
         assert_eq!(g.ttft_ms, [0, 0, 0]);
         assert!(r.diagnostics.is_empty());
         assert_eq!(r.usage_source, "gateway");
-        assert_eq!((r.usage.input_tokens, r.usage.cache_write_tokens), (30, Some(3)));
+        assert_eq!(
+            (r.usage.input_tokens, r.usage.cache_write_tokens),
+            (30, Some(3))
+        );
         assert_eq!(g.cli_usage_source.as_deref(), Some("cli_result"));
     }
 

@@ -172,13 +172,16 @@ fn test_case(r: &TaskResult) -> TestCase {
         case.set_time(Duration::from_millis(ms));
     }
     case.set_system_out(format!(
-        "status {status_name}, score {}, turns {}, tool calls {}{}\nresult: {}/{}/task.json\n",
+        "status {status_name}, score {}, turns {}, tool calls {}{}\nresult: {}\n",
         r.weighted_score.map_or("-".into(), |s| format!("{s:.2}")),
         r.task_num_turns().map_or("-".into(), |n| n.to_string()),
         r.task_tool_calls().map_or("-".into(), |n| n.to_string()),
         r.notes().map_or(String::new(), |note| format!("; {note}")),
-        r.task_id,
-        r.harness,
+        // The unit's own folder (variant and replicate included), as run.json's rows.
+        crate::suite::unit_of(r)
+            .rel_dir()
+            .join("task.json")
+            .display(),
     ));
     case
 }

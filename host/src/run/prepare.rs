@@ -113,10 +113,12 @@ pub enum PrepareError {
         outer_dir: String,
     },
     /// A task id below its first part (a dataset row id) names a folder the results use
-    /// for something else: a harness, `workspace`, `home`, a replicate `rNN`.
+    /// for something else: a harness, `workspace`, `home`, a replicate `rNN`; or a unit's
+    /// first folder (its variant id, else its task id) is named as a file of the run's
+    /// folder (`run.json`, `report.html`, …).
     #[error(
-        "task `{task}` ({file}): `{part}` cannot be a row id or a part of a task id below the \
-         first: result folders use it ({why})"
+        "task `{task}` ({file}): `{part}` cannot name a unit's result folder (a task id, a \
+         variant id or a row id): the run uses that name ({why})"
     )]
     ReservedId {
         task: String,

@@ -101,20 +101,30 @@ pub async fn run_all(
     let mut done: Vec<(usize, TaskResult)> = Vec::new();
     // run.json lists the finished rows from the start, and again after every task: a host
     // killed mid-run leaves an up-to-date run.json (its `unfinished` says how many are
-    // missing).
-    write_json_atomically(
-        &options.out_dir.join("run.json"),
-        &summary(&skipped, &done, total, &options.experiment),
-    )?;
+    // missing). These writes are best effort: one that fails (a full disk) is said once
+    // and the running tasks go on to their own results; the final write below decides.
+    let mut said = false;
+    let mut keep_current = |done: &[(usize, TaskResult)], unfinished: usize| {
+        let written = write_json_atomically(
+            &options.out_dir.join("run.json"),
+            &summary(&skipped, done, unfinished, &options.experiment),
+        );
+        if let Err(err) = written
+            && !std::mem::replace(&mut said, true)
+        {
+            eprintln!(
+                "warning: {}: run.json could not be kept current ({err}); the tasks go on",
+                options.out_dir.display()
+            );
+        }
+    };
+    keep_current(&done, total);
     while let Some(joined) = set.join_next().await {
         let (index, result) = joined.map_err(std::io::Error::other)?;
         on_done(&result);
         done.push((index, result));
         done.sort_by_key(|(i, _)| *i);
-        write_json_atomically(
-            &options.out_dir.join("run.json"),
-            &summary(&skipped, &done, total - done.len(), &options.experiment),
-        )?;
+        keep_current(&done, total - done.len());
     }
     if let Some(progress) = &options.progress {
         progress.finish();

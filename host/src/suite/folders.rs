@@ -27,13 +27,39 @@ fn reserved(part: &str, harnesses: &[&str]) -> Option<&'static str> {
     }
 }
 
-/// Refuses a run whose units' result folders collide: a task id part below the first
+/// The files coder-eval writes at the top of a run's folder: no unit's first folder (its
+/// variant id, else its task id's first part) may take one of these names.
+pub const RUN_FOLDER_FILES: [&str; 6] = [
+    "run.json",
+    "junit.xml",
+    "report.html",
+    super::resume::INVOCATION_FILE,
+    super::shard::SHARD_FILE,
+    super::shard::LOCK_FILE,
+];
+
+/// Refuses a run whose units' result folders collide: its first folder named as a file
+/// of the run's folder ([`RUN_FOLDER_FILES`]), a task id part below the first
 /// that is a reserved folder name ([`PrepareError::ReservedId`]), or one unit's folder
 /// inside another's ([`PrepareError::NestedFolder`]), naming both task files. (Equal
 /// folders are [`PrepareError::Duplicate`], found as the units are made.)
 pub fn check(units: &[Prepared]) -> Result<(), PrepareError> {
     let harnesses: Vec<&str> = units.iter().map(|u| u.harness.as_str()).collect();
     for u in units {
+        let dir = u.unit.rel_dir();
+        let top = dir
+            .iter()
+            .next()
+            .and_then(|c| c.to_str())
+            .unwrap_or_default();
+        if RUN_FOLDER_FILES.contains(&top) {
+            return Err(PrepareError::ReservedId {
+                task: u.unit.task_id.clone(),
+                file: u.task.path.display().to_string(),
+                part: top.to_string(),
+                why: "a file of the run's folder".to_string(),
+            });
+        }
         for part in u.unit.task_id.split('/').skip(1) {
             if let Some(why) = reserved(part, &harnesses) {
                 return Err(PrepareError::ReservedId {

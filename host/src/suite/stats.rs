@@ -71,9 +71,19 @@ pub fn wilson(successes: u32, n: u32) -> Option<Interval> {
     let denominator = 1.0 + z2 / n;
     let centre = (p + z2 / (2.0 * n)) / denominator;
     let half = Z95 * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / denominator;
+    // At 0 (or n) successes the bound is exactly 0 (or 1); the formula gives it only up
+    // to rounding (0 of 3: 5.55e-17).
     Some(Interval {
-        low: (centre - half).max(0.0),
-        high: (centre + half).min(1.0),
+        low: if successes == 0 {
+            0.0
+        } else {
+            (centre - half).max(0.0)
+        },
+        high: if f64::from(successes) == n {
+            1.0
+        } else {
+            (centre + half).min(1.0)
+        },
     })
 }
 

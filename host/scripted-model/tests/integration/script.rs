@@ -163,3 +163,36 @@ fn invalid_tool_calls_are_rejected() {
             .starts_with("cannot read script /nonexistent/x.json")
     );
 }
+
+/// A path that is no regular file is refused before it is opened: a FIFO would block the
+/// load forever (no writer comes), `/dev/zero` would fill memory. So is a file past the cap.
+#[test]
+fn a_fifo_a_device_or_a_huge_file_is_refused_without_reading_it() {
+    let dir = std::env::temp_dir().join(format!("ce-script-hostile-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let fifo = dir.join("fifo.yaml");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let huge = dir.join("huge.yaml");
+    std::fs::File::create(&huge)
+        .unwrap()
+        .set_len(coder_eval_scripted_model::MAX_SCRIPT_BYTES + 1)
+        .unwrap();
+    for (path, says) in [
+        (fifo.as_path(), "not a regular file"),
+        (std::path::Path::new("/dev/zero"), "not a regular file"),
+        (dir.as_path(), "not a regular file"),
+        (huge.as_path(), "over the 16 MiB"),
+    ] {
+        let err = Script::load(path).unwrap_err();
+        assert!(matches!(err, ScriptError::Read { .. }), "{err}");
+        assert!(err.to_string().contains(says), "{}: {err}", path.display());
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

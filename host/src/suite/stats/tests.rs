@@ -37,6 +37,12 @@ fn wilson_interval_by_hand() {
     let w = wilson(2, 4).unwrap();
     assert!((w.low - 0.1500).abs() < 1e-3, "{w:?}");
     assert!((w.high - 0.8500).abs() < 1e-3, "{w:?}");
+    // 0 of n is exactly 0 at the bottom, n of n exactly 1 at the top, whatever n
+    // (0 of 3 gave 5.55e-17 from the formula).
+    for n in 1..=40 {
+        assert_eq!(wilson(0, n).unwrap().low, 0.0, "0 of {n}");
+        assert_eq!(wilson(n, n).unwrap().high, 1.0, "{n} of {n}");
+    }
     // 0 of 10: [0, 0.2775]
     let w = wilson(0, 10).unwrap();
     assert_eq!(w.low, 0.0);

@@ -29,6 +29,18 @@ pub(super) fn merge_into(
         );
         return Ok(exit_codes::USAGE);
     }
+    // A new or empty folder, or an earlier merge of this plan (merged again as more shards
+    // finish): never a folder of something else, which the merge would leave half mixed.
+    let holds_something = std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_some());
+    let earlier_merge = ShardRecord::read(out).is_ok_and(|r| r.plan_id == plan.plan_id);
+    if holds_something && !earlier_merge {
+        eprintln!(
+            "error: --out {} already holds files and is no earlier merge of this plan: merge \
+             into a new or empty folder",
+            out.display()
+        );
+        return Ok(exit_codes::USAGE);
+    }
     let gathered = match gather(plan, plan_file, dirs) {
         Ok(g) => g,
         Err(err) => {
@@ -50,6 +62,14 @@ pub(super) fn merge_into(
         );
     }
     std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    // An earlier merge's folder of a unit missing now goes: what the folder holds is what
+    // run.json lists.
+    for unit in &gathered.missing {
+        let stale = out.join(unit.unit.rel_dir());
+        if stale.exists() {
+            std::fs::remove_dir_all(&stale).map_err(|e| format!("{}: {e}", stale.display()))?;
+        }
+    }
     let mut results: Vec<TaskResult> = Vec::new();
     for (unit, result, dir) in &gathered.found {
         let rel = unit.unit.rel_dir();
