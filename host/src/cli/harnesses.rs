@@ -142,7 +142,7 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
         live_limits.insert("max_usd".into(), usd.into());
         live_limits.insert(
             "stop_early".into(),
-            if TOOL_RUNS_BEFORE_STREAMED.contains(&h.name) {
+            if TOOL_RUNS_BEFORE_STREAMED.contains(&name.as_str()) {
                 "host-enforced, live, on the event that decides; a fail-stop cannot hold the \
                  forbidden command (the CLI starts a tool before it streams the call): it \
                  runs, and the turn stops right after"
