@@ -239,7 +239,12 @@ fn parity_lists_the_agent_fields() {
         let cannot_hold = line.contains("a fail-stop cannot hold the forbidden command");
         assert_eq!(
             cannot_hold,
-            ["codex", "opencode", "gemini-cli"].contains(&harness),
+            ["codex", "opencode", "gemini-cli", "kilo"].contains(&harness),
+            "{line}"
+        );
+        assert_eq!(
+            line.contains("is not checked on this CLI yet"),
+            ["qwen-code", "cline"].contains(&harness),
             "{line}"
         );
     }
@@ -248,7 +253,7 @@ fn parity_lists_the_agent_fields() {
             .lines()
             .filter(|l| l.contains("on the event that decides"))
             .count(),
-        5,
+        coder_eval::components::BUILTIN_HARNESSES.len(),
         "{stdout}"
     );
 }

@@ -146,6 +146,9 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
                 "host-enforced, live, on the event that decides; a fail-stop cannot hold the \
                  forbidden command (the CLI starts a tool before it streams the call): it \
                  runs, and the turn stops right after"
+            } else if STOP_HOLD_UNCHECKED.contains(&name.as_str()) {
+                "host-enforced, live, on the event that decides; whether a fail-stop holds \
+                 the forbidden command is not checked on this CLI yet: assume it may run"
             } else {
                 "host-enforced, live, on the event that decides (a fail-stop stops the CLI \
                  as the forbidden call starts, before it runs)"
@@ -272,7 +275,12 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
 /// cannot keep the forbidden command from running. Measured against the scripted model
 /// (tasks/scenarios/early_fail: `echo step 2` reaches steps.txt on these; asserted in
 /// tests/all/live_early_stop.rs).
-pub(crate) const TOOL_RUNS_BEFORE_STREAMED: &[&str] = &["codex", "opencode", "gemini-cli"];
+pub(crate) const TOOL_RUNS_BEFORE_STREAMED: &[&str] = &["codex", "opencode", "gemini-cli", "kilo"];
+
+/// The built-in harnesses the early_fail scenario has not been checked on yet (added
+/// after that measurement): their stop_early row says so rather than promise a hold.
+/// Kilo shares OpenCode's stream (tools reported once done), so it is in the list above.
+pub(crate) const STOP_HOLD_UNCHECKED: &[&str] = &["qwen-code", "cline"];
 
 /// The caveats of one harness as table text.
 fn caveat_text(caveats: &serde_json::Value) -> String {

@@ -2,6 +2,8 @@
 //! (`harnesses/node_modules/.bin`, installed by `scripts/setup.sh`; which `harnesses/`:
 //! [`harnesses_dir`]), else `PATH`.
 
+pub use super::version::executable;
+
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -79,20 +81,6 @@ pub fn find_cli(program: &str, override_path: Option<&Path>) -> Result<PathBuf, 
         pinned: pinned.display().to_string(),
         dir: harnesses_dir().display().to_string(),
     })
-}
-
-/// `Ok` when `path` is a file with an execute permission bit; else why not.
-pub fn executable(path: &std::path::Path) -> Result<(), String> {
-    use std::os::unix::fs::PermissionsExt;
-    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
-    if !meta.is_file() {
-        return Err("not a file".to_string());
-    }
-    let mode = meta.permissions().mode();
-    if mode & 0o111 == 0 {
-        return Err(format!("mode {:o}, no execute permission", mode & 0o7777));
-    }
-    Ok(())
 }
 
 /// Whether `program` can be found (for "every installed harness").

@@ -15,6 +15,7 @@
 //! This file only re-exports.
 
 pub mod agentless;
+mod anchors;
 mod assemble;
 pub mod caps;
 mod container;

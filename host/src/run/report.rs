@@ -26,6 +26,7 @@ mod detail;
 #[cfg(test)]
 mod tests;
 
+use super::anchors::{anchor, run_anchor};
 use detail::run_detail;
 
 /// The page for these results (see the module docs for its content).
@@ -152,43 +153,6 @@ pre { white-space: pre-wrap; margin: 0; max-height: 12em; overflow: auto; }
 /// The column a result falls in: its variant in an experiment, else its harness.
 fn column(r: &TaskResult) -> &str {
     r.variant.as_deref().unwrap_or(&r.harness)
-}
-
-/// A fragment id for a task, or for a task on one harness: letters, digits and `-` kept,
-/// any other byte written `_XX` (hex), so two names never share an id.
-fn anchor(task: &str, harness: &str) -> String {
-    if harness.is_empty() {
-        format!("task-{}", id_part(task))
-    } else {
-        format!("run-{}-{}", id_part(task), id_part(harness))
-    }
-}
-
-/// The HTML id of one run's section: its task, harness, variant and replicate (each run
-/// its own, so a matrix cell links to the run it shows).
-pub(crate) fn run_anchor(r: &TaskResult) -> String {
-    let mut id = anchor(&r.task_id, &r.harness);
-    if let Some(v) = &r.variant {
-        id.push_str(&format!("-v{}", id_part(v)));
-    }
-    if let Some(i) = r.replicate {
-        id.push_str(&format!("-r{i}"));
-    }
-    id
-}
-
-/// `text` as a part of an HTML id: ASCII letters and digits kept, every other byte as
-/// `_xx` (`-` too, so the parts' separator cannot come from a name).
-fn id_part(text: &str) -> String {
-    text.bytes()
-        .map(|b| {
-            if b.is_ascii_alphanumeric() {
-                (b as char).to_string()
-            } else {
-                format!("_{b:02x}")
-            }
-        })
-        .collect()
 }
 
 /// `n` and the noun, plural when `n` is not 1 ("1 run", "2 runs", "2 harnesses").

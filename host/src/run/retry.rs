@@ -20,11 +20,7 @@ use tokio::sync::watch;
 /// The folder (inside a task's result folder) that keeps its earlier attempts.
 pub const ATTEMPTS_DIR: &str = "attempts";
 
-/// The most retries `--infra-retries` (and a task's `retry.max_retries`) may ask for.
-pub const MAX_RETRIES: u32 = 20;
-/// The longest first backoff `--retry-initial-delay` (and `retry.initial_delay`) may ask
-/// for, seconds.
-pub const MAX_INITIAL_DELAY_SECS: f64 = 3600.0;
+pub use crate::task::retry::{MAX_INITIAL_DELAY_SECS, MAX_RETRIES};
 
 /// How hard a task tries to survive an infrastructure error.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -197,7 +197,7 @@ pub fn glance(results: &[TaskResult]) -> Markup {
             @for r in results {
                 tr {
                     td class=(r.status.as_str()) {
-                        a href={ "#" (crate::run::report::run_anchor(r)) } { b { (r.harness) } }
+                        a href={ "#" (super::anchors::run_anchor(r)) } { b { (r.harness) } }
                         br; (r.task_id)
                         @if let Some(v) = &r.variant { br; "variant " (v) }
                         @if let Some(i) = r.replicate { " · " (crate::suite::replicate_dir(i)) }

@@ -168,7 +168,7 @@ fn launches(cli: &Path) -> Vec<String> {
         };
         // A program counts itself; any other file (a script a runtime loads, or a log the
         // shim appends to) only through its package.
-        if super::locate::executable(Path::new(&id.0)).is_ok() {
+        if executable(Path::new(&id.0)).is_ok() {
             out.push(format!("{} {} {}", id.0, id.1, id.2));
         }
         let mut dir = Path::new(&id.0).parent();
@@ -210,6 +210,20 @@ pub fn probe_env(cli: &Path, home: &Path) -> Vec<(String, String)> {
         // probe's, removed with it, not the host's `/tmp`.
         ("TMPDIR".into(), home.display().to_string()),
     ]
+}
+
+/// `Ok` when `path` is a file with an execute permission bit; else why not.
+pub fn executable(path: &std::path::Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a file".to_string());
+    }
+    let mode = meta.permissions().mode();
+    if mode & 0o111 == 0 {
+        return Err(format!("mode {:o}, no execute permission", mode & 0o7777));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -27,15 +27,22 @@ fn reserved(part: &str, harnesses: &[&str]) -> Option<&'static str> {
     }
 }
 
+/// The file in a run's folder that keeps how the run was invoked (`run --resume` reads it).
+pub const INVOCATION_FILE: &str = "invocation.json";
+/// The file name in a shard's folder (and a merged run's): its plan and units.
+pub const SHARD_FILE: &str = "shard.json";
+/// The lock file in a shard's folder (held with `flock` while a shard runs into it).
+pub const LOCK_FILE: &str = ".shard.lock";
+
 /// The files coder-eval writes at the top of a run's folder: no unit's first folder (its
 /// variant id, else its task id's first part) may take one of these names.
 pub const RUN_FOLDER_FILES: [&str; 6] = [
     "run.json",
     "junit.xml",
     "report.html",
-    super::resume::INVOCATION_FILE,
-    super::shard::SHARD_FILE,
-    super::shard::LOCK_FILE,
+    INVOCATION_FILE,
+    SHARD_FILE,
+    LOCK_FILE,
 ];
 
 /// Refuses a run whose units' result folders collide: its first folder named as a file

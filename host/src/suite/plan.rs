@@ -293,8 +293,8 @@ pub fn digest_dir(dir: &Path) -> std::io::Result<String> {
 /// Whether `dir` is a folder coder-eval runs write (see [`digest_dir`]).
 fn is_output_folder(dir: &Path) -> bool {
     [
-        super::shard::SHARD_FILE,
-        super::resume::INVOCATION_FILE,
+        super::folders::SHARD_FILE,
+        super::folders::INVOCATION_FILE,
         "run.json",
     ]
     .iter()

@@ -24,8 +24,22 @@ pub struct Invocation {
     pub args: Vec<String>,
 }
 
-/// The file name in the run folder.
-pub const INVOCATION_FILE: &str = "invocation.json";
+pub use super::folders::INVOCATION_FILE;
+
+/// The `error_kind`s of a result that are the machine's fault, not the task's or the
+/// agent's (`crate::run::RunError::kind`): the CLI could not be started or waited for
+/// (`launch`, `cli`: an I/O error, not the CLI's own failing exit, which is `cli_error`),
+/// its recording or result could not be written, or a signal stopped it. A shard whose
+/// unit ended so exits with [`crate::exit_codes::INFRA`] and may be retried.
+pub const INFRA_ERROR_KINDS: &[&str] =
+    &["launch", "cli", "recording", "write_result", "interrupted"];
+
+/// Whether `r` ended in an infrastructure error ([`INFRA_ERROR_KINDS`]).
+pub fn is_infra_error(r: &TaskResult) -> bool {
+    r.error_kind
+        .as_deref()
+        .is_some_and(|k| INFRA_ERROR_KINDS.contains(&k))
+}
 
 /// Why a run cannot be resumed.
 #[derive(Debug, thiserror::Error)]
@@ -79,9 +93,9 @@ pub fn completed(run_dir: &Path, unit: &UnitId) -> Option<TaskResult> {
 }
 
 /// The unit's result in `run_dir` when resuming keeps it: complete ([`completed`]) and
-/// not ended in an infrastructure error (`super::shard::is_infra_error`, or one the
+/// not ended in an infrastructure error ([`is_infra_error`], or one the
 /// retries gave up on: `crate::run::retry::infra_cause`), which is run again.
 pub fn kept(run_dir: &Path, unit: &UnitId) -> Option<TaskResult> {
     completed(run_dir, unit)
-        .filter(|r| !super::shard::is_infra_error(r) && crate::run::retry::infra_cause(r).is_none())
+        .filter(|r| !is_infra_error(r) && crate::run::retry::infra_cause(r).is_none())
 }

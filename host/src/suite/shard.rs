@@ -107,8 +107,8 @@ pub struct ShardRecord {
     pub units: Vec<String>,
 }
 
-/// The file name in a shard's folder.
-pub const SHARD_FILE: &str = "shard.json";
+pub use super::folders::SHARD_FILE;
+pub use super::resume::{INFRA_ERROR_KINDS, is_infra_error};
 
 impl ShardRecord {
     /// Writes it into `dir` (atomically).
@@ -127,23 +127,7 @@ impl ShardRecord {
     }
 }
 
-/// The `error_kind`s of a result that are the machine's fault, not the task's or the
-/// agent's (`crate::run::RunError::kind`): the CLI could not be started or waited for
-/// (`launch`, `cli`: an I/O error, not the CLI's own failing exit, which is `cli_error`),
-/// its recording or result could not be written, or a signal stopped it. A shard whose
-/// unit ended so exits with [`crate::exit_codes::INFRA`] and may be retried.
-pub const INFRA_ERROR_KINDS: &[&str] =
-    &["launch", "cli", "recording", "write_result", "interrupted"];
-
-/// Whether `r` ended in an infrastructure error ([`INFRA_ERROR_KINDS`]).
-pub fn is_infra_error(r: &TaskResult) -> bool {
-    r.error_kind
-        .as_deref()
-        .is_some_and(|k| INFRA_ERROR_KINDS.contains(&k))
-}
-
-/// The lock file in a shard's folder (held with `flock` while a shard runs into it).
-pub const LOCK_FILE: &str = ".shard.lock";
+pub use super::folders::LOCK_FILE;
 
 /// Why a shard cannot run into its folder.
 #[derive(Debug, thiserror::Error)]

@@ -19,16 +19,22 @@ use serde::{Deserialize, Deserializer};
 /// The most `retry.backoff_multiplier` may be.
 pub const MAX_BACKOFF_MULTIPLIER: f64 = 10.0;
 
+/// The most retries `--infra-retries` (and a task's `retry.max_retries`) may ask for.
+pub const MAX_RETRIES: u32 = 20;
+/// The longest first backoff `--retry-initial-delay` (and `retry.initial_delay`) may ask
+/// for, seconds.
+pub const MAX_INITIAL_DELAY_SECS: f64 = 3600.0;
+
 /// `retry:` as written (each field `None` when absent).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RetrySpec {
     /// Retries of an infrastructure error after the first attempt (0: none), at most
-    /// [`crate::run::retry::MAX_RETRIES`].
+    /// [`MAX_RETRIES`].
     #[serde(default, deserialize_with = "max_retries")]
     pub max_retries: Option<u32>,
     /// Seconds before the first retry, 0 to
-    /// [`crate::run::retry::MAX_INITIAL_DELAY_SECS`].
+    /// [`MAX_INITIAL_DELAY_SECS`].
     #[serde(default, deserialize_with = "initial_delay")]
     pub initial_delay: Option<f64>,
     /// Factor between successive waits, 1 to [`MAX_BACKOFF_MULTIPLIER`].
@@ -48,7 +54,7 @@ impl RetrySpec {
 }
 
 fn max_retries<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
-    let max = crate::run::retry::MAX_RETRIES;
+    let max = MAX_RETRIES;
     let Some(n) = Option::<i64>::deserialize(d)? else {
         return Ok(None);
     };
@@ -78,12 +84,7 @@ fn seconds_in<'de, D: Deserializer<'de>>(
 }
 
 fn initial_delay<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
-    seconds_in(
-        d,
-        "initial_delay",
-        0.0,
-        crate::run::retry::MAX_INITIAL_DELAY_SECS,
-    )
+    seconds_in(d, "initial_delay", 0.0, MAX_INITIAL_DELAY_SECS)
 }
 
 fn backoff_multiplier<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {

@@ -15,7 +15,7 @@ pub(super) fn run_detail(r: &TaskResult) -> Markup {
         .collect::<Vec<_>>()
         .join("/");
     html! {
-        div.run id=(super::run_anchor(r)) {
+        div.run id=(crate::run::anchors::run_anchor(r)) {
             h4 {
                 span class=(status) { (status) } " " (r.harness)
                 @if let Some(v) = &r.variant { " · " (v) }
