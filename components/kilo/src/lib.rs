@@ -15,8 +15,8 @@
 use harness_kit::streams::opencode::OpenCodeReducer;
 use harness_kit::streams::opencode::launch::{self, Fork};
 use harness_kit::{
-    AgentField, AgentSettings, Capabilities, Harness, LaunchPlan, NeutralAction, RunLimits,
-    ToolCall, TotalsScope,
+    AgentSettings, Capabilities, Harness, LaunchPlan, NeutralAction, RunLimits, ToolCall,
+    TotalsScope,
 };
 
 /// The Kilo harness.
@@ -57,21 +57,7 @@ impl Harness for Kilo {
     /// As OpenCode's (`kilo run --help` of 7.7.7 has the same `-m`, `--variant`, `--pure`
     /// and `--session`, and the config the same permissions, tools and `instructions`).
     fn describe() -> Capabilities {
-        use AgentField::*;
-        Capabilities {
-            agent_fields: vec![
-                Model,
-                AllowedTools,
-                DisallowedTools,
-                PermissionMode,
-                SystemPrompt,
-                ModelVariant,
-                Pure,
-            ],
-            resume: true,
-            reports_cost: true,
-            usage_per_call: true,
-        }
+        launch::capabilities()
     }
 
     /// Tokens and cost come per step (`step_finish`): the host sums them.

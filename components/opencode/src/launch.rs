@@ -9,8 +9,8 @@
 
 use harness_kit::streams::opencode::launch::{self, Fork};
 use harness_kit::{
-    AgentField, AgentSettings, Capabilities, Harness, LaunchPlan, NeutralAction, RunLimits,
-    ToolCall, TotalsScope,
+    AgentSettings, Capabilities, Harness, LaunchPlan, NeutralAction, RunLimits, ToolCall,
+    TotalsScope,
 };
 
 /// The OpenCode harness.
@@ -50,21 +50,7 @@ impl Harness for OpenCode {
     /// thinking blocks), plugins, settings files, skills or sdk options. Each `step_finish`
     /// carries its step's tokens and `cost` in USD.
     fn describe() -> Capabilities {
-        use AgentField::*;
-        Capabilities {
-            agent_fields: vec![
-                Model,
-                AllowedTools,
-                DisallowedTools,
-                PermissionMode,
-                SystemPrompt,
-                ModelVariant,
-                Pure,
-            ],
-            resume: true,
-            reports_cost: true,
-            usage_per_call: true,
-        }
+        launch::capabilities()
     }
 
     /// Tokens and cost come per step (`step_finish`): the host sums them.

@@ -8,8 +8,8 @@
 //! the user's own state leaks in.
 
 use crate::{
-    AgentSettings, Caveat, ConfigFile, LaunchPlan, NeutralAction, PromptDelivery, RunLimits,
-    SessionRequest, ToolCall,
+    AgentField, AgentSettings, Capabilities, Caveat, ConfigFile, LaunchPlan, NeutralAction,
+    PromptDelivery, RunLimits, SessionRequest, ToolCall,
 };
 use serde_json::{Map, Value, json};
 
@@ -43,6 +43,27 @@ pub const DEFAULT_MODEL: &str = "mock-model";
 
 /// Permission values the family accepts for a tool family (`permission.edit`, ...).
 const PERMISSIONS: [&str; 3] = ["allow", "ask", "deny"];
+
+/// What every CLI of the family honours: the agent fields its `run` flags and config
+/// take (`-m`, `--variant`, `--pure`, `--session`; permissions, tools, `instructions`),
+/// resume, and tokens and cost per step (`step_finish`).
+pub fn capabilities() -> Capabilities {
+    use AgentField::*;
+    Capabilities {
+        agent_fields: vec![
+            Model,
+            AllowedTools,
+            DisallowedTools,
+            PermissionMode,
+            SystemPrompt,
+            ModelVariant,
+            Pure,
+        ],
+        resume: true,
+        reports_cost: true,
+        usage_per_call: true,
+    }
+}
 
 /// The launch plan of `fork` for these settings and limits (the harness checks the
 /// settings against its capabilities first).
