@@ -452,7 +452,11 @@ fn javascript_example() -> Option<PathBuf> {
     let dir = root().join("examples/criteria/javascript");
     build_example(Example {
         lang: "javascript",
-        inputs: vec![dir.join("src/app.js"), dir.join("wit/world.wit")],
+        inputs: vec![
+            dir.join("src/app.js"),
+            dir.join("wit/world.wit"),
+            dir.join("package-lock.json"),
+        ],
         toolchain: (
             dir.join("node_modules/.bin/componentize-js"),
             "--version",
