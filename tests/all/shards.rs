@@ -863,3 +863,79 @@ fn two_shard_processes_into_one_folder_are_refused_not_interleaved() {
     );
     assert!(!plain.join("shard.json").exists());
 }
+
+#[test]
+fn a_plan_made_in_one_checkout_runs_in_a_checkout_at_another_path() {
+    // The repository as checked out here: an experiment whose variant sets a script (a
+    // path relative to the experiment file) and a task, planned from the checkout's root
+    // with relative arguments.
+    let dir = scratch("shards-moved");
+    let here = dir.join("checkout");
+    let (_exp, _task) = experiment(&here);
+    std::fs::write(
+        here.join("exp/experiment.yaml"),
+        "experiment_id: moved\nvariants:\n  - variant_id: good\n    agent: {scripted_model: scripts/good.yaml}\n",
+    )
+    .unwrap();
+    std::fs::write(here.join("task/prompt.md"), "Write ok.txt.\n").unwrap();
+    let o = Command::new(bin())
+        .current_dir(&here)
+        .args([
+            "plan",
+            "--experiment",
+            "exp/experiment.yaml",
+            "task/task.yaml",
+            "-D",
+            "initial_prompt_file=task/prompt.md",
+            "--out",
+            "plan.json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let p = Plan::read(&here.join("plan.json")).unwrap();
+    assert_eq!(p.units.len(), 1);
+    let text = std::fs::read_to_string(here.join("plan.json")).unwrap();
+    assert!(
+        !text.contains(&here.display().to_string()),
+        "the plan names the checkout's path: {text}"
+    );
+    // A pod mounts the repository at another path: the checkout moves, nothing is left
+    // where it was.
+    let there = dir.join("mnt/repo");
+    std::fs::create_dir_all(there.parent().unwrap()).unwrap();
+    std::fs::rename(&here, &there).unwrap();
+    let o = isolate(Command::new(bin()).current_dir(&there).args([
+        "run",
+        "--plan",
+        "plan.json",
+        "--shard",
+        "0/1",
+        "--out",
+        "shard",
+    ]))
+    .output()
+    .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let record = ShardRecord::read(&there.join("shard")).unwrap();
+    assert_eq!(
+        record.units,
+        p.units.iter().map(|u| u.id.clone()).collect::<Vec<_>>()
+    );
+    let t: TaskResult = serde_json::from_str(
+        &std::fs::read_to_string(there.join("shard/good/write_ok/claude-code/task.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(t.status, coder_eval::results::TaskStatus::Success);
+    // The lineage says what the layers wrote, not where the checkout was.
+    let lineage = serde_json::to_value(&t.lineage).unwrap();
+    assert_eq!(
+        lineage["agent.scripted_model"]["value"], "scripts/good.yaml",
+        "{lineage}"
+    );
+    assert_eq!(
+        lineage["initial_prompt_file"]["value"], "task/prompt.md",
+        "{lineage}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

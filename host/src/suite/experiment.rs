@@ -200,9 +200,52 @@ fn absolutize(layer: &mut Value, path: &[&str], base: &Path) {
     }
 }
 
+/// The path fields of a layer, as dotted lineage paths: an experiment's are relative to
+/// its file, the command line's to the current folder.
+const PATH_FIELDS: &[&str] = &["agent.scripted_model", "initial_prompt_file"];
+
 fn absolutize_paths(layer: &mut Value, base: &Path) {
-    absolutize(layer, &["agent", "scripted_model"], base);
-    absolutize(layer, &["initial_prompt_file"], base);
+    for field in PATH_FIELDS {
+        absolutize(layer, &field.split('.').collect::<Vec<_>>(), base);
+    }
+}
+
+/// `base` as [`absolutize`] joins it (an empty base is the current folder).
+fn absolute_base(base: &Path) -> PathBuf {
+    let base = if base.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        base
+    };
+    std::path::absolute(base).unwrap_or_else(|_| base.to_path_buf())
+}
+
+/// The path fields' lineage values as their layer wrote them: relative to the experiment
+/// file's folder (`experiment_dir`, for its defaults and variants) or to `cwd` (the
+/// command line's `-D`), not the absolute paths the merge reads. The lineage is part of
+/// a unit's id (`suite::plan`), so a plan made in one checkout gives the same ids in a
+/// checkout at another path (a pod mounting the repository elsewhere). A path outside
+/// its base, or given absolute, stays as it is.
+fn relative_lineage(lineage: &mut Lineage, experiment_dir: Option<&Path>, cwd: &Path) {
+    for field in PATH_FIELDS {
+        let Some(entry) = lineage.get_mut(*field) else {
+            continue;
+        };
+        let base = match entry.source {
+            Layer::ExperimentDefaults | Layer::Variant => match experiment_dir {
+                Some(dir) => dir,
+                None => continue,
+            },
+            Layer::Cli => cwd,
+            _ => continue,
+        };
+        let Some(value) = entry.value.as_str() else {
+            continue;
+        };
+        if let Ok(rel) = Path::new(value).strip_prefix(absolute_base(base)) {
+            entry.value = serde_json::Value::String(rel.display().to_string());
+        }
+    }
 }
 
 /// `driver: X` → `sandbox: {driver: X}`.

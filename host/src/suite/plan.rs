@@ -76,7 +76,8 @@ pub struct PlanUnit {
     pub unit: UnitId,
     /// The unit's result folder, relative to a run's folder ([`UnitId::rel_dir`]).
     pub result_dir: String,
-    /// The task file it comes from.
+    /// The task file it comes from: relative to the folder the plan was made in when it
+    /// lies inside it (a plan names no path of its checkout), else as loaded.
     pub task_file: PathBuf,
     pub inputs: UnitInputs,
 }

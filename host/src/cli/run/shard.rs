@@ -362,12 +362,18 @@ async fn plan_units(
         })
     };
     let version = env!("CARGO_PKG_VERSION").to_string();
+    // Relative to the folder the plan is made in (its arguments are), so that a plan
+    // names no path of this checkout.
+    let cwd = std::env::current_dir().unwrap_or_default();
     let make = |kind: UnitKind, unit: &UnitId, task: &Task, inputs: UnitInputs| PlanUnit {
         id: inputs.id(),
         kind,
         unit: unit.clone(),
         result_dir: unit.rel_dir().display().to_string(),
-        task_file: task.path.clone(),
+        task_file: task
+            .path
+            .strip_prefix(&cwd)
+            .map_or_else(|_| task.path.clone(), Path::to_path_buf),
         inputs,
     };
     let mut units = Vec::new();

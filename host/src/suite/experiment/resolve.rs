@@ -4,7 +4,7 @@
 
 use super::{
     Experiment, ExperimentError, Layer, LayerInput, Lineage, LineageEntry, Overrides,
-    PromptMutation, Variant, merge,
+    PromptMutation, Variant, merge, relative_lineage,
 };
 use crate::task::{Task, dataset::Selection};
 use serde_yaml_ng::{Mapping, Value};
@@ -132,6 +132,7 @@ pub fn resolve_file(
     // layer's `run_limits.max_turns` beats the task's `agent.max_turns`.
     let task_value = legacy_limits_moved(&task_value);
     let cli = legacy_limits_moved(&cli);
+    let cwd = std::env::current_dir().unwrap_or_default();
     let mut out = Vec::new();
     for (variant, defaults) in variants {
         let empty = Value::Null;
@@ -164,6 +165,11 @@ pub fn resolve_file(
             },
         ];
         let (mut merged, mut lineage) = merge(&layers);
+        relative_lineage(
+            &mut lineage,
+            experiment.map(|e| e.path.parent().unwrap_or(Path::new(""))),
+            &cwd,
+        );
         let context = match variant {
             Some(v) => format!("variant `{}`", v.variant_id),
             None => "the command line".into(),
