@@ -939,3 +939,79 @@ fn a_plan_made_in_one_checkout_runs_in_a_checkout_at_another_path() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_second_run_or_resume_into_a_run_folder_being_run_into_is_refused() {
+    let dir = scratch("runs-lock");
+    let (_exp, task) = experiment(&dir);
+    let cli = crashing_cli(&dir, 4);
+    let out = dir.join("run");
+    let plain = |extra: &[&std::ffi::OsStr]| {
+        let mut cmd = Command::new(bin());
+        cmd.arg("run")
+            .arg(&task)
+            .arg("--scripted-model")
+            .arg(dir.join("exp/scripts/bad.yaml"))
+            .args(["--infra-retries", "0", "--cli"])
+            .arg(&cli)
+            .args(extra);
+        cmd
+    };
+    let first = plain(&["--out".as_ref(), out.as_os_str()])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while launches(&dir) == 0 {
+        assert!(
+            start.elapsed().as_secs() < 60,
+            "the first run never started its CLI"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let busy = |o: &Output| {
+        assert_eq!(o.status.code(), Some(exit_codes::USAGE), "{}", show(o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains("another coder-eval process is running a run into this folder")
+                && err.contains(&format!("pid {}", first.id()))
+                && err.contains(&out.display().to_string()),
+            "{}",
+            show(o)
+        );
+    };
+    // A second run into the folder, and a resume of it, while the first runs.
+    busy(
+        &plain(&["--out".as_ref(), out.as_os_str()])
+            .output()
+            .unwrap(),
+    );
+    busy(
+        &Command::new(bin())
+            .arg("run")
+            .arg("--resume")
+            .arg(&out)
+            .output()
+            .unwrap(),
+    );
+    let first = first.wait_with_output().unwrap();
+    assert_eq!(
+        first.status.code(),
+        Some(exit_codes::FAILED),
+        "{}",
+        show(&first)
+    );
+    // Launched once: by the first process alone.
+    assert_eq!(launches(&dir), 1);
+    // Once it has ended, the folder is free: resuming it runs the crashed unit again.
+    let o = Command::new(bin())
+        .arg("run")
+        .arg("--resume")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(exit_codes::FAILED), "{}", show(&o));
+    assert_eq!(launches(&dir), 2);
+    std::fs::remove_dir_all(&dir).ok();
+}

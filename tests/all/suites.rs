@@ -4,7 +4,7 @@
 //! real Claude Code CLI against the scripted model.
 
 use crate::support::{bin, scratch};
-use coder_eval::results::{CompareReport, RunSummary, TaskResult};
+use coder_eval::results::{CompareReport, RunSummary, TaskResult, TaskStatus};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -16,7 +16,9 @@ fn flaky_task(dir: &Path, pre_run_sleep: &str) -> PathBuf {
         "name: flaky\nreplies:\n  - text: I'll write it.\n    tool_calls:\n      - write_file: {path: out.txt, content: \"hi\\n\"}\n  - text: Done.\n",
     )
     .unwrap();
-    let counter = dir.join("count");
+    // Hidden: the grader's state, not one of the task folder's files (a unit's id
+    // digests those; `--resume` would run a changed one again).
+    let counter = dir.join(".count");
     let task = dir.join("task.yaml");
     std::fs::write(
         &task,
@@ -600,4 +602,62 @@ fn check_warns_of_a_missing_harness_and_refuses_a_task_id_given_by_two_files() {
         err.contains("given twice") && err.contains("one.yaml") && err.contains("two.yaml"),
         "{err}"
     );
+}
+
+#[test]
+fn resume_runs_again_a_complete_unit_whose_task_changed_since_it_ran() {
+    let dir = scratch("suite-resume-changed");
+    let write_task = |name: &str, criterion_path: &str| {
+        std::fs::create_dir_all(dir.join(name)).unwrap();
+        std::fs::write(
+            dir.join(name).join("script.yaml"),
+            "name: write\nreplies:\n  - text: I'll write it.\n    tool_calls:\n      - write_file: {path: out.txt, content: \"hi\\n\"}\n  - text: Done.\n",
+        )
+        .unwrap();
+        let task = dir.join(name).join("task.yaml");
+        std::fs::write(
+            &task,
+            format!(
+                "task_id: {name}\ninitial_prompt: Write out.txt.\nagent:\n  type: claude-code\n  scripted_model: script.yaml\nrun_limits:\n  max_turns: 5\n  turn_timeout: 120\nsuccess_criteria:\n  - type: file_exists\n    path: {criterion_path}\n"
+            ),
+        )
+        .unwrap();
+        task
+    };
+    let a = write_task("a", "out.txt");
+    let b = write_task("b", "out.txt");
+    let out = dir.join("out");
+    let o = run(&["run", "--out"], &[&out, &a, &b]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let b_json = out.join("b/claude-code/task.json");
+    let b_before = std::fs::read(&b_json).unwrap();
+    // a's criterion changes after it ran: its result was graded against the old one.
+    write_task("a", "other.txt");
+    let o = run(&["run", "--resume"], &[&out]);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("note: a/claude-code: its inputs changed since it ran"),
+        "{}",
+        show(&o)
+    );
+    assert!(
+        stderr.contains("1 unit(s) complete and kept, 1 to run (1 of them changed since they ran)"),
+        "{}",
+        show(&o)
+    );
+    assert_eq!(
+        task_json(&out.join("a/claude-code/task.json")).status,
+        TaskStatus::Failure
+    );
+    assert_eq!(std::fs::read(&b_json).unwrap(), b_before, "b was rewritten");
+    // Resumed again with nothing changed: both kept (the ids of now were recorded).
+    let o = run(&["run", "--resume"], &[&out]);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("2 unit(s) complete and kept, 0 to run"),
+        "{}",
+        show(&o)
+    );
+    std::fs::remove_dir_all(&dir).ok();
 }

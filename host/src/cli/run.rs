@@ -514,35 +514,69 @@ fn run_as(
         eprintln!("error: {}: {err}", out_dir.display());
         return Ok(exit_codes::USAGE);
     }
-    // What --resume reads; a resumed run keeps the original.
-    if resume_dir.is_none() {
-        let invocation = coder_eval::suite::resume::Invocation {
-            cwd: std::env::current_dir()?,
-            args: std::env::args().skip(2).collect(),
-        };
-        invocation.write(&out_dir)?;
+    // One process at a time per run folder, as per shard folder (a second `run --out` or
+    // `--resume` into it would interleave).
+    if _shard_lock.is_none() {
+        match coder_eval::suite::lock::lock_run_folder(&out_dir) {
+            Ok(lock) => _shard_lock = Some(lock),
+            Err(err) => {
+                super::print_error(&err);
+                return Ok(exit_codes::USAGE);
+            }
+        }
     }
-    // Resuming: units with a complete task.json are kept, as they are.
+    // The units' content ids (as a plan's), so that --resume can tell a changed unit.
+    let unit_ids = match &mode {
+        None => shard::unit_ids(&prepared, &skip_units, &agentless, &options, &runtime),
+        Some(_) => Default::default(),
+    };
+    // What --resume reads; a resumed run keeps the original (with the ids of now).
+    let invocation = coder_eval::suite::resume::Invocation {
+        cwd: std::env::current_dir()?,
+        args: std::env::args().skip(2).collect(),
+        unit_ids: Default::default(),
+    };
+    let invocation = match &resume_dir {
+        Some(dir) => coder_eval::suite::resume::Invocation::read(dir).unwrap_or(invocation),
+        None => invocation,
+    };
+    // Resuming: units with a complete task.json are kept, as they are, unless their id
+    // changed since.
     let mut kept = Vec::new();
     let prepared = match &resume_dir {
         None => prepared,
         Some(dir) => {
-            let mut todo = Vec::new();
-            for p in prepared {
-                match coder_eval::suite::resume::kept(dir, &p.unit) {
-                    Some(done) => kept.push(done),
-                    None => todo.push(p),
-                }
+            let split = coder_eval::suite::resume::split(
+                dir,
+                prepared,
+                |p| &p.unit,
+                &invocation.unit_ids,
+                &unit_ids,
+            );
+            for line in &split.changed {
+                eprintln!("note: {line}");
             }
+            kept = split.kept;
             eprintln!(
-                "resuming {}: {} unit(s) complete and kept, {} to run",
+                "resuming {}: {} unit(s) complete and kept, {} to run{}",
                 dir.display(),
                 kept.len(),
-                todo.len()
+                split.todo.len(),
+                match split.changed.len() {
+                    0 => String::new(),
+                    n => format!(" ({n} of them changed since they ran)"),
+                }
             );
-            todo
+            split.todo
         }
     };
+    if mode.is_none() || resume_dir.is_none() {
+        coder_eval::suite::resume::Invocation {
+            unit_ids,
+            ..invocation
+        }
+        .write(&out_dir)?;
+    }
     let mut skipped: Vec<TaskResult> = skip_units
         .iter()
         .map(|(t, unit)| coder_eval::run::record_skipped(t, unit, &out_dir))

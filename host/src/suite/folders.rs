@@ -31,7 +31,8 @@ fn reserved(part: &str, harnesses: &[&str]) -> Option<&'static str> {
 pub const INVOCATION_FILE: &str = "invocation.json";
 /// The file name in a shard's folder (and a merged run's): its plan and units.
 pub const SHARD_FILE: &str = "shard.json";
-/// The lock file in a shard's folder (held with `flock` while a shard runs into it).
+/// The lock file in a shard's or a run's folder (held with `flock` while a process runs
+/// into it: `suite::lock`).
 pub const LOCK_FILE: &str = ".shard.lock";
 
 /// The files coder-eval writes at the top of a run's folder: no unit's first folder (its

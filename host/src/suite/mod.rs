@@ -9,6 +9,7 @@
 pub mod chart;
 pub mod experiment;
 pub mod folders;
+pub mod lock;
 pub mod merge;
 pub mod mutation;
 pub mod plan;

@@ -13,6 +13,7 @@
 use super::UnitId;
 use crate::results::{StopReason, TaskResult};
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// `invocation.json`: how the run was started.
@@ -22,6 +23,13 @@ pub struct Invocation {
     pub cwd: PathBuf,
     /// The arguments after `coder-eval run`.
     pub args: Vec<String>,
+    /// Each unit's content id (its result folder, relative to the run's → the id
+    /// `coder-eval plan` gives it: `suite::plan::UnitInputs::id`) as of the units' last
+    /// run: `--resume` runs again a complete unit whose id is not the same any more (its
+    /// task file, task folder, prompt, script, component or CLI changed). Omitted when
+    /// empty (runs of an older coder-eval: their units are kept as they are).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unit_ids: BTreeMap<String, String>,
 }
 
 pub use super::folders::INVOCATION_FILE;
@@ -98,4 +106,55 @@ pub fn completed(run_dir: &Path, unit: &UnitId) -> Option<TaskResult> {
 pub fn kept(run_dir: &Path, unit: &UnitId) -> Option<TaskResult> {
     completed(run_dir, unit)
         .filter(|r| !is_infra_error(r) && crate::run::retry::infra_cause(r).is_none())
+}
+
+/// What resuming does with the units of a run: [`split`].
+#[derive(Debug)]
+pub struct Split<T> {
+    /// The complete results kept.
+    pub kept: Vec<TaskResult>,
+    /// The units to run.
+    pub todo: Vec<T>,
+    /// Per complete unit run again because its content id changed: a line saying so.
+    pub changed: Vec<String>,
+}
+
+/// Splits `units` of the run in `run_dir` into results kept ([`kept`]) and units to
+/// run; a complete unit whose content id now (`now`, result folder → id) differs from
+/// the one recorded when it ran (`recorded`: [`Invocation::unit_ids`]) is run again,
+/// with a line saying why. A unit with no recorded id (a run of an older coder-eval) is
+/// judged by its `task.json` alone.
+pub fn split<T>(
+    run_dir: &Path,
+    units: Vec<T>,
+    unit_of: impl Fn(&T) -> &UnitId,
+    recorded: &BTreeMap<String, String>,
+    now: &BTreeMap<String, String>,
+) -> Split<T> {
+    let mut out = Split {
+        kept: Vec::new(),
+        todo: Vec::new(),
+        changed: Vec::new(),
+    };
+    for u in units {
+        let unit = unit_of(&u);
+        let Some(done) = kept(run_dir, unit) else {
+            out.todo.push(u);
+            continue;
+        };
+        let rel = unit.rel_dir().display().to_string();
+        match (recorded.get(&rel), now.get(&rel)) {
+            (Some(was), Some(is)) if was != is => {
+                out.changed.push(format!(
+                    "{}: its inputs changed since it ran (unit id {was} then, {is} now: the \
+                     task file, its folder, a file it reads, the script, the component or \
+                     the CLI): running it again",
+                    unit.label()
+                ));
+                out.todo.push(u);
+            }
+            _ => out.kept.push(done),
+        }
+    }
+    out
 }

@@ -467,6 +467,29 @@ async fn cli_version(harness: &str, options: &RunOptions) -> Option<String> {
     coder_eval::run::locate::cli_version(&path).await
 }
 
+/// Each unit's content id as a plan gives it (result folder → id), for a plain run's
+/// `invocation.json` (`--resume` runs again a unit whose id changed). One that cannot be
+/// computed (an unreadable file in a task folder) is a warning and no ids: resuming then
+/// keeps complete units as they are.
+pub(super) fn unit_ids(
+    prepared: &[Prepared],
+    skip: &[(Task, UnitId)],
+    agentless: &[Task],
+    options: &RunOptions,
+    runtime: &tokio::runtime::Runtime,
+) -> std::collections::BTreeMap<String, String> {
+    match runtime.block_on(plan_units(prepared, skip, agentless, options)) {
+        Ok(units) => units.into_iter().map(|u| (u.result_dir, u.id)).collect(),
+        Err(err) => {
+            eprintln!(
+                "warning: the units' content ids could not be computed ({err}): `run --resume` \
+                 of this run will not notice a changed task"
+            );
+            Default::default()
+        }
+    }
+}
+
 /// The unit of an agentless task (`agent.type: none`): it runs once, on no harness.
 fn agentless_unit(task: &Task) -> UnitId {
     UnitId {
