@@ -830,6 +830,35 @@ fn two_shard_processes_into_one_folder_are_refused_not_interleaved() {
         "{}",
         show(&o)
     );
+    // Merging a shard that is still running: refused, naming it; with --force, a warning.
+    let o = merge(&[&out], &plan_file, &dir.join("merged-early"));
+    assert_eq!(o.status.code(), Some(exit_codes::USAGE), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("a shard is still running into this folder")
+            && err.contains(&format!("pid {}", first.id()))
+            && err.contains(&out.display().to_string()),
+        "{}",
+        show(&o)
+    );
+    assert!(!dir.join("merged-early").exists());
+    let o = Command::new(bin())
+        .arg("merge")
+        .arg(&out)
+        .arg("--plan")
+        .arg(&plan_file)
+        .arg("--out")
+        .arg(dir.join("merged-early"))
+        .arg("--force")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(exit_codes::FAILED), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("warning: ")
+            && String::from_utf8_lossy(&o.stderr).contains("merging what it has finished"),
+        "{}",
+        show(&o)
+    );
     let first = first.wait_with_output().unwrap();
     assert_eq!(
         first.status.code(),

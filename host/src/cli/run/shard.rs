@@ -69,6 +69,10 @@ pub struct MergeArgs {
     /// The merged run's folder.
     #[arg(long, value_name = "RUN_DIR")]
     out: PathBuf,
+    /// Merge even when a shard is still running into its folder (its unfinished units
+    /// are then listed as missing); without it such a merge is refused.
+    #[arg(long)]
+    force: bool,
 }
 
 /// What a run resolved for beyond running its units.
@@ -203,6 +207,25 @@ fn stored_args(args: impl Iterator<Item = String>) -> Vec<String> {
 
 /// `coder-eval merge`.
 pub fn merge(args: MergeArgs) -> Result<i32, Box<dyn std::error::Error>> {
+    // A shard still running (its folder's lock held) has not finished its units yet.
+    for dir in &args.dirs {
+        if let Some(holder) = coder_eval::suite::lock::holder(dir) {
+            if !args.force {
+                eprintln!(
+                    "error: {}: a shard is still running into this folder ({holder}): merge \
+                     once it has ended, or give --force to merge what it has finished (its \
+                     other units are listed as missing)",
+                    dir.display()
+                );
+                return Ok(exit_codes::USAGE);
+            }
+            eprintln!(
+                "warning: {}: a shard is still running into this folder ({holder}): merging \
+                 what it has finished (--force)",
+                dir.display()
+            );
+        }
+    }
     let plan = match Plan::read(&args.plan) {
         Ok(p) => p,
         Err(err) => {
