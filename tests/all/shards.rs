@@ -1044,3 +1044,48 @@ fn a_second_run_or_resume_into_a_run_folder_being_run_into_is_refused() {
     assert_eq!(launches(&dir), 2);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_prompt_file_outside_the_task_folder_is_part_of_the_unit_id() {
+    let dir = scratch("shards-prompt-outside");
+    let (_exp, _task) = experiment(&dir);
+    std::fs::create_dir_all(dir.join("shared")).unwrap();
+    std::fs::write(dir.join("shared/prompt.md"), "Write ok.txt.\n").unwrap();
+    let task = dir.join("task/task.yaml");
+    std::fs::write(
+        &task,
+        "task_id: shared_prompt\ninitial_prompt_file: ../shared/prompt.md\nagent:\n  type: claude-code\n  scripted_model: ../exp/scripts/good.yaml\nrun_limits:\n  max_turns: 4\n  turn_timeout: 120\nsuccess_criteria:\n  - type: file_exists\n    path: ok.txt\n",
+    )
+    .unwrap();
+    let plan = |out: &Path| {
+        let o = Command::new(bin())
+            .arg("plan")
+            .arg(&task)
+            .arg("--out")
+            .arg(out)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+        Plan::read(out).unwrap()
+    };
+    let before = plan(&dir.join("before.json"));
+    assert_eq!(plan(&dir.join("same.json")).plan_id, before.plan_id);
+    // The prompt the agent gets changes, the task folder does not.
+    std::fs::write(dir.join("shared/prompt.md"), "Write ok.txt, then stop.\n").unwrap();
+    let after = plan(&dir.join("after.json"));
+    assert_ne!(after.units[0].id, before.units[0].id);
+    assert_eq!(
+        before.units[0].inputs.differences(&after.units[0].inputs),
+        vec!["the files the task reads outside its folder"]
+    );
+    // A shard of the plan made before refuses to run what changed since.
+    let o = shard(&dir.join("before.json"), &[], &dir.join("stale"));
+    assert_eq!(o.status.code(), Some(exit_codes::USAGE), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("the files the task reads outside its folder changed since"),
+        "{}",
+        show(&o)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

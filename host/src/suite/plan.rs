@@ -34,6 +34,7 @@
 use super::UnitId;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// The version of `plan.json` this build writes and reads.
@@ -92,6 +93,10 @@ pub struct UnitInputs {
     pub resolved: serde_json::Value,
     /// [`digest_dir`] of the folder holding the task file.
     pub task_files: String,
+    /// What the resolved task reads beyond its folder's files ([`task_reads`]): name →
+    /// sha256 (hex). Omitted when empty.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub task_reads: BTreeMap<String, String>,
     /// The harness component's bytes (the file given by `--component`/`--components`, else
     /// the built-in one); `null` for units that run no harness.
     pub component: Option<String>,
@@ -120,6 +125,10 @@ impl UnitInputs {
             (
                 self.task_files != other.task_files,
                 "the task folder's files",
+            ),
+            (
+                self.task_reads != other.task_reads,
+                "the files the task reads outside its folder",
             ),
             (self.component != other.component, "the harness component"),
             (
@@ -266,6 +275,71 @@ pub fn digest_file(path: &Path) -> std::io::Result<String> {
     Ok(hex(&Sha256::digest(std::fs::read(path)?)))
 }
 
+/// What a resolved task reads that its folder's digest ([`digest_dir`]) may not hold,
+/// each as name → sha256 (hex): `initial_prompt` and `agent.system_prompt` (the text as
+/// read, from whichever file: `initial_prompt_file: ../shared/prompt.md`, a variant's
+/// prompt file, a prompt mutation), and `sandbox.template_dir` and `reference` when they
+/// lie outside the task's folder (named by their path relative to it, e.g.
+/// `sandbox.template_dir ../templates/py`; a folder as [`digest_dir`]). Paths are not
+/// hashed, contents are: the same files at another checkout path give the same map.
+pub fn task_reads(task: &crate::task::Task) -> std::io::Result<BTreeMap<String, String>> {
+    let mut reads = BTreeMap::new();
+    if !task.prompt.is_empty() {
+        reads.insert(
+            "initial_prompt".to_string(),
+            hex(&Sha256::digest(task.prompt.as_bytes())),
+        );
+    }
+    if let Some(system) = &task.agent.system_prompt {
+        reads.insert(
+            "agent.system_prompt".to_string(),
+            hex(&Sha256::digest(system.as_bytes())),
+        );
+    }
+    let dir = task
+        .path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    let mut outside = |what: &str, path: &Path| -> std::io::Result<()> {
+        let real = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        if real.starts_with(&dir) {
+            return Ok(());
+        }
+        let digest = if real.is_dir() {
+            digest_dir(&real)?
+        } else {
+            digest_file(&real)?
+        };
+        reads.insert(format!("{what} {}", relative_to(&real, &dir)), digest);
+        Ok(())
+    };
+    if let Some(template) = &task.sandbox.template_dir {
+        outside("sandbox.template_dir", template)?;
+    }
+    match &task.reference {
+        Some(crate::task::sandbox::Reference::Directory(p)) => outside("reference", p)?,
+        Some(crate::task::sandbox::Reference::File(p)) => outside("reference", p)?,
+        _ => {}
+    }
+    Ok(reads)
+}
+
+/// `path` relative to `base` (both absolute), with `..` steps up to their common folder,
+/// `/`-separated.
+fn relative_to(path: &Path, base: &Path) -> String {
+    let (p, b): (Vec<_>, Vec<_>) = (path.components().collect(), base.components().collect());
+    let common = p.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    let mut parts: Vec<String> = vec!["..".to_string(); b.len() - common];
+    parts.extend(
+        p[common..]
+            .iter()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+    );
+    parts.join("/")
+}
+
 /// Folder names [`digest_dir`] leaves out: what runs, builds and installs put beside task
 /// files (`runs/` is `coder-eval run`'s default output folder).
 pub const DIGEST_SKIPS: &[&str] = &["runs", "node_modules", "target", "__pycache__"];
@@ -350,6 +424,7 @@ mod tests {
         UnitInputs {
             resolved: serde_json::json!({"task_id": "t", "b": 1, "a": [1, {"y": 2, "x": 1}]}),
             task_files: "f".into(),
+            task_reads: BTreeMap::new(),
             component: Some("c".into()),
             scripted_model: None,
             cli_version: Some("2.0.1 (Claude Code)".into()),

@@ -369,6 +369,10 @@ async fn plan_units(
         folders.insert(dir, d.clone());
         Ok(d)
     };
+    let reads = |task: &Task| -> Result<_, Box<dyn std::error::Error>> {
+        coder_eval::suite::plan::task_reads(task)
+            .map_err(|e| format!("{}: {e}", task.path.display()).into())
+    };
     let settings = serde_json::json!({
         "native_limits": options.native_limits,
         "pass_env": options.pass_env,
@@ -404,6 +408,7 @@ async fn plan_units(
         let inputs = UnitInputs {
             resolved: resolved(unit, UnitKind::Skipped, serde_json::Value::Null),
             task_files: folder_digest(task)?,
+            task_reads: reads(task)?,
             component: None,
             scripted_model: None,
             cli_version: None,
@@ -417,6 +422,7 @@ async fn plan_units(
         let inputs = UnitInputs {
             resolved: resolved(&unit, UnitKind::Agentless, serde_json::Value::Null),
             task_files: folder_digest(task)?,
+            task_reads: reads(task)?,
             component: None,
             scripted_model: None,
             cli_version: None,
@@ -459,6 +465,7 @@ async fn plan_units(
         let inputs = UnitInputs {
             resolved: resolved(&p.unit, UnitKind::Agent, lineage),
             task_files: folder_digest(&p.task)?,
+            task_reads: reads(&p.task)?,
             component,
             scripted_model: script,
             cli_version: cli_version(&p.harness, options).await,
