@@ -348,8 +348,8 @@ pub const DIGEST_SKIPS: &[&str] = &["runs", "node_modules", "target", "__pycache
 /// `dir` (`/`-separated), the path, a NUL, the file's sha256, a newline. Hidden entries
 /// (`.git`, …) and [`DIGEST_SKIPS`] folders are left out, and so are coder-eval's own
 /// outputs wherever they are written: a plan file (a JSON object with `plan_version`
-/// and `plan_id`) and a run or shard folder (one holding `shard.json`, `invocation.json`
-/// or `run.json`), so a plan or a shard written inside a task folder does not change
+/// and `plan_id`) and a run or shard folder (one holding a `shard.json`, `invocation.json`
+/// or `run.json` of coder-eval's: [`is_output_folder`]), so a plan or a shard written inside a task folder does not change
 /// the folder's digest. A symbolic link counts as its target path, not followed.
 pub fn digest_dir(dir: &Path) -> std::io::Result<String> {
     let mut files: Vec<(String, String)> = Vec::new();
@@ -365,15 +365,18 @@ pub fn digest_dir(dir: &Path) -> std::io::Result<String> {
     Ok(hex(&hasher.finalize()))
 }
 
-/// Whether `dir` is a folder coder-eval runs write (see [`digest_dir`]).
+/// Whether `dir` is a folder coder-eval runs write (see [`digest_dir`]): it holds a
+/// `shard.json`, an `invocation.json` or a `run.json` that reads as coder-eval's own
+/// ([`super::shard::ShardRecord`], [`super::resume::Invocation`],
+/// [`crate::results::RunSummary`]). A task's own file of one of those names (a fixture,
+/// data) is not a marker: its folder is the task's and is digested.
 fn is_output_folder(dir: &Path) -> bool {
-    [
-        super::folders::SHARD_FILE,
-        super::folders::INVOCATION_FILE,
-        "run.json",
-    ]
-    .iter()
-    .any(|f| dir.join(f).is_file())
+    fn reads_as<T: serde::de::DeserializeOwned>(path: &Path) -> bool {
+        std::fs::read(path).is_ok_and(|bytes| serde_json::from_slice::<T>(&bytes).is_ok())
+    }
+    reads_as::<super::shard::ShardRecord>(&dir.join(super::folders::SHARD_FILE))
+        || reads_as::<super::resume::Invocation>(&dir.join(super::folders::INVOCATION_FILE))
+        || reads_as::<crate::results::RunSummary>(&dir.join("run.json"))
 }
 
 /// Whether `bytes` are a plan file's (see [`digest_dir`]).
@@ -444,15 +447,49 @@ mod tests {
             .write(&dir.join("my-plan.json"))
             .unwrap();
         std::fs::create_dir_all(dir.join("shard-0/t/claude-code")).unwrap();
-        std::fs::write(dir.join("shard-0/shard.json"), "{}").unwrap();
+        std::fs::write(
+            dir.join("shard-0/shard.json"),
+            r#"{"plan_id": "p", "shard": {"index": 0, "count": 1}, "units": []}"#,
+        )
+        .unwrap();
         std::fs::write(dir.join("shard-0/t/claude-code/task.json"), "{}").unwrap();
         std::fs::create_dir_all(dir.join("out")).unwrap();
-        std::fs::write(dir.join("out/invocation.json"), "{}").unwrap();
+        std::fs::write(
+            dir.join("out/invocation.json"),
+            r#"{"cwd": "/w", "args": ["t.yaml"]}"#,
+        )
+        .unwrap();
+        std::fs::create_dir_all(dir.join("runs2/x")).unwrap();
+        std::fs::write(
+            dir.join("runs2/run.json"),
+            r#"{"result_version": 1, "rows": []}"#,
+        )
+        .unwrap();
+        std::fs::write(dir.join("runs2/x/task.json"), "{}").unwrap();
         assert_eq!(digest_dir(&dir).unwrap(), before);
         // The task's own files still count, a JSON file that is no plan among them.
         std::fs::write(dir.join("data.json"), r#"{"plan_id": 1}"#).unwrap();
         assert_ne!(digest_dir(&dir).unwrap(), before);
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn a_task_fixture_folder_holding_a_user_file_named_like_ours_is_digested() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("task.yaml"), "task_id: t\n").unwrap();
+        for name in ["run.json", "shard.json", "invocation.json"] {
+            let fixture = dir.path().join(format!("fixtures-{name}"));
+            std::fs::create_dir_all(&fixture).unwrap();
+            std::fs::write(fixture.join(name), r#"{"name": "mine", "steps": [1, 2]}"#).unwrap();
+            std::fs::write(fixture.join("input.txt"), "a\n").unwrap();
+            let before = digest_dir(dir.path()).unwrap();
+            // Its files count: an edit of either changes the digest.
+            std::fs::write(fixture.join("input.txt"), "b\n").unwrap();
+            let edited = digest_dir(dir.path()).unwrap();
+            assert_ne!(edited, before, "{name}");
+            std::fs::write(fixture.join(name), r#"{"name": "yours"}"#).unwrap();
+            assert_ne!(digest_dir(dir.path()).unwrap(), edited, "{name}");
+        }
     }
 
     #[test]
