@@ -661,3 +661,54 @@ fn resume_runs_again_a_complete_unit_whose_task_changed_since_it_ran() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn check_refuses_the_experiment_errors_run_refuses() {
+    let dir = scratch("check-experiment-refusals");
+    std::fs::write(
+        dir.join("task.yaml"),
+        "task_id: t\ninitial_prompt: Write app.py.\nagent:\n  type: claude-code\nsuccess_criteria:\n  - type: file_exists\n    path: app.py\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("ok.yaml"), "name: ok\nreplies:\n  - text: Done.\n").unwrap();
+    for (name, body, says) in [
+        (
+            "bad-regex",
+            "experiment_id: bad-regex\nvariants:\n  - variant_id: a\n    agent: {scripted_model: ok.yaml}\n    prompt_mutations:\n      - {type: replace, pattern: \"app.(py\", replacement: x, regex: true}\n",
+            "variants[a].prompt_mutations: replace: bad regex",
+        ),
+        (
+            "missing-script",
+            "experiment_id: missing-script\nvariants:\n  - variant_id: b\n    agent: {scripted_model: scripts/nope.yaml}\n",
+            "variants[b].agent.scripted_model:",
+        ),
+        (
+            "missing-prompt",
+            "experiment_id: missing-prompt\ndefaults:\n  agent: {scripted_model: ok.yaml}\nvariants:\n  - variant_id: c\n    initial_prompt_file: prompts/nope.md\n",
+            "variants[c].initial_prompt_file:",
+        ),
+    ] {
+        let exp = dir.join(format!("{name}.yaml"));
+        std::fs::write(&exp, body).unwrap();
+        let check = Command::new(bin()).arg("check").arg(&exp).output().unwrap();
+        let run = Command::new(bin())
+            .args(["run", "--experiment"])
+            .arg(&exp)
+            .arg(dir.join("task.yaml"))
+            .arg("--out")
+            .arg(dir.join(format!("out-{name}")))
+            .output()
+            .unwrap();
+        for o in [&check, &run] {
+            assert_eq!(o.status.code(), Some(2), "{name}: {}", show(o));
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(
+                err.contains(says) && err.contains(&exp.display().to_string()),
+                "{name}: {}",
+                show(o)
+            );
+        }
+        assert!(!dir.join(format!("out-{name}")).exists(), "{name}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -258,13 +258,61 @@ fn with_driver(sandbox: Option<Mapping>, driver: Option<String>) -> Option<Value
 }
 
 impl Experiment {
-    /// Loads and checks an experiment file.
+    /// Loads and checks an experiment file ([`Experiment::parse`], then
+    /// [`Experiment::refusals`]): what `run --experiment` and `check` both refuse.
     pub fn load(path: &Path) -> Result<Experiment, ExperimentError> {
         let text = std::fs::read_to_string(path).map_err(|source| ExperimentError::Read {
             path: path.to_path_buf(),
             source,
         })?;
-        Experiment::parse(&text, path)
+        let experiment = Experiment::parse(&text, path)?;
+        experiment.refusals()?;
+        Ok(experiment)
+    }
+
+    /// What `run` would refuse of this experiment whatever its tasks, found before any
+    /// task is read (the one check `run --experiment` and `check` share): a prompt
+    /// mutation that cannot apply (a bad regex or replacement), a path a layer sets
+    /// (`agent.scripted_model`, `initial_prompt_file`) that is not a file. Errors name the
+    /// experiment file and the layer (`defaults` or `variants[<id>]`).
+    pub fn refusals(&self) -> Result<(), ExperimentError> {
+        let rule = |message: String| ExperimentError::Rule {
+            path: self.path.clone(),
+            message,
+        };
+        let layers = std::iter::once((
+            "defaults".to_string(),
+            &self.defaults,
+            &self.defaults_mutations,
+        ))
+        .chain(self.variants.iter().map(|v| {
+            (
+                format!("variants[{}]", v.variant_id),
+                &v.overlay,
+                &v.mutations,
+            )
+        }));
+        for (at, layer, mutations) in layers {
+            for m in mutations {
+                m.apply("")
+                    .map_err(|message| rule(format!("{at}.{message}")))?;
+            }
+            for field in PATH_FIELDS {
+                let mut value = Some(layer);
+                for key in field.split('.') {
+                    value = value.and_then(|v| v.get(key));
+                }
+                if let Some(path) = value.and_then(Value::as_str)
+                    && !Path::new(path).is_file()
+                {
+                    return Err(rule(format!(
+                        "{at}.{field}: {path} is not a file (paths in an experiment are \
+                         relative to the experiment file)"
+                    )));
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Parses an experiment file's text; `path` names it in errors and anchors paths.
