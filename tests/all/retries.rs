@@ -85,12 +85,22 @@ fn a_cli_crash_before_the_first_model_call_is_run_again_and_the_attempt_kept() {
     let task = task(&dir, "test -f out.txt");
     let out = dir.join("out");
     let o = run(
-        &["run", "--retry-initial-delay", "0.2", "--out"],
+        &[
+            "run",
+            "--retry-initial-delay",
+            "0.2",
+            "--repeats",
+            "2",
+            "--jobs",
+            "1",
+            "--out",
+        ],
         &[&out, Path::new("--cli"), &cli, &task],
     );
     assert_eq!(o.status.code(), Some(0), "{}", show(&o));
-    assert_eq!(lines(&dir.join("launches")), 2, "{}", show(&o));
-    let unit = out.join("retried/claude-code");
+    // Replicate r00's first launch crashes: r00 runs twice, r01 once.
+    assert_eq!(lines(&dir.join("launches")), 3, "{}", show(&o));
+    let unit = out.join("retried/claude-code/r00");
     let t = task_json(&unit.join("task.json"));
     assert_eq!(t.status, TaskStatus::Success);
     assert_eq!(t.attempts, Some(2));
@@ -116,7 +126,7 @@ fn a_cli_crash_before_the_first_model_call_is_run_again_and_the_attempt_kept() {
     assert!(unit.join("recording.jsonl").exists());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("attempt 1 ended in an infrastructure error"),
+        err.contains("retried/claude-code/r00: attempt 1 ended in an infrastructure error"),
         "{err}"
     );
     std::fs::remove_dir_all(&dir).ok();
@@ -535,6 +545,75 @@ fn a_429_from_the_model_api_is_retried_and_recorded_with_its_status() {
         String::from_utf8_lossy(&o.stderr).contains("infrastructure error (HTTP 429)"),
         "{}",
         show(&o)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_sustained_5xx_outage_that_runs_into_the_timeout_is_an_infrastructure_retry() {
+    // The scripted model answers every request with HTTP 503; Claude Code retries by
+    // itself (up to 10 times, with its own backoff) until the turn's timeout stops it.
+    let dir = scratch("retry-outage");
+    std::fs::write(
+        dir.join("script.yaml"),
+        "name: outage\nreplies:\n  - http_error: {status: 503, message: Service Unavailable}\n    text: never seen\n",
+    )
+    .unwrap();
+    let task = dir.join("task.yaml");
+    std::fs::write(
+        &task,
+        "task_id: outage\ninitial_prompt: Write out.txt.\nagent:\n  type: claude-code\n  scripted_model: script.yaml\nrun_limits:\n  max_turns: 5\n  turn_timeout: 8\nsuccess_criteria:\n  - type: file_exists\n    path: out.txt\n",
+    )
+    .unwrap();
+    let cli = dir.join("claude");
+    let real = root().join("harnesses/node_modules/.bin/claude");
+    std::fs::write(
+        &cli,
+        format!(
+            "#!/bin/bash\nif [ \"$1\" = \"--version\" ]; then echo \"stand-in 1.0\"; exit 0; fi\necho l >> {d}/launches\nexport CLAUDE_CODE_MAX_RETRIES=10\nexec {real} \"$@\"\n",
+            d = dir.display(),
+            real = real.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&cli, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let out = dir.join("out");
+    let o = run(
+        &[
+            "run",
+            "--infra-retries",
+            "1",
+            "--retry-initial-delay",
+            "0.1",
+            "--out",
+        ],
+        &[&out, Path::new("--cli"), &cli, &task],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    // Run again once (the outage went on): two launches, both kept.
+    assert_eq!(lines(&dir.join("launches")), 2, "{}", show(&o));
+    let unit = out.join("outage/claude-code");
+    let t = task_json(&unit.join("task.json"));
+    assert_eq!((t.status, t.attempts), (TaskStatus::Timeout, Some(2)));
+    let r = &t.infra_retries[0];
+    assert_eq!(
+        (r.cause.as_str(), r.http_status, r.path.as_str()),
+        ("api_outage", Some(503), "attempts/1")
+    );
+    assert_eq!(
+        task_json(&unit.join("attempts/1/task.json")).status,
+        TaskStatus::Timeout
+    );
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("infrastructure error (HTTP 503 from the model API until the timeout)"),
+        "{}",
+        show(&o)
+    );
+    // Out of retries, it stays an infrastructure error: `--resume` runs it again.
+    assert_eq!(
+        coder_eval::run::retry::infra_cause(&t),
+        Some(coder_eval::run::retry::InfraCause::ApiOutage(503))
     );
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -6,7 +6,9 @@
 //! `task.json`, recording, stderr, workspace) and listed in the final `task.json`
 //! (`attempts`, `infra_retries`). A graded result (SUCCESS, FAILURE), a timeout, a cap,
 //! an interrupt or a documented non-transient exit code (`auth_error`, `config_error`, …)
-//! is never run again: it is the agent's result, or it would fail the same way.
+//! is never run again: it is the agent's result, or it would fail the same way. The one
+//! timeout that is run again is a sustained outage ([`outage_status`]): the time ran out
+//! while the CLI was retrying an HTTP 429/5xx of the model API.
 //!
 //! The names follow coder_eval's `retry:` block (`max_retries`, `initial_delay`,
 //! `backoff_multiplier`).
@@ -87,6 +89,10 @@ pub enum InfraCause {
     ApiStatus(u32),
     /// The CLI exited with a code its launch plan documents as transient.
     TransientExitCode,
+    /// A timeout came while the CLI was retrying the model API's HTTP 429/5xx (this
+    /// status): no model reply came after its last retry, so the time went to the outage,
+    /// not to the agent.
+    ApiOutage(u32),
 }
 
 impl InfraCause {
@@ -96,6 +102,7 @@ impl InfraCause {
             InfraCause::CrashBeforeFirstCall => "crash_before_first_call",
             InfraCause::ApiStatus(_) => "api_status",
             InfraCause::TransientExitCode => "transient_exit_code",
+            InfraCause::ApiOutage(_) => "api_outage",
         }
     }
 }
@@ -116,6 +123,9 @@ pub const TRANSIENT_EXIT_KINDS: &[&str] = &[
 /// Why `result` is an infrastructure error, or `None` when it is the agent's result (or a
 /// failure that would repeat). See the module docs for the rules.
 pub fn infra_cause(result: &TaskResult) -> Option<InfraCause> {
+    if let Some(status) = outage_status(result) {
+        return Some(InfraCause::ApiOutage(status));
+    }
     if result.status != TaskStatus::Error || result.stop.is_some() {
         return None;
     }
@@ -143,6 +153,36 @@ pub fn infra_cause(result: &TaskResult) -> Option<InfraCause> {
             .as_ref()
             .is_some_and(|r| !r.is_empty());
     (failed_exit && !reached_model).then_some(InfraCause::CrashBeforeFirstCall)
+}
+
+/// The HTTP status (429 or 5xx) of a sustained outage a timeout ended in: the host
+/// stopped the turn for `turn_timeout` or `task_timeout` while the CLI was retrying the
+/// model API: its last main-thread retry reported a 429/5xx (as a status, else in its
+/// error's words) and no assistant message of the main thread began after it.
+pub fn outage_status(result: &TaskResult) -> Option<u32> {
+    use crate::results::StopReason;
+    let stop = result.stop.as_ref()?;
+    if !matches!(
+        stop.reason,
+        StopReason::TurnTimeout | StopReason::TaskTimeout
+    ) {
+        return None;
+    }
+    let turn = result.turn.as_ref()?;
+    let last = turn
+        .retries
+        .iter()
+        .rev()
+        .find(|r| r.parent_call_id.is_none())?;
+    let status = last
+        .status
+        .filter(|s| transient_status(*s))
+        .or_else(|| last.error.as_deref().and_then(http_status_in))?;
+    let replied_after = turn
+        .messages
+        .iter()
+        .any(|m| m.parent_call_id.is_none() && m.first_ms > last.at_ms);
+    (!replied_after).then_some(status)
 }
 
 /// The HTTP status (429 or 5xx) a failed turn ended on, as its stream shows it: a status
@@ -233,12 +273,13 @@ pub async fn run_with_retries(
             && !stopped(&cancel)
         {
             eprintln!(
-                "note: {} on {}: attempt {attempt} ended in an infrastructure error ({}): \
+                "note: {}: attempt {attempt} ended in an infrastructure error ({}): \
                  running it again in {:.1} s",
-                result.task_id,
-                result.harness,
+                p.unit.label(),
                 match cause {
                     InfraCause::ApiStatus(s) => format!("HTTP {s}"),
+                    InfraCause::ApiOutage(s) =>
+                        format!("HTTP {s} from the model API until the timeout"),
                     _ => cause.name().to_string(),
                 },
                 delay.as_secs_f64(),
@@ -257,7 +298,7 @@ pub async fn run_with_retries(
                             attempt,
                             cause: cause.name().to_string(),
                             http_status: match cause {
-                                InfraCause::ApiStatus(s) => Some(s),
+                                InfraCause::ApiStatus(s) | InfraCause::ApiOutage(s) => Some(s),
                                 _ => None,
                             },
                             error: result.error.clone(),
@@ -271,9 +312,9 @@ pub async fn run_with_retries(
                     }
                     // An attempt that cannot be kept is not overwritten: it stays the result.
                     Err(e) => eprintln!(
-                        "warning: {} on {}: could not keep attempt {attempt} in {rel} ({e}): \
-                         not running it again",
-                        result.task_id, result.harness
+                        "warning: {}: could not keep attempt {attempt} in {rel} ({e}): not \
+                         running it again",
+                        p.unit.label()
                     ),
                 }
             }
