@@ -6,7 +6,8 @@ use crate::results::{CompareReport, CompareTask, MeanEstimate, TaskStatistics, V
 use std::collections::BTreeMap;
 
 /// Compares variant `b` against variant `a`, paired by task id: per task, B's pass rate
-/// minus A's; their mean with a t-interval and a paired t-test (tasks − 1 df); the tasks
+/// minus A's; their mean with a t-interval (clamped to [-1, 1]) and a paired t-test
+/// (tasks − 1 df); the tasks
 /// whose verdict flipped (a task passes when at least half its graded replicates do).
 /// Tasks graded on one side only are listed, not paired.
 pub fn compare(a: &VariantStatistics, b: &VariantStatistics) -> CompareReport {
@@ -40,7 +41,15 @@ pub fn compare(a: &VariantStatistics, b: &VariantStatistics) -> CompareReport {
             _ => unpaired.push(id.to_string()),
         }
     }
-    let difference = mean_estimate(&diffs);
+    // A difference of pass rates lies in [-1, 1]: so does its interval (a t-interval on
+    // few tasks reaches far past it).
+    let difference = mean_estimate(&diffs).map(|mut d| {
+        if let Some(ci) = &mut d.ci95 {
+            ci.low = ci.low.clamp(-1.0, 1.0);
+            ci.high = ci.high.clamp(-1.0, 1.0);
+        }
+        d
+    });
     let (t, p_value) = match &difference {
         Some(MeanEstimate {
             mean,

@@ -152,3 +152,32 @@ fn paired_comparison_by_hand() {
         .collect();
     assert_eq!(flips, vec![("x", "fail→pass")]);
 }
+
+#[test]
+fn the_difference_interval_stays_within_minus_one_and_one() {
+    let task = |id: &str, passes: u32| {
+        let reps: Vec<Replicate> = (0..2)
+            .map(|i| {
+                rep(
+                    if i < passes {
+                        TaskStatus::Success
+                    } else {
+                        TaskStatus::Failure
+                    },
+                    None,
+                )
+            })
+            .collect();
+        task_statistics(id, &reps, 2)
+    };
+    let a = variant_statistics("a", vec![task("x", 0), task("y", 1)]);
+    let b = variant_statistics("b", vec![task("x", 2), task("y", 2)]);
+    // Differences 1 and 0.5: mean 0.75, se 0.25, t(1 df) 12.706: ±3.18 unclamped.
+    let d = compare(&a, &b).difference.unwrap();
+    assert!(close(d.mean, 0.75));
+    let ci = d.ci95.unwrap();
+    assert_eq!((ci.low, ci.high), (-1.0, 1.0));
+    // Nothing clamps an interval inside the range.
+    let c = compare(&a, &a).difference.unwrap().ci95.unwrap();
+    assert_eq!((c.low, c.high), (0.0, 0.0));
+}
