@@ -175,6 +175,15 @@ pub fn plan(mut args: PlanArgs) -> Result<i32, Box<dyn std::error::Error>> {
         );
         return Ok(exit_codes::USAGE);
     }
+    let manifest_only = manifest_flags(std::env::args().skip(2));
+    if args.emit.is_none() && !manifest_only.is_empty() {
+        eprintln!(
+            "error: {} shape(s) the manifest that --emit k8s-job prints: give --emit k8s-job \
+             too, or leave them out",
+            manifest_only.join(", ")
+        );
+        return Ok(exit_codes::USAGE);
+    }
     let stored = stored_args(std::env::args().skip(2));
     let mode = Mode::Plan {
         out,
@@ -183,6 +192,20 @@ pub fn plan(mut args: PlanArgs) -> Result<i32, Box<dyn std::error::Error>> {
         k8s: args.k8s,
     };
     super::run_as(args.run, Some(mode))
+}
+
+/// The manifest's flags among `args` (the plan-only flags but `--out` and `--emit`).
+fn manifest_flags(args: impl Iterator<Item = String>) -> Vec<&'static str> {
+    let args: Vec<String> = args.collect();
+    PLAN_ONLY_FLAGS
+        .iter()
+        .filter(|f| !matches!(**f, "--out" | "--emit"))
+        .filter(|f| {
+            args.iter()
+                .any(|a| a == *f || a.starts_with(&format!("{f}=")))
+        })
+        .copied()
+        .collect()
 }
 
 /// `args` without the plan-only flags and their values.
@@ -709,6 +732,17 @@ fn changed(plan: &Plan, plan_file: &Path, here: &[PlanUnit]) -> Option<String> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_manifest_flags_are_found_in_either_spelling() {
+        let args = ["t.yaml", "--image=img", "--out", "p.json", "--shards", "3"];
+        assert_eq!(
+            super::manifest_flags(args.iter().map(|s| s.to_string())),
+            vec!["--image", "--shards"]
+        );
+        let plain = ["t.yaml", "--out", "p.json", "--emit", "k8s-job"];
+        assert!(super::manifest_flags(plain.iter().map(|s| s.to_string())).is_empty());
+    }
+
     #[test]
     fn the_stored_arguments_leave_out_the_plan_file_and_the_manifest_flags() {
         let args = [
