@@ -51,8 +51,8 @@ pub struct RunArgs {
     #[arg(long)]
     model: Option<String>,
     /// Run each task × variant N times (replicates `r00`, `r01`, …, each in its own
-    /// folder); beats the task's and the experiment's `repeats`.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    /// folder); beats the task's and the experiment's `repeats`. 1 to 10000.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=i64::from(coder_eval::suite::MAX_REPEATS)))]
     repeats: Option<u32>,
     /// Finish an interrupted run: resolve its units again from its `invocation.json`,
     /// keep each whose `task.json` is complete, run the rest (other options are the

@@ -348,6 +348,10 @@ impl Experiment {
         let defaults = spec.defaults.unwrap_or_default();
         let check_repeats = |r: Option<u32>, at: &str| match r {
             Some(0) => Err(rule(format!("{at}repeats: must be at least 1"))),
+            Some(n) if n > super::MAX_REPEATS => Err(rule(format!(
+                "{at}repeats: {n} is more than {} replicates",
+                super::MAX_REPEATS
+            ))),
             _ => Ok(()),
         };
         check_repeats(defaults.repeats, "defaults.")?;

@@ -6,6 +6,11 @@
 //! A suite is a list of units, each a [`UnitId`] (variant, task, harness, replicate)
 //! with its prepared task; `run::run_all` runs them like any other prepared task.
 
+/// The most replicates one task × variant may have (`--repeats`, `repeats:` of a task or
+/// an experiment): each is a CLI run with its own workspace and result folder, and a
+/// typo (`--repeats 100000`) should be an error, not a week of runs.
+pub const MAX_REPEATS: u32 = 10_000;
+
 pub mod chart;
 pub mod experiment;
 pub mod folders;

@@ -91,14 +91,15 @@ pub fn resolve_file(
     })?;
     let task_value: Value = serde_yaml_ng::from_str(&text).unwrap_or(Value::Null);
     let own_repeats = task_value.get("repeats").and_then(Value::as_u64);
-    if own_repeats == Some(0)
+    let max = u64::from(crate::suite::MAX_REPEATS);
+    if own_repeats.is_some_and(|r| r == 0 || r > max)
         || task_value
             .get("repeats")
             .is_some_and(|r| r.as_u64().is_none())
     {
         return Err(ExperimentError::Rule {
             path: path.to_path_buf(),
-            message: "repeats: must be a whole number of at least 1".into(),
+            message: format!("repeats: must be a whole number from 1 to {max}"),
         });
     }
     let notes = loaded.notes.clone();
@@ -193,12 +194,12 @@ pub fn resolve_file(
         let repeats = match merged.remove("repeats") {
             None => 1,
             Some(v) => match v.as_u64() {
-                Some(r) if r >= 1 => r as u32,
+                Some(r) if (1..=max).contains(&r) => r as u32,
                 _ => {
                     return Err(ExperimentError::Rule {
                         path: path.to_path_buf(),
                         message: format!(
-                            "repeats ({context}): must be a whole number of at least 1"
+                            "repeats ({context}): must be a whole number from 1 to {max}"
                         ),
                     });
                 }

@@ -85,3 +85,47 @@ fn a_legacy_max_turns_beats_defaults_and_yields_to_the_command_line() {
     assert_eq!(max_turns(None, &["run_limits.max_turns=2"]), Some(2));
     assert_eq!(max_turns(None, &["agent.max_turns=3"]), Some(3));
 }
+
+#[test]
+fn repeats_past_the_bound_are_refused_in_every_layer() {
+    let p = Path::new("/x/exp.yaml");
+    let e = Experiment::parse(
+        "experiment_id: a\ndefaults: {repeats: 10001}\nvariants: [{variant_id: a}]",
+        p,
+    );
+    let msg = e.unwrap_err().to_string();
+    assert!(
+        msg.contains("defaults.repeats: 10001 is more than 10000"),
+        "{msg}"
+    );
+    let e = Experiment::parse(
+        "experiment_id: a\nvariants: [{variant_id: a, repeats: 50000}]",
+        p,
+    );
+    assert!(e.unwrap_err().to_string().contains("more than 10000"));
+    assert!(
+        Experiment::parse(
+            "experiment_id: a\nvariants: [{variant_id: a, repeats: 10000}]",
+            p
+        )
+        .is_ok()
+    );
+    // A task file's own, and `-D repeats=`.
+    let dir = tempfile::tempdir().unwrap();
+    let task = dir.path().join("task.yaml");
+    let body = "task_id: t\ninitial_prompt: hi\nagent: {type: claude-code}\nsuccess_criteria:\n  - {type: file_exists, path: x}\n";
+    std::fs::write(&task, format!("{body}repeats: 20000\n")).unwrap();
+    let err = resolve_file(&task, &Selection::default(), None, &Overrides::default())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("from 1 to 10000"), "{err}");
+    std::fs::write(&task, body).unwrap();
+    let over = Overrides {
+        set: vec!["repeats=10001".into()],
+        ..Default::default()
+    };
+    let err = resolve_file(&task, &Selection::default(), None, &over)
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("from 1 to 10000"), "{err}");
+}
