@@ -369,7 +369,7 @@ fn bad_suite_input_is_refused_before_anything_runs() {
     for (args, expect) in [
         (
             vec!["run", "--experiment", exp.to_str().unwrap()],
-            "exp.yaml:3:0: variants[a].agent: unknown field `modle`",
+            "exp.yaml:4:13: variants[a].agent: unknown field `modle`",
         ),
         (
             vec!["run", "-D", "run_limit.max_turns=3"],

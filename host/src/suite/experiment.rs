@@ -367,6 +367,7 @@ impl Experiment {
             &defaults_layer,
             "defaults",
             path,
+            text,
             crate::task::compat::key_line(text, &["defaults"]),
         )?;
         absolutize_paths(&mut defaults_layer, base);
@@ -404,7 +405,7 @@ impl Experiment {
                         .map(|p| Value::String(p.display().to_string())),
                 ),
             ]);
-            check_sections(&overlay, &at, path, variant_line(text, &v.variant_id))?;
+            check_sections(&overlay, &at, path, text, variant_line(text, &v.variant_id))?;
             absolutize_paths(&mut overlay, base);
             variants.push(Variant {
                 variant_id: v.variant_id,
@@ -425,23 +426,81 @@ impl Experiment {
 }
 
 /// Each section of a layer read as the task file reads it, so a misspelt key is refused
-/// at load, naming the file, the line of the layer (`defaults:` or the variant's
+/// at load, naming the file, the line and column of the key (a nested unknown field's
+/// own line, else the section's, else the layer's: `defaults:` or the variant's
 /// `variant_id`) and the key.
 fn check_sections(
     layer: &Value,
     at: &str,
     path: &Path,
+    text: &str,
     line: Option<usize>,
 ) -> Result<(), ExperimentError> {
     match section_error(layer) {
-        Some((key, message)) => Err(ExperimentError::Invalid {
-            path: path.to_path_buf(),
-            line: line.unwrap_or(0),
-            column: 0,
-            message: format!("{at}.{key}: {message}"),
-        }),
+        Some((key, message)) => {
+            let (line, column) = line
+                .map(|start| key_position(text, start, key, &message))
+                .unwrap_or((0, 0));
+            Err(ExperimentError::Invalid {
+                path: path.to_path_buf(),
+                line,
+                column,
+                message: format!("{at}.{key}: {message}"),
+            })
+        }
         None => Ok(()),
     }
+}
+
+/// The 1-based line and column of the key a section error names, within the layer that
+/// starts at line `start`: the unknown field the message names (`unknown field
+/// `max_turnz``), else the section `key`; `(start, 0)` when neither is found before the
+/// layer ends (the next variant, or the next top-level key).
+fn key_position(text: &str, start: usize, key: &str, message: &str) -> (usize, usize) {
+    let unknown = message
+        .split_once("unknown field `")
+        .and_then(|(_, rest)| rest.split_once('`'))
+        .map(|(name, _)| name);
+    let lines: Vec<&str> = text.lines().collect();
+    let first = lines.get(start.saturating_sub(1)).copied().unwrap_or("");
+    let layer_indent = first.len() - first.trim_start_matches([' ', '-']).len();
+    // A variant is a list entry: its keys sit at its own indent.
+    let entry = first.trim_start().starts_with('-');
+    let find = |name: &str| -> Option<(usize, usize)> {
+        for (i, l) in lines.iter().enumerate().skip(start.saturating_sub(1)) {
+            let body = l.trim_start_matches([' ', '-']);
+            let indent = l.len() - body.len();
+            if i + 1 > start && !body.is_empty() && !body.starts_with('#') {
+                // The layer ends at the next entry of its list or a key left of it.
+                let ends = if entry {
+                    indent < layer_indent
+                        || (indent == layer_indent && l.trim_start().starts_with('-'))
+                } else {
+                    indent <= layer_indent
+                };
+                if ends {
+                    break;
+                }
+            }
+            let mut from = 0;
+            while let Some(pos) = l[from..].find(name) {
+                let at = from + pos;
+                let before = l[..at].chars().last();
+                let after = &l[at + name.len()..];
+                if before.is_none_or(|c| " {,-\"'".contains(c))
+                    && after.trim_start_matches(['"', '\'']).starts_with(':')
+                {
+                    return Some((i + 1, at + 1));
+                }
+                from = at + name.len();
+            }
+        }
+        None
+    };
+    unknown
+        .and_then(find)
+        .or_else(|| find(key))
+        .unwrap_or((start, 0))
 }
 
 /// The first section of `layer` (`agent`, `run_limits`, `sandbox`) that the task file's

@@ -30,7 +30,8 @@ fn bad_experiment_files_are_refused_with_their_reason() {
     );
     let msg = e.unwrap_err().to_string();
     assert!(
-        msg.starts_with("/x/exp.yaml:3:0: variants[fast].run_limits:") && msg.contains("max_turnz"),
+        msg.starts_with("/x/exp.yaml:4:18: variants[fast].run_limits:")
+            && msg.contains("max_turnz"),
         "{msg}"
     );
     let e = Overrides {
@@ -128,4 +129,29 @@ fn repeats_past_the_bound_are_refused_in_every_layer() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("from 1 to 10000"), "{err}");
+}
+
+#[test]
+fn a_nested_unknown_field_is_placed_on_its_own_line() {
+    let p = Path::new("/x/exp.yaml");
+    let text = "experiment_id: a\ndefaults:\n  run_limits:\n    max_turns: 3\n    max_turnz: 4\nvariants:\n  - variant_id: x\n";
+    let msg = Experiment::parse(text, p).unwrap_err().to_string();
+    assert!(
+        msg.starts_with("/x/exp.yaml:5:5: defaults.run_limits:"),
+        "{msg}"
+    );
+    // In the second variant, not the first one's same-named key.
+    let text = "experiment_id: a\nvariants:\n  - variant_id: x\n    agent:\n      model: m\n  - variant_id: y\n    agent:\n      model: m\n      modle: n\n";
+    let msg = Experiment::parse(text, p).unwrap_err().to_string();
+    assert!(
+        msg.starts_with("/x/exp.yaml:9:7: variants[y].agent:"),
+        "{msg}"
+    );
+    // A key left of the layer ends it: a later same-named key is not taken for it.
+    let text = "experiment_id: a\ndefaults:\n  agent: {modle: x}\nvariants:\n  - variant_id: x\n";
+    let msg = Experiment::parse(text, p).unwrap_err().to_string();
+    assert!(
+        msg.starts_with("/x/exp.yaml:3:11: defaults.agent:"),
+        "{msg}"
+    );
 }
