@@ -8,8 +8,9 @@
 //! 2. the cache of earlier probes, `cli-versions.json` in the cache folder (beside the
 //!    component cache: `$CODER_EVAL_CACHE_DIR/..`, else `$XDG_CACHE_HOME/coder-eval`, else
 //!    `~/.cache/coder-eval`), keyed by the CLI file's canonical path, modification time
-//!    (ns) and size, and the same of what a wrapper script launches: of each absolute
-//!    path its first 4 KiB name, the file when it is executable (`exec
+//!    (ns) and size, and the same of what a wrapper script launches: of each path its
+//!    first 4 KiB name (absolute, or relative to the script's folder: `"$basedir/../pkg/
+//!    cli.js"`, `"$(dirname "$0")/../pkg/cli.js"`), the file when it is executable (`exec
 //!    /opt/agent/bin/agent "$@"`) and the nearest `package.json` above it (`node
 //!    /usr/lib/node_modules/agent/cli.js`): a shim that stays as it is while the package
 //!    it starts is upgraded. A CLI replaced
@@ -143,8 +144,8 @@ fn identity(cli: &Path) -> Option<(String, i128, u64)> {
     Some((path.display().to_string(), mtime_ns, meta.size()))
 }
 
-/// What `cli` launches, when it is a script (`#!`): of each absolute path its first 4 KiB
-/// name that exists, the file itself when it is executable and the nearest
+/// What `cli` launches, when it is a script (`#!`): of each path its first 4 KiB name
+/// that exists (absolute, or relative to the script's folder: [`relative_part`]), the file itself when it is executable and the nearest
 /// `package.json` above it, each as `path mtime_ns size` (sorted, without repeats).
 fn launches(cli: &Path) -> Vec<String> {
     use std::io::Read;
@@ -158,12 +159,25 @@ fn launches(cli: &Path) -> Vec<String> {
     let text = String::from_utf8_lossy(&head);
     let mut out = Vec::new();
     let shebang_end = text.find('\n').unwrap_or(text.len());
+    // Relative paths are the shim's own folder's (npm's shims: `"$basedir/../pkg/cli.js"`,
+    // `"$(dirname "$0")/../pkg/cli.js"`).
+    let base = cli
+        .canonicalize()
+        .ok()
+        .and_then(|p| p.parent().map(Path::to_path_buf));
     for token in text[shebang_end..]
         .split(|c: char| c.is_whitespace() || "\"'`;:=()<>|&".contains(c))
-        .filter(|t| t.starts_with('/') && t.len() > 1)
+        .filter(|t| t.contains('/') && t.len() > 1)
     {
-        let path = Path::new(token);
-        let Some(id) = identity(path) else {
+        let path = match relative_part(token) {
+            Some(rel) => match &base {
+                Some(base) => base.join(rel),
+                None => continue,
+            },
+            None if token.starts_with('/') => PathBuf::from(token),
+            None => continue,
+        };
+        let Some(id) = identity(&path) else {
             continue;
         };
         // A program counts itself; any other file (a script a runtime loads, or a log the
@@ -184,6 +198,26 @@ fn launches(cli: &Path) -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+/// The part of a script's word that names a path relative to the script's folder:
+/// `../pkg/cli.js`, `./cli.js`, `$basedir/../pkg/cli.js` or `${basedir}/…` (a variable
+/// first: npm's shims set it to their folder), `/../pkg/cli.js` (what is left of
+/// `$(dirname "$0")/../pkg/cli.js` once split); `None` for an absolute path or no path.
+fn relative_part(token: &str) -> Option<&str> {
+    let rest = match token.strip_prefix('$') {
+        Some(var) => {
+            let var = var
+                .strip_prefix('{')
+                .map_or(var, |v| v.split_once('}').map_or(v, |x| x.1));
+            let slash = var.find('/')?;
+            &var[slash + 1..]
+        }
+        None if token.starts_with("/../") || token.starts_with("/./") => &token[1..],
+        None if token.starts_with('/') => return None,
+        None => token,
+    };
+    (!rest.is_empty()).then_some(rest)
 }
 
 fn read_cache(cache_dir: &Path) -> BTreeMap<String, Cached> {
@@ -316,6 +350,51 @@ mod tests {
             None,
             "a stale version behind the shim"
         );
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn a_shim_naming_its_package_by_a_relative_path_is_probed_again_after_an_upgrade() {
+        let dir = scratch("relative-shim");
+        let pkg = dir.join("lib/node_modules/agent");
+        std::fs::create_dir_all(pkg.join("dist")).unwrap();
+        std::fs::create_dir_all(dir.join("bin")).unwrap();
+        std::fs::write(pkg.join("package.json"), r#"{"version":"1.0.0"}"#).unwrap();
+        std::fs::write(pkg.join("dist/cli.js"), "console.log('1.0.0')\n").unwrap();
+        for (name, body) in [
+            (
+                "npm-style",
+                "#!/bin/sh\nbasedir=$(dirname \"$(echo \"$0\" | sed -e 's,\\\\,/,g')\")\nexec node \"$basedir/../lib/node_modules/agent/dist/cli.js\" \"$@\"\n",
+            ),
+            (
+                "dirname",
+                "#!/bin/sh\nexec node \"$(dirname \"$0\")/../lib/node_modules/agent/dist/cli.js\" \"$@\"\n",
+            ),
+            (
+                "plain",
+                "#!/bin/sh\ncd \"$(dirname \"$0\")\" && exec node ../lib/node_modules/agent/dist/cli.js \"$@\"\n",
+            ),
+        ] {
+            let shim = dir.join("bin").join(name);
+            std::fs::write(&shim, body).unwrap();
+            let cache = dir.join(format!("cache-{name}"));
+            remember(&shim, &cache, "agent 1.0.0");
+            assert_eq!(
+                cached(&shim, &cache).as_deref(),
+                Some("agent 1.0.0"),
+                "{name}"
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        std::fs::write(pkg.join("package.json"), r#"{"version":"2.0.0"}"#).unwrap();
+        for name in ["npm-style", "dirname", "plain"] {
+            let cache = dir.join(format!("cache-{name}"));
+            assert_eq!(
+                cached(&dir.join("bin").join(name), &cache),
+                None,
+                "{name}: a stale version behind the shim"
+            );
+        }
         std::fs::remove_dir_all(&dir).ok();
     }
 
