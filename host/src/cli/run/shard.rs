@@ -455,6 +455,8 @@ async fn plan_units(
         units.push(make(UnitKind::Agentless, &unit, task, inputs));
     }
     let mut components: HashMap<String, Option<String>> = HashMap::new();
+    // One look-up per harness, not per unit.
+    let mut versions: HashMap<String, Option<String>> = HashMap::new();
     for p in prepared {
         let component = match components.get(&p.harness) {
             Some(c) => c.clone(),
@@ -491,7 +493,14 @@ async fn plan_units(
             task_reads: reads(&p.task)?,
             component,
             scripted_model: script,
-            cli_version: cli_version(&p.harness, options).await,
+            cli_version: match versions.get(&p.harness) {
+                Some(v) => v.clone(),
+                None => {
+                    let v = cli_version(&p.harness, options).await;
+                    versions.insert(p.harness.clone(), v.clone());
+                    v
+                }
+            },
             coder_eval_version: version.clone(),
             replicate: p.unit.replicate,
         };
