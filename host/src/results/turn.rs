@@ -48,7 +48,9 @@ pub struct TurnRecord {
     /// Tool calls, in order of their start.
     pub tool_calls: Vec<ToolCallRecord>,
     /// Shell commands the agent ran (tool inputs with a `command` or `cmd`), in order. A
-    /// call the CLI refused (status `denied`) never ran and is not listed.
+    /// call the CLI refused or could not run (status `denied`) never ran, and one with no
+    /// end (`interrupted`: the host stopped the CLI as it started, the stream cut) is not
+    /// known to have run: neither is listed.
     pub commands: Vec<String>,
     /// Token totals of this process: the CLI's own totals when its result reports them,
     /// else the sum of the messages' usage (each message id counted once, a retried
