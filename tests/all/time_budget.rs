@@ -142,8 +142,9 @@ fn sessions_are_resumed_until_the_deadline_on_every_harness() {
         // the same work use about as many tokens each, neither a running total taken as
         // the second one's share nor a difference that lost most of it.
         let tokens = |x: &coder_eval::results::SessionRecord| {
-            (x.usage_source != "none")
-                .then(|| (x.usage.input_tokens + x.usage.output_tokens) as f64)
+            assert_eq!(x.usage.is_none(), x.usage_source == "none", "{what}: absent, not 0");
+            x.usage
+                .map(|u| (u.input_tokens + u.output_tokens) as f64)
         };
         if let (Some(a), Some(b)) = (tokens(&s[0]), tokens(&s[1])) {
             assert!(

@@ -114,17 +114,20 @@ fn summary(r: &TurnRecord) -> String {
         opt(t.tool_union_ms),
         opt(t.harness_teardown_ms)
     );
-    s += &format!(
-        "tokens in {} out {} cache-read {} cache-write {}, cost {}\n",
-        r.usage.input_tokens,
-        r.usage.output_tokens,
-        r.usage.cache_read_tokens,
-        r.usage
-            .cache_write_tokens
-            .map_or("not reported".into(), |n| n.to_string()),
-        r.cost_usd
-            .map_or("not reported".into(), |c| format!("${c:.4}"))
-    );
+    let cost = r
+        .cost_usd
+        .map_or("not reported".into(), |c| format!("${c:.4}"));
+    s += &match r.usage {
+        Some(u) => format!(
+            "tokens in {} out {} cache-read {} cache-write {}, cost {cost}\n",
+            u.input_tokens,
+            u.output_tokens,
+            u.cache_read_tokens,
+            u.cache_write_tokens
+                .map_or("not reported".into(), |n| n.to_string()),
+        ),
+        None => format!("tokens not reported, cost {cost}\n"),
+    };
     for tool in &r.tool_calls {
         s += &format!(
             "  tool {} {:?} ({} ms)\n",

@@ -451,8 +451,7 @@ fn totals(task: &TaskResult) -> FinalMetrics {
         None => (
             task.turn
                 .as_ref()
-                .filter(|t| t.usage_source != "none")
-                .map(|t| t.usage),
+                .and_then(|t| t.usage),
             task.turn.as_ref().and_then(|t| t.cost_usd),
         ),
     };

@@ -54,9 +54,9 @@ pub struct TurnRecord {
     pub commands: Vec<String>,
     /// Token totals of this process: the CLI's own totals when its result reports them,
     /// else the sum of the messages' usage (each message id counted once, a retried
-    /// attempt's message included: its tokens were spent). All zero when `usage_source`
-    /// is `none` (`cost.json` then says `null`).
-    pub usage: Usage,
+    /// attempt's message included: its tokens were spent). `null` when `usage_source` is
+    /// `none`: the stream carried no usage (absent, never 0; `cost.json` says `null` too).
+    pub usage: Option<Usage>,
     /// Where `usage` comes from: `cli_result`, `messages`, `cli_result_less_earlier` (a
     /// resumed session's running total less its earlier processes' share), or `none`.
     pub usage_source: String,

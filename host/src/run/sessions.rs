@@ -235,16 +235,14 @@ pub(super) async fn run(
         // Likewise their tokens (each launch's own share), for a CLI whose usage is the
         // session's running total; unknown when any launch's usage is, or ambiguous.
         let earlier_usage = sessions.iter().try_fold(Usage::default(), |t, s| {
-            let known = s.usage_source != "none" && s.usage_source != "cli_result_session_total";
-            known.then(|| Usage {
-                input_tokens: t.input_tokens.saturating_add(s.usage.input_tokens),
-                output_tokens: t.output_tokens.saturating_add(s.usage.output_tokens),
-                cache_read_tokens: t
-                    .cache_read_tokens
-                    .saturating_add(s.usage.cache_read_tokens),
+            let u = s.usage.filter(|_| s.usage_source != "cli_result_session_total")?;
+            Some(Usage {
+                input_tokens: t.input_tokens.saturating_add(u.input_tokens),
+                output_tokens: t.output_tokens.saturating_add(u.output_tokens),
+                cache_read_tokens: t.cache_read_tokens.saturating_add(u.cache_read_tokens),
                 cache_write_tokens: Usage::add_cache_writes(
                     t.cache_write_tokens,
-                    s.usage.cache_write_tokens,
+                    u.cache_write_tokens,
                 ),
             })
         });
