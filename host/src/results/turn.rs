@@ -286,7 +286,8 @@ pub enum ToolOutcome {
     Error,
     Unknown,
     /// Never executed: the CLI refused it (a permission rule, a declined approval, a
-    /// sandbox policy). Such a call is not in `commands`.
+    /// sandbox policy) or could not run it (a tool it does not have). Such a call is not
+    /// in `commands`.
     Denied,
     /// No end was seen before the turn ended (the CLI was stopped, or the stream cut).
     Interrupted,
