@@ -35,8 +35,7 @@ fn a_call_to_a_tool_that_does_not_exist_is_no_command_on_every_harness() {
     for row in &summary.rows {
         let what = &row.harness;
         let r: TaskResult =
-            serde_json::from_str(&std::fs::read_to_string(out.join(&row.result)).unwrap())
-                .unwrap();
+            serde_json::from_str(&std::fs::read_to_string(out.join(&row.result)).unwrap()).unwrap();
         let t = r
             .turn
             .as_ref()

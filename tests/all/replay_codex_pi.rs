@@ -212,7 +212,10 @@ fn codex_usage_is_disjoint_and_not_double_counted() {
     );
     // Two turns in one stream: the thread total of the later one, not a sum of both.
     let r = codex("public/codex/takopi-all-item-formats.jsonl");
-    assert_eq!(r.usage.unwrap().input_tokens + r.usage.unwrap().cache_read_tokens, 1840);
+    assert_eq!(
+        r.usage.unwrap().input_tokens + r.usage.unwrap().cache_read_tokens,
+        1840
+    );
     assert_eq!(r.usage.unwrap().output_tokens, 732);
 }
 

@@ -263,9 +263,7 @@ fn command_executed(input: &GradingInput, p: CommandExecuted) -> Result<Verdict,
         if p.require_success && !tool.succeeded() {
             continue;
         }
-        if !p.count_attempts
-            && matches!(tool.status, None | Some(grader_kit::ToolStatus::Denied))
-        {
+        if !p.count_attempts && matches!(tool.status, None | Some(grader_kit::ToolStatus::Denied)) {
             continue;
         }
         if !matcher.matches(&tool) {

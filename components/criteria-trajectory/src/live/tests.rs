@@ -110,23 +110,48 @@ fn command_executed_passes_at_the_end_of_the_matching_call() {
 #[test]
 fn a_call_that_never_ran_neither_passes_nor_fails() {
     // The host stopped the CLI as the call started (no end), or the CLI refused it.
-    let interrupted = vec![tool_start(0, "c0", "Bash", json!({"command": "echo step 2"}))];
+    let interrupted = vec![tool_start(
+        0,
+        "c0",
+        "Bash",
+        json!({"command": "echo step 2"}),
+    )];
     let mut denied = interrupted.clone();
     denied.push(tool_end(1, "c0", ToolStatus::Denied, None));
     for (what, t) in [("interrupted", &interrupted), ("denied", &denied)] {
         let pass = ce(json!({"command_pattern": "step 2"}));
-        assert_eq!(first(pass.clone(), t), (LiveVerdict::Undecided, None), "{what}");
+        assert_eq!(
+            first(pass.clone(), t),
+            (LiveVerdict::Undecided, None),
+            "{what}"
+        );
         assert_eq!(batch(&pass, t), 0.0, "{what}: batch agrees");
         let must_not = ce(json!({"command_pattern": "step 2", "min_count": 0, "max_count": 0}));
-        assert_eq!(first(must_not.clone(), t), (LiveVerdict::Undecided, None), "{what}");
+        assert_eq!(
+            first(must_not.clone(), t),
+            (LiveVerdict::Undecided, None),
+            "{what}"
+        );
         assert_eq!(batch(&must_not, t), 1.0, "{what}: batch agrees");
         // Attempts count: as the call starts, live and batch alike.
         let attempt = ce(json!({"command_pattern": "step 2", "count_attempts": true}));
-        assert_eq!(first(attempt.clone(), t), (LiveVerdict::Passed(1.0), Some(0)), "{what}");
+        assert_eq!(
+            first(attempt.clone(), t),
+            (LiveVerdict::Passed(1.0), Some(0)),
+            "{what}"
+        );
         assert_eq!(batch(&attempt, &t[..1]), 1.0, "{what}");
-        let forbidden = ce(json!({"command_pattern": "step 2", "min_count": 0, "max_count": 0,
-            "count_attempts": true}));
-        assert!(matches!(first(forbidden.clone(), t), (LiveVerdict::Failed(_), Some(0))), "{what}");
+        let forbidden = ce(
+            json!({"command_pattern": "step 2", "min_count": 0, "max_count": 0,
+            "count_attempts": true}),
+        );
+        assert!(
+            matches!(
+                first(forbidden.clone(), t),
+                (LiveVerdict::Failed(_), Some(0))
+            ),
+            "{what}"
+        );
         assert_eq!(batch(&forbidden, &t[..1]), 0.0, "{what}");
     }
 }

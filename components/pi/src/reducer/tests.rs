@@ -367,7 +367,13 @@ fn a_call_to_a_tool_pi_does_not_have_is_denied() {
         r#"{"type":"tool_execution_end","toolCallId":"call_mock_0_0","toolName":"no_such_tool","result":{"content":[{"type":"text","text":"Tool no_such_tool not found"}],"details":{}},"isError":true}"#,
     );
     assert!(
-        matches!(&events[1], Event::ToolCallFinished { status: ToolStatus::Denied, .. }),
+        matches!(
+            &events[1],
+            Event::ToolCallFinished {
+                status: ToolStatus::Denied,
+                ..
+            }
+        ),
         "{:?}",
         events[1]
     );

@@ -184,9 +184,7 @@ impl Collector {
         let (usage, usage_source) = match (earlier_usage, reported_usage) {
             (_, None) => from_messages(),
             (Earlier::Nothing, Some(u)) => (Some(u), "cli_result"),
-            (Earlier::Known(before), Some(u)) => {
-                (Some(less(u, before)), "cli_result_less_earlier")
-            }
+            (Earlier::Known(before), Some(u)) => (Some(less(u, before)), "cli_result_less_earlier"),
             (Earlier::Unknown, Some(u)) => match message_usage {
                 Some(m) => (Some(m), "messages"),
                 None => {
