@@ -8,7 +8,8 @@ use crate::live_claude::{assert_replay_matches, netns_available};
 use crate::support::{bin, root, scratch};
 use coder_eval::limits::budget::{ReportedAt, reporting};
 use coder_eval::results::{
-    BudgetKind, EarlyStopReason, RunSummary, StopReason, TaskResult, TaskStatus, TurnStatus,
+    BudgetKind, EarlyStopReason, RunSummary, StopReason, TaskResult, TaskStatus, ToolOutcome,
+    TurnStatus,
 };
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -67,6 +68,20 @@ fn early_stop_and_budgets_on_every_harness() {
             .as_ref()
             .unwrap_or_else(|| panic!("{what}: {:?}", r.error));
         assert_replay_matches(&out, r);
+        // Only a call known to have run is a command: one the host stopped as it started
+        // (no end: `interrupted`) or the CLI refused (`denied`) is not.
+        for call in &t.tool_calls {
+            if matches!(call.status, ToolOutcome::Interrupted | ToolOutcome::Denied)
+                && let Some(cmd) = call.input.get("command").and_then(|c| c.as_str())
+            {
+                assert!(
+                    !t.commands.iter().any(|c| c == cmd),
+                    "{what}: {:?} call `{cmd}` listed in commands {:?}",
+                    call.status,
+                    t.commands
+                );
+            }
+        }
         let stop = r.stop.as_ref().map(|s| s.reason);
         match scenario.as_str() {
             "early_pass" | "early_fail" | "decide_within" => {
@@ -88,6 +103,20 @@ fn early_stop_and_budgets_on_every_harness() {
                         assert_eq!(fired.tool_call_index, 2, "{what}");
                         assert_eq!(fired.model_call_index, 2, "{what}");
                         assert_eq!(fired.turns_remaining, Some(6), "{what}");
+                        // Decided when `echo step 2` finished: it ran, and it is the
+                        // command credited.
+                        assert!(steps(&out, scenario, harness).contains("step 2"), "{what}");
+                        let step2 = t
+                            .tool_calls
+                            .iter()
+                            .find(|c| c.input.to_string().contains("echo step 2"))
+                            .unwrap_or_else(|| panic!("{what}: no step 2 call"));
+                        assert_eq!(step2.status, ToolOutcome::Ok, "{what}");
+                        assert!(
+                            t.commands.iter().any(|c| c.contains("echo step 2")),
+                            "{what}: {:?}",
+                            t.commands
+                        );
                         // The advisory criterion failed (step 5 never ran): the run passes
                         // on its armed criterion alone.
                         assert!(r.criteria[1].score < 1.0, "{what}");
@@ -98,14 +127,12 @@ fn early_stop_and_budgets_on_every_harness() {
                         assert_eq!(fired.reason, EarlyStopReason::CriterionFailed, "{what}");
                         assert_eq!(fired.tool_call_index, 2, "{what}");
                         assert_eq!(fired.turns_remaining, None, "{what}");
-                        // What README and `harnesses --parity` declare: these CLIs start a
-                        // tool before they stream the call, so the forbidden one ran.
-                        if ["codex", "opencode", "gemini-cli"].contains(&harness.as_str()) {
-                            assert!(
-                                steps(&out, scenario, harness).contains("step 2"),
-                                "{what}: the forbidden command did not run"
-                            );
-                        }
+                        // A call counts once it ran (README, `harnesses --parity`): the
+                        // forbidden command ran, and the turn stopped right after it.
+                        assert!(
+                            steps(&out, scenario, harness).contains("step 2"),
+                            "{what}: the forbidden command did not run"
+                        );
                         assert_eq!(r.status, TaskStatus::Failure, "{what}");
                         assert!(!gate.passed);
                     }

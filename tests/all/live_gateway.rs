@@ -134,7 +134,7 @@ fn scenarios_through_the_gateway_on_every_harness() {
         }
         // The scripted model reports usage on every answer: the turn's usage is the APIs'.
         assert_eq!(t.usage_source, "gateway", "{what}");
-        assert!(t.usage.input_tokens > 0, "{what}");
+        assert!(t.usage.unwrap().input_tokens > 0, "{what}");
         // No parity caveat is needed: the same view on every harness, Codex included.
         let statuses: Vec<ToolOutcome> = t.tool_calls.iter().map(|c| c.status).collect();
         let view = format!(

@@ -29,6 +29,7 @@ mod live_gateway;
 mod live_load_errors;
 mod live_max_tool_calls;
 mod live_scenarios;
+mod live_unknown_tool;
 mod out_of_tree_harness;
 mod reliability;
 mod reliability_attack;

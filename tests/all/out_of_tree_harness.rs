@@ -179,8 +179,8 @@ fn droid_recordings_replay_through_the_out_of_tree_component() {
         [("Create", ToolOutcome::Ok), ("Execute", ToolOutcome::Ok)]
     );
     assert_eq!(r.commands, ["date"]);
-    assert_eq!(r.usage.input_tokens, 24187);
-    assert_eq!(r.usage.output_tokens, 42);
+    assert_eq!(r.usage.unwrap().input_tokens, 24187);
+    assert_eq!(r.usage.unwrap().output_tokens, 42);
     assert_eq!(r.cost_usd, None);
     assert_eq!(r.final_status, TurnStatus::Completed);
     assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);

@@ -39,8 +39,8 @@ fn the_shared_scenarios() {
         ]
     );
     assert_eq!(r.commands, ["date"]);
-    assert_eq!(r.usage.input_tokens, 5451 + 5573 + 5651);
-    assert_eq!(r.usage.output_tokens, 27 + 5 + 1);
+    assert_eq!(r.usage.unwrap().input_tokens, 5451 + 5573 + 5651);
+    assert_eq!(r.usage.unwrap().output_tokens, 27 + 5 + 1);
     assert_eq!(r.cost_usd, Some(0.0));
     assert_eq!(r.cli_result.as_ref().unwrap().text.as_deref(), Some("done"));
     assert_eq!(r.final_status, TurnStatus::Completed);

@@ -57,7 +57,7 @@ fn hello_has_three_calls_and_two_ok_tools() {
         Some("3048391a-c289-46bf-9cfc-0aa09c1e9f37")
     );
     assert_eq!(r.cli_version.as_deref(), Some("2.1.197"));
-    assert!(r.usage.input_tokens > 0 && r.usage.output_tokens > 0);
+    assert!(r.usage.unwrap().input_tokens > 0 && r.usage.unwrap().output_tokens > 0);
     assert_eq!(r.final_status, TurnStatus::Completed);
     assert!(r.diagnostics.is_empty());
     assert_eq!(r.commands, ["date"]);

@@ -54,7 +54,7 @@ fn b38_an_api_error_is_no_turn_and_no_answer() {
     assert_eq!(texts(&r), ["I'll run the test suite first."]);
     assert_eq!(r.commands, ["npm test"]);
     assert_eq!(r.tool_calls[0].status, ToolOutcome::Ok);
-    assert_eq!(r.usage, usage(6, 57, 18200, 1400));
+    assert_eq!(r.usage, Some(usage(6, 57, 18200, 1400)));
     assert_eq!(r.cost_usd, Some(0.019305));
     let cli = r.cli_result.as_ref().unwrap();
     assert!(!cli.success);
@@ -81,7 +81,7 @@ fn b39_a_retried_stream_is_one_call_recorded_as_retries() {
         ]
     );
     assert_eq!(r.commands, ["pytest -q"]);
-    assert_eq!(r.usage, usage(9, 52, 41150, 1210));
+    assert_eq!(r.usage, Some(usage(9, 52, 41150, 1210)));
     assert_eq!(r.cost_usd, Some(0.029483));
     assert_eq!(r.retries.len(), 2, "{:?}", r.retries);
     let announced: Vec<_> = r.retries.iter().filter(|x| x.announced).collect();
@@ -101,7 +101,7 @@ fn b40_a_resumed_session_total_is_not_this_run_s_cost() {
     );
     assert_eq!(r.final_status, TurnStatus::Completed);
     assert_eq!(r.num_turns, 1);
-    assert_eq!(r.usage, usage(3, 400, 26808, 0));
+    assert_eq!(r.usage, Some(usage(3, 400, 26808, 0)));
     // Kept as reported, but not taken as this run's cost: the earlier processes' spend is
     // not in this recording, so the run's own cost is unknown (never priced from tokens).
     assert_eq!(r.cli_result.as_ref().unwrap().cost_usd, Some(0.386463));
@@ -141,7 +141,7 @@ fn b45_a_sub_agent_the_cli_drops_makes_the_totals_partial() {
     assert_eq!(r.num_turns, 2);
     assert_eq!(r.tool_calls.len(), 1);
     assert_eq!(r.tool_calls[0].call_id, "call_b45task0001");
-    assert_eq!(r.usage, usage(2362, 99, 26121, 0));
+    assert_eq!(r.usage, Some(usage(2362, 99, 26121, 0)));
     assert!((r.cost_usd.unwrap() - 0.0164).abs() < 1e-9);
     assert_eq!(r.totals, TotalsStatus::Partial);
     assert_eq!(r.unreported.len(), 1, "{:?}", r.unreported);
@@ -154,7 +154,7 @@ fn b47_a_pi_retry_is_no_turn_and_its_backoff_no_generation() {
     assert_eq!(r.final_status, TurnStatus::Completed);
     assert_eq!(r.num_turns, 2);
     assert_eq!(r.commands, ["pytest -q"]);
-    assert_eq!(r.usage, usage(3108, 31, 0, 0));
+    assert_eq!(r.usage, Some(usage(3108, 31, 0, 0)));
     assert_eq!(r.final_text(), Some("All 12 tests passed."));
     assert_eq!(r.retries.len(), 1);
     assert_eq!(

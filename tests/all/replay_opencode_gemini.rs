@@ -71,8 +71,8 @@ fn hello_has_three_main_calls_and_two_ok_tools() {
     assert_eq!(r.model, None);
     assert_eq!(r.commands, ["date"]);
     assert_eq!(r.usage_source, "messages");
-    assert_eq!(r.usage.input_tokens, 7778 + 7868 + 7941);
-    assert_eq!(r.usage.output_tokens, 29 + 11 + 1);
+    assert_eq!(r.usage.unwrap().input_tokens, 7778 + 7868 + 7941);
+    assert_eq!(r.usage.unwrap().output_tokens, 29 + 11 + 1);
     assert_eq!(r.cost_usd, Some(0.0));
     assert_eq!(r.cli_result.as_ref().unwrap().num_turns, Some(3));
     assert_eq!(r.final_status, TurnStatus::Completed);
@@ -97,8 +97,8 @@ fn hello_has_three_main_calls_and_two_ok_tools() {
     // The two delta chunks of the first response are one message.
     assert_eq!(r.messages[0].text, "I'll create the file.");
     assert_eq!(r.usage_source, "cli_result");
-    assert_eq!(r.usage.input_tokens, 35988);
-    assert_eq!(r.usage.output_tokens, 24);
+    assert_eq!(r.usage.unwrap().input_tokens, 35988);
+    assert_eq!(r.usage.unwrap().output_tokens, 24);
     assert_eq!(r.cost_usd, None);
     assert_eq!(r.cli_result.as_ref().unwrap().text.as_deref(), Some("done"));
     assert_eq!(r.final_status, TurnStatus::Completed);
@@ -233,7 +233,7 @@ fn public_opencode_edge_cases() {
     assert_eq!(r.final_status, TurnStatus::CliError);
     assert_eq!(r.tool_calls[0].exit_code, Some(0));
     // reasoning is added to output: 128 + 64.
-    assert_eq!(r.usage.output_tokens, 192);
+    assert_eq!(r.usage.unwrap().output_tokens, 192);
 
     let r = replay_with(
         "opencode",
@@ -251,7 +251,7 @@ fn public_opencode_edge_cases() {
         None,
     );
     assert_eq!(r.cost_usd, Some(0.001));
-    assert_eq!(r.usage.cache_read_tokens, 21415);
+    assert_eq!(r.usage.unwrap().cache_read_tokens, 21415);
     assert_eq!(r.final_status, TurnStatus::Completed);
 
     // The last step ended with `tool-calls`: OpenCode meant to go on.

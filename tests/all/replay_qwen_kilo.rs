@@ -60,8 +60,8 @@ fn hello_has_three_calls_and_two_ok_tools() {
     assert_eq!(r.commands, ["date"]);
     // A reply's text line and its tool line (different ids) are one message.
     assert_eq!(r.messages[0].text, "I'll create the file.");
-    assert_eq!(r.usage.input_tokens, 17780 + 17888 + 17988);
-    assert_eq!(r.usage.output_tokens, 27 + 4 + 1);
+    assert_eq!(r.usage.unwrap().input_tokens, 17780 + 17888 + 17988);
+    assert_eq!(r.usage.unwrap().output_tokens, 27 + 4 + 1);
     assert_eq!(r.cost_usd, None);
     assert_eq!(r.cli_version.as_deref(), Some("0.24.4"));
     assert_eq!(r.cli_result.as_ref().unwrap().num_turns, Some(3));
@@ -78,7 +78,7 @@ fn hello_has_three_calls_and_two_ok_tools() {
         r.session_id.as_deref(),
         Some("ses_dd2e60cf8ffea1xBF4JzI24s9C")
     );
-    assert_eq!(r.usage.input_tokens, 12650 + 12734 + 12806);
+    assert_eq!(r.usage.unwrap().input_tokens, 12650 + 12734 + 12806);
     assert_eq!(r.cost_usd, Some(0.0));
     assert_eq!(r.final_status, TurnStatus::Completed);
     // As OpenCode: a tool is printed once finished, with its step.

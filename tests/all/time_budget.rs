@@ -9,7 +9,7 @@ use crate::support::{bin, root, scratch, test_component};
 use coder_eval::results::{
     RunSummary, SessionsEnd, StopReason, TaskResult, TaskStatus, TurnStatus,
 };
-use coder_eval::turn::replay::{ReplayOptions, replay};
+use coder_eval::turn::replay::{ReplayOptions, replay, replay_sessions};
 use std::process::Command;
 
 const HARNESSES: [&str; 5] = ["claude-code", "codex", "pi", "opencode", "gemini-cli"];
@@ -102,8 +102,10 @@ fn sessions_are_resumed_until_the_deadline_on_every_harness() {
             s[2].started_ms + s[2].timeout_ms.unwrap() <= 45_100,
             "{what}: {s:#?}"
         );
-        // Stopped at the deadline is not a failure: graded on every session's work.
+        // Stopped at the deadline is not a failure: graded on every session's work (its
+        // files, and its events: criterion 2 saw session 2's command).
         assert_eq!(r.status, TaskStatus::Success, "{what}: {:?}", r.criteria);
+        assert_eq!(r.criteria[1].score, 1.0, "{what}: {:?}", r.criteria[1]);
         assert_eq!(
             r.stop.as_ref().map(|s| s.reason),
             Some(StopReason::TimeBudget)
@@ -142,8 +144,12 @@ fn sessions_are_resumed_until_the_deadline_on_every_harness() {
         // the same work use about as many tokens each, neither a running total taken as
         // the second one's share nor a difference that lost most of it.
         let tokens = |x: &coder_eval::results::SessionRecord| {
-            (x.usage_source != "none")
-                .then(|| (x.usage.input_tokens + x.usage.output_tokens) as f64)
+            assert_eq!(
+                x.usage.is_none(),
+                x.usage_source == "none",
+                "{what}: absent, not 0"
+            );
+            x.usage.map(|u| (u.input_tokens + u.output_tokens) as f64)
         };
         if let (Some(a), Some(b)) = (tokens(&s[0]), tokens(&s[1])) {
             assert!(
@@ -166,7 +172,76 @@ fn sessions_are_resumed_until_the_deadline_on_every_harness() {
             serde_json::to_value(r.turn.as_ref().unwrap()).unwrap(),
             "{what}"
         );
+        assert_whole_run_replays(&dir, &r, what);
     }
+}
+
+/// The run replays whole from its first recording, every session as the live run had
+/// it; `coder-eval replay` prints them all, and a re-grade judges every session's
+/// events, as the live grade did.
+fn assert_whole_run_replays(dir: &std::path::Path, r: &TaskResult, what: &str) {
+    let s = &r.time_budget.as_ref().unwrap().sessions;
+    let first = dir.join("recording.jsonl");
+    let (replayed, _) = replay_sessions(&first, &ReplayOptions::new(&r.harness), false).unwrap();
+    assert_eq!(replayed.len(), s.len(), "{what}");
+    for (x, got) in s.iter().zip(&replayed) {
+        let t = &got.turn;
+        assert_eq!(got.index, x.index, "{what}");
+        assert!(got.recording.ends_with(&x.recording), "{what}");
+        assert_eq!(
+            (
+                t.final_status,
+                t.num_turns,
+                t.tool_calls.len(),
+                t.usage,
+                t.usage_source.as_str(),
+                t.cost_usd,
+                t.session_id.as_ref()
+            ),
+            (
+                x.final_status,
+                x.num_turns,
+                x.tool_calls,
+                x.usage,
+                x.usage_source.as_str(),
+                x.cost_usd,
+                x.stream_session_id.as_ref()
+            ),
+            "{what}: session {}",
+            x.index
+        );
+    }
+    let live_turn = serde_json::to_value(r.turn.as_ref().unwrap()).unwrap();
+    let last = &replayed.last().unwrap().turn;
+    assert_eq!(serde_json::to_value(last).unwrap(), live_turn, "{what}");
+    let out = Command::new(bin())
+        .arg("replay")
+        .arg(&first)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{what}: {out:?}");
+    let printed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let printed = printed["sessions"].as_array().unwrap();
+    assert_eq!(printed.len(), s.len(), "{what}");
+    assert_eq!(printed[s.len() - 1]["turn"], live_turn, "{what}");
+    // Criterion 2 (`echo session 2` ran) is judged on session 2's events.
+    let out = Command::new(bin())
+        .arg("grade")
+        .arg(dir)
+        .arg("--json")
+        .output()
+        .unwrap();
+    let regraded: TaskResult = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{what}: {e}: {}", String::from_utf8_lossy(&out.stderr)));
+    let scores = |t: &TaskResult| t.criteria.iter().map(|c| c.score).collect::<Vec<_>>();
+    assert_eq!(
+        scores(&regraded),
+        scores(r),
+        "{what}: {:#?}",
+        regraded.criteria
+    );
+    assert_eq!(regraded.status, r.status, "{what}");
 }
 
 /// `coder-eval run` on a task with `agent` as given (flow style); exit code and stderr.

@@ -15,8 +15,11 @@
 //!   the CLI refused (status `denied`: a permission rule, a declined approval). By
 //!   default a refused call was not executed and does not count, so `command_executed`
 //!   never passes for a command that never ran (and "must not run" is not failed by a
-//!   refused attempt). Live (`stop_early`), a call counts when it starts, before a
-//!   refusal is known; with `require_success`, when it ends ok.
+//!   refused attempt). A call with no end in the trajectory (interrupted: the host
+//!   stopped the CLI, the stream cut) is not known to have run and counts only as an
+//!   attempt, like a refused one. Live (`stop_early`), a call counts when it finishes
+//!   (with `count_attempts`, when it starts; with `require_success`, when it ends ok), so
+//!   the live verdict is the batch grade's at that event.
 //!
 //! Score: without `max_count`, `min(1, matches / min_count)` (1 when `min_count` is 0);
 //! with it, 1 when `min_count ≤ matches ≤ max_count`, else 0 — so `min_count: 0,
@@ -260,7 +263,7 @@ fn command_executed(input: &GradingInput, p: CommandExecuted) -> Result<Verdict,
         if p.require_success && !tool.succeeded() {
             continue;
         }
-        if !p.count_attempts && tool.status == Some(grader_kit::ToolStatus::Denied) {
+        if !p.count_attempts && matches!(tool.status, None | Some(grader_kit::ToolStatus::Denied)) {
             continue;
         }
         if !matcher.matches(&tool) {

@@ -10,9 +10,12 @@
 //! at the end of the run. `min_count: 0` without `max_count` can decide nothing (it always
 //! scores 1).
 //!
-//! When a call counts: `command_executed` counts a matching call when it starts (so a
-//! pass-stop can end the run before the agent acts on it), or with `require_success` when
-//! it finishes successfully. `skill_triggered` decides when the engaging call finishes (a
+//! When a call counts: `command_executed` counts a matching call when it finishes, if it
+//! was executed (any end but `denied`; with `require_success`, ok with exit code 0): a
+//! call that only started (the host stopped the CLI, the stream cut) or that the CLI
+//! refused never ran, so it neither passes nor fails the criterion. With `count_attempts`
+//! (attempts count) it counts when it starts, so a fail-stop can end the run before the
+//! attempt runs on a CLI that streams a call before running it (Claude Code, Pi). `skill_triggered` decides when the engaging call finishes (a
 //! `Skill` call's body is its result: an in-flight call has engaged nothing yet). Both
 //! count the calls the batch grade counts, with the same matching code, so a decided
 //! verdict agrees with `grade` on the trajectory at that event.
@@ -95,11 +98,12 @@ fn started(stamp_us: u64, event: &Event) -> Option<ToolUse> {
 pub struct CommandWatch {
     matcher: CommandMatcher,
     require_success: bool,
+    count_attempts: bool,
     min_count: u32,
     max_count: Option<u32>,
     /// Matching calls counted so far.
     count: u32,
-    /// With `require_success`: matching calls started and not yet finished.
+    /// Matching calls started and not yet finished (counted at their end).
     pending: HashMap<String, ()>,
 }
 
@@ -108,6 +112,7 @@ impl CommandWatch {
         Ok(CommandWatch {
             matcher: CommandMatcher::new(&p)?,
             require_success: p.require_success,
+            count_attempts: p.count_attempts,
             min_count: p.min_count,
             max_count: p.max_count,
             count: 0,
@@ -131,11 +136,13 @@ impl CommandWatch {
                 if !self.matcher.matches(&tool) {
                     return LiveVerdict::Undecided;
                 }
-                if self.require_success {
+                if self.count_attempts && !self.require_success {
+                    // An attempt counts as it is made.
+                    self.count += 1;
+                } else {
                     self.pending.insert(call_id.clone(), ());
                     return LiveVerdict::Undecided;
                 }
-                self.count += 1;
             }
             Event::ToolCallFinished {
                 call_id,
@@ -146,8 +153,13 @@ impl CommandWatch {
                 if self.pending.remove(call_id).is_none() {
                     return LiveVerdict::Undecided;
                 }
-                let ok = *status == ToolStatus::Ok && exit_code.is_none_or(|c| c == 0);
-                if !ok {
+                let counts = if self.require_success {
+                    *status == ToolStatus::Ok && exit_code.is_none_or(|c| c == 0)
+                } else {
+                    // Ran (ok, error or unknown); a refused call never ran.
+                    *status != ToolStatus::Denied
+                };
+                if !counts {
                     return LiveVerdict::Undecided;
                 }
                 self.count += 1;

@@ -12,7 +12,9 @@
 //!   re-emitted as chunks arrive. The stream gives no per-call usage.
 //! - **Tools**: `tool_use` starts a call, the first `tool_result` with its `tool_id` ends it;
 //!   a repeated result changes nothing (a `duplicate_tool_result` diagnostic) and a result
-//!   for an unknown id is an `orphan_tool_result` diagnostic. `status: error` is an error.
+//!   for an unknown id is an `orphan_tool_result` diagnostic. `status: error` is an error,
+//!   except a call to a tool the CLI does not have (`error.type: tool_not_registered`),
+//!   which never ran: `denied`, so it is not a command.
 //!   A shell command's exit code reaches the stream only when the command printed nothing
 //!   (`output` = "Command exited with code: N"); a failing command that printed something
 //!   is reported as `success` by the CLI and stays `ok` here.
@@ -257,14 +259,18 @@ impl GeminiReducer {
         let exit_code = output
             .strip_prefix(EXIT_CODE_PREFIX)
             .and_then(|code| code.trim().parse::<i32>().ok());
+        let error_type = obj.get("error").and_then(|e| str_field(e, "type"));
         let status = match str_field_of(obj, "status") {
+            // A call to a tool the CLI does not have (`error.type: tool_not_registered`:
+            // "Tool \"x\" not found") never ran: not a command.
+            Some("error") if error_type == Some("tool_not_registered") => ToolStatus::Denied,
             Some("success") if exit_code.is_some_and(|c| c != 0) => ToolStatus::Error,
             Some("success") => ToolStatus::Ok,
             Some("error") => ToolStatus::Error,
             _ => ToolStatus::Unknown,
         };
         let text = match (status, error) {
-            (ToolStatus::Error, Some(message)) => message,
+            (ToolStatus::Error | ToolStatus::Denied, Some(message)) => message,
             _ => output,
         };
         out.push(Event::ToolCallFinished {

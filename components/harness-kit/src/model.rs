@@ -43,7 +43,8 @@ pub enum ToolStatus {
     Error,
     Unknown,
     /// Never executed: the CLI refused it (a permission rule, a declined approval, a
-    /// sandbox policy). Not a command the agent ran. New in events@0.2.0.
+    /// sandbox policy) or could not run it (the model named a tool the CLI does not
+    /// have). Not a command the agent ran. New in events@0.2.0.
     Denied,
 }
 

@@ -12,7 +12,8 @@
 //!   accumulated message in each (B21), later ones send deltas only; only `text_delta`
 //!   deltas are kept, to report a message the stream cut before its `message_end`.
 //! - `tool_execution_start` / `tool_execution_end` → tool start / end by `toolCallId`;
-//!   `isError: true` = error. The exit code comes from `result.details.exit_code` or the
+//!   `isError: true` = error, except Pi's `Tool <name> not found` (the model called a tool
+//!   Pi does not have), which never ran: `denied`, not a command. The exit code comes from `result.details.exit_code` or the
 //!   `Command exited with code N` line Pi's `bash` appends on failure.
 //! - `agent_end` → [`FinalResult`](Event::FinalResult): success unless the last assistant
 //!   message (of `agent_end.messages`, else of the stream) has `stopReason` `error` /

@@ -143,15 +143,19 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
         live_limits.insert(
             "stop_early".into(),
             if TOOL_RUNS_BEFORE_STREAMED.contains(&name.as_str()) {
-                "host-enforced, live, on the event that decides; a fail-stop cannot hold the \
-                 forbidden command (the CLI starts a tool before it streams the call): it \
+                "host-enforced, live, on the event that decides (a command counts once it \
+                 ran); a fail-stop cannot hold the forbidden command, even with \
+                 count_attempts (the CLI starts a tool before it streams the call): it \
                  runs, and the turn stops right after"
             } else if STOP_HOLD_UNCHECKED.contains(&name.as_str()) {
-                "host-enforced, live, on the event that decides; whether a fail-stop holds \
-                 the forbidden command is not checked on this CLI yet: assume it may run"
+                "host-enforced, live, on the event that decides (a command counts once it \
+                 ran: the forbidden one runs, and the turn stops right after); whether \
+                 count_attempts holds it is not checked on this CLI yet: assume it may run"
             } else {
-                "host-enforced, live, on the event that decides (a fail-stop stops the CLI \
-                 as the forbidden call starts, before it runs)"
+                "host-enforced, live, on the event that decides (a command counts once it \
+                 ran: the forbidden one runs, and the turn stops right after; with \
+                 count_attempts an attempt counts as the call starts, and the stop comes \
+                 before it runs)"
             }
             .into(),
         );
@@ -272,7 +276,8 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
 
 /// The built-in harnesses whose CLI starts a tool before it streams the call (so the
 /// host sees a tool call only once it is running, or done): a fail-stop on that call
-/// cannot keep the forbidden command from running. Measured against the scripted model
+/// cannot keep the forbidden command from running, even one that counts attempts
+/// (`count_attempts`: a call counts as it starts; by default only once it ran). Measured against the scripted model
 /// (tasks/scenarios/early_fail: `echo step 2` reaches steps.txt on these; asserted in
 /// tests/all/live_early_stop.rs).
 pub(crate) const TOOL_RUNS_BEFORE_STREAMED: &[&str] = &["codex", "opencode", "gemini-cli", "kilo"];

@@ -9,9 +9,12 @@ use coder_eval::turn::replay::{ReplayOptions, replay};
 use std::path::PathBuf;
 
 /// Replays a recording (or a plain stdout JSONL capture) through a harness's reducer and
-/// prints the turn record. The same input gives byte-identical output on every run. Exit
-/// code: 0 replayed, 1 the reducer failed (the partial record is printed), 2 bad
-/// invocation or unreadable input.
+/// prints the turn record. The same input gives byte-identical output on every run. A
+/// time-budget run's first recording (`recording.jsonl` with `recording.session-N.jsonl`
+/// beside it) replays every session: `--json` then prints `{"sessions": [{"index",
+/// "recording", "turn"}, …]}`, one turn record per session in order (the last is
+/// `task.json`'s `turn`). Exit code: 0 replayed, 1 the reducer failed (the partial record
+/// is printed), 2 bad invocation or unreadable input.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
   coder-eval replay runs/x/hello_date/claude-code/recording.jsonl --harness claude-code --json
@@ -69,6 +72,9 @@ pub fn run(args: ReplayArgs) -> Result<i32, Box<dyn std::error::Error>> {
             max_tool_calls: None,
         });
     }
+    if coder_eval::turn::replay::session_recordings(&args.file).len() > 1 {
+        return sessions(&args.file, &options, args.json);
+    }
     let record = replay(&args.file, &options)?;
     if args.json {
         print_json(&record);
@@ -85,6 +91,30 @@ pub fn run(args: ReplayArgs) -> Result<i32, Box<dyn std::error::Error>> {
     // thousands of them).
     std::mem::forget(record);
     Ok(code)
+}
+
+/// Every session of a time-budget run, from its first recording.
+fn sessions(
+    file: &std::path::Path,
+    options: &ReplayOptions,
+    json: bool,
+) -> Result<i32, Box<dyn std::error::Error>> {
+    let (sessions, _) = coder_eval::turn::replay::replay_sessions(file, options, false)?;
+    if json {
+        print_json(&serde_json::json!({ "sessions": sessions }));
+    } else {
+        let mut text = String::new();
+        for s in &sessions {
+            text += &format!("session {} ({})\n", s.index, s.recording.display());
+            text += &summary(&s.turn);
+        }
+        print_stdout(&text);
+    }
+    Ok(if sessions.iter().any(|s| s.turn.reducer_error.is_some()) {
+        exit_codes::FAILED
+    } else {
+        exit_codes::OK
+    })
 }
 
 /// A short human summary of a turn record.
@@ -114,17 +144,20 @@ fn summary(r: &TurnRecord) -> String {
         opt(t.tool_union_ms),
         opt(t.harness_teardown_ms)
     );
-    s += &format!(
-        "tokens in {} out {} cache-read {} cache-write {}, cost {}\n",
-        r.usage.input_tokens,
-        r.usage.output_tokens,
-        r.usage.cache_read_tokens,
-        r.usage
-            .cache_write_tokens
-            .map_or("not reported".into(), |n| n.to_string()),
-        r.cost_usd
-            .map_or("not reported".into(), |c| format!("${c:.4}"))
-    );
+    let cost = r
+        .cost_usd
+        .map_or("not reported".into(), |c| format!("${c:.4}"));
+    s += &match r.usage {
+        Some(u) => format!(
+            "tokens in {} out {} cache-read {} cache-write {}, cost {cost}\n",
+            u.input_tokens,
+            u.output_tokens,
+            u.cache_read_tokens,
+            u.cache_write_tokens
+                .map_or("not reported".into(), |n| n.to_string()),
+        ),
+        None => format!("tokens not reported, cost {cost}\n"),
+    };
     for tool in &r.tool_calls {
         s += &format!(
             "  tool {} {:?} ({} ms)\n",

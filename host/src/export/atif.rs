@@ -449,10 +449,7 @@ fn totals(task: &TaskResult) -> FinalMetrics {
             c.total_cost_usd,
         ),
         None => (
-            task.turn
-                .as_ref()
-                .filter(|t| t.usage_source != "none")
-                .map(|t| t.usage),
+            task.turn.as_ref().and_then(|t| t.usage),
             task.turn.as_ref().and_then(|t| t.cost_usd),
         ),
     };

@@ -119,8 +119,8 @@ pub fn apply(record: &mut TurnRecord, calls: &[ModelCall]) {
             record.usage,
             std::mem::replace(&mut record.usage_source, "gateway".into()),
         );
-        record.usage = usage;
-        (Some(kept.0), Some(kept.1))
+        record.usage = Some(usage);
+        (kept.0, Some(kept.1))
     } else {
         (None, None)
     };
@@ -205,8 +205,8 @@ mod tests {
         assert!(r.diagnostics.is_empty());
         assert_eq!(r.usage_source, "gateway");
         assert_eq!(
-            (r.usage.input_tokens, r.usage.cache_write_tokens),
-            (30, Some(3))
+            r.usage.map(|u| (u.input_tokens, u.cache_write_tokens)),
+            Some((30, Some(3)))
         );
         assert_eq!(g.cli_usage_source.as_deref(), Some("cli_result"));
     }

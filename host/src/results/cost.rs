@@ -230,8 +230,8 @@ impl CostAttempt {
                 );
                 (None, TotalsStatus::Ambiguous)
             }
-            _ if partial => (Some(turn.usage), TotalsStatus::Partial),
-            _ => (Some(turn.usage), TotalsStatus::Complete),
+            _ if partial => (turn.usage, TotalsStatus::Partial),
+            _ => (turn.usage, TotalsStatus::Complete),
         };
         CostAttempt {
             attempt,

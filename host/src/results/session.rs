@@ -76,8 +76,9 @@ pub struct SessionRecord {
     /// Tool calls.
     pub tool_calls: usize,
     /// Token totals of this launch, as its turn record gives them (a running total of
-    /// the session where the harness's totals are per session; see `cost_usd`).
-    pub usage: Usage,
+    /// the session where the harness's totals are per session; see `cost_usd`); `null`
+    /// when the stream reported none (`usage_source` `none`).
+    pub usage: Option<Usage>,
     /// Where `usage` comes from (`cli_result`, `messages`, `none`).
     pub usage_source: String,
     /// Cost in USD as this launch's stream reported it; `null` when not reported. Not

@@ -48,13 +48,15 @@ pub struct TurnRecord {
     /// Tool calls, in order of their start.
     pub tool_calls: Vec<ToolCallRecord>,
     /// Shell commands the agent ran (tool inputs with a `command` or `cmd`), in order. A
-    /// call the CLI refused (status `denied`) never ran and is not listed.
+    /// call the CLI refused or could not run (status `denied`) never ran, and one with no
+    /// end (`interrupted`: the host stopped the CLI as it started, the stream cut) is not
+    /// known to have run: neither is listed.
     pub commands: Vec<String>,
     /// Token totals of this process: the CLI's own totals when its result reports them,
     /// else the sum of the messages' usage (each message id counted once, a retried
-    /// attempt's message included: its tokens were spent). All zero when `usage_source`
-    /// is `none` (`cost.json` then says `null`).
-    pub usage: Usage,
+    /// attempt's message included: its tokens were spent). `null` when `usage_source` is
+    /// `none`: the stream carried no usage (absent, never 0; `cost.json` says `null` too).
+    pub usage: Option<Usage>,
     /// Where `usage` comes from: `cli_result`, `messages`, `cli_result_less_earlier` (a
     /// resumed session's running total less its earlier processes' share), or `none`.
     pub usage_source: String,
@@ -284,7 +286,8 @@ pub enum ToolOutcome {
     Error,
     Unknown,
     /// Never executed: the CLI refused it (a permission rule, a declined approval, a
-    /// sandbox policy). Such a call is not in `commands`.
+    /// sandbox policy) or could not run it (a tool it does not have). Such a call is not
+    /// in `commands`.
     Denied,
     /// No end was seen before the turn ended (the CLI was stopped, or the stream cut).
     Interrupted,

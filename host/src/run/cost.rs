@@ -150,7 +150,7 @@ fn session_attempt(
         totals_scope: scope,
         usage_totals_scope: usage_scope,
         cost_usd: s.cost_usd,
-        usage: reported.then_some(s.usage),
+        usage: s.usage.filter(|_| reported),
         cost_status,
         usage_status: if ambiguous {
             TotalsStatus::Ambiguous

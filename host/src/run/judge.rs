@@ -121,11 +121,11 @@ impl JudgeRunner {
                 },
             })
             .collect();
-        let u = &turn.usage;
         Ok(JudgeRun {
             trajectory,
             final_text,
-            usage: Some(JudgeUsage {
+            // Absent when the judge CLI's stream reported none (never zeros).
+            usage: turn.usage.map(|u| JudgeUsage {
                 input_tokens: Some(u.input_tokens),
                 output_tokens: Some(u.output_tokens),
                 cache_read_tokens: Some(u.cache_read_tokens),

@@ -5,7 +5,7 @@ use super::verdict;
 use crate::components::ComponentSource;
 use crate::results::{RunSummary, TaskResult, write_json_atomically};
 use crate::task::Task;
-use crate::turn::replay::{ReplayError, ReplayOptions, replay_with_trajectory};
+use crate::turn::replay::{ReplayError, ReplayOptions, replay_sessions};
 use std::path::{Path, PathBuf};
 
 /// Why a run could not be re-graded.
@@ -89,7 +89,9 @@ pub async fn regrade(
     }
     let mut options = ReplayOptions::new(&before.harness);
     options.components = components.clone();
-    let (record, trajectory) = replay_with_trajectory(
+    // A time-budget run's sessions, all of them (its criteria judged every session's
+    // events, its `turn` is the last session's); any other run's one recording.
+    let (sessions, trajectory) = replay_sessions(
         &result_dir.join(
             before
                 .paths
@@ -98,8 +100,14 @@ pub async fn regrade(
                 .unwrap_or("recording.jsonl"),
         ),
         &options,
+        true,
     )
     .map_err(|e| RegradeError::Replay(Box::new(e)))?;
+    let record = sessions
+        .into_iter()
+        .last()
+        .expect("one session at least")
+        .turn;
     let workspace = result_dir.join(before.paths.workspace.as_deref().unwrap_or("workspace"));
     let mut run_options = super::RunOptions::new(result_dir.to_path_buf());
     run_options.components = components.clone();

@@ -199,11 +199,11 @@ fn harness_row(harness: &str, results: &[TaskResult]) -> Markup {
     durations.sort_unstable();
     let turns = runs.iter().filter_map(|r| r.turn.as_ref());
     let (mut input, mut output, mut read, mut write) = (0, 0, 0, 0);
-    for t in turns.clone() {
-        input += t.usage.input_tokens;
-        output += t.usage.output_tokens;
-        read += t.usage.cache_read_tokens;
-        write += t.usage.cache_writes_or_zero();
+    for u in turns.clone().filter_map(|t| t.usage) {
+        input += u.input_tokens;
+        output += u.output_tokens;
+        read += u.cache_read_tokens;
+        write += u.cache_writes_or_zero();
     }
     let costs: Vec<f64> = turns.clone().filter_map(|t| t.cost_usd).collect();
     let usage_reported = turns.filter(|t| t.usage_source != "none").count();

@@ -9,9 +9,11 @@
 //! it is a `task_timeout` (a failure).
 //!
 //! Each session has its own recording and stderr log (`recording.jsonl`, then
-//! `recording.session-N.jsonl`); the criteria judge all sessions' events as one
-//! trajectory (stamps from the first session's start); `task.json` `turn` is the last
-//! session's record and `time_budget.sessions` lists every launch.
+//! `recording.session-N.jsonl`, whose header keeps its start's offset from the first
+//! session's); the criteria judge all sessions' events as one trajectory (stamps from the
+//! first session's start); `task.json` `turn` is the last session's record and
+//! `time_budget.sessions` lists every launch. `coder-eval replay recording.jsonl` (and
+//! `grade --regrade`) replays them all (`turn::replay::replay_sessions`).
 
 use super::assemble::TurnDone;
 use super::error::{Cause, RunError};
@@ -151,12 +153,11 @@ pub(super) async fn run(
     let mut files = ("recording.jsonl".to_string(), "stderr.log".to_string());
     let mut resume_id: Option<String> = planned.started.clone();
     let mut prev: Option<LiveTurn> = None;
+    // A continuation's start, taken as it is launched (its recording's header keeps the
+    // offset, so a replay joins the sessions' trajectories as this run does).
+    let mut next_start = first_start;
     let (last, (ended, ended_note)): (LiveTurn, Ended) = loop {
-        let start = if index == 1 {
-            first_start
-        } else {
-            Instant::now()
-        };
+        let start = next_start;
         let deadline = session_deadline(&r, start, end, index);
         let argv = launched.cli.argv.clone();
         let turn = live::run_turn(
@@ -235,23 +236,25 @@ pub(super) async fn run(
         // Likewise their tokens (each launch's own share), for a CLI whose usage is the
         // session's running total; unknown when any launch's usage is, or ambiguous.
         let earlier_usage = sessions.iter().try_fold(Usage::default(), |t, s| {
-            let known = s.usage_source != "none" && s.usage_source != "cli_result_session_total";
-            known.then(|| Usage {
-                input_tokens: t.input_tokens.saturating_add(s.usage.input_tokens),
-                output_tokens: t.output_tokens.saturating_add(s.usage.output_tokens),
-                cache_read_tokens: t
-                    .cache_read_tokens
-                    .saturating_add(s.usage.cache_read_tokens),
+            let u = s
+                .usage
+                .filter(|_| s.usage_source != "cli_result_session_total")?;
+            Some(Usage {
+                input_tokens: t.input_tokens.saturating_add(u.input_tokens),
+                output_tokens: t.output_tokens.saturating_add(u.output_tokens),
+                cache_read_tokens: t.cache_read_tokens.saturating_add(u.cache_read_tokens),
                 cache_write_tokens: Usage::add_cache_writes(
                     t.cache_write_tokens,
-                    s.usage.cache_write_tokens,
+                    u.cache_write_tokens,
                 ),
             })
         });
+        next_start = Instant::now();
         let session = SessionHeader {
             resumed: true,
             earlier_cost_usd,
             earlier_usage,
+            offset_us: Some(next_start.duration_since(first_start).as_micros() as u64),
         };
         match resume(&r, planned, &id, &prompt, &files, session).await {
             Ok(next) => {

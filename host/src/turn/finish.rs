@@ -161,10 +161,11 @@ impl Collector {
                 },
             )
             .collect();
-        // A call the CLI refused never ran: not a command.
+        // A call the CLI refused, or one with no end (the host stopped the CLI as it
+        // started, the stream cut), is not known to have run: not a command.
         let commands = tool_calls
             .iter()
-            .filter(|t| t.status != ToolOutcome::Denied)
+            .filter(|t| !matches!(t.status, ToolOutcome::Denied | ToolOutcome::Interrupted))
             .filter_map(command_of)
             .collect();
 

@@ -220,3 +220,6 @@ fn run(
     }
     Ok((record, trajectory))
 }
+
+mod sessions;
+pub use sessions::{ReplayedSession, replay_sessions, session_recordings};

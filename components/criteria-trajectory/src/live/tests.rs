@@ -94,14 +94,66 @@ fn run(commands: &[(&str, bool)]) -> Vec<StampedEvent> {
 }
 
 #[test]
-fn command_executed_passes_at_the_start_of_the_matching_call() {
+fn command_executed_passes_at_the_end_of_the_matching_call() {
     let t = run(&[("ls", true), ("python app.py", true), ("cat x", true)]);
     let p = ce(json!({"command_pattern": "python app\\.py"}));
     let (v, at) = first(p.clone(), &t);
     assert_eq!(v, LiveVerdict::Passed(1.0));
-    assert_eq!(at, Some(2), "the start of the second call");
-    assert_eq!(batch(&p, &t[..=2]), 1.0, "batch agrees on the prefix");
-    assert!(batch(&p, &t[..2]) < 0.9, "and not before");
+    assert_eq!(at, Some(3), "the end of the second call: it ran");
+    assert_eq!(batch(&p, &t[..=3]), 1.0, "batch agrees on the prefix");
+    assert!(
+        batch(&p, &t[..3]) < 0.9,
+        "and not before: a call that only started is not known to have run"
+    );
+}
+
+#[test]
+fn a_call_that_never_ran_neither_passes_nor_fails() {
+    // The host stopped the CLI as the call started (no end), or the CLI refused it.
+    let interrupted = vec![tool_start(
+        0,
+        "c0",
+        "Bash",
+        json!({"command": "echo step 2"}),
+    )];
+    let mut denied = interrupted.clone();
+    denied.push(tool_end(1, "c0", ToolStatus::Denied, None));
+    for (what, t) in [("interrupted", &interrupted), ("denied", &denied)] {
+        let pass = ce(json!({"command_pattern": "step 2"}));
+        assert_eq!(
+            first(pass.clone(), t),
+            (LiveVerdict::Undecided, None),
+            "{what}"
+        );
+        assert_eq!(batch(&pass, t), 0.0, "{what}: batch agrees");
+        let must_not = ce(json!({"command_pattern": "step 2", "min_count": 0, "max_count": 0}));
+        assert_eq!(
+            first(must_not.clone(), t),
+            (LiveVerdict::Undecided, None),
+            "{what}"
+        );
+        assert_eq!(batch(&must_not, t), 1.0, "{what}: batch agrees");
+        // Attempts count: as the call starts, live and batch alike.
+        let attempt = ce(json!({"command_pattern": "step 2", "count_attempts": true}));
+        assert_eq!(
+            first(attempt.clone(), t),
+            (LiveVerdict::Passed(1.0), Some(0)),
+            "{what}"
+        );
+        assert_eq!(batch(&attempt, &t[..1]), 1.0, "{what}");
+        let forbidden = ce(
+            json!({"command_pattern": "step 2", "min_count": 0, "max_count": 0,
+            "count_attempts": true}),
+        );
+        assert!(
+            matches!(
+                first(forbidden.clone(), t),
+                (LiveVerdict::Failed(_), Some(0))
+            ),
+            "{what}"
+        );
+        assert_eq!(batch(&forbidden, &t[..1]), 0.0, "{what}");
+    }
 }
 
 #[test]
@@ -130,10 +182,10 @@ fn a_bounded_range_fails_when_overrun_and_never_passes() {
         matches!(&v, LiveVerdict::Failed(why) if why.contains("3 matching calls")),
         "{v:?}"
     );
-    assert_eq!(at, Some(4), "the start of the third call");
-    assert_eq!(batch(&p, &t[..=4]), 0.0);
+    assert_eq!(at, Some(5), "the end of the third call");
+    assert_eq!(batch(&p, &t[..=5]), 0.0);
     assert_eq!(
-        batch(&p, &t[..4]),
+        batch(&p, &t[..5]),
         1.0,
         "compliant before it: undecided, not passed"
     );
@@ -145,7 +197,7 @@ fn must_not_run_fails_on_the_first_match() {
     let p = ce(json!({"command_pattern": "curl", "min_count": 0, "max_count": 0}));
     let (v, at) = first(p, &t);
     assert!(matches!(v, LiveVerdict::Failed(_)));
-    assert_eq!(at, Some(2));
+    assert_eq!(at, Some(3), "once it ran");
     let p = ce(json!({"command_pattern": "wget", "min_count": 0, "max_count": 0}));
     assert_eq!(first(p, &t), (LiveVerdict::Undecided, None));
 }
@@ -161,7 +213,7 @@ fn exclude_pattern_and_wrappers_count_as_in_the_batch_grade() {
     assert_eq!(batch(&p, &t), 0.5);
     let p1 = json!({"type": "command_executed", "tool_name": "Bash",
         "command_pattern": "^pytest", "exclude_pattern": "collect"});
-    assert_eq!(first(p1, &t), (LiveVerdict::Passed(1.0), Some(0)));
+    assert_eq!(first(p1, &t), (LiveVerdict::Passed(1.0), Some(1)));
 }
 
 fn skill_call(id: &str, skill: &str) -> Vec<StampedEvent> {

@@ -116,10 +116,12 @@ fn tool_status_and_exit_code() {
 {"type":"tool_use","tool_name":"run_shell_command","tool_id":"b","parameters":{}}
 {"type":"tool_use","tool_name":"read_file","tool_id":"c","parameters":{}}
 {"type":"tool_use","tool_name":"x","tool_id":"d","parameters":{}}
+{"type":"tool_use","tool_name":"no_such_tool","tool_id":"e","parameters":{"command":"echo ghost"}}
 {"type":"tool_result","tool_id":"a","status":"success","output":"Command exited with code: 2"}
 {"type":"tool_result","tool_id":"b","status":"success","output":"ls: cannot access 'x'"}
 {"type":"tool_result","tool_id":"c","status":"error","output":"Error reading file","error":{"type":"file_not_found","message":"File not found: /w/c"}}
-{"type":"tool_result","tool_id":"d","status":"skipped"}"#,
+{"type":"tool_result","tool_id":"d","status":"skipped"}
+{"type":"tool_result","tool_id":"e","status":"error","output":"Tool \"no_such_tool\" not found.","error":{"type":"tool_not_registered","message":"Tool \"no_such_tool\" not found."}}"#,
     );
     let ends: Vec<(ToolStatus, &str, Option<i32>)> = events
         .iter()
@@ -141,6 +143,8 @@ fn tool_status_and_exit_code() {
             (ToolStatus::Ok, "ls: cannot access 'x'", None),
             (ToolStatus::Error, "File not found: /w/c", None),
             (ToolStatus::Unknown, "", None),
+            // A tool the CLI does not have (0.61, scripted model): it never ran.
+            (ToolStatus::Denied, "Tool \"no_such_tool\" not found.", None),
         ]
     );
 }

@@ -358,3 +358,34 @@ fn b47b_exhausted_retries_are_an_error_with_no_turns() {
         Some(Event::FinalResult { success: false, num_turns: Some(0), error_message: Some(m), text: None, .. })
             if m == "429 Rate limit reached for requests"));
 }
+
+/// The model called a tool Pi does not have (pi 0.73, against the scripted model): Pi
+/// answers `Tool <name> not found`; the call never ran, so it is denied, not an error.
+#[test]
+fn a_call_to_a_tool_pi_does_not_have_is_denied() {
+    let events = Reduced::new(
+        r#"{"type":"tool_execution_end","toolCallId":"call_mock_0_0","toolName":"no_such_tool","result":{"content":[{"type":"text","text":"Tool no_such_tool not found"}],"details":{}},"isError":true}"#,
+    );
+    assert!(
+        matches!(
+            &events[1],
+            Event::ToolCallFinished {
+                status: ToolStatus::Denied,
+                ..
+            }
+        ),
+        "{:?}",
+        events[1]
+    );
+    // A tool's own failure stays an error.
+    let events = Reduced::new(
+        r#"{"type":"tool_execution_end","toolCallId":"c","toolName":"read","result":{"content":[{"type":"text","text":"File x not found"}],"details":{}},"isError":true}"#,
+    );
+    assert!(matches!(
+        &events[1],
+        Event::ToolCallFinished {
+            status: ToolStatus::Error,
+            ..
+        }
+    ));
+}

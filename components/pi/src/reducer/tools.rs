@@ -44,6 +44,8 @@ impl PiReducer {
             None => String::new(),
         };
         let status = match obj.get("isError").and_then(Value::as_bool) {
+            // A call to a tool Pi does not have never ran: not a command.
+            Some(true) if is_unknown_tool(&output, obj) => ToolStatus::Denied,
             Some(true) => ToolStatus::Error,
             Some(false) => ToolStatus::Ok,
             None => ToolStatus::Unknown,
@@ -66,6 +68,13 @@ impl PiReducer {
             cli_duration_ms: None,
         });
     }
+}
+
+/// Pi's error result for a call naming a tool it does not have (pi 0.x:
+/// `Tool <name> not found`, the whole text): the tool never ran.
+fn is_unknown_tool(output: &str, obj: &Map<String, Value>) -> bool {
+    let name = obj.get("toolName").and_then(Value::as_str).unwrap_or("");
+    output.trim() == format!("Tool {name} not found")
 }
 
 /// Pi's `bash` ends a failed command's output with "Command exited with code N".

@@ -68,7 +68,10 @@ pub(super) fn run_detail(r: &TaskResult) -> Markup {
                     " · model " (t.model.as_deref().unwrap_or("not reported"))
                     " · " (plural(t.num_turns as usize, "turn")) " · "
                     (plural(t.tool_calls.len(), "tool call")) " · "
-                    (t.usage.input_tokens) " in / " (t.usage.output_tokens) " out tokens"
+                    @match t.usage {
+                        Some(u) => { (u.input_tokens) " in / " (u.output_tokens) " out tokens" }
+                        None => { "tokens not reported" }
+                    }
                     @if let Some(c) = t.cost_usd { " · " (format!("{c:.4}")) " USD" }
                 }
                 (timing(&t.timing))

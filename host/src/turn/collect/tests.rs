@@ -91,6 +91,18 @@ fn odd_tool_inputs_keep_their_command_or_say_why_not() {
     c.push(at(110, input("a", r#"{"command":"echo \ud83d"}"#)));
     // A number serde_json cannot hold.
     c.push(at(120, input("b", r#"{"command":"echo hi","n":1e400}"#)));
+    for (ms, id) in [(130, "a"), (140, "b")] {
+        c.push(at(
+            ms,
+            Event::ToolCallFinished {
+                call_id: id.into(),
+                status: ToolStatus::Ok,
+                output_excerpt: String::new(),
+                exit_code: None,
+                cli_duration_ms: None,
+            },
+        ));
+    }
     let (r, _) = c.finish(TurnEnd {
         end_us: 500_000,
         ..Default::default()

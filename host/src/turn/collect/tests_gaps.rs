@@ -94,7 +94,7 @@ fn a_retried_call_is_no_turn_and_its_wait_no_generation() {
     assert_eq!(r.messages.len(), 1);
     assert_eq!(r.messages[0].text, "Done.");
     // The abandoned attempt's tokens were spent: they stay in the totals.
-    assert_eq!(r.usage.input_tokens, 10);
+    assert_eq!(r.usage.map(|u| u.input_tokens), Some(10));
     let retry = &r.retries[0];
     assert_eq!(
         (retry.attempt, retry.delay_ms, retry.status),
@@ -264,7 +264,7 @@ fn a_running_usage_total_is_read_through_its_own_scope() {
         earlier_cost_usd: None,
         earlier_usage: Some(tokens(600, 60)),
     });
-    assert_eq!(r.usage, tokens(300, 30));
+    assert_eq!(r.usage, Some(tokens(300, 30)));
     assert_eq!(r.usage_source, "cli_result_less_earlier");
     assert_eq!(r.totals, TotalsStatus::Complete);
     let r = run(Launch::Resumed {
@@ -276,6 +276,29 @@ fn a_running_usage_total_is_read_through_its_own_scope() {
     let r = run(Launch::Fresh);
     assert_eq!(
         (r.usage, r.usage_source.as_str()),
-        (tokens(900, 90), "cli_result")
+        (Some(tokens(900, 90)), "cli_result")
     );
+}
+
+/// A stream that carries no usage at all (no per-message figures, no final result): the
+/// record's usage is absent (`null`), never zeros presented as a measurement.
+#[test]
+fn usage_not_reported_is_null_not_zero() {
+    let mut c = Collector::new(Caps::default());
+    c.push(at(1, call("m1")));
+    c.push(at(
+        2,
+        Event::AssistantMessage {
+            message_id: "m1".into(),
+            parent_call_id: None,
+            text: "Done.".into(),
+            usage: None,
+            cost_usd: None,
+        },
+    ));
+    let (r, _) = c.finish(end(3));
+    assert_eq!(r.usage_source, "none");
+    assert_eq!(r.usage, None);
+    let json = serde_json::to_value(&r).unwrap();
+    assert_eq!(json["usage"], serde_json::Value::Null, "{json:#}");
 }

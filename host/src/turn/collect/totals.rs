@@ -63,7 +63,8 @@ impl Default for TotalsBasis {
 /// The figures of this attempt.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct AttemptTotals {
-    pub(crate) usage: Usage,
+    /// `None` when no usage was reported (`usage_source` `none`).
+    pub(crate) usage: Option<Usage>,
     /// `cli_result`, `messages`, `cli_result_less_earlier`, `cli_result_session_total`
     /// (a running total whose earlier part is unknown: ambiguous) or `none`.
     pub(crate) usage_source: &'static str,
@@ -131,8 +132,8 @@ impl Collector {
             .collect();
         let message_cost = (!costs.is_empty()).then(|| costs.iter().sum::<f64>());
         let from_messages = || match message_usage {
-            Some(u) => (u, "messages"),
-            None => (Usage::default(), "none"),
+            Some(u) => (Some(u), "messages"),
+            None => (None, "none"),
         };
         let session_id = self.session.as_ref().and_then(|s| s.session_id.as_deref());
         let basis = &self.totals;
@@ -182,10 +183,10 @@ impl Collector {
         });
         let (usage, usage_source) = match (earlier_usage, reported_usage) {
             (_, None) => from_messages(),
-            (Earlier::Nothing, Some(u)) => (u, "cli_result"),
-            (Earlier::Known(before), Some(u)) => (less(u, before), "cli_result_less_earlier"),
+            (Earlier::Nothing, Some(u)) => (Some(u), "cli_result"),
+            (Earlier::Known(before), Some(u)) => (Some(less(u, before)), "cli_result_less_earlier"),
             (Earlier::Unknown, Some(u)) => match message_usage {
-                Some(m) => (m, "messages"),
+                Some(m) => (Some(m), "messages"),
                 None => {
                     ambiguous = true;
                     notes.push(format!(
@@ -196,7 +197,7 @@ impl Collector {
                          `cli_result_session_total`)",
                         session_id.unwrap_or("?")
                     ));
-                    (u, "cli_result_session_total")
+                    (Some(u), "cli_result_session_total")
                 }
             },
         };

@@ -125,6 +125,12 @@ pub struct SessionHeader {
     /// absent in recordings made before it was written).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub earlier_usage: Option<harness_kit::Usage>,
+    /// A time-budget continuation: µs from the first session's start to this session's
+    /// (the offset its stamps get in the run's joined trajectory, so a replay of all the
+    /// sessions joins them as the live run did). Absent for a first session, and in
+    /// recordings made before it was written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset_us: Option<u64>,
 }
 
 impl SessionHeader {

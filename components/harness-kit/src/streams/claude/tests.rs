@@ -359,3 +359,19 @@ fn a_refused_call_is_denied_and_a_failed_one_an_error() {
         if call_id == "t1")
     ));
 }
+
+/// Claude Code 2.1.x, live against the scripted model: a call to a tool it does not have
+/// ends with `<tool_use_error>Error: No such tool available: x</tool_use_error>`; it never
+/// ran, so it is denied (not a command), not an error.
+#[test]
+fn a_call_to_a_tool_that_does_not_exist_is_denied() {
+    let r = Reduced::new(concat!(
+        r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"no_such_tool","input":{"command":"echo ghost"}}]}}"#,
+        "\n",
+        r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"<tool_use_error>Error: No such tool available: no_such_tool</tool_use_error>","is_error":true,"tool_use_id":"t1"}]}}"#,
+    ));
+    assert_eq!(
+        r.tools(),
+        [("t1", "no_such_tool", Some(ToolStatus::Denied))]
+    );
+}

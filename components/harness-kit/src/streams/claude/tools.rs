@@ -1,5 +1,6 @@
 //! Tool results: a `tool_result` block in a `user` line ends its call (a refusal by the
-//! permission rules as denied, a failed Bash command with its exit code), and
+//! permission rules, or a call to a tool that does not exist, as denied: it never ran; a
+//! failed Bash command with its exit code), and
 //! `result.permission_denials` ends as denied a listed call no result ended.
 
 use super::wire::{Block, Line, ResultContent};
@@ -78,7 +79,7 @@ impl ClaudeReducer {
             }
             let is_error = block.is_error == Some(true);
             let output = result_text(block.content.as_ref());
-            let denied = is_error && is_permission_refusal(&output);
+            let denied = is_error && (is_permission_refusal(&output) || is_unknown_tool(&output));
             let exit_code = if is_error && !denied {
                 exit_code_of(&output, self.dialect)
             } else {
@@ -119,6 +120,15 @@ const REFUSALS: [&str; 4] = [
     // An approval declined.
     "The user doesn't want to proceed with this tool use",
 ];
+
+/// Whether an error `tool_result`'s text says the model called a tool Claude Code does
+/// not have (2.1.x: `<tool_use_error>Error: No such tool available: <name></tool_use_error>`):
+/// the call never ran, like a refused one.
+fn is_unknown_tool(output: &str) -> bool {
+    let text = output.trim_start();
+    let text = text.strip_prefix("<tool_use_error>").unwrap_or(text);
+    text.starts_with("Error: No such tool available: ")
+}
 
 /// Whether an error `tool_result`'s text is a refusal rather than the tool's own failure
 /// (which Bash reports as "Exit code N" and others with their own message).

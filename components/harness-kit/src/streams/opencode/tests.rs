@@ -456,3 +456,21 @@ fn a_sub_agent_whose_parts_show_is_not_unreported_and_a_cut_step_is() {
         "{r:?}"
     );
 }
+
+/// OpenCode 1.x, live against the scripted model: a call to a tool it does not have is
+/// answered by its `invalid` tool, `completed`; the call the model made never ran: denied.
+#[test]
+fn the_invalid_tool_standing_in_for_a_missing_one_is_denied() {
+    let line = r#"{"type":"tool_use","sessionID":"s","part":{"type":"tool","tool":"invalid","callID":"c1","messageID":"m1","sessionID":"s","state":{"status":"completed","input":{"tool":"no_such_tool","error":"Model tried to call unavailable tool 'no_such_tool'."},"output":"The arguments provided to the tool are invalid: Model tried to call unavailable tool 'no_such_tool'."}}}"#;
+    let events = Reduced::new(line);
+    assert!(
+        events.iter().any(|e| matches!(
+            e,
+            Event::ToolCallFinished {
+                status: ToolStatus::Denied,
+                ..
+            }
+        )),
+        "{events:?}"
+    );
+}

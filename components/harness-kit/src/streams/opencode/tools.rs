@@ -1,5 +1,7 @@
 //! OpenCode `tool_use` parts: a part that is already `completed` or `error` both starts
-//! and ends its call; a `task` call whose sub-agent printed nothing is unreported work.
+//! and ends its call; a `task` call whose sub-agent printed nothing is unreported work; the
+//! `invalid` tool standing in for a tool the model named and OpenCode does not have is
+//! `denied` (that call never ran).
 
 use super::OpenCodeReducer;
 use crate::{Event, ToolStatus, UnreportedKind, excerpt, str_field};
@@ -49,7 +51,12 @@ impl OpenCodeReducer {
                     .or_else(|| metadata.get("exitCode"))
                     .and_then(Value::as_i64)
                     .map(|c| c as i32);
-                let status = if exit_code.is_some_and(|c| c != 0) {
+                let status = if is_unavailable_tool(name, state) {
+                    // The model called a tool OpenCode does not have: OpenCode answers it
+                    // with its `invalid` tool ("Model tried to call unavailable tool
+                    // 'x'"). The call the model made never ran.
+                    ToolStatus::Denied
+                } else if exit_code.is_some_and(|c| c != 0) {
                     ToolStatus::Error
                 } else {
                     ToolStatus::Ok
@@ -129,4 +136,12 @@ fn output_of(value: Option<&Value>) -> String {
         Some(Value::String(s)) => s.clone(),
         Some(other) => other.to_string(),
     }
+}
+
+/// OpenCode (1.x) answers a call to a tool it does not have with its `invalid` tool, whose
+/// input names the tool asked for (`{"tool": "x", "error": "Model tried to call
+/// unavailable tool 'x'…"}`).
+fn is_unavailable_tool(name: &str, state: &Value) -> bool {
+    let input = state.get("input").unwrap_or(&Value::Null);
+    name == "invalid" && str_field(input, "tool").is_some()
 }
