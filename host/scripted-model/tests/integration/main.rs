@@ -9,3 +9,4 @@ mod hostile;
 mod misc;
 mod responses;
 mod script;
+mod threads;
