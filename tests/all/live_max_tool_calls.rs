@@ -159,3 +159,58 @@ fn max_tool_calls_counts_a_claude_code_sub_agents_tool_calls() {
         assert_replay_matches(&out, &r);
     }
 }
+
+/// A run whose sub-agents' tokens Claude Code leaves out of its figures is `partial`, not
+/// complete, even when it ends with its result (the same script without a cap: the
+/// sub-agent and the sub-agents it starts each run `echo ran`; Claude Code 2.1.197's
+/// result `usage` is the main thread's only, and the nested sub-agents print no lines).
+/// Before, cost.json said `complete` for both.
+#[test]
+fn a_claude_code_runs_sub_agent_work_makes_its_totals_partial() {
+    let out = scratch("live-subagent-partial");
+    let script = root().join("tasks/run_limits/max_tool_calls_subagent/script.yaml");
+    let task = out.join("subagent_partial.yaml");
+    std::fs::write(
+        &task,
+        format!(
+            "task_id: subagent_partial\ninitial_prompt: Run echo ran, then start a sub-agent.\n\
+             agent: {{type: claude-code, scripted_model: {}}}\nrun_limits: {{turn_timeout: 120}}\n",
+            script.display()
+        ),
+    )
+    .unwrap();
+    let output = Command::new(bin())
+        .arg("run")
+        .arg(&task)
+        .args(["--harness", "claude-code", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let dir = out.join("subagent_partial/claude-code");
+    let text = std::fs::read_to_string(dir.join("task.json")).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&output.stderr));
+    });
+    let r: TaskResult = serde_json::from_str(&text).unwrap();
+    let t = r.turn.as_ref().expect("a turn");
+    assert!(r.stop.is_none(), "the CLI ended by itself: {:?}", r.stop);
+    let steps = std::fs::read_to_string(dir.join("workspace/steps.txt")).unwrap();
+    assert!(steps.lines().count() >= 2, "a sub-agent ran: {steps:?}");
+    let agent = t
+        .tool_calls
+        .iter()
+        .find(|c| c.name == "Agent")
+        .expect("the Agent call");
+    assert!(
+        t.unreported
+            .iter()
+            .any(|u| u.call_id.as_deref() == Some(agent.call_id.as_str())),
+        "{:?}",
+        t.unreported
+    );
+    assert_eq!(t.totals, TotalsStatus::Partial);
+    let cost: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("cost.json")).unwrap()).unwrap();
+    assert_eq!(cost["usage_status"], "partial", "{cost}");
+    assert_eq!(cost["cost_status"], "partial", "{cost}");
+    assert_replay_matches(&out, &r);
+}
