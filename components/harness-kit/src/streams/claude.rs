@@ -15,6 +15,8 @@
 //!   `result`, so the totals say `partial` rather than look complete.
 //! - `stream_event` partial messages: `message_start` starts a model call, and a
 //!   `message_delta`'s usage updates the message's output tokens.
+//! - `system/task_*` lines (background tasks: sub-agents, background shells) are known and
+//!   add no diagnostic.
 //! - `rate_limit_event`, `system/compact_boundary`, unknown types and broken lines become
 //!   diagnostics; a line with lone UTF-16 surrogate escapes or a repeated key is read
 //!   after a repair, with a `repaired_line` diagnostic (see `crate::parse_line`).
@@ -185,6 +187,10 @@ impl ClaudeReducer {
             }),
             // "requesting" before each model request: no fact beyond what follows.
             "status" => {}
+            // Background tasks (2.1.19x: a sub-agent, `local_agent`, or a background shell,
+            // `local_bash`): their start, progress and end. A sub-agent's start is read
+            // above; its tool call and result carry the rest.
+            "task_started" | "task_progress" | "task_updated" | "task_notification" => {}
             // The CLI retries a failed request (2.1.2xx): an attempt already streaming on
             // this thread is abandoned, and no model call at all when none was.
             "api_retry" => {

@@ -49,7 +49,7 @@ fn sub_agent_attributed_by_parent_id() {
 /// unreported work at the result (once, however many progress lines it prints), and a
 /// background shell (`local_bash`) is not.
 #[test]
-fn sub_agents_announced_by_task_started_are_unreported_at_the_result() {
+fn sub_agents_announced_by_task_started_are_unreported_at_the_result_and_task_lines_are_known() {
     let events = Reduced::new(concat!(
         r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"a1","name":"Agent","input":{"prompt":"p"}}],"usage":{"input_tokens":5,"output_tokens":1}},"parent_tool_use_id":null}"#,
         "\n",
@@ -78,6 +78,11 @@ fn sub_agents_announced_by_task_started_are_unreported_at_the_result() {
             (UnreportedKind::SubagentWork, Some("a1".to_string())),
             (UnreportedKind::SubagentWork, Some("a1_3".to_string())),
         ]
+    );
+    // The task lines are known: no `unknown_subtype` diagnostic.
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::Diagnostic { .. })),
+        "{events:?}"
     );
     // A run without sub-agents reports nothing unreported.
     let plain = Reduced::new(
