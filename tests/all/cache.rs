@@ -22,9 +22,22 @@ fn artifacts_are_written_reused_and_verified() {
         .collect();
     assert_eq!(artifacts.len(), 1);
 
-    // A second cache (a new process, in effect) loads the artifact and it works.
+    // A second cache (a new process, in effect) loads the artifact and it works. It is
+    // really loaded, not compiled again: a compile rewrites the artifact and its digest
+    // (an atomic rename: new inodes), so their inodes stay the same.
+    use std::os::unix::fs::MetadataExt;
+    let inodes = || {
+        let digest = artifacts[0].with_extension("cwasm.sha256");
+        [&artifacts[0], &digest].map(|p| std::fs::metadata(p).unwrap().ino())
+    };
+    let before = inodes();
     let warm = ComponentCache::new(Some(dir.clone()));
     let loaded = warm.load_bytes("tagger", &bytes).unwrap();
+    assert_eq!(
+        inodes(),
+        before,
+        "the warm cache compiled the component again"
+    );
     let mut reducer = harness::Reducer::new(&loaded, Default::default()).unwrap();
     let line = std::fs::read_to_string(corpus("live/claude/hello.jsonl")).unwrap();
     let events = reducer

@@ -89,6 +89,14 @@
 //!   is not answered while the server runs (503 once it shuts down), and
 //!   [`ScriptedModel::held`] reports the first ([`Hold`]: turn index, tool calls handed
 //!   out before it, which limit).
+//! * **The run's tool calls** are counted statefully, over every thread: a sub-agent
+//!   (Claude Code's `Agent`) sends a history of its own, which starts again at reply 0,
+//!   but the calls its replies hand out count toward `max_tool_calls` with the main
+//!   thread's. A request is known by its history (its `messages` / `input` and
+//!   `previous_response_id` / `contents`, prompt-cache markers left out): a retry (the
+//!   same history again) gets the same calls with the same ids and counts nothing; a new
+//!   history at a turn index seen before gets call ids of its own (`<id>_<n>`), so no two
+//!   calls of a run share an id.
 //!
 //! # Request log
 //!
@@ -126,6 +134,7 @@ mod play;
 mod record;
 mod script;
 mod server;
+mod tally;
 
 use serde_json::Value;
 

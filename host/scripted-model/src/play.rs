@@ -28,6 +28,8 @@ pub(crate) struct Shared {
     /// Main requests whose reply would take the tool calls handed out past this many
     /// are held (see `ServerConfig`).
     pub hold_past_tool_calls: Option<u32>,
+    /// Tool calls handed out over the server's life, every thread counted.
+    pub tally: crate::tally::Tally,
     /// The first held request, once there is one.
     pub held: tokio::sync::watch::Sender<Option<Hold>>,
     /// Set when the server shuts down: held requests are then answered (503).
@@ -50,6 +52,7 @@ impl Shared {
             error_counts: Mutex::new(HashMap::new()),
             hold_from_turn: None,
             hold_past_tool_calls: None,
+            tally: crate::tally::Tally::default(),
             held: tokio::sync::watch::Sender::new(None),
             closing: tokio::sync::watch::Sender::new(false),
         }
@@ -64,27 +67,22 @@ impl Shared {
         *seen <= n
     }
 
-    /// Whether the main request at `turn` is held, and why: past `max_turns` first (the
-    /// call itself is not allowed), else when its reply's tool calls would take those
-    /// handed out past `max_tool_calls`. A reply that straddles the cap is held whole:
-    /// the model never hands out part of a reply.
+    /// Whether the main request at `turn` is held for `max_turns` (the call itself is not
+    /// allowed). The `max_tool_calls` hold is decided once the reply's calls are known
+    /// ([`crate::tally::Tally::claim`]).
     fn hold(&self, turn: usize) -> Option<Hold> {
-        let before = self.script.tool_calls_before(turn);
-        let tool_calls_before = u32::try_from(before).unwrap_or(u32::MAX);
-        if self.hold_from_turn.is_some_and(|n| turn >= n) {
-            return Some(Hold {
+        self.hold_from_turn
+            .is_some_and(|n| turn >= n)
+            .then(|| Hold {
                 turn,
-                tool_calls_before,
+                tool_calls_before: self.tool_calls_handed_out(),
                 reason: HoldReason::MaxTurns,
-            });
-        }
-        let max = self.hold_past_tool_calls?;
-        let here = self.script.reply(turn).tool_calls.len() as u64;
-        (here > 0 && before + here > u64::from(max)).then_some(Hold {
-            turn,
-            tool_calls_before,
-            reason: HoldReason::MaxToolCalls,
-        })
+            })
+    }
+
+    /// Tool calls handed out so far, every thread of the run counted.
+    pub fn tool_calls_handed_out(&self) -> u32 {
+        u32::try_from(self.tally.handed_out()).unwrap_or(u32::MAX)
     }
 
     fn prev_turns(&self, id: &str) -> Option<usize> {
@@ -182,6 +180,22 @@ pub(crate) fn model_call(
                 let body = error_body(api, 500, &message, None);
                 return (Answer::Json(500, body), std::time::Duration::ZERO);
             }
+        }
+        // Counted over the whole run (every thread, a retry once): a reply whose calls
+        // would take those handed out past `max_tool_calls` is held whole.
+        let key = crate::tally::history_key(api, req);
+        if let Err(before) =
+            (shared.tally).claim(key, &mut planned.calls, shared.hold_past_tool_calls)
+        {
+            let hold = Hold {
+                turn: info.turn,
+                tool_calls_before: u32::try_from(before).unwrap_or(u32::MAX),
+                reason: HoldReason::MaxToolCalls,
+            };
+            record.status = 503;
+            record.error = Some(format!("held: {}; not answered", hold.describe()));
+            shared.log.push(record);
+            return (Answer::Held(hold), std::time::Duration::ZERO);
         }
         planned.text = reply.text.clone().unwrap_or_default();
         planned.thinking = reply.thinking.clone().unwrap_or_default();

@@ -180,8 +180,9 @@ impl Script {
 
     /// The tool calls handed out before reply `turn`: those of replies `0..turn`, each
     /// call of a parallel reply counted (a reply with `http_error` counts its calls too,
-    /// as it hands them out once its `times` are spent). Counted from the script, not
-    /// from the requests seen, so a retried request never counts its calls twice.
+    /// as it hands them out once its `times` are spent). Counted from the script alone:
+    /// one thread's count. The server's `max_tool_calls` hold counts what it handed out
+    /// over every thread instead (see [`crate::ServerConfig::hold_past_tool_calls`]).
     pub fn tool_calls_before(&self, turn: usize) -> u64 {
         (0..turn)
             .map(|i| self.reply(i).tool_calls.len() as u64)

@@ -78,9 +78,11 @@ pub struct ServerConfig {
     /// a reply. `None` (default): every request is answered.
     pub hold_from_turn: Option<u32>,
     /// Hold a main request whose reply would take the tool calls handed out past this
-    /// many (cumulative over the server's life, each call of a parallel reply counted;
-    /// [`Script::tool_calls_before`]): with `max_tool_calls: N`, `Some(N)` stops the
-    /// reply holding tool call N+1 before the CLI sees it, so tool N+1 never runs. A
+    /// many (cumulative over the server's life and over every thread of the run: the main
+    /// thread and each sub-agent, whose own history restarts the turn index; each call of
+    /// a parallel reply counted; a retried request, the same history again, counted once):
+    /// with `max_tool_calls: N`, `Some(N)` stops the reply holding tool call N+1 before
+    /// the CLI sees it, so tool N+1 never runs, in whichever thread asks for it. A
     /// reply that straddles the cap (N-1 handed out, a reply with 2 calls) is held whole:
     /// fewer than N tools then run. A reply without tool calls is never held by this.
     /// `None` (default): no hold for tool calls.
@@ -102,7 +104,8 @@ pub enum HoldReason {
 pub struct Hold {
     /// Completed assistant turns in the request: it asked for call `turn + 1`.
     pub turn: usize,
-    /// Tool calls the script had handed out before this reply (replies `0..turn`).
+    /// Tool calls the server had handed out before this request, over every thread of
+    /// the run (a `max_tool_calls` hold: the cap, or less when the reply straddles it).
     pub tool_calls_before: u32,
     /// Which limit held it.
     pub reason: HoldReason,

@@ -6,8 +6,17 @@
 //! - `tool_use` blocks start tool calls (once per id); `tool_result` blocks in `user` lines
 //!   finish them, `is_error: true` = error.
 //! - Sub-agent lines are attributed by `parent_tool_use_id`, never by order.
+//! - **Sub-agents' usage is unreported**: the `result`'s `usage` (the run's token figures)
+//!   is the main thread's alone (2.1.197: a run whose sub-agents used 172k input tokens
+//!   reports the main thread's 57k; only `modelUsage`, by model, and `total_cost_usd`
+//!   include them), and a sub-agent's own sub-agents print no assistant lines at all. Each
+//!   sub-agent a `system/task_started` line of `task_type: local_agent` announces is
+//!   therefore `Unreported { kind: SubagentWork, call_id: its Agent call }` at the
+//!   `result`, so the totals say `partial` rather than look complete.
 //! - `stream_event` partial messages: `message_start` starts a model call, and a
 //!   `message_delta`'s usage updates the message's output tokens.
+//! - `system/task_*` lines (background tasks: sub-agents, background shells) are known and
+//!   add no diagnostic.
 //! - `rate_limit_event`, `system/compact_boundary`, unknown types and broken lines become
 //!   diagnostics; a line with lone UTF-16 surrogate escapes or a repeated key is read
 //!   after a repair, with a `repaired_line` diagnostic (see `crate::parse_line`).
@@ -74,6 +83,8 @@ pub struct ClaudeReducer {
     tools_finished: HashSet<String>,
     /// Text of the last main-thread message, to rebuild an empty `result` (B01).
     last_main_text: String,
+    /// The `Agent` calls of the sub-agents `task_started` announced, in order, once each.
+    subagents: Vec<String>,
     /// Ids for messages without one.
     made_up_ids: IdMaker,
 }
@@ -147,6 +158,7 @@ impl ClaudeReducer {
             tools_started: HashSet::default(),
             tools_finished: HashSet::default(),
             last_main_text: String::new(),
+            subagents: Vec::new(),
             made_up_ids: IdMaker::new(match dialect {
                 Dialect::ClaudeCode => "claude-code-msg",
                 Dialect::QwenCode => "qwen-code-msg",
@@ -155,6 +167,13 @@ impl ClaudeReducer {
     }
 
     fn system(&mut self, parsed: &Line, line: &[u8], out: &mut Vec<Event>) {
+        if parsed.subtype.as_deref() == Some("task_started")
+            && parsed.task_type.as_deref() == Some("local_agent")
+            && let Some(call) = parsed.tool_use_id.as_deref()
+            && !self.subagents.iter().any(|s| s == call)
+        {
+            self.subagents.push(call.to_string());
+        }
         match parsed.subtype.as_deref().unwrap_or("") {
             "init" => out.push(Event::SessionStarted {
                 session_id: parsed.session_id.as_deref().map(String::from),
@@ -168,6 +187,10 @@ impl ClaudeReducer {
             }),
             // "requesting" before each model request: no fact beyond what follows.
             "status" => {}
+            // Background tasks (2.1.19x: a sub-agent, `local_agent`, or a background shell,
+            // `local_bash`): their start, progress and end. A sub-agent's start is read
+            // above; its tool call and result carry the rest.
+            "task_started" | "task_progress" | "task_updated" | "task_notification" => {}
             // The CLI retries a failed request (2.1.2xx): an attempt already streaming on
             // this thread is abandoned, and no model call at all when none was.
             "api_retry" => {
@@ -379,6 +402,17 @@ impl ClaudeReducer {
 
     fn result(&mut self, parsed: &Line, out: &mut Vec<Event>) {
         self.denials(parsed, out);
+        for call in std::mem::take(&mut self.subagents) {
+            out.push(Event::Unreported {
+                kind: crate::UnreportedKind::SubagentWork,
+                reason: format!(
+                    "the sub-agent of `{call}` ran, but Claude Code's result usage counts the \
+                     main thread's tokens only (its sub-agents' are in modelUsage and the \
+                     cost alone; a nested sub-agent prints no lines at all)"
+                ),
+                call_id: Some(call),
+            });
+        }
         let subtype = parsed.subtype.as_deref().unwrap_or("");
         let is_error = parsed.is_error.unwrap_or(false);
         let success = subtype == "success" && !is_error;

@@ -192,5 +192,23 @@ async fn fixed_port_and_drop_stops_the_server() {
     config.port = port;
     let again = ScriptedModel::start(config).await.unwrap();
     assert_eq!(again.port(), port);
+    assert!(
+        tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+    );
     drop(again);
+    // Dropping it stops the server: connections are refused soon after.
+    let mut refused = false;
+    for _ in 0..100 {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err()
+        {
+            refused = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(refused, "port {port} still accepts after the drop");
 }

@@ -1,5 +1,5 @@
 use super::*;
-use crate::ToolStatus;
+use crate::{ToolStatus, UnreportedKind};
 
 type Reduced = crate::testing::Reduced<ClaudeReducer>;
 
@@ -42,6 +42,53 @@ fn sub_agent_attributed_by_parent_id() {
     }));
     assert!(events.iter().any(|e| matches!(e,
         Event::ToolCallStarted { parent_call_id: Some(p), .. } if p == "task1")));
+}
+
+/// Claude Code 2.1.197 (tasks/run_limits/max_tool_calls_subagent, no cap): the result's
+/// `usage` is the main thread's alone, so each sub-agent `task_started` announced is
+/// unreported work at the result (once, however many progress lines it prints), and a
+/// background shell (`local_bash`) is not.
+#[test]
+fn sub_agents_announced_by_task_started_are_unreported_at_the_result_and_task_lines_are_known() {
+    let events = Reduced::new(concat!(
+        r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"a1","name":"Agent","input":{"prompt":"p"}}],"usage":{"input_tokens":5,"output_tokens":1}},"parent_tool_use_id":null}"#,
+        "\n",
+        r#"{"type":"system","subtype":"task_started","task_id":"x1","tool_use_id":"a1","task_type":"local_agent","prompt":"p"}"#,
+        "\n",
+        r#"{"type":"system","subtype":"task_started","task_id":"x2","tool_use_id":"a1_3","task_type":"local_agent","prompt":"p"}"#,
+        "\n",
+        r#"{"type":"system","subtype":"task_started","task_id":"x1","tool_use_id":"a1","task_type":"local_agent","prompt":"p"}"#,
+        "\n",
+        r#"{"type":"system","subtype":"task_started","task_id":"b1","tool_use_id":"t9","task_type":"local_bash"}"#,
+        "\n",
+        r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"a1","content":"done"}]},"parent_tool_use_id":null}"#,
+        "\n",
+        r#"{"type":"result","subtype":"success","is_error":false,"result":"done","num_turns":2,"total_cost_usd":1.15,"usage":{"input_tokens":57383,"output_tokens":44},"modelUsage":{"m":{"inputTokens":229432}}}"#,
+    ));
+    let unreported: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Unreported { kind, call_id, .. } => Some((*kind, call_id.clone())),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        unreported,
+        [
+            (UnreportedKind::SubagentWork, Some("a1".to_string())),
+            (UnreportedKind::SubagentWork, Some("a1_3".to_string())),
+        ]
+    );
+    // The task lines are known: no `unknown_subtype` diagnostic.
+    assert!(
+        !events.iter().any(|e| matches!(e, Event::Diagnostic { .. })),
+        "{events:?}"
+    );
+    // A run without sub-agents reports nothing unreported.
+    let plain = Reduced::new(
+        r#"{"type":"result","subtype":"success","is_error":false,"result":"ok","num_turns":1,"usage":{"input_tokens":5,"output_tokens":1}}"#,
+    );
+    assert!(!plain.iter().any(|e| matches!(e, Event::Unreported { .. })));
 }
 
 #[test]

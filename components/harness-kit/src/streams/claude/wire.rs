@@ -68,6 +68,13 @@ pub struct Line<'a> {
     /// Tool calls the permission rules refused.
     #[serde(borrow, deserialize_with = "lenient::list")]
     pub permission_denials: Vec<PermissionDenial<'a>>,
+    // system/task_started (2.1.19x): a background task began
+    /// `local_agent` (a sub-agent), `local_bash` (a background shell), ...
+    #[serde(borrow, deserialize_with = "lenient::field")]
+    pub task_type: Option<Cow<'a, str>>,
+    /// The tool call that started the task (a sub-agent's `Agent` call).
+    #[serde(borrow, deserialize_with = "lenient::field")]
+    pub tool_use_id: Option<Cow<'a, str>>,
     // system/api_retry
     #[serde(deserialize_with = "lenient::field")]
     pub attempt: Option<u64>,
