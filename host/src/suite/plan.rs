@@ -367,14 +367,27 @@ pub fn digest_dir(dir: &Path) -> std::io::Result<String> {
 
 /// Whether `dir` is a folder coder-eval runs write (see [`digest_dir`]): it holds a
 /// `shard.json`, an `invocation.json` or a `run.json` that reads as coder-eval's own
-/// ([`super::shard::ShardRecord`], [`super::resume::Invocation`],
+/// (a `ShardRecord`'s keys, [`super::resume::Invocation`],
 /// [`crate::results::RunSummary`]). A task's own file of one of those names (a fixture,
 /// data) is not a marker: its folder is the task's and is digested.
 fn is_output_folder(dir: &Path) -> bool {
     fn reads_as<T: serde::de::DeserializeOwned>(path: &Path) -> bool {
         std::fs::read(path).is_ok_and(|bytes| serde_json::from_slice::<T>(&bytes).is_ok())
     }
-    reads_as::<super::shard::ShardRecord>(&dir.join(super::folders::SHARD_FILE))
+    // A shard.json is read by its shape, not as `ShardRecord`: the shard module reads
+    // plans, and a plan reading shard records would tie the two in a loop.
+    let shard_record = |path: &Path| {
+        std::fs::read(path).is_ok_and(|bytes| {
+            serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(&bytes).is_ok_and(
+                |m| {
+                    ["plan_id", "shard", "units"]
+                        .iter()
+                        .all(|k| m.contains_key(*k))
+                },
+            )
+        })
+    };
+    shard_record(&dir.join(super::folders::SHARD_FILE))
         || reads_as::<super::resume::Invocation>(&dir.join(super::folders::INVOCATION_FILE))
         || reads_as::<crate::results::RunSummary>(&dir.join("run.json"))
 }
