@@ -18,7 +18,7 @@
 //!   adds nothing. Lines of spawned sub-agents are not told apart (the events carry no
 //!   agent id): they would count as main-thread calls.
 
-use harness_kit::reduce::{HashSet, decode_object, no_output, type_diagnostic};
+use harness_kit::reduce::{ResultWords, ToolIds, decode_object, no_output, type_diagnostic};
 use harness_kit::{
     Event, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, str_field, truncated_line, u64_field,
 };
@@ -39,8 +39,7 @@ pub struct ClineReducer {
     /// The current call's text and usage.
     text: String,
     usage: Option<Usage>,
-    tools_started: HashSet<String>,
-    tools_finished: HashSet<String>,
+    tools: ToolIds,
     result_seen: bool,
     /// Messages of `error` agent events (a failed request, an auth error).
     errors: Vec<String>,
@@ -55,8 +54,7 @@ impl Reducer for ClineReducer {
             pending: false,
             text: String::new(),
             usage: None,
-            tools_started: HashSet::default(),
-            tools_finished: HashSet::default(),
+            tools: ToolIds::default(),
             result_seen: false,
             errors: Vec::new(),
         }
@@ -206,7 +204,7 @@ impl ClineReducer {
             ));
             return;
         };
-        if !self.tools_started.insert(call_id.to_string()) {
+        if !self.tools.start(call_id) {
             return;
         }
         out.push(Event::ToolCallStarted {
@@ -218,25 +216,15 @@ impl ClineReducer {
     }
 
     fn tool_end(&mut self, event: &Value, line: &[u8], out: &mut Vec<Event>) {
-        let Some(call_id) = str_field(event, "toolCallId") else {
-            out.push(Event::diagnostic(
-                "missing_field",
-                "tool content has no `toolCallId`",
-                line,
-            ));
+        const WORDS: ResultWords = ResultWords {
+            missing_id: "tool content has no `toolCallId`",
+            orphan: |id| format!("end of tool call `{id}`, which never started"),
+            repeated: None,
+        };
+        let id = str_field(event, "toolCallId");
+        let Some(call_id) = self.tools.finish(id, &WORDS, line, out) else {
             return;
         };
-        if !self.tools_started.contains(call_id) {
-            out.push(Event::diagnostic(
-                "orphan_tool_result",
-                format!("end of tool call `{call_id}`, which never started"),
-                line,
-            ));
-            return;
-        }
-        if !self.tools_finished.insert(call_id.to_string()) {
-            return;
-        }
         let parts: Vec<&Value> = match event.get("output") {
             Some(Value::Array(list)) => list.iter().collect(),
             Some(one @ Value::Object(_)) => vec![one],

@@ -26,8 +26,7 @@
 //!   failed `FinalResult`; a stream with no line at all ends in a `no_output` failure (B33:
 //!   the exit code and stderr, which the reducer cannot see, tell the rest).
 
-use harness_kit::reduce::HashSet;
-use harness_kit::reduce::{decode_object, no_output, type_diagnostic};
+use harness_kit::reduce::{ResultWords, ToolIds, decode_object, no_output, type_diagnostic};
 use harness_kit::{
     Event, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, str_field, truncated_line, u64_field,
 };
@@ -50,8 +49,7 @@ pub struct GeminiReducer {
     call_open: bool,
     /// Text of call `calls` so far.
     text: String,
-    tools_started: HashSet<String>,
-    tools_finished: HashSet<String>,
+    tools: ToolIds,
     /// Messages of `error` lines with `severity: error`.
     errors: Vec<String>,
     /// An `error` line said the session's turn cap was reached.
@@ -67,8 +65,7 @@ impl Reducer for GeminiReducer {
             calls: 0,
             call_open: false,
             text: String::new(),
-            tools_started: HashSet::default(),
-            tools_finished: HashSet::default(),
+            tools: ToolIds::default(),
             errors: Vec::new(),
             turn_limit: false,
             result_seen: false,
@@ -210,7 +207,7 @@ impl GeminiReducer {
             ));
             return;
         };
-        if !self.tools_started.insert(call_id.to_string()) {
+        if !self.tools.start(call_id) {
             out.push(Event::diagnostic(
                 "duplicate_tool_use",
                 format!("tool call `{call_id}` was announced again"),
@@ -230,30 +227,17 @@ impl GeminiReducer {
     fn tool_result(&mut self, obj: &Map<String, Value>, line: &[u8], out: &mut Vec<Event>) {
         // Tools run after the response ended: the model's next output is a new call.
         self.call_open = false;
-        let Some(call_id) = str_field_of(obj, "tool_id") else {
-            out.push(Event::diagnostic(
-                "missing_field",
-                "tool_result line has no `tool_id`",
-                line,
-            ));
+        const WORDS: ResultWords = ResultWords {
+            missing_id: "tool_result line has no `tool_id`",
+            orphan: |id| format!("result for tool call `{id}`, which was never announced"),
+            repeated: Some(|id| {
+                format!("a second result for tool call `{id}` (the first one counts)")
+            }),
+        };
+        let id = str_field_of(obj, "tool_id");
+        let Some(call_id) = self.tools.finish(id, &WORDS, line, out) else {
             return;
         };
-        if !self.tools_started.contains(call_id) {
-            out.push(Event::diagnostic(
-                "orphan_tool_result",
-                format!("result for tool call `{call_id}`, which was never announced"),
-                line,
-            ));
-            return;
-        }
-        if !self.tools_finished.insert(call_id.to_string()) {
-            out.push(Event::diagnostic(
-                "duplicate_tool_result",
-                format!("a second result for tool call `{call_id}` (the first one counts)"),
-                line,
-            ));
-            return;
-        }
         let output = str_field_of(obj, "output").unwrap_or("");
         let error = obj.get("error").and_then(|e| str_field(e, "message"));
         let exit_code = output

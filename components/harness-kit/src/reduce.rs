@@ -1,6 +1,7 @@
 //! The opening every reducer's [`feed`](crate::Reducer::feed) shares: decoding the line,
 //! the fall-through for a line `type` the reducer does not know, made-up ids, the result of
-//! a stream with no output at all, and the maps and sets a reducer keeps its ids in.
+//! a stream with no output at all, the maps and sets a reducer keeps its ids in, and the
+//! rule a tool result is held to ([`ToolIds`]).
 //!
 //! ```ignore
 //! fn feed(&mut self, line: &[u8], _stamp_us: u64) -> Vec<Event> {
@@ -85,6 +86,64 @@ impl IdMaker {
     }
 }
 
+/// The tool calls of a stream by id: a start counts once, and a result counts once and
+/// only for a call that started. Make one with `ToolIds::default()`.
+#[derive(Debug, Default)]
+pub struct ToolIds {
+    started: HashSet<String>,
+    finished: HashSet<String>,
+}
+
+/// How a reducer words the tool results that do not count (its stream's own terms).
+#[derive(Debug, Clone, Copy)]
+pub struct ResultWords {
+    /// The `missing_field` message for a result without an id.
+    pub missing_id: &'static str,
+    /// The `orphan_tool_result` message for a result of a call that never started.
+    pub orphan: fn(&str) -> String,
+    /// The `duplicate_tool_result` message for a second result; `None` passes it silently.
+    pub repeated: Option<fn(&str) -> String>,
+}
+
+impl ToolIds {
+    /// Notes the start of call `id`: `true` the first time, `false` when it started already.
+    pub fn start(&mut self, id: &str) -> bool {
+        self.started.insert(id.to_string())
+    }
+
+    /// The id of a tool result when it ends a call that started and had not ended; else
+    /// `None`, with the diagnostic `words` give pushed to `out` (`missing_field` without an
+    /// id, `orphan_tool_result` for a call that never started, `duplicate_tool_result` for
+    /// a second result when `words.repeated` is set).
+    pub fn finish<'a>(
+        &mut self,
+        id: Option<&'a str>,
+        words: &ResultWords,
+        line: &[u8],
+        out: &mut Vec<Event>,
+    ) -> Option<&'a str> {
+        let Some(id) = id else {
+            out.push(Event::diagnostic("missing_field", words.missing_id, line));
+            return None;
+        };
+        if !self.started.contains(id) {
+            out.push(Event::diagnostic(
+                "orphan_tool_result",
+                (words.orphan)(id),
+                line,
+            ));
+            return None;
+        }
+        if !self.finished.insert(id.to_string()) {
+            if let Some(say) = words.repeated {
+                out.push(Event::diagnostic("duplicate_tool_result", say(id), line));
+            }
+            return None;
+        }
+        Some(id)
+    }
+}
+
 /// The failed result of a stream without a single byte of output: `<cli> printed nothing
 /// on stdout`, then ` (<hint>)` when there is one. The exit code and stderr, which a
 /// reducer cannot see, tell the rest.
@@ -144,6 +203,40 @@ mod tests {
         assert_eq!(diagnostic_kinds(&kinds), ["missing_field", "unknown_type"]);
         assert!(matches!(&kinds[1], Event::Diagnostic { message, .. }
             if message == "unknown line type `x`"));
+    }
+
+    #[test]
+    fn a_tool_result_counts_once_and_only_for_a_started_call() {
+        let words = ResultWords {
+            missing_id: "no id",
+            orphan: |id| format!("orphan {id}"),
+            repeated: Some(|id| format!("again {id}")),
+        };
+        let mut ids = ToolIds::default();
+        let mut out = Vec::new();
+        assert!(ids.start("a"));
+        assert!(!ids.start("a"));
+        assert_eq!(ids.finish(None, &words, b"{}", &mut out), None);
+        assert_eq!(ids.finish(Some("b"), &words, b"{}", &mut out), None);
+        assert_eq!(ids.finish(Some("a"), &words, b"{}", &mut out), Some("a"));
+        assert_eq!(ids.finish(Some("a"), &words, b"{}", &mut out), None);
+        assert_eq!(
+            diagnostic_kinds(&out),
+            [
+                "missing_field",
+                "orphan_tool_result",
+                "duplicate_tool_result"
+            ]
+        );
+        assert!(matches!(&out[1], Event::Diagnostic { message, .. } if message == "orphan b"));
+        // Silent on a second result when the reducer says so.
+        let silent = ResultWords {
+            repeated: None,
+            ..words
+        };
+        let mut out = Vec::new();
+        assert_eq!(ids.finish(Some("a"), &silent, b"{}", &mut out), None);
+        assert!(out.is_empty());
     }
 
     #[test]

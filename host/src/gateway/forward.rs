@@ -1,8 +1,10 @@
 //! The gateway's one handler: classify the request, hold it past `max_turns`, or forward
-//! it upstream and stream the answer back while watching it pass (first byte, usage, end).
+//! it upstream and stream the answer back while watching it pass ([`super::passing`]).
 
 use super::Shared;
-use super::call::{BODY_KEEP_BYTES, CallKind, CallState, UsageScan};
+use super::call::{CallKind, CallState};
+use super::passing::{Guard, Passing};
+use super::scan::UsageScan;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
@@ -12,7 +14,6 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
-use tokio::sync::watch;
 
 /// Largest request body forwarded, bytes (as the scripted model's cap).
 const MAX_REQUEST_BODY: usize = 256 * 1024 * 1024;
@@ -29,28 +30,6 @@ const HOP_BY_HOP: &[&str] = &[
     "transfer-encoding",
     "upgrade",
 ];
-
-/// A call's state, added to the gateway's list when dropped, whatever ended the call (the
-/// answer sent, the stream finished or cut, the CLI gone, the gateway closed).
-struct Guard {
-    shared: Arc<Shared>,
-    state: CallState,
-}
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        let mut state = std::mem::replace(&mut self.state, CallState::new(0, "", ""));
-        if state.status.is_none() && state.error.is_none() && !state.held {
-            state.error =
-                Some("the request ended before an answer was sent (the CLI went away)".into());
-        }
-        self.shared
-            .calls
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(state);
-    }
-}
 
 impl Shared {
     fn prev_turns(&self, id: &str) -> Option<usize> {
@@ -333,73 +312,6 @@ async fn forward(
     response
         .body(Body::from_stream(body))
         .unwrap_or_else(|e| json_response(502, &error_body(api, 502, &e.to_string())))
-}
-
-/// A response body on its way to the CLI, watched as it passes.
-struct Passing {
-    upstream: reqwest::Response,
-    scan: UsageScan,
-    /// The body kept for the record (`--gateway-bodies`), at most [`BODY_KEEP_BYTES`].
-    kept: Option<Vec<u8>>,
-    guard: Guard,
-    closing: watch::Receiver<bool>,
-    done: bool,
-}
-
-impl Passing {
-    fn chunk(&mut self, bytes: &[u8]) {
-        let call = &mut self.guard.state;
-        if call.first_byte.is_none() {
-            call.first_byte = Some(Instant::now());
-        }
-        call.response_bytes += bytes.len() as u64;
-        self.scan.push(bytes);
-        if let Some(kept) = self.kept.as_mut() {
-            let room = BODY_KEEP_BYTES.saturating_sub(kept.len());
-            kept.extend_from_slice(&bytes[..bytes.len().min(room)]);
-        }
-        // A body of announced length ends with its last byte: the server reads no further.
-        if self
-            .upstream
-            .content_length()
-            .is_some_and(|n| self.guard.state.response_bytes >= n)
-        {
-            self.end(None);
-        }
-    }
-
-    fn end(&mut self, error: Option<String>) {
-        self.done = true;
-        self.scan.finish();
-        let call = &mut self.guard.state;
-        call.ended = Some(Instant::now());
-        call.usage = self.scan.usage;
-        call.response_body = self.kept.take();
-        if error.is_some() {
-            call.error = error;
-        }
-        if let (Some(id), Some(Api::Responses), Some(turn)) =
-            (self.scan.response_id.take(), call.api, call.turn)
-        {
-            self.guard
-                .shared
-                .responses_turns
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .insert(id, turn + 1);
-        }
-    }
-}
-
-impl Drop for Passing {
-    /// The CLI went away (or the server stopped) before the answer ended.
-    fn drop(&mut self) {
-        if !self.done {
-            self.end(Some(
-                "the CLI closed the connection before the answer ended".into(),
-            ));
-        }
-    }
 }
 
 /// A request body as JSON, decoded from `gzip`/`deflate` first (for classifying only:

@@ -59,6 +59,8 @@
 
 mod call;
 mod forward;
+mod passing;
+mod scan;
 mod turn;
 
 #[cfg(test)]

@@ -45,8 +45,11 @@
 
 use crate::reduce::{HashMap, HashSet, IdMaker, decode, type_diagnostic};
 use crate::{Event, Reducer, ReducerConfig, Usage, truncated_line};
+use streaming::inferred_retry;
 use wire::Line;
 
+mod result;
+mod streaming;
 mod wire;
 
 /// Which CLI prints the stream: Claude Code, or Qwen Code (see the module doc).
@@ -325,21 +328,6 @@ impl ClaudeReducer {
         out.push(message_event(&id, msg));
     }
 
-    /// Forgets the unconfirmed attempt streaming on `parent`'s thread, and returns its id
-    /// (`None` when none was streaming or it was confirmed).
-    fn abandon_streaming(&mut self, parent: &Option<String>) -> Option<String> {
-        match self.streaming.get(parent) {
-            Some((id, false)) => {
-                let id = id.clone();
-                self.streaming.remove(parent);
-                // Nothing of it is kept: a retry may come back with the same id.
-                self.messages.remove(&id);
-                Some(id)
-            }
-            _ => None,
-        }
-    }
-
     /// Starts a model call the first time a message id is seen.
     fn open_message(&mut self, id: &str, parent: &Option<String>, out: &mut Vec<Event>) {
         if self.messages.contains_key(id) {
@@ -357,140 +345,6 @@ impl ClaudeReducer {
             message_id: Some(id.to_string()),
             parent_call_id: parent.clone(),
         });
-    }
-
-    fn stream_event(&mut self, parsed: &Line, parent: Option<String>, out: &mut Vec<Event>) {
-        let Some(event) = &parsed.event else {
-            return;
-        };
-        match event.kind.as_deref() {
-            Some("message_start") => {
-                let Some(id) = event.message.as_ref().and_then(|m| m.id.as_deref()) else {
-                    return;
-                };
-                // A new attempt while the last one never finished: that one was abandoned
-                // (a retry the CLI announced removed it already).
-                if matches!(self.streaming.get(&parent), Some((prev, false)) if prev != id) {
-                    let abandoned = self.abandon_streaming(&parent);
-                    out.push(inferred_retry(abandoned, &parent));
-                }
-                let confirmed = self.messages.contains_key(id);
-                self.open_message(id, &parent, out);
-                self.streaming.insert(parent, (id.to_string(), confirmed));
-            }
-            Some("message_stop") => {
-                if let Some((_, confirmed)) = self.streaming.get_mut(&parent) {
-                    *confirmed = true;
-                }
-            }
-            Some("message_delta") => {
-                let Some((id, _)) = self.streaming.get(&parent) else {
-                    return;
-                };
-                let (Some(msg), Some(delta_usage)) = (self.messages.get_mut(id), event.usage)
-                else {
-                    return;
-                };
-                let delta_usage = usage_of(self.dialect, delta_usage);
-                let usage = msg.usage.get_or_insert(delta_usage);
-                usage.output_tokens = usage.output_tokens.max(delta_usage.output_tokens);
-                out.push(message_event(id, msg));
-            }
-            _ => {}
-        }
-    }
-
-    fn result(&mut self, parsed: &Line, out: &mut Vec<Event>) {
-        self.denials(parsed, out);
-        for call in std::mem::take(&mut self.subagents) {
-            out.push(Event::Unreported {
-                kind: crate::UnreportedKind::SubagentWork,
-                reason: format!(
-                    "the sub-agent of `{call}` ran, but Claude Code's result usage counts the \
-                     main thread's tokens only (its sub-agents' are in modelUsage and the \
-                     cost alone; a nested sub-agent prints no lines at all)"
-                ),
-                call_id: Some(call),
-            });
-        }
-        let subtype = parsed.subtype.as_deref().unwrap_or("");
-        let is_error = parsed.is_error.unwrap_or(false);
-        let success = subtype == "success" && !is_error;
-        // An API error ends as `subtype: success` with `is_error: true`, its message in
-        // `result` (e.g. "API Error: 400 …", or the synthetic message's text, B38): that
-        // text is the CLI's error, not the agent's answer.
-        let api_error = subtype == "success" && is_error;
-        if let (true, Some(status)) = (api_error, parsed.api_error_status) {
-            out.push(Event::diagnostic(
-                "api_error",
-                format!(
-                    "the model API answered HTTP {status}{}: the run ended on an API error, \
-                     not an agent failure",
-                    self.synthetic_text
-                        .as_deref()
-                        .map_or(String::new(), |t| format!(" (\"{t}\")"))
-                ),
-                b"",
-            ));
-        }
-        let mut text = if api_error {
-            None
-        } else {
-            parsed.result.as_deref().map(String::from)
-        };
-        if !api_error
-            && text.as_deref().is_none_or(str::is_empty)
-            && !self.last_main_text.is_empty()
-        {
-            out.push(Event::diagnostic(
-                "result_text_reconstructed",
-                "`result` text was empty or missing; rebuilt from the last assistant message",
-                b"",
-            ));
-            text = Some(self.last_main_text.clone());
-        }
-        let error_message = parsed
-            .error
-            .as_deref()
-            .map(String::from)
-            .or_else(|| (!parsed.errors.is_empty()).then(|| parsed.errors.join("; ")))
-            .or_else(|| {
-                parsed
-                    .result
-                    .as_deref()
-                    .filter(|r| api_error && !r.is_empty())
-                    .map(String::from)
-            })
-            .or_else(|| (!success).then(|| format!("the CLI ended with `{subtype}`")));
-        out.push(Event::FinalResult {
-            success,
-            error_kind: (!success).then(|| match (api_error, parsed.terminal_reason.as_deref()) {
-                (true, Some(reason)) => reason.to_string(),
-                (true, None) => "is_error".to_string(),
-                (false, _) => subtype.to_string(),
-            }),
-            error_message: if success { None } else { error_message },
-            max_turns_reached: subtype == "error_max_turns",
-            num_turns: parsed.num_turns.map(|n| n as u32),
-            cost_usd: parsed.total_cost_usd,
-            duration_ms: parsed.duration_ms,
-            text,
-            usage: parsed.usage.map(|u| usage_of(self.dialect, u)),
-        });
-    }
-}
-
-/// A retry the stream shows only by a new message superseding an unfinished one.
-fn inferred_retry(abandoned: Option<String>, parent: &Option<String>) -> Event {
-    Event::ModelCallRetried {
-        call_started: true,
-        abandoned_message_id: abandoned,
-        parent_call_id: parent.clone(),
-        attempt: None,
-        delay_ms: None,
-        status: None,
-        error: None,
-        announced: false,
     }
 }
 

@@ -2,6 +2,7 @@
 //! usage, tool calls without their model call.
 
 use super::*;
+use harness_kit::Usage;
 
 /// A finished task's result with no turn, for feeding events by hand.
 fn task(harness: &str) -> TaskResult {

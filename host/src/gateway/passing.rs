@@ -1,0 +1,100 @@
+//! A call as it passes through the gateway: the guard that files its state in the
+//! gateway's list however the call ends, and the response body watched on its way to the
+//! CLI (first byte, usage, end).
+
+use super::Shared;
+use super::call::{BODY_KEEP_BYTES, CallState};
+use super::scan::UsageScan;
+use coder_eval_scripted_model::Api;
+use std::sync::Arc;
+use std::time::Instant;
+use tokio::sync::watch;
+
+/// A call's state, added to the gateway's list when dropped, whatever ended the call (the
+/// answer sent, the stream finished or cut, the CLI gone, the gateway closed).
+pub(super) struct Guard {
+    pub(super) shared: Arc<Shared>,
+    pub(super) state: CallState,
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let mut state = std::mem::replace(&mut self.state, CallState::new(0, "", ""));
+        if state.status.is_none() && state.error.is_none() && !state.held {
+            state.error =
+                Some("the request ended before an answer was sent (the CLI went away)".into());
+        }
+        self.shared
+            .calls
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(state);
+    }
+}
+
+/// A response body on its way to the CLI, watched as it passes.
+pub(super) struct Passing {
+    pub(super) upstream: reqwest::Response,
+    pub(super) scan: UsageScan,
+    /// The body kept for the record (`--gateway-bodies`), at most [`BODY_KEEP_BYTES`].
+    pub(super) kept: Option<Vec<u8>>,
+    pub(super) guard: Guard,
+    pub(super) closing: watch::Receiver<bool>,
+    pub(super) done: bool,
+}
+
+impl Passing {
+    pub(super) fn chunk(&mut self, bytes: &[u8]) {
+        let call = &mut self.guard.state;
+        if call.first_byte.is_none() {
+            call.first_byte = Some(Instant::now());
+        }
+        call.response_bytes += bytes.len() as u64;
+        self.scan.push(bytes);
+        if let Some(kept) = self.kept.as_mut() {
+            let room = BODY_KEEP_BYTES.saturating_sub(kept.len());
+            kept.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        }
+        // A body of announced length ends with its last byte: the server reads no further.
+        if self
+            .upstream
+            .content_length()
+            .is_some_and(|n| self.guard.state.response_bytes >= n)
+        {
+            self.end(None);
+        }
+    }
+
+    pub(super) fn end(&mut self, error: Option<String>) {
+        self.done = true;
+        self.scan.finish();
+        let call = &mut self.guard.state;
+        call.ended = Some(Instant::now());
+        call.usage = self.scan.usage;
+        call.response_body = self.kept.take();
+        if error.is_some() {
+            call.error = error;
+        }
+        if let (Some(id), Some(Api::Responses), Some(turn)) =
+            (self.scan.response_id.take(), call.api, call.turn)
+        {
+            self.guard
+                .shared
+                .responses_turns
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(id, turn + 1);
+        }
+    }
+}
+
+impl Drop for Passing {
+    /// The CLI went away (or the server stopped) before the answer ended.
+    fn drop(&mut self) {
+        if !self.done {
+            self.end(Some(
+                "the CLI closed the connection before the answer ended".into(),
+            ));
+        }
+    }
+}
