@@ -9,8 +9,9 @@ use crate::gateway::{Credentials, Gateway, GatewayConfig};
 use crate::task::sandbox::Driver;
 use crate::turn::live::LiveTurn;
 use crate::turn::recording::RecordingWriter;
-use coder_eval_scripted_model::ScriptedModel;
+use coder_eval_scripted_model::{Hold, ScriptedModel};
 use std::path::Path;
+use tokio::sync::watch;
 
 /// Errors ([`RunError::Refused`]): a time-budget task (several launches; not wired yet),
 /// or `sandbox.driver: docker` (the container does not reach the gateway's port yet).
@@ -70,4 +71,25 @@ pub(super) async fn finish(
     }
     crate::gateway::apply_to_turn(&mut turn.record, &calls);
     Ok(())
+}
+
+/// One receiver for two sources of held calls: the first hold either reports.
+pub(super) fn either_hold(
+    mut a: watch::Receiver<Option<Hold>>,
+    mut b: watch::Receiver<Option<Hold>>,
+) -> watch::Receiver<Option<Hold>> {
+    let (tx, rx) = watch::channel(None);
+    tokio::spawn(async move {
+        let hold = tokio::select! {
+            Ok(h) = a.wait_for(Option::is_some) => *h,
+            Ok(h) = b.wait_for(Option::is_some) => *h,
+            else => None,
+        };
+        if hold.is_some() {
+            let _ = tx.send(hold);
+            // Kept open until the turn loop drops its receiver.
+            tx.closed().await;
+        }
+    });
+    rx
 }

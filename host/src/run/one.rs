@@ -369,7 +369,9 @@ pub(super) async fn turn(
     // The gateway holds call N+1 (`max_turns`); the scripted model behind it still holds
     // the reply past `max_tool_calls`: the turn loop hears both.
     let held = match (&gateway, &model) {
-        (Some(gateway), Some(model)) => Some(either_hold(gateway.held(), model.held())),
+        (Some(gateway), Some(model)) => {
+            Some(super::gateway::either_hold(gateway.held(), model.held()))
+        }
         (Some(gateway), None) => Some(gateway.held()),
         (None, model) => model.as_ref().map(ScriptedModel::held),
     };
@@ -470,25 +472,4 @@ async fn grade(
         reference_staged: reference_dir.is_some(),
         steps,
     })
-}
-
-/// One receiver for two sources of held calls: the first hold either reports.
-fn either_hold(
-    mut a: watch::Receiver<Option<coder_eval_scripted_model::Hold>>,
-    mut b: watch::Receiver<Option<coder_eval_scripted_model::Hold>>,
-) -> watch::Receiver<Option<coder_eval_scripted_model::Hold>> {
-    let (tx, rx) = watch::channel(None);
-    tokio::spawn(async move {
-        let hold = tokio::select! {
-            Ok(h) = a.wait_for(Option::is_some) => *h,
-            Ok(h) = b.wait_for(Option::is_some) => *h,
-            else => None,
-        };
-        if hold.is_some() {
-            let _ = tx.send(hold);
-            // Kept open until the turn loop drops its receiver.
-            tx.closed().await;
-        }
-    });
-    rx
 }
