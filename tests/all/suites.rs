@@ -712,3 +712,63 @@ fn check_refuses_the_experiment_errors_run_refuses() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Issue 15 trial: `--scripted-model` on the command line replaces every variant's
+/// `agent.scripted_model` (the command line is the last layer); the lineage says so
+/// (source `cli`, the command line's script) and the run names the variants it replaced.
+#[test]
+fn a_command_line_script_replaces_the_variants_scripts_and_lineage_says_cli() {
+    let dir = scratch("suite-cli-script");
+    std::fs::create_dir_all(dir.join("exp")).unwrap();
+    std::fs::create_dir_all(dir.join("task")).unwrap();
+    std::fs::write(
+        dir.join("good.yaml"),
+        "name: good\nreplies:\n  - text: Writing.\n    tool_calls:\n      - write_file: {path: ok.txt, content: \"ok\\n\"}\n  - text: Done.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("exp/lazy.yaml"),
+        "name: lazy\nreplies:\n  - text: Done.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("task/task.yaml"),
+        "task_id: write_ok\ninitial_prompt: Write ok.txt.\nagent:\n  type: claude-code\nrun_limits:\n  max_turns: 4\n  turn_timeout: 120\nsuccess_criteria:\n  - type: file_exists\n    path: ok.txt\n",
+    )
+    .unwrap();
+    let exp = dir.join("exp/experiment.yaml");
+    std::fs::write(
+        &exp,
+        "experiment_id: script-vs-lazy\nvariants:\n  - variant_id: base\n  - variant_id: lazy\n    agent: {scripted_model: lazy.yaml}\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = run(
+        &[
+            "run",
+            "--experiment",
+            exp.to_str().unwrap(),
+            "--scripted-model",
+            dir.join("good.yaml").to_str().unwrap(),
+            "--out",
+        ],
+        &[&out, &dir.join("task/task.yaml")],
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("--scripted-model replaces agent.scripted_model of variant `lazy`"),
+        "{}",
+        show(&o)
+    );
+    for variant in ["base", "lazy"] {
+        let t = task_json(&out.join(format!("{variant}/write_ok/claude-code/task.json")));
+        // The command line's script ran: it writes ok.txt, the lazy one does not.
+        assert_eq!(t.status.as_str(), "SUCCESS", "{variant}: {:?}", t.error);
+        let entry = &t.lineage.as_ref().expect("lineage")["agent.scripted_model"];
+        assert_eq!(entry["source"], "cli", "{variant}: {entry}");
+        assert!(
+            entry["value"].as_str().unwrap().ends_with("good.yaml"),
+            "{variant}: {entry}"
+        );
+    }
+}

@@ -301,6 +301,7 @@ fn run_as(
         model: args.model.clone(),
         harness: None,
         repeats: args.repeats,
+        scripted_model: args.scripted_model.clone(),
     };
     let layered = experiment.is_some() || overrides.sets_fields();
     let mut overrides = overrides;
@@ -313,6 +314,11 @@ fn run_as(
             return Ok(exit_codes::USAGE);
         }
         overrides.harness = Some(args.harness[0].clone());
+    }
+    if let Some(e) = &experiment {
+        for note in overrides.replaced_in(e) {
+            eprintln!("note: {note}");
+        }
     }
     let mut tasks = Vec::new();
     let mut resolved = Vec::new();
