@@ -772,3 +772,58 @@ fn a_command_line_script_replaces_the_variants_scripts_and_lineage_says_cli() {
         );
     }
 }
+
+/// Issue 15 trial: `--resume` reads the task files from invocation.json's `cwd`. A copy
+/// of the run folder elsewhere is noted as such; once that folder is gone, the error
+/// names it and where it comes from (was: "No such file or directory (os error 2)").
+#[test]
+fn resume_of_a_moved_run_names_the_recorded_cwd() {
+    let dir = scratch("suite-resume-moved");
+    let a = dir.join("a");
+    std::fs::create_dir_all(a.join("task")).unwrap();
+    std::fs::write(
+        a.join("task/script.yaml"),
+        "name: s\nreplies:\n  - text: Done.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        a.join("task/task.yaml"),
+        "task_id: t\ninitial_prompt: Say done.\nagent:\n  type: claude-code\n  scripted_model: script.yaml\nrun_limits:\n  max_turns: 3\n  turn_timeout: 120\nsuccess_criteria:\n  - type: run_command\n    command: \"true\"\n",
+    )
+    .unwrap();
+    let o = run_in(&a, &["run", "task/task.yaml", "--out", "runs/x"]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let b = dir.join("b");
+    let cp = Command::new("cp")
+        .arg("-r")
+        .arg(&a)
+        .arg(&b)
+        .status()
+        .unwrap();
+    assert!(cp.success());
+    let o = run_in(&dir, &["run", "--resume", "b/runs/x"]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("is not the folder the run wrote")
+            && stderr.contains(&a.display().to_string()),
+        "{}",
+        show(&o)
+    );
+    // Resuming the original: no such note.
+    let o = run_in(&dir, &["run", "--resume", "a/runs/x"]);
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("is not the folder"),
+        "{}",
+        show(&o)
+    );
+    std::fs::rename(&a, dir.join("c")).unwrap();
+    let o = run_in(&dir, &["run", "--resume", "b/runs/x"]);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("invocation.json's cwd") && stderr.contains(&a.display().to_string()),
+        "{}",
+        show(&o)
+    );
+}

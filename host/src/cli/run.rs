@@ -240,7 +240,9 @@ fn run_as(
         }
         let invocation = coder_eval::suite::resume::Invocation::read(&dir)?;
         let dir = std::path::absolute(&dir)?;
-        std::env::set_current_dir(&invocation.cwd)?;
+        if let Some(note) = invocation.enter(&dir)? {
+            eprintln!("note: {note}");
+        }
         let given = args;
         let stored = <StoredRun as clap::Parser>::try_parse_from(
             std::iter::once("run".to_string()).chain(invocation.args),
