@@ -827,3 +827,36 @@ fn resume_of_a_moved_run_names_the_recorded_cwd() {
         show(&o)
     );
 }
+
+/// Issue 15 trial: two runs with no task in common: `compare` says nothing was compared
+/// (stderr) and exits 1, its JSON holding no pair and a null p.
+#[test]
+fn compare_with_no_paired_task_warns_and_exits_one() {
+    let dir = scratch("suite-compare-unpaired");
+    std::fs::write(
+        dir.join("script.yaml"),
+        "name: s\nreplies:\n  - text: Done.\n",
+    )
+    .unwrap();
+    for id in ["one", "two"] {
+        std::fs::write(
+            dir.join(format!("{id}.yaml")),
+            format!(
+                "task_id: {id}\ninitial_prompt: Say done.\nagent:\n  type: claude-code\n  scripted_model: script.yaml\nrun_limits:\n  max_turns: 3\n  turn_timeout: 120\nsuccess_criteria:\n  - type: run_command\n    command: \"true\"\n"
+            ),
+        )
+        .unwrap();
+        let o = run_in(&dir, &["run", &format!("{id}.yaml"), "--out", id]);
+        assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    }
+    let o = run_in(&dir, &["compare", "one", "two", "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("nothing compared"),
+        "{}",
+        show(&o)
+    );
+    let c: CompareReport = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!((c.paired_tasks, c.p_value), (0, None));
+    assert_eq!(c.unpaired, vec!["one".to_string(), "two".to_string()]);
+}
