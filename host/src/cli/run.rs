@@ -411,13 +411,6 @@ fn run_as(
     let out_dir = args
         .out
         .unwrap_or_else(|| PathBuf::from("runs").join(timestamp()));
-    if resume_dir.is_none() && out_dir.join("run.json").exists() {
-        eprintln!(
-            "note: {} already holds a run; run.json, junit.xml and report.html will list this \
-             run's tasks only (the folders of earlier tasks stay, a task run again is replaced)",
-            out_dir.display()
-        );
-    }
     let mut options = RunOptions::new(out_dir.clone());
     options.components = ComponentSource {
         dir: args.components,
@@ -532,6 +525,15 @@ fn run_as(
                 return Ok(exit_codes::USAGE);
             }
         }
+    }
+    // Only once the folder is this run's (locked), and not when the run keeps the earlier
+    // units (`--resume`, a shard run again into its folder).
+    if resume_dir.is_none() && out_dir.join("run.json").exists() {
+        eprintln!(
+            "note: {} already holds a run; run.json, junit.xml and report.html will list this \
+             run's tasks only (the folders of earlier tasks stay, a task run again is replaced)",
+            out_dir.display()
+        );
     }
     // The units' content ids (as a plan's), so that --resume can tell a changed unit.
     let unit_ids = match &mode {
