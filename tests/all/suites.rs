@@ -733,7 +733,7 @@ fn a_command_line_script_replaces_the_variants_scripts_and_lineage_says_cli() {
     .unwrap();
     std::fs::write(
         dir.join("task/task.yaml"),
-        "task_id: write_ok\ninitial_prompt: Write ok.txt.\nagent:\n  type: claude-code\nrun_limits:\n  max_turns: 4\n  turn_timeout: 120\nsuccess_criteria:\n  - type: file_exists\n    path: ok.txt\n",
+        "task_id: write_ok\ninitial_prompt: Write ok.txt.\nagent:\n  type: claude-code\nretry: {max_retries: 3}\nrun_limits:\n  max_turns: 4\n  turn_timeout: 120\nsuccess_criteria:\n  - type: file_exists\n    path: ok.txt\n",
     )
     .unwrap();
     let exp = dir.join("exp/experiment.yaml");
@@ -750,6 +750,8 @@ fn a_command_line_script_replaces_the_variants_scripts_and_lineage_says_cli() {
             exp.to_str().unwrap(),
             "--scripted-model",
             dir.join("good.yaml").to_str().unwrap(),
+            "--infra-retries",
+            "1",
             "--out",
         ],
         &[&out, &dir.join("task/task.yaml")],
@@ -769,6 +771,13 @@ fn a_command_line_script_replaces_the_variants_scripts_and_lineage_says_cli() {
         assert!(
             entry["value"].as_str().unwrap().ends_with("good.yaml"),
             "{variant}: {entry}"
+        );
+        // The task's `retry:` says 3; the command line's 1 is what ran.
+        let retry = &t.lineage.as_ref().unwrap()["retry.max_retries"];
+        assert_eq!(
+            (&retry["source"], &retry["value"]),
+            (&"cli".into(), &1.into()),
+            "{variant}: {retry}"
         );
     }
 }
