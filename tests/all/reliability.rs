@@ -174,8 +174,7 @@ fn one_signal_stops_everything(sig: i32, name: &str) {
     // never started is not run, not done (issue 15 trial: "3/3 done, 2 failed").
     let last = stderr
         .lines()
-        .filter(|l| l.starts_with("progress: "))
-        .last()
+        .rfind(|l| l.starts_with("progress: "))
         .unwrap_or_default();
     assert!(
         last.starts_with("progress: 2/3 done, 0 running, 0 failed, 1 interrupted, 1 not run;"),
