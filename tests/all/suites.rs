@@ -326,6 +326,12 @@ fn check_validates_experiment_files_too() {
         "{}",
         show(&o)
     );
+    // Counted as what it is (was "1 of 1 task files did not load").
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("1 of 1 experiment files did not load"),
+        "{}",
+        show(&o)
+    );
 }
 
 #[test]
