@@ -382,6 +382,21 @@ fn three_shards_merged_give_the_unsharded_run_and_merge_checks_its_folders() {
         show(&o)
     );
     assert_eq!(rows(&summary(&dir.join("twice"))), rows(&a));
+    // The same folder given twice (issue 15 trial: "unit … is in runs/s2-0 and in
+    // runs/s2-0"): said once, merged once.
+    let mut same: Vec<&Path> = shard_refs.clone();
+    same.push(&shards[k]);
+    let o = merge(&same, &plan_file, &dir.join("same-twice"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "{} is given twice: merged once",
+            shards[k].display()
+        )) && !err.contains("kept the result from"),
+        "{}",
+        show(&o)
+    );
+    assert_eq!(rows(&summary(&dir.join("same-twice"))), rows(&a));
 
     // Merged again into the full merge's folder (an earlier merge of this plan): allowed,
     // and the folders of the units missing now are gone, as run.json lists them.
