@@ -808,6 +808,15 @@ fn resume_of_a_moved_run_names_the_recorded_cwd() {
     .unwrap();
     let o = run_in(&a, &["run", "task/task.yaml", "--out", "runs/x"]);
     assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    // And one in the default folder, runs/<timestamp>.
+    let o = run_in(&a, &["run", "task/task.yaml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let stamped = std::fs::read_dir(a.join("runs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n != "x")
+        .expect("the default run folder");
     let b = dir.join("b");
     let cp = Command::new("cp")
         .arg("-r")
@@ -816,15 +825,17 @@ fn resume_of_a_moved_run_names_the_recorded_cwd() {
         .status()
         .unwrap();
     assert!(cp.success());
-    let o = run_in(&dir, &["run", "--resume", "b/runs/x"]);
-    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
-    let stderr = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        stderr.contains("is not the folder the run wrote")
-            && stderr.contains(&a.display().to_string()),
-        "{}",
-        show(&o)
-    );
+    for run in ["x", stamped.as_str()] {
+        let o = run_in(&dir, &["run", "--resume", &format!("b/runs/{run}")]);
+        assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            stderr.contains("is not the folder the run wrote")
+                && stderr.contains(&a.join("runs").join(run).display().to_string()),
+            "{}",
+            show(&o)
+        );
+    }
     // Resuming the original: no such note.
     let o = run_in(&dir, &["run", "--resume", "a/runs/x"]);
     assert!(

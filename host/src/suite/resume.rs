@@ -99,8 +99,9 @@ impl Invocation {
 
     /// Makes [`Invocation::cwd`] the current folder, so that the run's task paths resolve
     /// as when it started. `run_dir` is the run folder being resumed. Returns a note when
-    /// `run_dir` is not the folder the run wrote (its `--out` from `cwd`): a copy of the
-    /// run folder resumes against the original tree's task files, not the copy's.
+    /// `run_dir` is not the folder the run wrote (its `--out`, else `runs/<its name>`,
+    /// from `cwd`): a copy of the run folder resumes against the original tree's task
+    /// files, not the copy's.
     pub fn enter(&self, run_dir: &Path) -> Result<Option<String>, ResumeError> {
         std::env::set_current_dir(&self.cwd).map_err(|source| ResumeError::CwdGone {
             run: run_dir.to_path_buf(),
@@ -117,7 +118,17 @@ impl Invocation {
                     .then(|| self.args.get(i + 1).cloned())
                     .flatten(),
             });
-        let Some(out) = out else { return Ok(None) };
+        // Without --out: `runs/<UTC timestamp>`, the folder's own name (a shard's default
+        // folder is found by its plan, not told here).
+        let plan = self
+            .args
+            .iter()
+            .any(|a| a == "--plan" || a.starts_with("--plan="));
+        let out = match (out, run_dir.file_name()) {
+            (Some(out), _) => PathBuf::from(out),
+            (None, Some(name)) if !plan => Path::new("runs").join(name),
+            _ => return Ok(None),
+        };
         let written = self.cwd.join(out);
         let same = match (written.canonicalize(), run_dir.canonicalize()) {
             (Ok(a), Ok(b)) => a == b,
