@@ -170,6 +170,16 @@ fn one_signal_stops_everything(sig: i32, name: &str) {
     );
     let left = alive_with(&marker);
     assert!(left.is_empty(), "survivors after {name}: {left:?}");
+    // The progress line: the stopped task is interrupted, not failed; the one that
+    // never started is not run, not done (issue 15 trial: "3/3 done, 2 failed").
+    let last = stderr
+        .lines()
+        .rfind(|l| l.starts_with("progress: "))
+        .unwrap_or_default();
+    assert!(
+        last.starts_with("progress: 2/3 done, 0 running, 0 failed, 1 interrupted, 1 not run;"),
+        "{stderr}"
+    );
 
     let task = |id: &str| read_json::<TaskResult>(&out.join(id).join("claude-code/task.json"));
     let one = task("one");

@@ -226,6 +226,13 @@ fn three_shards_merged_give_the_unsharded_run_and_merge_checks_its_folders() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    // Not the note of a run replacing the folder's list (issue 15 trial: it was printed
+    // before the units were kept).
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("already holds a run"),
+        "{}",
+        show(&o)
+    );
     assert!(
         String::from_utf8_lossy(&o.stderr).contains(&format!(
             "{} unit(s) complete and kept, 0 to run",
@@ -375,6 +382,21 @@ fn three_shards_merged_give_the_unsharded_run_and_merge_checks_its_folders() {
         show(&o)
     );
     assert_eq!(rows(&summary(&dir.join("twice"))), rows(&a));
+    // The same folder given twice (issue 15 trial: "unit … is in runs/s2-0 and in
+    // runs/s2-0"): said once, merged once.
+    let mut same: Vec<&Path> = shard_refs.clone();
+    same.push(&shards[k]);
+    let o = merge(&same, &plan_file, &dir.join("same-twice"));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "{} is given twice: merged once",
+            shards[k].display()
+        )) && !err.contains("kept the result from"),
+        "{}",
+        show(&o)
+    );
+    assert_eq!(rows(&summary(&dir.join("same-twice"))), rows(&a));
 
     // Merged again into the full merge's folder (an earlier merge of this plan): allowed,
     // and the folders of the units missing now are gone, as run.json lists them.
@@ -1042,6 +1064,20 @@ fn a_second_run_or_resume_into_a_run_folder_being_run_into_is_refused() {
         .unwrap();
     assert_eq!(o.status.code(), Some(exit_codes::FAILED), "{}", show(&o));
     assert_eq!(launches(&dir), 2);
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("already holds a run"),
+        "{}",
+        show(&o)
+    );
+    // A new run into the finished folder: its lists will hold this run's tasks only.
+    let o = plain(&["--out".as_ref(), out.as_os_str()])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("already holds a run"),
+        "{}",
+        show(&o)
+    );
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -326,6 +326,12 @@ fn check_validates_experiment_files_too() {
         "{}",
         show(&o)
     );
+    // Counted as what it is (was "1 of 1 task files did not load").
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("1 of 1 experiment files did not load"),
+        "{}",
+        show(&o)
+    );
 }
 
 #[test]
@@ -711,4 +717,172 @@ fn check_refuses_the_experiment_errors_run_refuses() {
         assert!(!dir.join(format!("out-{name}")).exists(), "{name}");
     }
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Issue 15 trial: `--scripted-model` on the command line replaces every variant's
+/// `agent.scripted_model` (the command line is the last layer); the lineage says so
+/// (source `cli`, the command line's script) and the run names the variants it replaced.
+#[test]
+fn a_command_line_script_replaces_the_variants_scripts_and_lineage_says_cli() {
+    let dir = scratch("suite-cli-script");
+    std::fs::create_dir_all(dir.join("exp")).unwrap();
+    std::fs::create_dir_all(dir.join("task")).unwrap();
+    std::fs::write(
+        dir.join("good.yaml"),
+        "name: good\nreplies:\n  - text: Writing.\n    tool_calls:\n      - write_file: {path: ok.txt, content: \"ok\\n\"}\n  - text: Done.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("exp/lazy.yaml"),
+        "name: lazy\nreplies:\n  - text: Done.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("task/task.yaml"),
+        "task_id: write_ok\ninitial_prompt: Write ok.txt.\nagent:\n  type: claude-code\nretry: {max_retries: 3}\nrun_limits:\n  max_turns: 4\n  turn_timeout: 120\nsuccess_criteria:\n  - type: file_exists\n    path: ok.txt\n",
+    )
+    .unwrap();
+    let exp = dir.join("exp/experiment.yaml");
+    std::fs::write(
+        &exp,
+        "experiment_id: script-vs-lazy\nvariants:\n  - variant_id: base\n  - variant_id: lazy\n    agent: {scripted_model: lazy.yaml}\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = run(
+        &[
+            "run",
+            "--experiment",
+            exp.to_str().unwrap(),
+            "--scripted-model",
+            dir.join("good.yaml").to_str().unwrap(),
+            "--infra-retries",
+            "1",
+            "--out",
+        ],
+        &[&out, &dir.join("task/task.yaml")],
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("--scripted-model replaces agent.scripted_model of variant `lazy`"),
+        "{}",
+        show(&o)
+    );
+    for variant in ["base", "lazy"] {
+        let t = task_json(&out.join(format!("{variant}/write_ok/claude-code/task.json")));
+        // The command line's script ran: it writes ok.txt, the lazy one does not.
+        assert_eq!(t.status.as_str(), "SUCCESS", "{variant}: {:?}", t.error);
+        let entry = &t.lineage.as_ref().expect("lineage")["agent.scripted_model"];
+        assert_eq!(entry["source"], "cli", "{variant}: {entry}");
+        assert!(
+            entry["value"].as_str().unwrap().ends_with("good.yaml"),
+            "{variant}: {entry}"
+        );
+        // The task's `retry:` says 3; the command line's 1 is what ran.
+        let retry = &t.lineage.as_ref().unwrap()["retry.max_retries"];
+        assert_eq!(
+            (&retry["source"], &retry["value"]),
+            (&"cli".into(), &1.into()),
+            "{variant}: {retry}"
+        );
+    }
+}
+
+/// Issue 15 trial: `--resume` reads the task files from invocation.json's `cwd`. A copy
+/// of the run folder elsewhere is noted as such; once that folder is gone, the error
+/// names it and where it comes from (was: "No such file or directory (os error 2)").
+#[test]
+fn resume_of_a_moved_run_names_the_recorded_cwd() {
+    let dir = scratch("suite-resume-moved");
+    let a = dir.join("a");
+    std::fs::create_dir_all(a.join("task")).unwrap();
+    std::fs::write(
+        a.join("task/script.yaml"),
+        "name: s\nreplies:\n  - text: Done.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        a.join("task/task.yaml"),
+        "task_id: t\ninitial_prompt: Say done.\nagent:\n  type: claude-code\n  scripted_model: script.yaml\nrun_limits:\n  max_turns: 3\n  turn_timeout: 120\nsuccess_criteria:\n  - type: run_command\n    command: \"true\"\n",
+    )
+    .unwrap();
+    let o = run_in(&a, &["run", "task/task.yaml", "--out", "runs/x"]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    // And one in the default folder, runs/<timestamp>.
+    let o = run_in(&a, &["run", "task/task.yaml"]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let stamped = std::fs::read_dir(a.join("runs"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .find(|n| n != "x")
+        .expect("the default run folder");
+    let b = dir.join("b");
+    let cp = Command::new("cp")
+        .arg("-r")
+        .arg(&a)
+        .arg(&b)
+        .status()
+        .unwrap();
+    assert!(cp.success());
+    for run in ["x", stamped.as_str()] {
+        let o = run_in(&dir, &["run", "--resume", &format!("b/runs/{run}")]);
+        assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            stderr.contains("is not the folder the run wrote")
+                && stderr.contains(&a.join("runs").join(run).display().to_string()),
+            "{}",
+            show(&o)
+        );
+    }
+    // Resuming the original: no such note.
+    let o = run_in(&dir, &["run", "--resume", "a/runs/x"]);
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("is not the folder"),
+        "{}",
+        show(&o)
+    );
+    std::fs::rename(&a, dir.join("c")).unwrap();
+    let o = run_in(&dir, &["run", "--resume", "b/runs/x"]);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("invocation.json's cwd") && stderr.contains(&a.display().to_string()),
+        "{}",
+        show(&o)
+    );
+}
+
+/// Issue 15 trial: two runs with no task in common: `compare` says nothing was compared
+/// (stderr) and exits 1, its JSON holding no pair and a null p.
+#[test]
+fn compare_with_no_paired_task_warns_and_exits_one() {
+    let dir = scratch("suite-compare-unpaired");
+    std::fs::write(
+        dir.join("script.yaml"),
+        "name: s\nreplies:\n  - text: Done.\n",
+    )
+    .unwrap();
+    for id in ["one", "two"] {
+        std::fs::write(
+            dir.join(format!("{id}.yaml")),
+            format!(
+                "task_id: {id}\ninitial_prompt: Say done.\nagent:\n  type: claude-code\n  scripted_model: script.yaml\nrun_limits:\n  max_turns: 3\n  turn_timeout: 120\nsuccess_criteria:\n  - type: run_command\n    command: \"true\"\n"
+            ),
+        )
+        .unwrap();
+        let o = run_in(&dir, &["run", &format!("{id}.yaml"), "--out", id]);
+        assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    }
+    let o = run_in(&dir, &["compare", "one", "two", "--json"]);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("nothing compared"),
+        "{}",
+        show(&o)
+    );
+    let c: CompareReport = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!((c.paired_tasks, c.p_value), (0, None));
+    assert_eq!(c.unpaired, vec!["one".to_string(), "two".to_string()]);
 }

@@ -77,7 +77,14 @@ pub fn run(args: CheckArgs) -> Result<i32, Box<dyn std::error::Error>> {
         }
     }
     if failed > 0 {
-        eprintln!("{failed} of {} task files did not load", args.files.len());
+        // Named by what they are: task files, experiment files, or both.
+        let experiments = args.files.iter().filter(|f| is_experiment(f)).count();
+        let kind = match experiments {
+            0 => "task files",
+            n if n == args.files.len() => "experiment files",
+            _ => "files",
+        };
+        eprintln!("{failed} of {} {kind} did not load", args.files.len());
         return Ok(exit_codes::USAGE);
     }
     Ok(exit_codes::OK)

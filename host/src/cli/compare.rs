@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 
 /// Compares two runs (or two variants of one run), paired by task id: each run's pass
 /// rate, the difference B − A with its 95% t-interval, a paired t-test, and the tasks
-/// that flipped pass↔fail. Exit code: 0 compared, 2 a run cannot be read or a variant is
-/// not chosen.
+/// that flipped pass↔fail. Exit code: 0 compared, 1 no task graded in both (nothing
+/// compared: a warning on stderr, the empty comparison still printed), 2 a run cannot be
+/// read or a variant is not chosen.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
   coder-eval compare runs/baseline runs/candidate
@@ -73,9 +74,26 @@ pub fn run(args: CompareArgs) -> Result<i32, Box<dyn std::error::Error>> {
     if let Some(path) = &args.html {
         std::fs::write(path, report::compare_page(&c))?;
     }
+    // No pair: said on stderr, after whatever the output is.
+    let verdict = || {
+        if c.paired_tasks > 0 {
+            return exit_codes::OK;
+        }
+        eprintln!(
+            "warning: nothing compared: no task is graded in both A ({}) and B ({}){}",
+            c.a,
+            c.b,
+            if c.unpaired.is_empty() {
+                String::new()
+            } else {
+                format!(" (graded on one side only: {})", c.unpaired.join(", "))
+            }
+        );
+        exit_codes::FAILED
+    };
     if args.json {
         super::print_json(&c);
-        return Ok(exit_codes::OK);
+        return Ok(verdict());
     }
     let mut out = String::new();
     out.push_str(&format!(
@@ -114,7 +132,7 @@ pub fn run(args: CompareArgs) -> Result<i32, Box<dyn std::error::Error>> {
         ));
     }
     super::print_stdout(&out);
-    Ok(exit_codes::OK)
+    Ok(verdict())
 }
 
 fn names(groups: &[VariantStatistics]) -> String {

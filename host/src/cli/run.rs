@@ -240,7 +240,9 @@ fn run_as(
         }
         let invocation = coder_eval::suite::resume::Invocation::read(&dir)?;
         let dir = std::path::absolute(&dir)?;
-        std::env::set_current_dir(&invocation.cwd)?;
+        if let Some(note) = invocation.enter(&dir)? {
+            eprintln!("note: {note}");
+        }
         let given = args;
         let stored = <StoredRun as clap::Parser>::try_parse_from(
             std::iter::once("run".to_string()).chain(invocation.args),
@@ -301,6 +303,7 @@ fn run_as(
         model: args.model.clone(),
         harness: None,
         repeats: args.repeats,
+        scripted_model: args.scripted_model.clone(),
     };
     let layered = experiment.is_some() || overrides.sets_fields();
     let mut overrides = overrides;
@@ -313,6 +316,11 @@ fn run_as(
             return Ok(exit_codes::USAGE);
         }
         overrides.harness = Some(args.harness[0].clone());
+    }
+    if let Some(e) = &experiment {
+        for note in overrides.replaced_in(e) {
+            eprintln!("note: {note}");
+        }
     }
     let mut tasks = Vec::new();
     let mut resolved = Vec::new();
@@ -403,13 +411,6 @@ fn run_as(
     let out_dir = args
         .out
         .unwrap_or_else(|| PathBuf::from("runs").join(timestamp()));
-    if resume_dir.is_none() && out_dir.join("run.json").exists() {
-        eprintln!(
-            "note: {} already holds a run; run.json, junit.xml and report.html will list this \
-             run's tasks only (the folders of earlier tasks stay, a task run again is replaced)",
-            out_dir.display()
-        );
-    }
     let mut options = RunOptions::new(out_dir.clone());
     options.components = ComponentSource {
         dir: args.components,
@@ -524,6 +525,15 @@ fn run_as(
                 return Ok(exit_codes::USAGE);
             }
         }
+    }
+    // Only once the folder is this run's (locked), and not when the run keeps the earlier
+    // units (`--resume`, a shard run again into its folder).
+    if resume_dir.is_none() && out_dir.join("run.json").exists() {
+        eprintln!(
+            "note: {} already holds a run; run.json, junit.xml and report.html will list this \
+             run's tasks only (the folders of earlier tasks stay, a task run again is replaced)",
+            out_dir.display()
+        );
     }
     // The units' content ids (as a plan's), so that --resume can tell a changed unit.
     let unit_ids = match &mode {

@@ -100,7 +100,10 @@ pub struct CompareReport {
     pub paired_tasks: usize,
     /// Mean of the per-task differences (B − A) with its t-interval.
     pub difference: Option<MeanEstimate>,
+    /// `null` when the test is undefined: fewer than 2 paired tasks, or every paired
+    /// difference equal (standard error 0).
     pub t_statistic: Option<f64>,
+    /// Two-sided; `null` exactly when `t_statistic` is.
     pub p_value: Option<f64>,
     /// Which test `p_value` comes from.
     pub test: String,

@@ -69,7 +69,7 @@ pub async fn run_one(
             *path = None;
         }
     }
-    crate::suite::stamp(&mut result, &p);
+    crate::suite::stamp(&mut result, &p, &options.retry_given);
     // cost.json first, so task.json carries its summary; it never changes the outcome.
     if let Some(record) = cost::record(&p, &result) {
         result.cost = Some(record.summary());

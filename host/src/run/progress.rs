@@ -7,6 +7,10 @@
 //! progress: 3/10 done, 2 running, 1 failed; elapsed 0:41, ETA 1:35; cost $0.0421 (1 unknown)
 //! ```
 //!
+//! After an interrupt, a task the signal stopped is counted `interrupted` (done, not
+//! failed) and one that never started `not run` (neither done nor failed):
+//! `progress: 13/18 done, 0 running, 9 failed, 4 interrupted, 5 not run; …`.
+//!
 //! The cost is the sum of the tasks' `cost.total_cost_usd` (earlier attempts of a retried
 //! task included); a task whose CLI ran but reported no cost is counted as unknown, never
 //! as $0. A run of a single task shows nothing.
@@ -32,6 +36,10 @@ struct State {
     /// The most tasks counted running at once.
     peak_running: usize,
     failed: usize,
+    /// Ended by the host's interrupt after they started (not counted failed).
+    interrupted: usize,
+    /// Never started: the interrupt came first (neither done nor failed).
+    not_run: usize,
     /// Tasks finished by this run (not kept from an earlier one, not skipped): the ETA's
     /// basis.
     finished_here: usize,
@@ -52,6 +60,10 @@ pub struct Snapshot {
     /// The most tasks counted running at once so far (never above `--jobs`).
     pub peak_running: usize,
     pub failed: usize,
+    /// Stopped by the host's interrupt once started (among `done`, not among `failed`).
+    pub interrupted: usize,
+    /// Never started, the interrupt came first (not among `done`).
+    pub not_run: usize,
     pub elapsed: Duration,
     /// `None` until a task of this run has finished.
     pub eta: Option<Duration>,
@@ -118,7 +130,9 @@ impl Progress {
                 s.finished_here += 1;
             }
             s.done += 1;
-            if !matches!(result.status, TaskStatus::Success | TaskStatus::Skipped) {
+            if stopped_by_interrupt(result) {
+                s.interrupted += 1;
+            } else if !matches!(result.status, TaskStatus::Success | TaskStatus::Skipped) {
                 s.failed += 1;
             }
             let mut known = Vec::new();
@@ -141,6 +155,18 @@ impl Progress {
             s.cost_unknown += usize::from(unknown > 0);
         }
         self.redraw(ran_here);
+    }
+
+    /// A task of this run that never started (the host's interrupt came before its
+    /// turn; `result` is what records it): counted `not run`, not done or failed. (A
+    /// result the interrupt did not end is counted as [`Progress::finished`] counts one
+    /// kept from an earlier run.)
+    pub fn not_run(&self, result: &TaskResult) {
+        if !stopped_by_interrupt(result) {
+            return self.finished(result, false);
+        }
+        self.state.lock().unwrap().not_run += 1;
+        self.redraw(true);
     }
 
     /// Prints a task's row: above the bar on a terminal, else on stdout.
@@ -167,7 +193,7 @@ impl Progress {
     pub fn snapshot(&self) -> Snapshot {
         let s = self.state.lock().unwrap();
         let elapsed = s.start.map_or(Duration::ZERO, |t| t.elapsed());
-        let remaining = s.total.saturating_sub(s.done);
+        let remaining = s.total.saturating_sub(s.done + s.not_run);
         let eta = (s.finished_here > 0)
             .then(|| elapsed.mul_f64(remaining as f64 / s.finished_here as f64));
         Snapshot {
@@ -176,6 +202,8 @@ impl Progress {
             running: s.running,
             peak_running: s.peak_running,
             failed: s.failed,
+            interrupted: s.interrupted,
+            not_run: s.not_run,
             elapsed,
             eta,
             cost_usd: (s.cost_known > 0).then_some(s.cost_usd),
@@ -205,9 +233,10 @@ impl Snapshot {
     /// "2 running, 1 failed; ETA 1:35; cost $0.0421 (1 unknown)".
     pub fn message(&self) -> String {
         format!(
-            "{} running, {} failed; ETA {}; {}",
+            "{} running, {} failed{}; ETA {}; {}",
             self.running,
             self.failed,
+            self.stopped(),
             self.eta.map_or("-".to_string(), clock),
             self.cost()
         )
@@ -216,15 +245,28 @@ impl Snapshot {
     /// The plain line (module docs).
     pub fn plain_line(&self) -> String {
         format!(
-            "progress: {}/{} done, {} running, {} failed; elapsed {}, ETA {}; {}",
+            "progress: {}/{} done, {} running, {} failed{}; elapsed {}, ETA {}; {}",
             self.done,
             self.total,
             self.running,
             self.failed,
+            self.stopped(),
             clock(self.elapsed),
             self.eta.map_or("-".to_string(), clock),
             self.cost()
         )
+    }
+
+    /// ", 2 interrupted, 5 not run" (each part only when not 0).
+    fn stopped(&self) -> String {
+        let mut out = String::new();
+        if self.interrupted > 0 {
+            out.push_str(&format!(", {} interrupted", self.interrupted));
+        }
+        if self.not_run > 0 {
+            out.push_str(&format!(", {} not run", self.not_run));
+        }
+        out
     }
 
     fn cost(&self) -> String {
@@ -238,6 +280,15 @@ impl Snapshot {
             None => "cost -".to_string(),
         }
     }
+}
+
+/// Whether the host's interrupt ended `r` (as `suite::resume` tells it: a stop reason or
+/// error kind `interrupted`).
+fn stopped_by_interrupt(r: &TaskResult) -> bool {
+    r.stop
+        .as_ref()
+        .is_some_and(|s| s.reason == crate::results::StopReason::Interrupted)
+        || r.error_kind.as_deref() == Some("interrupted")
 }
 
 /// `m:ss`, or `h:mm:ss` from an hour on.
@@ -261,6 +312,8 @@ mod tests {
             running: 2,
             peak_running: 2,
             failed: 1,
+            interrupted: 0,
+            not_run: 0,
             elapsed: Duration::from_secs(41),
             eta: Some(Duration::from_secs(95)),
             cost_usd: Some(0.0421),

@@ -85,14 +85,23 @@ pub async fn run_all(
             let _ = my_turn.await;
             let _permit = semaphore.acquire_owned().await;
             let _ = next_tx.send(());
-            if let Some(progress) = &options.progress {
+            // The interrupt came before this task's turn: it records as interrupted
+            // without starting, and is counted `not run`.
+            let before = *cancel.borrow() || crate::interrupt::raised().is_some();
+            if let Some(progress) = &options.progress
+                && !before
+            {
                 progress.started();
             }
             let result = super::retry::run_with_retries(p, &options, cancel).await;
             // Counted as ended before its permit goes: the next task's start never
             // counts one running task too many.
             if let Some(progress) = &options.progress {
-                progress.finished(&result, true);
+                if before {
+                    progress.not_run(&result);
+                } else {
+                    progress.finished(&result, true);
+                }
             }
             (index, result)
         });

@@ -319,8 +319,16 @@ impl Experiment {
     pub fn parse(text: &str, path: &Path) -> Result<Experiment, ExperimentError> {
         let spec: ExperimentSpec = serde_yaml_ng::from_str(text).map_err(|err| {
             let (line, column) = err.location().map_or((0, 0), |l| (l.line(), l.column()));
-            let (line, column, message) =
+            let (line, column, mut message) =
                 crate::task::duplicate_key::place(text, line, column, err.to_string());
+            if message.contains("unknown variant `rephrase`") {
+                message = format!(
+                    "prompt_mutations: coder_eval's `rephrase` mutation (an LLM rewrite of \
+                     the prompt) is not supported: give the rewritten prompt as the \
+                     variant's `initial_prompt`, or use prefix, suffix, replace or template \
+                     ({message})"
+                );
+            }
             ExperimentError::Invalid {
                 path: path.to_path_buf(),
                 line,

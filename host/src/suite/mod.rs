@@ -40,14 +40,43 @@ pub fn unit_of(r: &TaskResult) -> UnitId {
     }
 }
 
-/// Writes a unit's identity and lineage into its result.
-pub fn stamp(result: &mut TaskResult, p: &Prepared) {
+/// Writes a unit's identity and lineage into its result. `retry_given` is the command
+/// line's `--infra-retries` / `--retry-initial-delay`: they beat the task's `retry:` block
+/// at run time (and change no unit, so they are not in the merge), and the lineage says
+/// so (source `cli`).
+pub fn stamp(result: &mut TaskResult, p: &Prepared, retry_given: &crate::task::retry::RetrySpec) {
     result.variant = p.unit.variant.clone();
     result.replicate = p.unit.replicate;
-    result.lineage = p
-        .lineage
-        .as_ref()
-        .and_then(|l| serde_json::to_value(l.as_ref()).ok());
+    let Some(lineage) = &p.lineage else {
+        result.lineage = None;
+        return;
+    };
+    let mut lineage = lineage.as_ref().clone();
+    let given = [
+        (
+            "retry.max_retries",
+            retry_given.max_retries.map(serde_json::Value::from),
+            "--infra-retries",
+        ),
+        (
+            "retry.initial_delay",
+            retry_given.initial_delay.map(serde_json::Value::from),
+            "--retry-initial-delay",
+        ),
+    ];
+    for (path, value, flag) in given {
+        if let Some(value) = value {
+            lineage.insert(
+                path.into(),
+                crate::results::LineageEntry {
+                    value,
+                    source: crate::results::Layer::Cli,
+                    source_detail: Some(flag.into()),
+                },
+            );
+        }
+    }
+    result.lineage = serde_json::to_value(&lineage).ok();
 }
 
 /// Checks every resolved task on its harnesses (`run::prepare`) and makes its units:

@@ -66,6 +66,19 @@ pub enum ResumeError {
         #[source]
         source: serde_json::Error,
     },
+    /// `cwd` of `invocation.json` (the folder the run was started from: its task paths
+    /// are relative to it) cannot be entered, e.g. the tree was moved since.
+    #[error(
+        "{run}: cannot resume: invocation.json's cwd {cwd} (the folder the run was started \
+         from; its task paths are relative to it) cannot be entered (was the tree moved or \
+         deleted? resume a run folder whose tree is still where it ran, or start a new run)"
+    )]
+    CwdGone {
+        run: PathBuf,
+        cwd: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 impl Invocation {
@@ -82,6 +95,54 @@ impl Invocation {
             source,
         })?;
         serde_json::from_str(&text).map_err(|source| ResumeError::Invalid { path, source })
+    }
+
+    /// Makes [`Invocation::cwd`] the current folder, so that the run's task paths resolve
+    /// as when it started. `run_dir` is the run folder being resumed. Returns a note when
+    /// `run_dir` is not the folder the run wrote (its `--out`, else `runs/<its name>`,
+    /// from `cwd`): a copy of the run folder resumes against the original tree's task
+    /// files, not the copy's.
+    pub fn enter(&self, run_dir: &Path) -> Result<Option<String>, ResumeError> {
+        std::env::set_current_dir(&self.cwd).map_err(|source| ResumeError::CwdGone {
+            run: run_dir.to_path_buf(),
+            cwd: self.cwd.clone(),
+            source,
+        })?;
+        let out = self
+            .args
+            .iter()
+            .enumerate()
+            .find_map(|(i, a)| match a.strip_prefix("--out=") {
+                Some(v) => Some(v.to_string()),
+                None => (a == "--out")
+                    .then(|| self.args.get(i + 1).cloned())
+                    .flatten(),
+            });
+        // Without --out: `runs/<UTC timestamp>`, the folder's own name (a shard's default
+        // folder is found by its plan, not told here).
+        let plan = self
+            .args
+            .iter()
+            .any(|a| a == "--plan" || a.starts_with("--plan="));
+        let out = match (out, run_dir.file_name()) {
+            (Some(out), _) => PathBuf::from(out),
+            (None, Some(name)) if !plan => Path::new("runs").join(name),
+            _ => return Ok(None),
+        };
+        let written = self.cwd.join(out);
+        let same = match (written.canonicalize(), run_dir.canonicalize()) {
+            (Ok(a), Ok(b)) => a == b,
+            _ => false,
+        };
+        Ok((!same).then(|| {
+            format!(
+                "{} is not the folder the run wrote ({}, from invocation.json's cwd): its \
+                 task files are read from {}, not from beside this folder",
+                run_dir.display(),
+                written.display(),
+                self.cwd.display()
+            )
+        }))
     }
 }
 

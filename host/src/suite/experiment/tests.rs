@@ -155,3 +155,19 @@ fn a_nested_unknown_field_is_placed_on_its_own_line() {
         "{msg}"
     );
 }
+
+/// Issue 15 trial: coder_eval's `rephrase` mutation is refused as such, not as an unknown
+/// variant, with its line.
+#[test]
+fn a_rephrase_mutation_is_refused_as_not_supported() {
+    let e = Experiment::parse(
+        "experiment_id: a\nvariants:\n  - variant_id: r\n    prompt_mutations:\n      - {type: rephrase, instruction: shorter}\n",
+        Path::new("/x/exp.yaml"),
+    );
+    let msg = e.unwrap_err().to_string();
+    assert!(
+        msg.starts_with("/x/exp.yaml:5:")
+            && msg.contains("`rephrase` mutation (an LLM rewrite of the prompt) is not supported"),
+        "{msg}"
+    );
+}

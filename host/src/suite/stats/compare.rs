@@ -60,10 +60,8 @@ pub fn compare(a: &VariantStatistics, b: &VariantStatistics) -> CompareReport {
             let t = mean / se;
             (Some(t), t_test_p(t, *df))
         }
-        // Every difference equal: no spread to test against.
-        Some(MeanEstimate {
-            mean, se: Some(_), ..
-        }) => (None, Some(if *mean == 0.0 { 1.0 } else { 0.0 })),
+        // Every difference equal (standard error 0): t is undefined and so is p (null,
+        // not 0 or 1: no spread to test against).
         _ => (None, None),
     };
     CompareReport {

@@ -181,3 +181,31 @@ fn the_difference_interval_stays_within_minus_one_and_one() {
     let c = compare(&a, &a).difference.unwrap().ci95.unwrap();
     assert_eq!((c.low, c.high), (0.0, 0.0));
 }
+
+/// Issue 15 trial: every paired difference equal (standard error 0): t and p are both
+/// undefined (was p = 0.0000).
+#[test]
+fn equal_differences_leave_t_and_p_undefined() {
+    let task = |id: &str, passes: u32| {
+        let reps: Vec<Replicate> = (0..2)
+            .map(|i| {
+                rep(
+                    if i < passes {
+                        TaskStatus::Success
+                    } else {
+                        TaskStatus::Failure
+                    },
+                    None,
+                )
+            })
+            .collect();
+        task_statistics(id, &reps, 2)
+    };
+    for (a, b) in [(0, 2), (1, 1)] {
+        let va = variant_statistics("a", vec![task("x", a), task("y", a)]);
+        let vb = variant_statistics("b", vec![task("x", b), task("y", b)]);
+        let c = compare(&va, &vb);
+        assert_eq!(c.paired_tasks, 2);
+        assert_eq!((c.t_statistic, c.p_value), (None, None), "{a} vs {b}");
+    }
+}

@@ -41,6 +41,22 @@ pub(super) fn merge_into(
         );
         return Ok(exit_codes::USAGE);
     }
+    // A folder given twice is merged once (else its every unit would be "in it and in it").
+    let mut unique: Vec<PathBuf> = Vec::new();
+    for d in dirs {
+        match unique.iter().find(|u| same(u, d)) {
+            Some(first) if first == d => {
+                eprintln!("note: {} is given twice: merged once", d.display())
+            }
+            Some(first) => eprintln!(
+                "note: {} is given twice (also as {}): merged once",
+                first.display(),
+                d.display()
+            ),
+            None => unique.push(d.clone()),
+        }
+    }
+    let dirs = unique.as_slice();
     let gathered = match gather(plan, plan_file, dirs) {
         Ok(g) => g,
         Err(err) => {
