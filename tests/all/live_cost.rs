@@ -11,7 +11,7 @@ use coder_eval::results::{
 use std::path::Path;
 use std::process::Command;
 
-fn cost_record(dir: &Path) -> CostRecord {
+pub(crate) fn cost_record(dir: &Path) -> CostRecord {
     let text = std::fs::read_to_string(dir.join("cost.json"))
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     // Written atomically: no temporary file is left beside it.

@@ -9,7 +9,7 @@ use crate::support::{bin, root, scratch};
 use coder_eval::limits::budget::{ReportedAt, reporting};
 use coder_eval::results::{
     BudgetKind, EarlyStopReason, RunSummary, StopReason, TaskResult, TaskStatus, ToolOutcome,
-    TurnStatus,
+    TotalsStatus, TurnStatus,
 };
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -68,6 +68,17 @@ fn early_stop_and_budgets_on_every_harness() {
             .as_ref()
             .unwrap_or_else(|| panic!("{what}: {:?}", r.error));
         assert_replay_matches(&out, r);
+        // A stop before the CLI's final result cut off what the CLI reports there or last
+        // (Codex's usage in `turn.completed`, Gemini CLI's in its `result`): `cost.json`
+        // says so (partial), never that the CLI reports none.
+        if r.stop.is_some() && t.cli_result.is_none() {
+            let cost = crate::live_cost::cost_record(&out.join(scenario).join(harness));
+            assert_ne!(
+                cost.usage_status,
+                TotalsStatus::NotReported,
+                "{what}: {cost:#?}"
+            );
+        }
         // Only a call known to have run is a command: one the host stopped as it started
         // (no end: `interrupted`) or the CLI refused (`denied`) is not.
         for call in &t.tool_calls {

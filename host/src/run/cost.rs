@@ -87,17 +87,33 @@ pub(super) fn attempts(p: &Prepared, result: &TaskResult) -> Vec<CostAttempt> {
 }
 
 /// A launch the host stopped (a cap, a budget, an early stop, a timeout) before the CLI's
-/// final result, on a harness whose stream reports cost, and no cost seen: the CLI did not
-/// fail to report it, the stop cut it off (Claude Code reports cost only in its final
-/// result). `partial`, the figure unknown (`null`), with that reason.
+/// final result, and a figure not seen: the CLI did not fail to report it, the stop cut it
+/// off. Cost, on a harness whose stream reports it (Claude Code reports cost only in its
+/// final result); token usage, on any harness (Codex reports it in `turn.completed`,
+/// Gemini CLI in its final `result`). `partial`, the figure unknown (`null`), with that
+/// reason.
 fn cut_before_cost(attempt: &mut CostAttempt, result: &TaskResult, reports_cost: bool) {
     let Some(turn) = result.turn.as_ref() else {
         return;
     };
-    if !reports_cost || result.stop.is_none() || turn.cli_result.is_some() {
+    if result.stop.is_none() || turn.cli_result.is_some() {
         return;
     }
-    if attempt.cost_usd.is_none() && attempt.cost_status == TotalsStatus::NotReported {
+    if attempt.usage.is_none() && attempt.usage_status == TotalsStatus::NotReported {
+        attempt.usage_status = TotalsStatus::Partial;
+        attempt
+            .reasons
+            .retain(|r| !r.starts_with("the CLI reported no token usage"));
+        attempt.reasons.push(
+            "the host stopped the CLI before it reported its token usage (at the end of \
+             its turn or in its final result): the usage is unknown"
+                .into(),
+        );
+    }
+    if reports_cost
+        && attempt.cost_usd.is_none()
+        && attempt.cost_status == TotalsStatus::NotReported
+    {
         attempt.cost_status = TotalsStatus::Partial;
         attempt
             .reasons
