@@ -329,4 +329,16 @@ fn time_mode_on_a_harness_without_resume_is_refused_at_load() {
         "{stderr}"
     );
     assert!(stderr.contains("harness@0.1.0"), "{stderr}");
+    // A harness@0.2.0 component that declares no resume form (Qwen Code) says that, not
+    // that its contract version is the reason.
+    let (code, stderr) = load(
+        "noresume2",
+        "budget_mode: time, timeout_seconds: 60",
+        &["--harness", "qwen-code"],
+    );
+    assert_eq!(code, 2, "{stderr}");
+    assert!(
+        stderr.contains("harness@0.2.0, and declares no resume form"),
+        "{stderr}"
+    );
 }

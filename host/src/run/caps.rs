@@ -82,9 +82,15 @@ pub fn check_task(task: &Task, harness: &str, described: &Described) -> Result<(
 pub fn check_agent(agent: &AgentSpec, harness: &str, described: &Described) -> Result<(), Unfit> {
     check_agent_fields(agent, harness, &described.caps, &described.contract)?;
     if agent.budget_mode == Some(BudgetMode::Time) && !described.caps.resume {
+        // harness@0.1.0 has no resume form at all; a later component says it has none.
+        let contract = if described.contract.contains("@0.1.") {
+            format!("{}, which has no resume form", described.contract)
+        } else {
+            format!("{}, and declares no resume form", described.contract)
+        };
         return Err(Unfit::NoResume {
             harness: harness.to_string(),
-            contract: described.contract.clone(),
+            contract,
         });
     }
     Ok(())
