@@ -278,8 +278,11 @@ pub fn digest_file(path: &Path) -> std::io::Result<String> {
 /// What a resolved task reads that its folder's digest ([`digest_dir`]) may not hold,
 /// each as name → sha256 (hex): `initial_prompt` and `agent.system_prompt` (the text as
 /// read, from whichever file: `initial_prompt_file: ../shared/prompt.md`, a variant's
-/// prompt file, a prompt mutation), and `sandbox.template_dir` and `reference` when they
-/// lie outside the task's folder (named by their path relative to it, e.g.
+/// prompt file, a prompt mutation), `agent.claude_settings` (the object as read, as
+/// [`canonical_json`]), `success_criteria` (as resolved, a dataset row's values in
+/// them), and every file or folder the task names ([`crate::task::Task::named_paths`]:
+/// template, reference, plugins, criterion components and scripts) that lies outside
+/// the task's folder (named by field and path relative to it, e.g.
 /// `sandbox.template_dir ../templates/py`; a folder as [`digest_dir`]). Paths are not
 /// hashed, contents are: the same files at another checkout path give the same map.
 pub fn task_reads(task: &crate::task::Task) -> std::io::Result<BTreeMap<String, String>> {
@@ -304,7 +307,8 @@ pub fn task_reads(task: &crate::task::Task) -> std::io::Result<BTreeMap<String, 
     let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
     let mut outside = |what: &str, path: &Path| -> std::io::Result<()> {
         let real = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-        if real.starts_with(&dir) {
+        // Inside the folder its digest holds it; an ancestor of it is no file it reads.
+        if real.starts_with(&dir) || dir.starts_with(&real) {
             return Ok(());
         }
         let digest = if real.is_dir() {
@@ -315,13 +319,24 @@ pub fn task_reads(task: &crate::task::Task) -> std::io::Result<BTreeMap<String, 
         reads.insert(format!("{what} {}", relative_to(&real, &dir)), digest);
         Ok(())
     };
-    if let Some(template) = &task.sandbox.template_dir {
-        outside("sandbox.template_dir", template)?;
+    for (what, path) in task.named_paths() {
+        outside(&what, &path)?;
     }
-    match &task.reference {
-        Some(crate::task::sandbox::Reference::Directory(p)) => outside("reference", p)?,
-        Some(crate::task::sandbox::Reference::File(p)) => outside("reference", p)?,
-        _ => {}
+    if let Some(crate::task::agent::ClaudeSettings::Object(settings)) = &task.agent.claude_settings
+    {
+        let text = canonical_json(&serde_json::Value::Object(settings.clone()));
+        reads.insert(
+            "agent.claude_settings".to_string(),
+            hex(&Sha256::digest(text.as_bytes())),
+        );
+    }
+    if !task.success_criteria.is_empty() {
+        // As resolved: a dataset row's values substituted into them.
+        let criteria = serde_json::to_value(&task.success_criteria).unwrap_or_default();
+        reads.insert(
+            "success_criteria".to_string(),
+            hex(&Sha256::digest(canonical_json(&criteria).as_bytes())),
+        );
     }
     Ok(reads)
 }
@@ -503,6 +518,68 @@ mod tests {
             std::fs::write(fixture.join(name), r#"{"name": "yours"}"#).unwrap();
             assert_ne!(digest_dir(dir.path()).unwrap(), edited, "{name}");
         }
+    }
+
+    #[test]
+    fn every_file_a_task_names_outside_its_folder_is_in_its_reads() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join("shared/plug/skills/s1")).unwrap();
+        std::fs::create_dir_all(root.join("t")).unwrap();
+        std::fs::write(root.join("shared/crit.wasm"), b"v1").unwrap();
+        std::fs::write(root.join("shared/check.sh"), "exit 0\n").unwrap();
+        std::fs::write(
+            root.join("shared/settings.json"),
+            r#"{"env": {"FOO": "1"}}"#,
+        )
+        .unwrap();
+        std::fs::write(root.join("shared/plug/skills/s1/SKILL.md"), "one\n").unwrap();
+        std::fs::write(
+            root.join("shared/rows.jsonl"),
+            "{\"id\": \"a\", \"word\": \"x\"}\n{\"id\": \"b\", \"word\": \"y\"}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("t/task.yaml"),
+            "task_id: t\ninitial_prompt: hi\nagent:\n  type: claude-code\n  claude_settings: ../shared/settings.json\n  plugins: [{type: local, path: ../shared/plug}]\ndataset: {paths: [../shared/rows.jsonl]}\nsuccess_criteria:\n  - type: component\n    component: ../shared/crit.wasm\n  - type: run_command\n    command: sh ../shared/check.sh\n  - type: file_contains\n    path: out.txt\n    includes: [\"${row.word}\"]\n",
+        )
+        .unwrap();
+        let reads = || -> Vec<BTreeMap<String, String>> {
+            crate::task::Task::load_file(&root.join("t/task.yaml"))
+                .unwrap()
+                .tasks
+                .iter()
+                .map(|t| task_reads(t).unwrap())
+                .collect()
+        };
+        let first = reads();
+        assert!(
+            first[0].contains_key("success_criteria[0] ../shared/crit.wasm"),
+            "{first:?}"
+        );
+        let edits: [(&str, &str); 4] = [
+            ("shared/crit.wasm", "v2"),
+            ("shared/settings.json", r#"{"env": {"FOO": "2"}}"#),
+            ("shared/plug/skills/s1/SKILL.md", "two\n"),
+            ("shared/check.sh", "exit 1\n"),
+        ];
+        let mut before = first;
+        for (file, text) in edits {
+            std::fs::write(root.join(file), text).unwrap();
+            let after = reads();
+            assert_ne!(after[0], before[0], "{file}");
+            before = after;
+        }
+        // A dataset row's values: row b's reads change, row a's do not.
+        std::fs::write(
+            root.join("shared/rows.jsonl"),
+            "{\"id\": \"a\", \"word\": \"x\"}\n{\"id\": \"b\", \"word\": \"NOPE\"}\n",
+        )
+        .unwrap();
+        let after = reads();
+        assert_eq!(after[0], before[0]);
+        assert_ne!(after[1], before[1]);
     }
 
     #[test]
