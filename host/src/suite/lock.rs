@@ -7,7 +7,7 @@
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
-pub use super::folders::LOCK_FILE;
+pub use super::folders::{LOCK_FILE, OUTPUT_MARKER};
 
 /// Why a run cannot take its folder.
 #[derive(Debug, thiserror::Error)]
@@ -53,6 +53,7 @@ fn lock(dir: &Path, what: &'static str, advice: &'static str) -> Result<std::fs:
         source,
     };
     std::fs::create_dir_all(dir).map_err(io)?;
+    mark(dir).map_err(io)?;
     let mut file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -86,6 +87,19 @@ fn lock(dir: &Path, what: &'static str, advice: &'static str) -> Result<std::fs:
         .and_then(|()| writeln!(file, "{}", std::process::id()))
         .map_err(io)?;
     Ok(file)
+}
+
+/// Writes [`OUTPUT_MARKER`] into `dir` unless it holds one.
+pub fn mark(dir: &Path) -> std::io::Result<()> {
+    let marker = dir.join(OUTPUT_MARKER);
+    if marker.exists() {
+        return Ok(());
+    }
+    std::fs::write(
+        marker,
+        "coder-eval writes its results into this folder (a run, a shard or a merge); \
+         a task folder's digest leaves it out.\n",
+    )
 }
 
 /// `pid N` from a lock file, else `pid unknown`.

@@ -362,10 +362,10 @@ pub const DIGEST_SKIPS: &[&str] = &["runs", "node_modules", "target", "__pycache
 /// sha256 (hex) of a folder's files: for each file, in order of its path relative to
 /// `dir` (`/`-separated), the path, a NUL, the file's sha256, a newline. Hidden entries
 /// (`.git`, …) and [`DIGEST_SKIPS`] folders are left out, and so are coder-eval's own
-/// outputs wherever they are written: a plan file (a JSON object with `plan_version`
-/// and `plan_id`) and a run or shard folder (one holding a `shard.json`, `invocation.json`
-/// or `run.json` of coder-eval's: [`is_output_folder`]), so a plan or a shard written inside a task folder does not change
-/// the folder's digest. A symbolic link counts as its target path, not followed.
+/// outputs wherever they are written: a plan file (a JSON object with `plan_version`,
+/// `plan_id` and `units`) and a run, shard or merged folder (one holding coder-eval's
+/// marker: [`is_output_folder`]), so a plan or a shard written inside a task folder does
+/// not change the folder's digest. A symbolic link counts as its target path, not followed.
 pub fn digest_dir(dir: &Path) -> std::io::Result<String> {
     let mut files: Vec<(String, String)> = Vec::new();
     walk(dir, "", &mut files)?;
@@ -380,31 +380,12 @@ pub fn digest_dir(dir: &Path) -> std::io::Result<String> {
     Ok(hex(&hasher.finalize()))
 }
 
-/// Whether `dir` is a folder coder-eval runs write (see [`digest_dir`]): it holds a
-/// `shard.json`, an `invocation.json` or a `run.json` that reads as coder-eval's own
-/// (a `ShardRecord`'s keys, [`super::resume::Invocation`],
-/// [`crate::results::RunSummary`]). A task's own file of one of those names (a fixture,
-/// data) is not a marker: its folder is the task's and is digested.
+/// Whether `dir` is a folder coder-eval runs, shards or merges write (see
+/// [`digest_dir`]): it holds coder-eval's marker ([`super::folders::OUTPUT_MARKER`]). A
+/// task's own `run.json`, `shard.json` or `invocation.json` (a fixture, data) marks
+/// nothing: its folder is the task's and is digested.
 fn is_output_folder(dir: &Path) -> bool {
-    fn reads_as<T: serde::de::DeserializeOwned>(path: &Path) -> bool {
-        std::fs::read(path).is_ok_and(|bytes| serde_json::from_slice::<T>(&bytes).is_ok())
-    }
-    // A shard.json is read by its shape, not as `ShardRecord`: the shard module reads
-    // plans, and a plan reading shard records would tie the two in a loop.
-    let shard_record = |path: &Path| {
-        std::fs::read(path).is_ok_and(|bytes| {
-            serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(&bytes).is_ok_and(
-                |m| {
-                    ["plan_id", "shard", "units"]
-                        .iter()
-                        .all(|k| m.contains_key(*k))
-                },
-            )
-        })
-    };
-    shard_record(&dir.join(super::folders::SHARD_FILE))
-        || reads_as::<super::resume::Invocation>(&dir.join(super::folders::INVOCATION_FILE))
-        || reads_as::<crate::results::RunSummary>(&dir.join("run.json"))
+    dir.join(super::folders::OUTPUT_MARKER).is_file()
 }
 
 /// Whether `bytes` are a plan file's (see [`digest_dir`]).
@@ -414,8 +395,11 @@ fn is_plan_file(bytes: &[u8]) -> bool {
     {
         return false;
     }
-    serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(bytes)
-        .is_ok_and(|m| m.contains_key("plan_version") && m.contains_key("plan_id"))
+    serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(bytes).is_ok_and(|m| {
+        ["plan_version", "plan_id", "units"]
+            .iter()
+            .all(|k| m.contains_key(*k))
+    })
 }
 
 fn walk(dir: &Path, prefix: &str, out: &mut Vec<(String, String)>) -> std::io::Result<()> {
@@ -494,6 +478,9 @@ mod tests {
         )
         .unwrap();
         std::fs::write(dir.join("runs2/x/task.json"), "{}").unwrap();
+        for out in ["shard-0", "out", "runs2"] {
+            super::super::lock::mark(&dir.join(out)).unwrap();
+        }
         assert_eq!(digest_dir(&dir).unwrap(), before);
         // The task's own files still count, a JSON file that is no plan among them.
         std::fs::write(dir.join("data.json"), r#"{"plan_id": 1}"#).unwrap();
@@ -580,6 +567,42 @@ mod tests {
         let after = reads();
         assert_eq!(after[0], before[0]);
         assert_ne!(after[1], before[1]);
+    }
+
+    #[test]
+    fn a_fixture_shaped_like_our_outputs_is_digested_without_our_marker() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("task.yaml"), "task_id: t\n").unwrap();
+        std::fs::create_dir_all(d.join("fixtures")).unwrap();
+        std::fs::create_dir_all(d.join("data")).unwrap();
+        // What coder-eval's invocation.json and run.json look like (the attack's f/t3, DG/t6).
+        std::fs::write(
+            d.join("fixtures/invocation.json"),
+            r#"{"cwd": "/srv/app", "args": ["serve", "--port", "8080"]}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            d.join("data/run.json"),
+            r#"{"result_version": 1, "rows": [], "note": "fixture"}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            d.join("data.json"),
+            r#"{"plan_version": 1, "plan_id": "x"}"#,
+        )
+        .unwrap();
+        let mut last = digest_dir(d).unwrap();
+        for (file, text) in [
+            ("fixtures/expected.txt", "expected: 9090\n"),
+            ("data/other.txt", "b\n"),
+            ("data.json", r#"{"plan_version": 1, "plan_id": "y"}"#),
+        ] {
+            std::fs::write(d.join(file), text).unwrap();
+            let now = digest_dir(d).unwrap();
+            assert_ne!(now, last, "{file}");
+            last = now;
+        }
     }
 
     #[test]
