@@ -1,5 +1,5 @@
 //! One coder-eval process at a time per results folder: a shard's folder (`run --plan
-//! --shard`), a plain run's (`run --out`, `run --resume`). The lock is the kernel's
+//! --shard`), a plain run's (`run --out`, `run --resume`), a merge's (`merge --out`). The lock is the kernel's
 //! (`flock` on `<folder>/.shard.lock`): it goes with its process, so a run retried after
 //! a crash or a SIGKILL takes it again, and no stale lock is ever left. `merge` asks
 //! whether a shard folder is still being run into ([`holder`]).
@@ -18,7 +18,7 @@ pub enum LockError {
         #[source]
         source: std::io::Error,
     },
-    /// `what`: "a shard" or "a run".
+    /// `what`: "a shard", "a run" or "a merge".
     #[error(
         "{dir}: another coder-eval process is running {what} into this folder ({holder}); \
          {advice}"
@@ -44,6 +44,15 @@ pub fn lock_run_folder(dir: &Path) -> Result<std::fs::File, LockError> {
         dir,
         "a run",
         "wait for it to end (then `run --resume` it) or give another --out",
+    )
+}
+
+/// As [`lock_folder`], for `merge`'s output folder (`merge --out DIR`).
+pub fn lock_merge_folder(dir: &Path) -> Result<std::fs::File, LockError> {
+    lock(
+        dir,
+        "a merge",
+        "wait for it to end (then merge again if need be) or give another --out",
     )
 }
 
