@@ -1201,3 +1201,37 @@ fn merge_locks_its_folder_counts_skipped_units_and_writes_statistics_when_all_ar
     assert!(!s.statistics.is_empty(), "{stats}");
     assert!(stats.to_string().contains("\"missing\":2"), "{stats}");
 }
+
+#[test]
+fn a_plan_made_with_absolute_paths_runs_after_its_tree_moved() {
+    let dir = scratch("plan-abs");
+    let orig = dir.join("orig");
+    std::fs::create_dir_all(&orig).unwrap();
+    agentless_plan(&orig);
+    let o = Command::new(bin())
+        .current_dir(&orig)
+        .arg("plan")
+        .arg(orig.join("tasks/pass/task.yaml"))
+        .args(["--out", "plan.json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let text = std::fs::read_to_string(orig.join("plan.json")).unwrap();
+    assert!(!text.contains(&orig.display().to_string()), "{text}");
+    let moved = dir.join("moved");
+    std::fs::rename(&orig, &moved).unwrap();
+    let o = Command::new(bin())
+        .current_dir(&moved)
+        .args([
+            "run",
+            "--plan",
+            "plan.json",
+            "--shard",
+            "0/1",
+            "--out",
+            "s0",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+}

@@ -184,7 +184,11 @@ pub fn plan(mut args: PlanArgs) -> Result<i32, Box<dyn std::error::Error>> {
         );
         return Ok(exit_codes::USAGE);
     }
-    let stored = stored_args(std::env::args().skip(2));
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let stored = stored_args(std::env::args().skip(2))
+        .into_iter()
+        .map(|a| relative_arg(&a, &cwd))
+        .collect();
     let mode = Mode::Plan {
         out,
         args: stored,
@@ -206,6 +210,31 @@ fn manifest_flags(args: impl Iterator<Item = String>) -> Vec<&'static str> {
         })
         .copied()
         .collect()
+}
+
+/// `arg` (a path, or `--flag=PATH`) with an absolute path inside `cwd` made relative to
+/// it: a plan names no path of its checkout (`plan $PWD/tasks/a/task.yaml` runs in a
+/// checkout mounted elsewhere). Anything else is kept as given.
+fn relative_arg(arg: &str, cwd: &Path) -> String {
+    let (flag, value) = match arg.split_once('=') {
+        Some((flag, value)) if flag.starts_with("--") => (Some(flag), value),
+        _ => (None, arg),
+    };
+    let path = Path::new(value);
+    if !path.is_absolute() {
+        return arg.to_string();
+    }
+    let real_cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    let rel = path
+        .strip_prefix(cwd)
+        .or_else(|_| path.strip_prefix(&real_cwd))
+        .ok()
+        .filter(|r| !r.as_os_str().is_empty());
+    match (rel, flag) {
+        (Some(rel), Some(flag)) => format!("{flag}={}", rel.display()),
+        (Some(rel), None) => rel.display().to_string(),
+        (None, _) => arg.to_string(),
+    }
 }
 
 /// `args` without the plan-only flags and their values.
@@ -750,6 +779,22 @@ mod tests {
         );
         let plain = ["t.yaml", "--out", "p.json", "--emit", "k8s-job"];
         assert!(super::manifest_flags(plain.iter().map(|s| s.to_string())).is_empty());
+    }
+
+    #[test]
+    fn absolute_paths_inside_the_plan_folder_are_stored_relative_to_it() {
+        let cwd = std::path::Path::new("/w/repo");
+        let rel = |a: &str| super::relative_arg(a, cwd);
+        assert_eq!(rel("/w/repo/tasks/a/task.yaml"), "tasks/a/task.yaml");
+        assert_eq!(
+            rel("--experiment=/w/repo/examples/e.yaml"),
+            "--experiment=examples/e.yaml"
+        );
+        // Outside the folder, or no path: as given.
+        assert_eq!(rel("/other/t.yaml"), "/other/t.yaml");
+        assert_eq!(rel("/w/repo2/t.yaml"), "/w/repo2/t.yaml");
+        assert_eq!(rel("--repeats"), "--repeats");
+        assert_eq!(rel("-Dx=/w/repo/y"), "-Dx=/w/repo/y");
     }
 
     #[test]
