@@ -1235,3 +1235,42 @@ fn a_plan_made_with_absolute_paths_runs_after_its_tree_moved() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", show(&o));
 }
+
+#[test]
+fn raising_repeats_in_an_experiment_keeps_the_ids_of_the_replicates_it_had() {
+    let dir = scratch("repeats-ids");
+    let (exp, task) = experiment(&dir);
+    let text = std::fs::read_to_string(&exp).unwrap();
+    let ids = |repeats: u32| -> std::collections::BTreeMap<String, String> {
+        let file = dir.join(format!("exp/exp{repeats}.yaml"));
+        std::fs::write(
+            &file,
+            text.replace(
+                "experiment_id: good-vs-bad\n",
+                &format!("experiment_id: good-vs-bad\ndefaults:\n  repeats: {repeats}\n"),
+            ),
+        )
+        .unwrap();
+        let plan_file = dir.join(format!("plan{repeats}.json"));
+        let o = Command::new(bin())
+            .args(["plan", "--experiment"])
+            .arg(&file)
+            .arg(&task)
+            .arg("--out")
+            .arg(&plan_file)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+        Plan::read(&plan_file)
+            .unwrap()
+            .units
+            .into_iter()
+            .map(|u| (u.result_dir, u.id))
+            .collect()
+    };
+    let (two, three) = (ids(2), ids(3));
+    assert_eq!((two.len(), three.len()), (4, 6));
+    for (dir, id) in &two {
+        assert_eq!(three.get(dir), Some(id), "{dir}");
+    }
+}

@@ -511,11 +511,7 @@ async fn plan_units(
             Some(path) => Some(digest_file(&path).map_err(|e| format!("{}: {e}", path.display()))?),
             None => None,
         };
-        let lineage = p
-            .lineage
-            .as_ref()
-            .and_then(|l| serde_json::to_value(l.as_ref()).ok())
-            .unwrap_or(serde_json::Value::Null);
+        let lineage = unit_lineage(p.lineage.as_deref());
         let inputs = UnitInputs {
             resolved: resolved(&p.unit, UnitKind::Agent, lineage),
             task_files: folder_digest(&p.task)?,
@@ -579,6 +575,19 @@ pub(super) fn unit_ids(
             Default::default()
         }
     }
+}
+
+/// The lineage a unit's id hashes: the resolved task's, without `repeats` (how many
+/// replicates run is not what one replicate is: raising `repeats:` in an experiment
+/// keeps the ids of the replicates that ran, as `--repeats` does; the replicate index
+/// is hashed on its own). `null` without one.
+fn unit_lineage(lineage: Option<&coder_eval::results::Lineage>) -> serde_json::Value {
+    let Some(lineage) = lineage else {
+        return serde_json::Value::Null;
+    };
+    let mut lineage = lineage.clone();
+    lineage.remove("repeats");
+    serde_json::to_value(&lineage).unwrap_or(serde_json::Value::Null)
 }
 
 /// The unit of an agentless task (`agent.type: none`): it runs once, on no harness.
