@@ -1274,3 +1274,35 @@ fn raising_repeats_in_an_experiment_keeps_the_ids_of_the_replicates_it_had() {
         assert_eq!(three.get(dir), Some(id), "{dir}");
     }
 }
+
+#[test]
+fn plan_names_a_missing_out_folder_and_refuses_more_shards_than_kubernetes_runs() {
+    let dir = scratch("plan-nits");
+    agentless_plan(&dir);
+    let plan = |extra: &[&str]| {
+        Command::new(bin())
+            .current_dir(&dir)
+            .args(["plan", "tasks/pass/task.yaml", "tasks/skip/task.yaml"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let o = plan(&["--out", "missing/plan.json"]);
+    assert_eq!(o.status.code(), Some(exit_codes::USAGE), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("the folder missing does not exist") && !err.contains(".tmp"),
+        "{err}"
+    );
+    let k8s = ["--out", "p.json", "--emit", "k8s-job", "--image", "img"];
+    let o = plan(&[&k8s[..], &["--shards", "100001"]].concat());
+    assert_eq!(o.status.code(), Some(exit_codes::USAGE), "{}", show(&o));
+    assert!(!dir.join("p.json").exists());
+    let o = plan(&[&k8s[..], &["--shards", "5"]].concat());
+    assert_eq!(o.status.code(), Some(exit_codes::OK), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--shards 5 is more than the plan's 2 unit(s)"),
+        "{err}"
+    );
+}

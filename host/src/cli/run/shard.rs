@@ -627,6 +627,18 @@ pub(super) fn apply(
                     return Ok(Next::Stop(exit_codes::USAGE));
                 }
             }
+            let folder = out
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            if !folder.is_dir() {
+                eprintln!(
+                    "error: --out {}: the folder {} does not exist (create it, or give another --out)",
+                    out.display(),
+                    folder.display()
+                );
+                return Ok(Next::Stop(exit_codes::USAGE));
+            }
             plan.write(out)
                 .map_err(|e| format!("{}: {e}", out.display()))?;
             eprintln!(
@@ -636,6 +648,14 @@ pub(super) fn apply(
                 out.display()
             );
             if *emit == Some(Emit::K8sJob) {
+                if let Some(n) = k8s.shards.filter(|n| *n as usize > plan.units.len()) {
+                    eprintln!(
+                        "warning: --shards {n} is more than the plan's {} unit(s): {} pod(s) \
+                         will run no unit",
+                        plan.units.len(),
+                        n as usize - plan.units.len()
+                    );
+                }
                 let manifest = k8s::job(&plan, k8s)?;
                 super::super::print_stdout(&manifest);
             }
