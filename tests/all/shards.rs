@@ -1200,6 +1200,27 @@ fn merge_locks_its_folder_counts_skipped_units_and_writes_statistics_when_all_ar
     let stats = serde_json::to_value(&s.statistics).unwrap();
     assert!(!s.statistics.is_empty(), "{stats}");
     assert!(stats.to_string().contains("\"missing\":2"), "{stats}");
+
+    // A shard run into the merged folder is told it is one.
+    let o = Command::new(bin())
+        .current_dir(&dir)
+        .args([
+            "run",
+            "--plan",
+            "plan.json",
+            "--shard",
+            "0/1",
+            "--out",
+            "merged-none",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(exit_codes::USAGE), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("merged-none is a merged folder of plan"),
+        "{err}"
+    );
 }
 
 #[test]

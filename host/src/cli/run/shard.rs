@@ -716,6 +716,19 @@ pub(super) fn apply(
             if dir.join(coder_eval::suite::shard::SHARD_FILE).exists() {
                 match ShardRecord::read(dir) {
                     Ok(old) if old == record => resume = Some(std::path::absolute(dir)?),
+                    // Same plan and shard label, other units: `merge` wrote it (as 0/1).
+                    Ok(old) if old.plan_id == record.plan_id && old.shard == record.shard => {
+                        eprintln!(
+                            "error: {} is a merged folder of plan {} ({} unit(s) merged), not \
+                             shard {}'s folder: run the shard into another --out and merge that \
+                             into it",
+                            dir.display(),
+                            old.plan_id,
+                            old.units.len(),
+                            shard.label()
+                        );
+                        return Ok(Next::Stop(exit_codes::USAGE));
+                    }
                     Ok(old) => {
                         eprintln!(
                             "error: {} holds shard {} of plan {}, not shard {} of plan {}: give \
