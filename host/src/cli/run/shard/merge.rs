@@ -51,7 +51,8 @@ pub(super) fn merge_into(
         }
         false
     };
-    if refuse() {
+    // (A folder another merge is writing into is refused as busy by the lock below.)
+    if coder_eval::suite::lock::holder(out).is_none() && refuse() {
         return Ok(exit_codes::USAGE);
     }
     // One merge at a time into a folder: two would remove and copy each other's units.
