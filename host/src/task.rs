@@ -59,6 +59,7 @@ mod field_line;
 pub use field_line::locate;
 mod file;
 mod load;
+mod reads;
 pub mod retry;
 mod rules;
 pub mod sandbox;

@@ -1125,3 +1125,241 @@ fn a_prompt_file_outside_the_task_folder_is_part_of_the_unit_id() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A plan of an agentless task that passes (run once) and a `skip: true` one (2 replicates):
+/// runs without any CLI.
+fn agentless_plan(dir: &Path) -> PathBuf {
+    std::fs::create_dir_all(dir.join("tasks/pass/tpl")).unwrap();
+    std::fs::create_dir_all(dir.join("tasks/skip")).unwrap();
+    std::fs::write(dir.join("tasks/pass/tpl/ok.txt"), "ok\n").unwrap();
+    std::fs::write(
+        dir.join("tasks/pass/task.yaml"),
+        "task_id: pass_ok\nagent: {type: none}\nsandbox: {template_dir: tpl}\nsuccess_criteria:\n  - type: file_exists\n    path: ok.txt\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("tasks/skip/task.yaml"),
+        "task_id: skip_me\nskip: true\ninitial_prompt: Write ok.txt.\nagent: {type: claude-code}\nsuccess_criteria:\n  - type: file_exists\n    path: ok.txt\n",
+    )
+    .unwrap();
+    let plan_file = dir.join("plan.json");
+    let o = Command::new(bin())
+        .current_dir(dir)
+        .args([
+            "plan",
+            "tasks/pass/task.yaml",
+            "tasks/skip/task.yaml",
+            "--repeats",
+            "2",
+            "--out",
+            "plan.json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    plan_file
+}
+
+#[test]
+fn merge_locks_its_folder_counts_skipped_units_and_writes_statistics_when_all_are_missing() {
+    let dir = scratch("merge-lock");
+    let plan_file = agentless_plan(&dir);
+    let p = Plan::read(&plan_file).unwrap();
+    assert_eq!(
+        p.units.len(),
+        3,
+        "pass_ok once (agentless), 2 replicates of skip_me"
+    );
+    let s0 = dir.join("s0");
+    let o = Command::new(bin())
+        .current_dir(&dir)
+        .args([
+            "run",
+            "--plan",
+            "plan.json",
+            "--shard",
+            "0/1",
+            "--out",
+            "s0",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    // Where the plan was made: merge resolves its arguments again.
+    let merge = |dirs: &[&Path], plan_file: &Path, out: &Path| {
+        Command::new(bin())
+            .current_dir(&dir)
+            .arg("merge")
+            .args(dirs)
+            .arg("--plan")
+            .arg(plan_file)
+            .arg("--out")
+            .arg(out)
+            .output()
+            .unwrap()
+    };
+
+    // A merge running into the folder: a second is refused (exit 2), naming it.
+    let out = dir.join("merged");
+    let held = coder_eval::suite::lock::lock_merge_folder(&out).unwrap();
+    let o = merge(&[&s0], &plan_file, &out);
+    assert_eq!(o.status.code(), Some(exit_codes::USAGE), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("running a merge into this folder"), "{err}");
+    assert!(!out.join("run.json").exists());
+    drop(held);
+
+    // The summary line counts the skipped units as skipped, not passed.
+    let o = merge(&[&s0], &plan_file, &out);
+    assert_eq!(o.status.code(), Some(exit_codes::OK), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("1 passed, 0 failed, 2 skipped, 0 missing"),
+        "{err}"
+    );
+
+    // No unit has a result: the statistics are there, every replicate missing.
+    let empty = dir.join("empty-shard");
+    std::fs::create_dir_all(&empty).unwrap();
+    ShardRecord {
+        plan_id: p.plan_id.clone(),
+        shard: coder_eval::suite::shard::Shard { index: 0, count: 1 },
+        units: Vec::new(),
+    }
+    .write(&empty)
+    .unwrap();
+    let none = dir.join("merged-none");
+    let o = merge(&[&empty], &plan_file, &none);
+    assert_eq!(o.status.code(), Some(exit_codes::FAILED), "{}", show(&o));
+    let s = summary(&none);
+    assert!(s.rows.is_empty());
+    let stats = serde_json::to_value(&s.statistics).unwrap();
+    assert!(!s.statistics.is_empty(), "{stats}");
+    assert!(stats.to_string().contains("\"missing\":2"), "{stats}");
+
+    // A shard run into the merged folder is told it is one.
+    let o = Command::new(bin())
+        .current_dir(&dir)
+        .args([
+            "run",
+            "--plan",
+            "plan.json",
+            "--shard",
+            "0/1",
+            "--out",
+            "merged-none",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(exit_codes::USAGE), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("merged-none is a merged folder of plan"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_plan_made_with_absolute_paths_runs_after_its_tree_moved() {
+    let dir = scratch("plan-abs");
+    let orig = dir.join("orig");
+    std::fs::create_dir_all(&orig).unwrap();
+    agentless_plan(&orig);
+    let o = Command::new(bin())
+        .current_dir(&orig)
+        .arg("plan")
+        .arg(orig.join("tasks/pass/task.yaml"))
+        .args(["--out", "plan.json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let text = std::fs::read_to_string(orig.join("plan.json")).unwrap();
+    assert!(!text.contains(&orig.display().to_string()), "{text}");
+    let moved = dir.join("moved");
+    std::fs::rename(&orig, &moved).unwrap();
+    let o = Command::new(bin())
+        .current_dir(&moved)
+        .args([
+            "run",
+            "--plan",
+            "plan.json",
+            "--shard",
+            "0/1",
+            "--out",
+            "s0",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+}
+
+#[test]
+fn raising_repeats_in_an_experiment_keeps_the_ids_of_the_replicates_it_had() {
+    let dir = scratch("repeats-ids");
+    let (exp, task) = experiment(&dir);
+    let text = std::fs::read_to_string(&exp).unwrap();
+    let ids = |repeats: u32| -> std::collections::BTreeMap<String, String> {
+        let file = dir.join(format!("exp/exp{repeats}.yaml"));
+        std::fs::write(
+            &file,
+            text.replace(
+                "experiment_id: good-vs-bad\n",
+                &format!("experiment_id: good-vs-bad\ndefaults:\n  repeats: {repeats}\n"),
+            ),
+        )
+        .unwrap();
+        let plan_file = dir.join(format!("plan{repeats}.json"));
+        let o = Command::new(bin())
+            .args(["plan", "--experiment"])
+            .arg(&file)
+            .arg(&task)
+            .arg("--out")
+            .arg(&plan_file)
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+        Plan::read(&plan_file)
+            .unwrap()
+            .units
+            .into_iter()
+            .map(|u| (u.result_dir, u.id))
+            .collect()
+    };
+    let (two, three) = (ids(2), ids(3));
+    assert_eq!((two.len(), three.len()), (4, 6));
+    for (dir, id) in &two {
+        assert_eq!(three.get(dir), Some(id), "{dir}");
+    }
+}
+
+#[test]
+fn plan_names_a_missing_out_folder_and_refuses_more_shards_than_kubernetes_runs() {
+    let dir = scratch("plan-nits");
+    agentless_plan(&dir);
+    let plan = |extra: &[&str]| {
+        Command::new(bin())
+            .current_dir(&dir)
+            .args(["plan", "tasks/pass/task.yaml", "tasks/skip/task.yaml"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let o = plan(&["--out", "missing/plan.json"]);
+    assert_eq!(o.status.code(), Some(exit_codes::USAGE), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("the folder missing does not exist") && !err.contains(".tmp"),
+        "{err}"
+    );
+    let k8s = ["--out", "p.json", "--emit", "k8s-job", "--image", "img"];
+    let o = plan(&[&k8s[..], &["--shards", "100001"]].concat());
+    assert_eq!(o.status.code(), Some(exit_codes::USAGE), "{}", show(&o));
+    assert!(!dir.join("p.json").exists());
+    let o = plan(&[&k8s[..], &["--shards", "5"]].concat());
+    assert_eq!(o.status.code(), Some(exit_codes::OK), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("--shards 5 is more than the plan's 2 unit(s)"),
+        "{err}"
+    );
+}

@@ -283,6 +283,46 @@ impl CriterionSpec {
         }
     }
 
+    /// The files and folders the criterion names (relative to the task folder, or
+    /// absolute): its component or plugin file, and every string parameter that names a
+    /// relative path (one holding a `/` or a `.`), whole or word by word (a command's
+    /// script); the caller keeps those that exist. For a unit's
+    /// content id (`Task::named_paths`).
+    pub(crate) fn named_paths(&self) -> Vec<PathBuf> {
+        fn strings<'a>(value: &'a Value, out: &mut Vec<&'a str>) {
+            match value {
+                Value::String(s) => out.push(s),
+                Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+                Value::Object(map) => map.values().for_each(|v| strings(v, out)),
+                _ => {}
+            }
+        }
+        let mut paths = Vec::new();
+        match &self.criterion {
+            Criterion::Component { path, .. } => paths.push(PathBuf::from(path)),
+            Criterion::Plugin { path, .. } => paths.push(path.clone()),
+            _ => {}
+        }
+        let mut found = Vec::new();
+        self.params.values().for_each(|v| strings(v, &mut found));
+        // A string names a path as a whole, or word by word (`sh ../shared/check.sh`).
+        let words = found.into_iter().flat_map(|s| {
+            std::iter::once(s.trim()).chain(
+                s.split_whitespace()
+                    .map(|w| w.trim_matches(|c| c == '"' || c == '\'')),
+            )
+        });
+        for s in words {
+            if !s.is_empty() && !s.contains('\n') && (s.contains('/') || s.contains('.')) {
+                let path = PathBuf::from(s);
+                if path.is_relative() && !paths.contains(&path) {
+                    paths.push(path);
+                }
+            }
+        }
+        paths
+    }
+
     fn validate_component(&self) -> Result<(), String> {
         for key in self.params.keys() {
             if key != "component" && key != "params" {

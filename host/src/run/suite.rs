@@ -149,6 +149,7 @@ pub async fn run_all(
         &criteria,
         &options.experiment,
         0,
+        false,
     )?;
     Ok(results)
 }
@@ -157,7 +158,8 @@ pub async fn run_all(
 /// `criteria`, and for a suite with variants or replicates the statistics over the
 /// `expected` units), `junit.xml` and `report.html` into `dir`; `unfinished` = units
 /// without a result. What `run_all` writes at its end, and `coder-eval merge` for the
-/// results of a plan's shards.
+/// results of a plan's shards. `suite`: the units have variants or replicates (so the
+/// statistics are written even when no unit has a result: all count as missing).
 pub fn write_run(
     dir: &Path,
     results: &[TaskResult],
@@ -165,10 +167,11 @@ pub fn write_run(
     criteria: &thresholds::CriteriaByTask,
     experiment: &Option<crate::results::ExperimentRecord>,
     unfinished: usize,
+    suite: bool,
 ) -> std::io::Result<RunSummary> {
     let mut summary = summary_of(results.iter().collect(), unfinished, experiment);
     summary.suite_thresholds = thresholds::suite_verdicts(results, criteria);
-    if crate::suite::is_suite(results) {
+    if suite || crate::suite::is_suite(results) {
         summary.statistics = crate::suite::statistics(results, expected);
     }
     write_json_atomically(&dir.join("run.json"), &summary)?;

@@ -34,16 +34,21 @@ pub const SHARD_FILE: &str = "shard.json";
 /// The lock file in a shard's or a run's folder (held with `flock` while a process runs
 /// into it: `suite::lock`).
 pub const LOCK_FILE: &str = ".shard.lock";
+/// The marker coder-eval writes into every folder it runs, shards or merges into (with
+/// its lock, `suite::lock`): a folder digest (`suite::plan::digest_dir`) leaves out the
+/// folders that hold it, and only those.
+pub const OUTPUT_MARKER: &str = ".coder-eval-results";
 
 /// The files coder-eval writes at the top of a run's folder: no unit's first folder (its
 /// variant id, else its task id's first part) may take one of these names.
-pub const RUN_FOLDER_FILES: [&str; 6] = [
+pub const RUN_FOLDER_FILES: [&str; 7] = [
     "run.json",
     "junit.xml",
     "report.html",
     INVOCATION_FILE,
     SHARD_FILE,
     LOCK_FILE,
+    OUTPUT_MARKER,
 ];
 
 /// Refuses a run whose units' result folders collide: its first folder named as a file

@@ -1,5 +1,5 @@
 //! One coder-eval process at a time per results folder: a shard's folder (`run --plan
-//! --shard`), a plain run's (`run --out`, `run --resume`). The lock is the kernel's
+//! --shard`), a plain run's (`run --out`, `run --resume`), a merge's (`merge --out`). The lock is the kernel's
 //! (`flock` on `<folder>/.shard.lock`): it goes with its process, so a run retried after
 //! a crash or a SIGKILL takes it again, and no stale lock is ever left. `merge` asks
 //! whether a shard folder is still being run into ([`holder`]).
@@ -7,7 +7,7 @@
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
-pub use super::folders::LOCK_FILE;
+pub use super::folders::{LOCK_FILE, OUTPUT_MARKER};
 
 /// Why a run cannot take its folder.
 #[derive(Debug, thiserror::Error)]
@@ -18,7 +18,7 @@ pub enum LockError {
         #[source]
         source: std::io::Error,
     },
-    /// `what`: "a shard" or "a run".
+    /// `what`: "a shard", "a run" or "a merge".
     #[error(
         "{dir}: another coder-eval process is running {what} into this folder ({holder}); \
          {advice}"
@@ -47,12 +47,22 @@ pub fn lock_run_folder(dir: &Path) -> Result<std::fs::File, LockError> {
     )
 }
 
+/// As [`lock_folder`], for `merge`'s output folder (`merge --out DIR`).
+pub fn lock_merge_folder(dir: &Path) -> Result<std::fs::File, LockError> {
+    lock(
+        dir,
+        "a merge",
+        "wait for it to end (then merge again if need be) or give another --out",
+    )
+}
+
 fn lock(dir: &Path, what: &'static str, advice: &'static str) -> Result<std::fs::File, LockError> {
     let io = |source| LockError::Io {
         dir: dir.to_path_buf(),
         source,
     };
     std::fs::create_dir_all(dir).map_err(io)?;
+    mark(dir).map_err(io)?;
     let mut file = std::fs::OpenOptions::new()
         .read(true)
         .write(true)
@@ -86,6 +96,19 @@ fn lock(dir: &Path, what: &'static str, advice: &'static str) -> Result<std::fs:
         .and_then(|()| writeln!(file, "{}", std::process::id()))
         .map_err(io)?;
     Ok(file)
+}
+
+/// Writes [`OUTPUT_MARKER`] into `dir` unless it holds one.
+pub fn mark(dir: &Path) -> std::io::Result<()> {
+    let marker = dir.join(OUTPUT_MARKER);
+    if marker.exists() {
+        return Ok(());
+    }
+    std::fs::write(
+        marker,
+        "coder-eval writes its results into this folder (a run, a shard or a merge); \
+         a task folder's digest leaves it out.\n",
+    )
 }
 
 /// `pid N` from a lock file, else `pid unknown`.

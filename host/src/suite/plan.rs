@@ -278,8 +278,11 @@ pub fn digest_file(path: &Path) -> std::io::Result<String> {
 /// What a resolved task reads that its folder's digest ([`digest_dir`]) may not hold,
 /// each as name → sha256 (hex): `initial_prompt` and `agent.system_prompt` (the text as
 /// read, from whichever file: `initial_prompt_file: ../shared/prompt.md`, a variant's
-/// prompt file, a prompt mutation), and `sandbox.template_dir` and `reference` when they
-/// lie outside the task's folder (named by their path relative to it, e.g.
+/// prompt file, a prompt mutation), `agent.claude_settings` (the object as read, as
+/// [`canonical_json`]), `success_criteria` (as resolved, a dataset row's values in
+/// them), and every file or folder the task names ([`crate::task::Task::named_paths`]:
+/// template, reference, plugins, criterion components and scripts) that lies outside
+/// the task's folder (named by field and path relative to it, e.g.
 /// `sandbox.template_dir ../templates/py`; a folder as [`digest_dir`]). Paths are not
 /// hashed, contents are: the same files at another checkout path give the same map.
 pub fn task_reads(task: &crate::task::Task) -> std::io::Result<BTreeMap<String, String>> {
@@ -304,7 +307,8 @@ pub fn task_reads(task: &crate::task::Task) -> std::io::Result<BTreeMap<String, 
     let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
     let mut outside = |what: &str, path: &Path| -> std::io::Result<()> {
         let real = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-        if real.starts_with(&dir) {
+        // Inside the folder its digest holds it; an ancestor of it is no file it reads.
+        if real.starts_with(&dir) || dir.starts_with(&real) {
             return Ok(());
         }
         let digest = if real.is_dir() {
@@ -315,13 +319,24 @@ pub fn task_reads(task: &crate::task::Task) -> std::io::Result<BTreeMap<String, 
         reads.insert(format!("{what} {}", relative_to(&real, &dir)), digest);
         Ok(())
     };
-    if let Some(template) = &task.sandbox.template_dir {
-        outside("sandbox.template_dir", template)?;
+    for (what, path) in task.named_paths() {
+        outside(&what, &path)?;
     }
-    match &task.reference {
-        Some(crate::task::sandbox::Reference::Directory(p)) => outside("reference", p)?,
-        Some(crate::task::sandbox::Reference::File(p)) => outside("reference", p)?,
-        _ => {}
+    if let Some(crate::task::agent::ClaudeSettings::Object(settings)) = &task.agent.claude_settings
+    {
+        let text = canonical_json(&serde_json::Value::Object(settings.clone()));
+        reads.insert(
+            "agent.claude_settings".to_string(),
+            hex(&Sha256::digest(text.as_bytes())),
+        );
+    }
+    if !task.success_criteria.is_empty() {
+        // As resolved: a dataset row's values substituted into them.
+        let criteria = serde_json::to_value(&task.success_criteria).unwrap_or_default();
+        reads.insert(
+            "success_criteria".to_string(),
+            hex(&Sha256::digest(canonical_json(&criteria).as_bytes())),
+        );
     }
     Ok(reads)
 }
@@ -347,10 +362,10 @@ pub const DIGEST_SKIPS: &[&str] = &["runs", "node_modules", "target", "__pycache
 /// sha256 (hex) of a folder's files: for each file, in order of its path relative to
 /// `dir` (`/`-separated), the path, a NUL, the file's sha256, a newline. Hidden entries
 /// (`.git`, …) and [`DIGEST_SKIPS`] folders are left out, and so are coder-eval's own
-/// outputs wherever they are written: a plan file (a JSON object with `plan_version`
-/// and `plan_id`) and a run or shard folder (one holding a `shard.json`, `invocation.json`
-/// or `run.json` of coder-eval's: [`is_output_folder`]), so a plan or a shard written inside a task folder does not change
-/// the folder's digest. A symbolic link counts as its target path, not followed.
+/// outputs wherever they are written: a plan file (a JSON object with `plan_version`,
+/// `plan_id` and `units`) and a run, shard or merged folder (one holding coder-eval's
+/// marker: [`is_output_folder`]), so a plan or a shard written inside a task folder does
+/// not change the folder's digest. A symbolic link counts as its target path, not followed.
 pub fn digest_dir(dir: &Path) -> std::io::Result<String> {
     let mut files: Vec<(String, String)> = Vec::new();
     walk(dir, "", &mut files)?;
@@ -365,31 +380,12 @@ pub fn digest_dir(dir: &Path) -> std::io::Result<String> {
     Ok(hex(&hasher.finalize()))
 }
 
-/// Whether `dir` is a folder coder-eval runs write (see [`digest_dir`]): it holds a
-/// `shard.json`, an `invocation.json` or a `run.json` that reads as coder-eval's own
-/// (a `ShardRecord`'s keys, [`super::resume::Invocation`],
-/// [`crate::results::RunSummary`]). A task's own file of one of those names (a fixture,
-/// data) is not a marker: its folder is the task's and is digested.
+/// Whether `dir` is a folder coder-eval runs, shards or merges write (see
+/// [`digest_dir`]): it holds coder-eval's marker ([`super::folders::OUTPUT_MARKER`]). A
+/// task's own `run.json`, `shard.json` or `invocation.json` (a fixture, data) marks
+/// nothing: its folder is the task's and is digested.
 fn is_output_folder(dir: &Path) -> bool {
-    fn reads_as<T: serde::de::DeserializeOwned>(path: &Path) -> bool {
-        std::fs::read(path).is_ok_and(|bytes| serde_json::from_slice::<T>(&bytes).is_ok())
-    }
-    // A shard.json is read by its shape, not as `ShardRecord`: the shard module reads
-    // plans, and a plan reading shard records would tie the two in a loop.
-    let shard_record = |path: &Path| {
-        std::fs::read(path).is_ok_and(|bytes| {
-            serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(&bytes).is_ok_and(
-                |m| {
-                    ["plan_id", "shard", "units"]
-                        .iter()
-                        .all(|k| m.contains_key(*k))
-                },
-            )
-        })
-    };
-    shard_record(&dir.join(super::folders::SHARD_FILE))
-        || reads_as::<super::resume::Invocation>(&dir.join(super::folders::INVOCATION_FILE))
-        || reads_as::<crate::results::RunSummary>(&dir.join("run.json"))
+    dir.join(super::folders::OUTPUT_MARKER).is_file()
 }
 
 /// Whether `bytes` are a plan file's (see [`digest_dir`]).
@@ -399,8 +395,11 @@ fn is_plan_file(bytes: &[u8]) -> bool {
     {
         return false;
     }
-    serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(bytes)
-        .is_ok_and(|m| m.contains_key("plan_version") && m.contains_key("plan_id"))
+    serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(bytes).is_ok_and(|m| {
+        ["plan_version", "plan_id", "units"]
+            .iter()
+            .all(|k| m.contains_key(*k))
+    })
 }
 
 fn walk(dir: &Path, prefix: &str, out: &mut Vec<(String, String)>) -> std::io::Result<()> {
@@ -479,6 +478,9 @@ mod tests {
         )
         .unwrap();
         std::fs::write(dir.join("runs2/x/task.json"), "{}").unwrap();
+        for out in ["shard-0", "out", "runs2"] {
+            super::super::lock::mark(&dir.join(out)).unwrap();
+        }
         assert_eq!(digest_dir(&dir).unwrap(), before);
         // The task's own files still count, a JSON file that is no plan among them.
         std::fs::write(dir.join("data.json"), r#"{"plan_id": 1}"#).unwrap();
@@ -502,6 +504,104 @@ mod tests {
             assert_ne!(edited, before, "{name}");
             std::fs::write(fixture.join(name), r#"{"name": "yours"}"#).unwrap();
             assert_ne!(digest_dir(dir.path()).unwrap(), edited, "{name}");
+        }
+    }
+
+    #[test]
+    fn every_file_a_task_names_outside_its_folder_is_in_its_reads() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::create_dir_all(root.join("shared/plug/skills/s1")).unwrap();
+        std::fs::create_dir_all(root.join("t")).unwrap();
+        std::fs::write(root.join("shared/crit.wasm"), b"v1").unwrap();
+        std::fs::write(root.join("shared/check.sh"), "exit 0\n").unwrap();
+        std::fs::write(
+            root.join("shared/settings.json"),
+            r#"{"env": {"FOO": "1"}}"#,
+        )
+        .unwrap();
+        std::fs::write(root.join("shared/plug/skills/s1/SKILL.md"), "one\n").unwrap();
+        std::fs::write(
+            root.join("shared/rows.jsonl"),
+            "{\"id\": \"a\", \"word\": \"x\"}\n{\"id\": \"b\", \"word\": \"y\"}\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("t/task.yaml"),
+            "task_id: t\ninitial_prompt: hi\nagent:\n  type: claude-code\n  claude_settings: ../shared/settings.json\n  plugins: [{type: local, path: ../shared/plug}]\ndataset: {paths: [../shared/rows.jsonl]}\nsuccess_criteria:\n  - type: component\n    component: ../shared/crit.wasm\n  - type: run_command\n    command: sh ../shared/check.sh\n  - type: file_contains\n    path: out.txt\n    includes: [\"${row.word}\"]\n",
+        )
+        .unwrap();
+        let reads = || -> Vec<BTreeMap<String, String>> {
+            crate::task::Task::load_file(&root.join("t/task.yaml"))
+                .unwrap()
+                .tasks
+                .iter()
+                .map(|t| task_reads(t).unwrap())
+                .collect()
+        };
+        let first = reads();
+        assert!(
+            first[0].contains_key("success_criteria[0] ../shared/crit.wasm"),
+            "{first:?}"
+        );
+        let edits: [(&str, &str); 4] = [
+            ("shared/crit.wasm", "v2"),
+            ("shared/settings.json", r#"{"env": {"FOO": "2"}}"#),
+            ("shared/plug/skills/s1/SKILL.md", "two\n"),
+            ("shared/check.sh", "exit 1\n"),
+        ];
+        let mut before = first;
+        for (file, text) in edits {
+            std::fs::write(root.join(file), text).unwrap();
+            let after = reads();
+            assert_ne!(after[0], before[0], "{file}");
+            before = after;
+        }
+        // A dataset row's values: row b's reads change, row a's do not.
+        std::fs::write(
+            root.join("shared/rows.jsonl"),
+            "{\"id\": \"a\", \"word\": \"x\"}\n{\"id\": \"b\", \"word\": \"NOPE\"}\n",
+        )
+        .unwrap();
+        let after = reads();
+        assert_eq!(after[0], before[0]);
+        assert_ne!(after[1], before[1]);
+    }
+
+    #[test]
+    fn a_fixture_shaped_like_our_outputs_is_digested_without_our_marker() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        std::fs::write(d.join("task.yaml"), "task_id: t\n").unwrap();
+        std::fs::create_dir_all(d.join("fixtures")).unwrap();
+        std::fs::create_dir_all(d.join("data")).unwrap();
+        // What coder-eval's invocation.json and run.json look like (the attack's f/t3, DG/t6).
+        std::fs::write(
+            d.join("fixtures/invocation.json"),
+            r#"{"cwd": "/srv/app", "args": ["serve", "--port", "8080"]}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            d.join("data/run.json"),
+            r#"{"result_version": 1, "rows": [], "note": "fixture"}"#,
+        )
+        .unwrap();
+        std::fs::write(
+            d.join("data.json"),
+            r#"{"plan_version": 1, "plan_id": "x"}"#,
+        )
+        .unwrap();
+        let mut last = digest_dir(d).unwrap();
+        for (file, text) in [
+            ("fixtures/expected.txt", "expected: 9090\n"),
+            ("data/other.txt", "b\n"),
+            ("data.json", r#"{"plan_version": 1, "plan_id": "y"}"#),
+        ] {
+            std::fs::write(d.join(file), text).unwrap();
+            let now = digest_dir(d).unwrap();
+            assert_ne!(now, last, "{file}");
+            last = now;
         }
     }
 

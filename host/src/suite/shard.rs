@@ -51,8 +51,8 @@ impl Shard {
         };
         let (k, n) = text.split_once('/').ok_or_else(syntax)?;
         let (k, n) = (
-            k.trim().parse::<u32>().map_err(|_| syntax())?,
-            n.trim().parse::<u32>().map_err(|_| syntax())?,
+            digits(k.trim()).ok_or_else(syntax)?,
+            digits(n.trim()).ok_or_else(syntax)?,
         );
         Shard::new(k, n).map_err(|_| syntax())
     }
@@ -64,9 +64,9 @@ impl Shard {
     ) -> Result<Shard, ShardError> {
         let number = |name: &str| -> Result<u32, ShardError> {
             let value = var(name).ok_or_else(|| ShardError::Unset { name: name.into() })?;
-            value.trim().parse().map_err(|_| ShardError::NotNumber {
+            digits(&value).ok_or(ShardError::NotNumber {
                 name: name.into(),
-                value,
+                value: value.clone(),
             })
         };
         let index = number(INDEX_ENV)?;
@@ -95,6 +95,14 @@ impl Shard {
     pub fn label(&self) -> String {
         format!("{}/{}", self.index, self.count)
     }
+}
+
+/// A decimal number of ASCII digits only (no sign, no blank: what Kubernetes sets).
+fn digits(text: &str) -> Option<u32> {
+    if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
 }
 
 /// `shard.json`, written into a shard's folder before its units run.
@@ -273,7 +281,7 @@ mod tests {
     #[test]
     fn shards_parse_and_come_from_the_environment() {
         assert_eq!(Shard::parse("1/3"), Ok(Shard { index: 1, count: 3 }));
-        for bad in ["3/3", "1", "a/3", "1/0", "-1/3", "1/3/4"] {
+        for bad in ["3/3", "1", "a/3", "1/0", "-1/3", "1/3/4", "+1/3", "1/+3"] {
             assert!(
                 matches!(Shard::parse(bad), Err(ShardError::Syntax { .. })),
                 "{bad}"
@@ -309,6 +317,15 @@ mod tests {
             Shard::from_env(Some(2), env(&[(INDEX_ENV, "x")])),
             Err(ShardError::NotNumber { .. })
         ));
+        for bad in ["+1", " 1", "1 ", ""] {
+            assert!(
+                matches!(
+                    Shard::from_env(Some(2), |_: &str| Some(bad.to_string())),
+                    Err(ShardError::NotNumber { .. })
+                ),
+                "{bad:?}"
+            );
+        }
     }
 
     #[test]

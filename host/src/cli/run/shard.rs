@@ -184,7 +184,11 @@ pub fn plan(mut args: PlanArgs) -> Result<i32, Box<dyn std::error::Error>> {
         );
         return Ok(exit_codes::USAGE);
     }
-    let stored = stored_args(std::env::args().skip(2));
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let stored = stored_args(std::env::args().skip(2))
+        .into_iter()
+        .map(|a| relative_arg(&a, &cwd))
+        .collect();
     let mode = Mode::Plan {
         out,
         args: stored,
@@ -206,6 +210,31 @@ fn manifest_flags(args: impl Iterator<Item = String>) -> Vec<&'static str> {
         })
         .copied()
         .collect()
+}
+
+/// `arg` (a path, or `--flag=PATH`) with an absolute path inside `cwd` made relative to
+/// it: a plan names no path of its checkout (`plan $PWD/tasks/a/task.yaml` runs in a
+/// checkout mounted elsewhere). Anything else is kept as given.
+fn relative_arg(arg: &str, cwd: &Path) -> String {
+    let (flag, value) = match arg.split_once('=') {
+        Some((flag, value)) if flag.starts_with("--") => (Some(flag), value),
+        _ => (None, arg),
+    };
+    let path = Path::new(value);
+    if !path.is_absolute() {
+        return arg.to_string();
+    }
+    let real_cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    let rel = path
+        .strip_prefix(cwd)
+        .or_else(|_| path.strip_prefix(&real_cwd))
+        .ok()
+        .filter(|r| !r.as_os_str().is_empty());
+    match (rel, flag) {
+        (Some(rel), Some(flag)) => format!("{flag}={}", rel.display()),
+        (Some(rel), None) => rel.display().to_string(),
+        (None, _) => arg.to_string(),
+    }
 }
 
 /// `args` without the plan-only flags and their values.
@@ -482,11 +511,7 @@ async fn plan_units(
             Some(path) => Some(digest_file(&path).map_err(|e| format!("{}: {e}", path.display()))?),
             None => None,
         };
-        let lineage = p
-            .lineage
-            .as_ref()
-            .and_then(|l| serde_json::to_value(l.as_ref()).ok())
-            .unwrap_or(serde_json::Value::Null);
+        let lineage = unit_lineage(p.lineage.as_deref());
         let inputs = UnitInputs {
             resolved: resolved(&p.unit, UnitKind::Agent, lineage),
             task_files: folder_digest(&p.task)?,
@@ -552,6 +577,19 @@ pub(super) fn unit_ids(
     }
 }
 
+/// The lineage a unit's id hashes: the resolved task's, without `repeats` (how many
+/// replicates run is not what one replicate is: raising `repeats:` in an experiment
+/// keeps the ids of the replicates that ran, as `--repeats` does; the replicate index
+/// is hashed on its own). `null` without one.
+fn unit_lineage(lineage: Option<&coder_eval::results::Lineage>) -> serde_json::Value {
+    let Some(lineage) = lineage else {
+        return serde_json::Value::Null;
+    };
+    let mut lineage = lineage.clone();
+    lineage.remove("repeats");
+    serde_json::to_value(&lineage).unwrap_or(serde_json::Value::Null)
+}
+
 /// The unit of an agentless task (`agent.type: none`): it runs once, on no harness.
 fn agentless_unit(task: &Task) -> UnitId {
     UnitId {
@@ -589,6 +627,18 @@ pub(super) fn apply(
                     return Ok(Next::Stop(exit_codes::USAGE));
                 }
             }
+            let folder = out
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            if !folder.is_dir() {
+                eprintln!(
+                    "error: --out {}: the folder {} does not exist (create it, or give another --out)",
+                    out.display(),
+                    folder.display()
+                );
+                return Ok(Next::Stop(exit_codes::USAGE));
+            }
             plan.write(out)
                 .map_err(|e| format!("{}: {e}", out.display()))?;
             eprintln!(
@@ -598,6 +648,14 @@ pub(super) fn apply(
                 out.display()
             );
             if *emit == Some(Emit::K8sJob) {
+                if let Some(n) = k8s.shards.filter(|n| *n as usize > plan.units.len()) {
+                    eprintln!(
+                        "warning: --shards {n} is more than the plan's {} unit(s): {} pod(s) \
+                         will run no unit",
+                        plan.units.len(),
+                        n as usize - plan.units.len()
+                    );
+                }
                 let manifest = k8s::job(&plan, k8s)?;
                 super::super::print_stdout(&manifest);
             }
@@ -658,6 +716,19 @@ pub(super) fn apply(
             if dir.join(coder_eval::suite::shard::SHARD_FILE).exists() {
                 match ShardRecord::read(dir) {
                     Ok(old) if old == record => resume = Some(std::path::absolute(dir)?),
+                    // Same plan and shard label, other units: `merge` wrote it (as 0/1).
+                    Ok(old) if old.plan_id == record.plan_id && old.shard == record.shard => {
+                        eprintln!(
+                            "error: {} is a merged folder of plan {} ({} unit(s) merged), not \
+                             shard {}'s folder: run the shard into another --out and merge that \
+                             into it",
+                            dir.display(),
+                            old.plan_id,
+                            old.units.len(),
+                            shard.label()
+                        );
+                        return Ok(Next::Stop(exit_codes::USAGE));
+                    }
                     Ok(old) => {
                         eprintln!(
                             "error: {} holds shard {} of plan {}, not shard {} of plan {}: give \
@@ -750,6 +821,22 @@ mod tests {
         );
         let plain = ["t.yaml", "--out", "p.json", "--emit", "k8s-job"];
         assert!(super::manifest_flags(plain.iter().map(|s| s.to_string())).is_empty());
+    }
+
+    #[test]
+    fn absolute_paths_inside_the_plan_folder_are_stored_relative_to_it() {
+        let cwd = std::path::Path::new("/w/repo");
+        let rel = |a: &str| super::relative_arg(a, cwd);
+        assert_eq!(rel("/w/repo/tasks/a/task.yaml"), "tasks/a/task.yaml");
+        assert_eq!(
+            rel("--experiment=/w/repo/examples/e.yaml"),
+            "--experiment=examples/e.yaml"
+        );
+        // Outside the folder, or no path: as given.
+        assert_eq!(rel("/other/t.yaml"), "/other/t.yaml");
+        assert_eq!(rel("/w/repo2/t.yaml"), "/w/repo2/t.yaml");
+        assert_eq!(rel("--repeats"), "--repeats");
+        assert_eq!(rel("-Dx=/w/repo/y"), "-Dx=/w/repo/y");
     }
 
     #[test]

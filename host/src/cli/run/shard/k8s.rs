@@ -17,11 +17,12 @@ pub struct K8sArgs {
     /// at the paths the plan names (relative to the image's working directory).
     #[arg(long, value_name = "IMAGE")]
     pub image: Option<String>,
-    /// How many shards (the Job's `completions`). Default: the plan's units, at most 10.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    /// How many shards (the Job's `completions`), 1 to 100000 (Kubernetes' limit for an
+    /// Indexed Job with `backoffLimitPerIndex`). Default: the plan's units, at most 10.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=MAX_SHARDS))]
     pub shards: Option<u32>,
-    /// How many pods run at once (default: every shard).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    /// How many pods run at once (default: every shard), 1 to 100000.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=MAX_SHARDS))]
     pub parallelism: Option<u32>,
     /// Retries of one shard after an infrastructure failure (exit 3, or a signal).
     #[arg(long, value_name = "N", default_value_t = 2)]
@@ -77,6 +78,10 @@ pub fn too_big_for_configmap(bytes: usize) -> Option<String> {
         )
     })
 }
+
+/// The most `completions` and `parallelism` Kubernetes accepts for an Indexed Job with
+/// `backoffLimitPerIndex` (batch/v1 Job validation).
+pub const MAX_SHARDS: i64 = 100_000;
 
 /// The container's name (the `podFailurePolicy` rules name it).
 const CONTAINER: &str = "coder-eval";

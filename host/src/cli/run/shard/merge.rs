@@ -31,14 +31,39 @@ pub(super) fn merge_into(
     }
     // A new or empty folder, or an earlier merge of this plan (merged again as more shards
     // finish): never a folder of something else, which the merge would leave half mixed.
-    let holds_something = std::fs::read_dir(out).is_ok_and(|mut d| d.next().is_some());
-    let earlier_merge = ShardRecord::read(out).is_ok_and(|r| r.plan_id == plan.plan_id);
-    if holds_something && !earlier_merge {
-        eprintln!(
-            "error: --out {} already holds files and is no earlier merge of this plan: merge \
-             into a new or empty folder",
-            out.display()
-        );
+    // Checked before the lock (which marks the folder as coder-eval's) and again under it.
+    let refuse = || {
+        let holds_something = std::fs::read_dir(out).is_ok_and(|d| {
+            d.filter_map(Result::ok).any(|e| {
+                let name = e.file_name();
+                name != coder_eval::suite::lock::LOCK_FILE
+                    && name != coder_eval::suite::lock::OUTPUT_MARKER
+            })
+        });
+        let earlier_merge = ShardRecord::read(out).is_ok_and(|r| r.plan_id == plan.plan_id);
+        if holds_something && !earlier_merge {
+            eprintln!(
+                "error: --out {} already holds files and is no earlier merge of this plan: \
+                 merge into a new or empty folder",
+                out.display()
+            );
+            return true;
+        }
+        false
+    };
+    // (A folder another merge is writing into is refused as busy by the lock below.)
+    if coder_eval::suite::lock::holder(out).is_none() && refuse() {
+        return Ok(exit_codes::USAGE);
+    }
+    // One merge at a time into a folder: two would remove and copy each other's units.
+    let _lock = match coder_eval::suite::lock::lock_merge_folder(out) {
+        Ok(lock) => lock,
+        Err(err) => {
+            super::super::super::print_error(&err);
+            return Ok(exit_codes::USAGE);
+        }
+    };
+    if refuse() {
         return Ok(exit_codes::USAGE);
     }
     // A folder given twice is merged once (else its every unit would be "in it and in it").
@@ -104,6 +129,9 @@ pub(super) fn merge_into(
         criteria,
         &options.experiment,
         gathered.missing.len(),
+        plan.units
+            .iter()
+            .any(|u| u.unit.variant.is_some() || u.unit.replicate.is_some()),
     )?;
     if !gathered.missing.is_empty() {
         // junit.xml lists the missing units too: a CI reporter counts them.
@@ -138,22 +166,20 @@ pub(super) fn merge_into(
         }
     }
     super::super::print_statistics(out);
-    let failed = results
-        .iter()
-        .filter(|r| {
-            !matches!(
-                r.status,
-                coder_eval::results::TaskStatus::Success | coder_eval::results::TaskStatus::Skipped
-            )
-        })
-        .count();
+    let count = |f: fn(&coder_eval::results::TaskStatus) -> bool| {
+        results.iter().filter(|r| f(&r.status)).count()
+    };
+    let passed = count(|s| matches!(s, coder_eval::results::TaskStatus::Success));
+    let skipped = count(|s| matches!(s, coder_eval::results::TaskStatus::Skipped));
+    let failed = results.len() - passed - skipped;
     eprintln!(
-        "merged {} unit(s) of plan {} from {} folder(s): {} passed, {} failed, {} missing; results in {}",
+        "merged {} unit(s) of plan {} from {} folder(s): {} passed, {} failed, {} skipped, {} missing; results in {}",
         results.len(),
         plan.plan_id,
         dirs.len(),
-        results.len() - failed,
+        passed,
         failed,
+        skipped,
         gathered.missing.len(),
         out.display()
     );
