@@ -3,11 +3,56 @@
 //! allows one. Each test runs the `coder-eval` binary as a user would.
 
 use crate::support::{bin, root, scratch};
-use coder_eval::results::{TaskResult, TaskStatus};
+use coder_eval::results::{RunRow, RunSummary, TaskResult, TaskStatus};
 use coder_eval::results::{ToolOutcome, TurnRecord, TurnStatus};
 use coder_eval::turn::replay::{ReplayOptions, replay};
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// Runs `tasks` on every harness in `harnesses` in one `coder-eval run` into `out`
+/// (`--jobs jobs`, inside a loopback-only network namespace when the machine allows one),
+/// prints its output, and gives each `run.json` row with its `task.json`, in row order.
+/// Panics unless there is one row per task and harness.
+pub fn run_on_harnesses(
+    tasks: &[&str],
+    harnesses: &[&str],
+    out: &Path,
+    jobs: u32,
+) -> Vec<(RunRow, TaskResult)> {
+    let mut cmd = Command::new(bin());
+    cmd.arg("run");
+    for task in tasks {
+        cmd.arg(root().join(task));
+    }
+    for h in harnesses {
+        cmd.args(["--harness", h]);
+    }
+    cmd.arg("--out")
+        .arg(out)
+        .args(["--jobs", &jobs.to_string()]);
+    if netns_available() {
+        cmd.arg("--isolate-network");
+    }
+    let output = cmd.output().unwrap();
+    eprintln!(
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let summary: RunSummary =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(summary.rows.len(), tasks.len() * harnesses.len());
+    summary
+        .rows
+        .into_iter()
+        .map(|row| {
+            let r: TaskResult =
+                serde_json::from_str(&std::fs::read_to_string(out.join(&row.result)).unwrap())
+                    .unwrap();
+            (row, r)
+        })
+        .collect()
+}
 
 /// Whether `unshare -n` works here (root, or user namespaces allowed).
 pub fn netns_available() -> bool {

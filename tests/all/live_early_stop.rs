@@ -4,51 +4,25 @@
 //! reaches the same decision at the same event (`assert_replay_matches` compares the whole
 //! turn record, its `early_stop` and `budget` included).
 
-use crate::live_claude::{assert_replay_matches, netns_available};
-use crate::support::{bin, root, scratch};
+use crate::live_claude::{assert_replay_matches, run_on_harnesses};
+use crate::support::scratch;
 use coder_eval::limits::budget::{ReportedAt, reporting};
 use coder_eval::results::{
-    BudgetKind, EarlyStopReason, RunSummary, StopReason, TaskResult, TaskStatus, ToolOutcome,
-    TotalsStatus, TurnStatus,
+    BudgetKind, EarlyStopReason, StopReason, TaskResult, TaskStatus, ToolOutcome, TotalsStatus,
+    TurnStatus,
 };
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
 const HARNESSES: [&str; 5] = ["claude-code", "codex", "pi", "opencode", "gemini-cli"];
 const SCENARIOS: [&str; 4] = ["early_pass", "early_fail", "decide_within", "token_budget"];
 
 fn run_matrix(out: &Path) -> BTreeMap<(String, String), TaskResult> {
-    let mut cmd = Command::new(bin());
-    cmd.arg("run");
-    for s in SCENARIOS {
-        cmd.arg(root().join(format!("tasks/scenarios/{s}/task.yaml")));
-    }
-    for h in HARNESSES {
-        cmd.args(["--harness", h]);
-    }
-    cmd.arg("--out").arg(out).args(["--jobs", "2"]);
-    if netns_available() {
-        cmd.arg("--isolate-network");
-    }
-    let output = cmd.output().unwrap();
-    eprintln!(
-        "{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let summary: RunSummary =
-        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
-    assert_eq!(summary.rows.len(), SCENARIOS.len() * HARNESSES.len());
-    summary
-        .rows
+    let tasks = SCENARIOS.map(|s| format!("tasks/scenarios/{s}/task.yaml"));
+    let tasks: Vec<&str> = tasks.iter().map(String::as_str).collect();
+    run_on_harnesses(&tasks, &HARNESSES, out, 2)
         .into_iter()
-        .map(|row| {
-            let r: TaskResult =
-                serde_json::from_str(&std::fs::read_to_string(out.join(&row.result)).unwrap())
-                    .unwrap();
-            ((row.task_id, row.harness), r)
-        })
+        .map(|(row, r)| ((row.task_id, row.harness), r))
         .collect()
 }
 

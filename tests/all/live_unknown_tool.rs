@@ -3,44 +3,28 @@
 //! show it at all), not in `turn.commands`, and `command_executed` does not count it; a
 //! replay of each recording gives the same record.
 
-use crate::live_claude::{assert_replay_matches, netns_available};
-use crate::support::{bin, root, scratch};
-use coder_eval::results::{RunSummary, TaskResult, TaskStatus, ToolOutcome};
-use std::process::Command;
+use crate::live_claude::{assert_replay_matches, run_on_harnesses};
+use crate::support::scratch;
+use coder_eval::results::{TaskStatus, ToolOutcome};
 
 const HARNESSES: [&str; 5] = ["claude-code", "codex", "pi", "opencode", "gemini-cli"];
 
 #[test]
 fn a_call_to_a_tool_that_does_not_exist_is_no_command_on_every_harness() {
     let out = scratch("live-unknown-tool");
-    let mut cmd = Command::new(bin());
-    cmd.arg("run")
-        .arg(root().join("tasks/scenarios/unknown_tool/task.yaml"));
-    for h in HARNESSES {
-        cmd.args(["--harness", h]);
-    }
-    cmd.arg("--out").arg(&out).args(["--jobs", "3"]);
-    if netns_available() {
-        cmd.arg("--isolate-network");
-    }
-    let output = cmd.output().unwrap();
-    eprintln!(
-        "{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
+    let results = run_on_harnesses(
+        &["tasks/scenarios/unknown_tool/task.yaml"],
+        &HARNESSES,
+        &out,
+        3,
     );
-    let summary: RunSummary =
-        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
-    assert_eq!(summary.rows.len(), HARNESSES.len());
-    for row in &summary.rows {
+    for (row, r) in &results {
         let what = &row.harness;
-        let r: TaskResult =
-            serde_json::from_str(&std::fs::read_to_string(out.join(&row.result)).unwrap()).unwrap();
         let t = r
             .turn
             .as_ref()
             .unwrap_or_else(|| panic!("{what}: {:?}", r.error));
-        assert_replay_matches(&out, &r);
+        assert_replay_matches(&out, r);
         // The call the model made to `no_such_tool` (OpenCode answers it with its own
         // `invalid` tool, naming it): denied wherever the stream shows it.
         let ghost: Vec<_> = t
