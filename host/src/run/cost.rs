@@ -57,7 +57,7 @@ pub(super) fn attempts(p: &Prepared, result: &TaskResult) -> Vec<CostAttempt> {
     let Some((_, earlier)) = sessions.split_last() else {
         let mut only = CostAttempt::new(1, result.turn.as_ref(), settings, scope, launcher_error);
         only.usage_totals_scope = usage_scope;
-        cut_before_cost(&mut only, result, reports_cost);
+        cut_before_final_result(&mut only, result, reports_cost);
         return vec![only];
     };
     // Time-budget mode: the sessions before the last from their records (each launch's
@@ -78,7 +78,7 @@ pub(super) fn attempts(p: &Prepared, result: &TaskResult) -> Vec<CostAttempt> {
         launcher_error,
     );
     last.usage_totals_scope = usage_scope;
-    cut_before_cost(&mut last, result, reports_cost);
+    cut_before_final_result(&mut last, result, reports_cost);
     if sessions.len() > 1 {
         last.resumed = true;
     }
@@ -92,7 +92,7 @@ pub(super) fn attempts(p: &Prepared, result: &TaskResult) -> Vec<CostAttempt> {
 /// final result); token usage, on any harness (Codex reports it in `turn.completed`,
 /// Gemini CLI in its final `result`). `partial`, the figure unknown (`null`), with that
 /// reason.
-fn cut_before_cost(attempt: &mut CostAttempt, result: &TaskResult, reports_cost: bool) {
+fn cut_before_final_result(attempt: &mut CostAttempt, result: &TaskResult, reports_cost: bool) {
     let Some(turn) = result.turn.as_ref() else {
         return;
     };
