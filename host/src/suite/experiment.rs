@@ -48,11 +48,15 @@ use serde_yaml_ng::{Mapping, Value};
 use std::path::{Path, PathBuf};
 
 mod overrides;
+mod paths;
+mod position;
 mod resolve;
 #[cfg(test)]
 mod tests;
 
 pub use overrides::Overrides;
+use paths::{PATH_FIELDS, absolutize_paths, relative_lineage};
+use position::{check_sections, is_plain_name, section_error, variant_line};
 pub use resolve::{ResolvedTask, resolve_file};
 
 /// `defaults:` of an experiment file.
@@ -176,76 +180,6 @@ fn to_mapping(pairs: Vec<(&str, Option<Value>)>) -> Value {
         }
     }
     Value::Mapping(m)
-}
-
-/// A path field of a layer made absolute against `base` (the layer's own folder).
-fn absolutize(layer: &mut Value, path: &[&str], base: &Path) {
-    let mut at = layer;
-    for key in &path[..path.len() - 1] {
-        match at.get_mut(*key) {
-            Some(next) => at = next,
-            None => return,
-        }
-    }
-    if let Some(v) = at.get_mut(path[path.len() - 1])
-        && let Some(s) = v.as_str()
-    {
-        let joined = base.join(s);
-        *v = Value::String(
-            std::path::absolute(&joined)
-                .unwrap_or(joined)
-                .display()
-                .to_string(),
-        );
-    }
-}
-
-/// The path fields of a layer, as dotted lineage paths: an experiment's are relative to
-/// its file, the command line's to the current folder.
-const PATH_FIELDS: &[&str] = &["agent.scripted_model", "initial_prompt_file"];
-
-fn absolutize_paths(layer: &mut Value, base: &Path) {
-    for field in PATH_FIELDS {
-        absolutize(layer, &field.split('.').collect::<Vec<_>>(), base);
-    }
-}
-
-/// `base` as [`absolutize`] joins it (an empty base is the current folder).
-fn absolute_base(base: &Path) -> PathBuf {
-    let base = if base.as_os_str().is_empty() {
-        Path::new(".")
-    } else {
-        base
-    };
-    std::path::absolute(base).unwrap_or_else(|_| base.to_path_buf())
-}
-
-/// The path fields' lineage values as their layer wrote them: relative to the experiment
-/// file's folder (`experiment_dir`, for its defaults and variants) or to `cwd` (the
-/// command line's `-D`), not the absolute paths the merge reads. The lineage is part of
-/// a unit's id (`suite::plan`), so a plan made in one checkout gives the same ids in a
-/// checkout at another path (a pod mounting the repository elsewhere). A path outside
-/// its base, or given absolute, stays as it is.
-fn relative_lineage(lineage: &mut Lineage, experiment_dir: Option<&Path>, cwd: &Path) {
-    for field in PATH_FIELDS {
-        let Some(entry) = lineage.get_mut(*field) else {
-            continue;
-        };
-        let base = match entry.source {
-            Layer::ExperimentDefaults | Layer::Variant => match experiment_dir {
-                Some(dir) => dir,
-                None => continue,
-            },
-            Layer::Cli => cwd,
-            _ => continue,
-        };
-        let Some(value) = entry.value.as_str() else {
-            continue;
-        };
-        if let Ok(rel) = Path::new(value).strip_prefix(absolute_base(base)) {
-            entry.value = serde_json::Value::String(rel.display().to_string());
-        }
-    }
 }
 
 /// `driver: X` → `sandbox: {driver: X}`.
@@ -431,130 +365,4 @@ impl Experiment {
             variants,
         })
     }
-}
-
-/// Each section of a layer read as the task file reads it, so a misspelt key is refused
-/// at load, naming the file, the line and column of the key (a nested unknown field's
-/// own line, else the section's, else the layer's: `defaults:` or the variant's
-/// `variant_id`) and the key.
-fn check_sections(
-    layer: &Value,
-    at: &str,
-    path: &Path,
-    text: &str,
-    line: Option<usize>,
-) -> Result<(), ExperimentError> {
-    match section_error(layer) {
-        Some((key, message)) => {
-            let (line, column) = line
-                .map(|start| key_position(text, start, key, &message))
-                .unwrap_or((0, 0));
-            Err(ExperimentError::Invalid {
-                path: path.to_path_buf(),
-                line,
-                column,
-                message: format!("{at}.{key}: {message}"),
-            })
-        }
-        None => Ok(()),
-    }
-}
-
-/// The 1-based line and column of the key a section error names, within the layer that
-/// starts at line `start`: the unknown field the message names (`unknown field
-/// `max_turnz``), else the section `key`; `(start, 0)` when neither is found before the
-/// layer ends (the next variant, or the next top-level key).
-fn key_position(text: &str, start: usize, key: &str, message: &str) -> (usize, usize) {
-    let unknown = message
-        .split_once("unknown field `")
-        .and_then(|(_, rest)| rest.split_once('`'))
-        .map(|(name, _)| name);
-    let lines: Vec<&str> = text.lines().collect();
-    let first = lines.get(start.saturating_sub(1)).copied().unwrap_or("");
-    let layer_indent = first.len() - first.trim_start_matches([' ', '-']).len();
-    // A variant is a list entry: its keys sit at its own indent.
-    let entry = first.trim_start().starts_with('-');
-    let find = |name: &str| -> Option<(usize, usize)> {
-        for (i, l) in lines.iter().enumerate().skip(start.saturating_sub(1)) {
-            let body = l.trim_start_matches([' ', '-']);
-            let indent = l.len() - body.len();
-            if i + 1 > start && !body.is_empty() && !body.starts_with('#') {
-                // The layer ends at the next entry of its list or a key left of it.
-                let ends = if entry {
-                    indent < layer_indent
-                        || (indent == layer_indent && l.trim_start().starts_with('-'))
-                } else {
-                    indent <= layer_indent
-                };
-                if ends {
-                    break;
-                }
-            }
-            let mut from = 0;
-            while let Some(pos) = l[from..].find(name) {
-                let at = from + pos;
-                let before = l[..at].chars().last();
-                let after = &l[at + name.len()..];
-                if before.is_none_or(|c| " {,-\"'".contains(c))
-                    && after.trim_start_matches(['"', '\'']).starts_with(':')
-                {
-                    return Some((i + 1, at + 1));
-                }
-                from = at + name.len();
-            }
-        }
-        None
-    };
-    unknown
-        .and_then(find)
-        .or_else(|| find(key))
-        .unwrap_or((start, 0))
-}
-
-/// The first section of `layer` (`agent`, `run_limits`, `sandbox`) that the task file's
-/// reader refuses, and why (e.g. an unknown field).
-fn section_error(layer: &Value) -> Option<(&'static str, String)> {
-    fn section<T: serde::de::DeserializeOwned>(v: Option<&Value>) -> Result<(), String> {
-        match v {
-            Some(v) => serde_yaml_ng::from_value::<T>(v.clone())
-                .map(|_| ())
-                .map_err(|e| e.to_string()),
-            None => Ok(()),
-        }
-    }
-    let checks = [
-        (
-            "agent",
-            section::<crate::task::AgentSpec>(layer.get("agent")),
-        ),
-        (
-            "run_limits",
-            section::<crate::limits::RunLimitsSpec>(layer.get("run_limits")),
-        ),
-        (
-            "sandbox",
-            section::<crate::task::SandboxSpec>(layer.get("sandbox")),
-        ),
-    ];
-    checks
-        .into_iter()
-        .find_map(|(key, result)| result.err().map(|m| (key, m)))
-}
-
-/// The 1-based line of `variant_id: <id>` in the experiment's text.
-fn variant_line(text: &str, id: &str) -> Option<usize> {
-    text.lines()
-        .position(|l| {
-            let l = l.trim_start().trim_start_matches("- ").trim();
-            l.strip_prefix("variant_id:")
-                .is_some_and(|v| v.trim().trim_matches(['"', '\'']) == id)
-        })
-        .map(|i| i + 1)
-}
-
-fn is_plain_name(s: &str) -> bool {
-    !s.is_empty()
-        && !s.starts_with('.')
-        && s.chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }

@@ -1,0 +1,132 @@
+//! Where in an experiment file a layer's error is: the line and column of the key it
+//! names, for errors that name file, line and field.
+
+use super::ExperimentError;
+use serde_yaml_ng::Value;
+use std::path::Path;
+
+/// Each section of a layer read as the task file reads it, so a misspelt key is refused
+/// at load, naming the file, the line and column of the key (a nested unknown field's
+/// own line, else the section's, else the layer's: `defaults:` or the variant's
+/// `variant_id`) and the key.
+pub(super) fn check_sections(
+    layer: &Value,
+    at: &str,
+    path: &Path,
+    text: &str,
+    line: Option<usize>,
+) -> Result<(), ExperimentError> {
+    match section_error(layer) {
+        Some((key, message)) => {
+            let (line, column) = line
+                .map(|start| key_position(text, start, key, &message))
+                .unwrap_or((0, 0));
+            Err(ExperimentError::Invalid {
+                path: path.to_path_buf(),
+                line,
+                column,
+                message: format!("{at}.{key}: {message}"),
+            })
+        }
+        None => Ok(()),
+    }
+}
+
+/// The 1-based line and column of the key a section error names, within the layer that
+/// starts at line `start`: the unknown field the message names (`unknown field
+/// `max_turnz``), else the section `key`; `(start, 0)` when neither is found before the
+/// layer ends (the next variant, or the next top-level key).
+fn key_position(text: &str, start: usize, key: &str, message: &str) -> (usize, usize) {
+    let unknown = message
+        .split_once("unknown field `")
+        .and_then(|(_, rest)| rest.split_once('`'))
+        .map(|(name, _)| name);
+    let lines: Vec<&str> = text.lines().collect();
+    let first = lines.get(start.saturating_sub(1)).copied().unwrap_or("");
+    let layer_indent = first.len() - first.trim_start_matches([' ', '-']).len();
+    // A variant is a list entry: its keys sit at its own indent.
+    let entry = first.trim_start().starts_with('-');
+    let find = |name: &str| -> Option<(usize, usize)> {
+        for (i, l) in lines.iter().enumerate().skip(start.saturating_sub(1)) {
+            let body = l.trim_start_matches([' ', '-']);
+            let indent = l.len() - body.len();
+            if i + 1 > start && !body.is_empty() && !body.starts_with('#') {
+                // The layer ends at the next entry of its list or a key left of it.
+                let ends = if entry {
+                    indent < layer_indent
+                        || (indent == layer_indent && l.trim_start().starts_with('-'))
+                } else {
+                    indent <= layer_indent
+                };
+                if ends {
+                    break;
+                }
+            }
+            let mut from = 0;
+            while let Some(pos) = l[from..].find(name) {
+                let at = from + pos;
+                let before = l[..at].chars().last();
+                let after = &l[at + name.len()..];
+                if before.is_none_or(|c| " {,-\"'".contains(c))
+                    && after.trim_start_matches(['"', '\'']).starts_with(':')
+                {
+                    return Some((i + 1, at + 1));
+                }
+                from = at + name.len();
+            }
+        }
+        None
+    };
+    unknown
+        .and_then(find)
+        .or_else(|| find(key))
+        .unwrap_or((start, 0))
+}
+
+/// The first section of `layer` (`agent`, `run_limits`, `sandbox`) that the task file's
+/// reader refuses, and why (e.g. an unknown field).
+pub(super) fn section_error(layer: &Value) -> Option<(&'static str, String)> {
+    fn section<T: serde::de::DeserializeOwned>(v: Option<&Value>) -> Result<(), String> {
+        match v {
+            Some(v) => serde_yaml_ng::from_value::<T>(v.clone())
+                .map(|_| ())
+                .map_err(|e| e.to_string()),
+            None => Ok(()),
+        }
+    }
+    let checks = [
+        (
+            "agent",
+            section::<crate::task::AgentSpec>(layer.get("agent")),
+        ),
+        (
+            "run_limits",
+            section::<crate::limits::RunLimitsSpec>(layer.get("run_limits")),
+        ),
+        (
+            "sandbox",
+            section::<crate::task::SandboxSpec>(layer.get("sandbox")),
+        ),
+    ];
+    checks
+        .into_iter()
+        .find_map(|(key, result)| result.err().map(|m| (key, m)))
+}
+
+/// The 1-based line of `variant_id: <id>` in the experiment's text.
+pub(super) fn variant_line(text: &str, id: &str) -> Option<usize> {
+    text.lines()
+        .position(|l| {
+            let l = l.trim_start().trim_start_matches("- ").trim();
+            l.strip_prefix("variant_id:")
+                .is_some_and(|v| v.trim().trim_matches(['"', '\'']) == id)
+        })
+        .map(|i| i + 1)
+}
+
+pub(super) fn is_plain_name(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with('.')
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
