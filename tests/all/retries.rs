@@ -3,7 +3,7 @@
 //! model, started through a stand-in script (`--cli`) that counts its launches and its
 //! `--version` probes, and crashes on its first launch where a test asks it to.
 
-use crate::support::{bin, root, scratch};
+use crate::support::{Crash, bin, lines, root, scratch, stand_in_claude};
 use coder_eval::results::{TaskResult, TaskStatus};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -32,26 +32,9 @@ fn task_with(dir: &Path, criterion: &str, extra: &str) -> PathBuf {
     task
 }
 
-/// A stand-in for `claude` at `path`: it appends a line to `<dir>/versions` per
-/// `--version` probe (answering `stand-in 1.0`) and to `<dir>/launches` per launch;
-/// launch number `crash_on` (1-based; 0: none) prints a line on stderr and exits 3
-/// before the CLI starts; every other launch runs the real Claude Code CLI.
+/// [`stand_in_claude`] crashing on launch `crash_on` (0: none), without a pause.
 fn stand_in(path: &Path, dir: &Path, crash_on: u32) {
-    let real = root().join("harnesses/node_modules/.bin/claude");
-    std::fs::write(
-        path,
-        format!(
-            "#!/bin/bash\nif [ \"$1\" = \"--version\" ]; then echo v >> {d}/versions; echo \"stand-in 1.0\"; exit 0; fi\necho l >> {d}/launches\nn=$(wc -l < {d}/launches)\nif [ \"$n\" -eq {crash_on} ]; then echo 'stand-in: crashed before the first model call' >&2; exit 3; fi\nexec {real} \"$@\"\n",
-            d = dir.display(),
-            real = real.display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-}
-
-fn lines(path: &Path) -> usize {
-    std::fs::read_to_string(path).map_or(0, |t| t.lines().count())
+    stand_in_claude(path, dir, Crash::Launches(&[crash_on]), 0);
 }
 
 fn run(args: &[&str], extra: &[&Path]) -> Output {

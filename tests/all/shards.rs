@@ -6,7 +6,7 @@
 //! installed by scripts/setup.sh). Each run drives the real Claude Code CLI against the
 //! scripted model.
 
-use crate::support::{bin, scratch};
+use crate::support::{Crash, bin, lines, scratch, stand_in_claude};
 use coder_eval::exit_codes;
 use coder_eval::results::{RunSummary, TaskResult};
 use coder_eval::suite::plan::Plan;
@@ -611,25 +611,16 @@ fn the_emitted_indexed_job_is_valid_against_the_kubernetes_schema() {
     }
 }
 
-/// A stand-in for `claude`: `--version` answers `stand-in 1.0`; a launch appends a line to
-/// `<dir>/launches`, sleeps `sleep` seconds, says so on stderr and exits 3 before any
-/// model call (a crash: an infrastructure error).
+/// [`stand_in_claude`] at `<dir>/claude`, every launch of which crashes after `sleep`
+/// seconds.
 fn crashing_cli(dir: &Path, sleep: u32) -> PathBuf {
     let cli = dir.join("claude");
-    std::fs::write(
-        &cli,
-        format!(
-            "#!/bin/bash\nif [ \"$1\" = \"--version\" ]; then echo \"stand-in 1.0\"; exit 0; fi\necho l >> {d}/launches\nsleep {sleep}\necho 'stand-in: crashed before the first model call' >&2\nexit 3\n",
-            d = dir.display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&cli, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    stand_in_claude(&cli, dir, Crash::Every, sleep);
     cli
 }
 
 fn launches(dir: &Path) -> usize {
-    std::fs::read_to_string(dir.join("launches")).map_or(0, |t| t.lines().count())
+    lines(&dir.join("launches"))
 }
 
 /// `plan` of the experiment (2 units) with `extra` arguments, into `plan_file`.

@@ -72,3 +72,41 @@ pub fn tools(r: &TurnRecord) -> Vec<(&str, ToolOutcome)> {
 pub fn diagnostic_kinds(r: &TurnRecord) -> Vec<&str> {
     r.diagnostics.iter().map(|d| d.kind.as_str()).collect()
 }
+
+/// Which launches of a [`stand_in_claude`] crash.
+pub enum Crash<'a> {
+    /// These launch numbers (1-based); the others run the real Claude Code CLI.
+    Launches(&'a [u32]),
+    /// Every launch (the real CLI never runs).
+    Every,
+}
+
+/// A stand-in for `claude` at `path`, for tests of infrastructure retries: each
+/// `--version` probe appends a line to `<dir>/versions` and answers `stand-in 1.0`; each
+/// launch appends a line to `<dir>/launches`; a launch that `crash` names sleeps `sleep`
+/// seconds, says `stand-in: crashed before the first model call` on stderr and exits 3
+/// before any model call (an infrastructure error); any other launch runs the real
+/// Claude Code CLI (`harnesses/node_modules/.bin/claude`).
+pub fn stand_in_claude(path: &Path, dir: &Path, crash: Crash, sleep: u32) {
+    let real = root().join("harnesses/node_modules/.bin/claude");
+    let pattern = match crash {
+        Crash::Every => "*".to_string(),
+        Crash::Launches(n) if n.is_empty() => "0".to_string(),
+        Crash::Launches(n) => n.iter().map(u32::to_string).collect::<Vec<_>>().join("|"),
+    };
+    std::fs::write(
+        path,
+        format!(
+            "#!/bin/bash\nif [ \"$1\" = \"--version\" ]; then echo v >> {d}/versions; echo \"stand-in 1.0\"; exit 0; fi\necho l >> {d}/launches\nn=$(wc -l < {d}/launches)\ncase \"$n\" in {pattern}) sleep {sleep}; echo 'stand-in: crashed before the first model call' >&2; exit 3;; esac\nexec {real} \"$@\"\n",
+            d = dir.display(),
+            real = real.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+}
+
+/// How many lines `path` has (0 when it does not exist): a stand-in's launches or probes.
+pub fn lines(path: &Path) -> usize {
+    std::fs::read_to_string(path).map_or(0, |t| t.lines().count())
+}
