@@ -56,7 +56,9 @@ mod tests;
 
 pub use overrides::Overrides;
 use paths::{PATH_FIELDS, absolutize_paths, relative_lineage};
-use position::{check_sections, is_plain_name, section_error, variant_line};
+use position::{
+    check_sections, is_plain_name, key_positions, section_error, variant_line, variant_lines,
+};
 pub use resolve::{ResolvedTask, resolve_file};
 
 /// `defaults:` of an experiment file.
@@ -124,6 +126,8 @@ pub struct Experiment {
     defaults: Value,
     defaults_mutations: Vec<PromptMutation>,
     pub variants: Vec<Variant>,
+    /// The file's text, to place the errors [`Experiment::refusals`] finds.
+    text: String,
 }
 
 /// A variant: its id and its layer.
@@ -210,26 +214,53 @@ impl Experiment {
     /// (`agent.scripted_model`, `initial_prompt_file`) that is not a file. Errors name the
     /// experiment file and the layer (`defaults` or `variants[<id>]`).
     pub fn refusals(&self) -> Result<(), ExperimentError> {
-        let rule = |message: String| ExperimentError::Rule {
-            path: self.path.clone(),
-            message,
+        let text = self.text.as_str();
+        // An error at the `nth` `key:` of the layer starting at line `start` (past line
+        // `after`): file, line, column.
+        let at_key = |start: Option<usize>, key: &str, after: usize, nth: usize, message| {
+            let (line, column) = start
+                .and_then(|s| {
+                    key_positions(text, s, key)
+                        .into_iter()
+                        .filter(|(line, _)| *line >= after)
+                        .nth(nth)
+                })
+                .or(start.map(|s| (s, 0)))
+                .unwrap_or((0, 0));
+            ExperimentError::Invalid {
+                path: self.path.clone(),
+                line,
+                column,
+                message,
+            }
         };
         let layers = std::iter::once((
             "defaults".to_string(),
             &self.defaults,
             &self.defaults_mutations,
+            crate::task::compat::key_line(text, &["defaults"]),
         ))
         .chain(self.variants.iter().map(|v| {
             (
                 format!("variants[{}]", v.variant_id),
                 &v.overlay,
                 &v.mutations,
+                variant_line(text, &v.variant_id),
             )
         }));
-        for (at, layer, mutations) in layers {
-            for m in mutations {
-                m.apply("")
-                    .map_err(|message| rule(format!("{at}.{message}")))?;
+        for (at, layer, mutations, start) in layers {
+            // The i-th mutation's `type:` key, past the layer's `prompt_mutations:`.
+            let list = start
+                .and_then(|s| key_positions(text, s, "prompt_mutations").first().copied())
+                .map_or(0, |(line, _)| line);
+            for (i, m) in mutations.iter().enumerate() {
+                m.apply("").map_err(|message| {
+                    let message = match message.strip_prefix("prompt_mutations: ") {
+                        Some(rest) => format!("{at}.prompt_mutations[{i}]: {rest}"),
+                        None => format!("{at}.{message}"),
+                    };
+                    at_key(start, "type", list, i, message)
+                })?;
             }
             for field in PATH_FIELDS {
                 let mut value = Some(layer);
@@ -239,10 +270,17 @@ impl Experiment {
                 if let Some(path) = value.and_then(Value::as_str)
                     && !Path::new(path).is_file()
                 {
-                    return Err(rule(format!(
-                        "{at}.{field}: {path} is not a file (paths in an experiment are \
-                         relative to the experiment file)"
-                    )));
+                    let key = field.rsplit('.').next().unwrap_or(field);
+                    return Err(at_key(
+                        start,
+                        key,
+                        0,
+                        0,
+                        format!(
+                            "{at}.{field}: {path} is not a file (paths in an experiment are \
+                             relative to the experiment file)"
+                        ),
+                    ));
                 }
             }
         }
@@ -288,15 +326,33 @@ impl Experiment {
         }
         let base = path.parent().unwrap_or(Path::new("."));
         let defaults = spec.defaults.unwrap_or_default();
-        let check_repeats = |r: Option<u32>, at: &str| match r {
-            Some(0) => Err(rule(format!("{at}repeats: must be at least 1"))),
+        // An error at `key` of the layer starting at line `start`: file, line, column.
+        let at_key = |start: Option<usize>, key: &str, message: String| {
+            let (line, column) = start
+                .and_then(|start| key_positions(text, start, key).first().copied())
+                .or(start.map(|s| (s, 0)))
+                .unwrap_or((0, 0));
+            ExperimentError::Invalid {
+                path: path.to_path_buf(),
+                line,
+                column,
+                message,
+            }
+        };
+        let check_repeats = |r: Option<u32>, at: &str, start: Option<usize>| match r {
+            Some(0) => Err(at_key(
+                start,
+                "repeats",
+                format!("{at}repeats: must be at least 1"),
+            )),
             Some(n) if n > super::MAX_REPEATS => Err(rule(format!(
                 "{at}repeats: {n} is more than {} replicates",
                 super::MAX_REPEATS
             ))),
             _ => Ok(()),
         };
-        check_repeats(defaults.repeats, "defaults.")?;
+        let defaults_line = crate::task::compat::key_line(text, &["defaults"]);
+        check_repeats(defaults.repeats, "defaults.", defaults_line)?;
         let mut defaults_layer = to_mapping(vec![
             ("repeats", defaults.repeats.map(Value::from)),
             ("agent", defaults.agent.map(Value::Mapping)),
@@ -305,13 +361,7 @@ impl Experiment {
             ("pre_run", defaults.pre_run.map(Value::Sequence)),
             ("post_run", defaults.post_run.map(Value::Sequence)),
         ]);
-        check_sections(
-            &defaults_layer,
-            "defaults",
-            path,
-            text,
-            crate::task::compat::key_line(text, &["defaults"]),
-        )?;
+        check_sections(&defaults_layer, "defaults", path, text, defaults_line)?;
         absolutize_paths(&mut defaults_layer, base);
         let mut variants: Vec<Variant> = Vec::new();
         for v in spec.variants {
@@ -321,10 +371,22 @@ impl Experiment {
                     "{at}: variant_id must be a name without slashes or spaces (it names a folder)"
                 )));
             }
-            if variants.iter().any(|w| w.variant_id == v.variant_id) {
-                return Err(rule(format!("{at}: variant_id given twice")));
+            // This variant's `variant_id:` line (the n-th of the same id).
+            let earlier = variants
+                .iter()
+                .filter(|w| w.variant_id == v.variant_id)
+                .count();
+            let start = variant_lines(text, &v.variant_id).get(earlier).copied();
+            if earlier > 0 {
+                return Err(at_key(
+                    start,
+                    "variant_id",
+                    format!(
+                        "{at}.variant_id: given twice (variant ids name folders: make them unique)"
+                    ),
+                ));
             }
-            check_repeats(v.repeats, &format!("{at}."))?;
+            check_repeats(v.repeats, &format!("{at}."), start)?;
             let prompts = [
                 v.prompt_mutations.is_some(),
                 v.initial_prompt.is_some(),
@@ -347,7 +409,7 @@ impl Experiment {
                         .map(|p| Value::String(p.display().to_string())),
                 ),
             ]);
-            check_sections(&overlay, &at, path, text, variant_line(text, &v.variant_id))?;
+            check_sections(&overlay, &at, path, text, start)?;
             absolutize_paths(&mut overlay, base);
             variants.push(Variant {
                 variant_id: v.variant_id,
@@ -363,6 +425,7 @@ impl Experiment {
             defaults: defaults_layer,
             defaults_mutations: defaults.prompt_mutations.unwrap_or_default(),
             variants,
+            text: text.to_string(),
         })
     }
 }

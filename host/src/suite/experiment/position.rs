@@ -41,46 +41,50 @@ fn key_position(text: &str, start: usize, key: &str, message: &str) -> (usize, u
         .split_once("unknown field `")
         .and_then(|(_, rest)| rest.split_once('`'))
         .map(|(name, _)| name);
+    unknown
+        .and_then(|name| key_positions(text, start, name).first().copied())
+        .or_else(|| key_positions(text, start, key).first().copied())
+        .unwrap_or((start, 0))
+}
+
+/// The 1-based line and column of each `key:` within the layer that starts at line
+/// `start`, in the order they appear; the layer ends at the next variant, or the next
+/// key left of it.
+pub(super) fn key_positions(text: &str, start: usize, key: &str) -> Vec<(usize, usize)> {
     let lines: Vec<&str> = text.lines().collect();
     let first = lines.get(start.saturating_sub(1)).copied().unwrap_or("");
     let layer_indent = first.len() - first.trim_start_matches([' ', '-']).len();
     // A variant is a list entry: its keys sit at its own indent.
     let entry = first.trim_start().starts_with('-');
-    let find = |name: &str| -> Option<(usize, usize)> {
-        for (i, l) in lines.iter().enumerate().skip(start.saturating_sub(1)) {
-            let body = l.trim_start_matches([' ', '-']);
-            let indent = l.len() - body.len();
-            if i + 1 > start && !body.is_empty() && !body.starts_with('#') {
-                // The layer ends at the next entry of its list or a key left of it.
-                let ends = if entry {
-                    indent < layer_indent
-                        || (indent == layer_indent && l.trim_start().starts_with('-'))
-                } else {
-                    indent <= layer_indent
-                };
-                if ends {
-                    break;
-                }
-            }
-            let mut from = 0;
-            while let Some(pos) = l[from..].find(name) {
-                let at = from + pos;
-                let before = l[..at].chars().last();
-                let after = &l[at + name.len()..];
-                if before.is_none_or(|c| " {,-\"'".contains(c))
-                    && after.trim_start_matches(['"', '\'']).starts_with(':')
-                {
-                    return Some((i + 1, at + 1));
-                }
-                from = at + name.len();
+    let mut found = Vec::new();
+    for (i, l) in lines.iter().enumerate().skip(start.saturating_sub(1)) {
+        let body = l.trim_start_matches([' ', '-']);
+        let indent = l.len() - body.len();
+        if i + 1 > start && !body.is_empty() && !body.starts_with('#') {
+            // The layer ends at the next entry of its list or a key left of it.
+            let ends = if entry {
+                indent < layer_indent || (indent == layer_indent && l.trim_start().starts_with('-'))
+            } else {
+                indent <= layer_indent
+            };
+            if ends {
+                break;
             }
         }
-        None
-    };
-    unknown
-        .and_then(find)
-        .or_else(|| find(key))
-        .unwrap_or((start, 0))
+        let mut from = 0;
+        while let Some(pos) = l[from..].find(key) {
+            let at = from + pos;
+            let before = l[..at].chars().last();
+            let after = &l[at + key.len()..];
+            if before.is_none_or(|c| " {,-\"'".contains(c))
+                && after.trim_start_matches(['"', '\'']).starts_with(':')
+            {
+                found.push((i + 1, at + 1));
+            }
+            from = at + key.len();
+        }
+    }
+    found
 }
 
 /// The first section of `layer` (`agent`, `run_limits`, `sandbox`) that the task file's
@@ -115,13 +119,26 @@ pub(super) fn section_error(layer: &Value) -> Option<(&'static str, String)> {
 
 /// The 1-based line of `variant_id: <id>` in the experiment's text.
 pub(super) fn variant_line(text: &str, id: &str) -> Option<usize> {
+    variant_lines(text, id).first().copied()
+}
+
+/// The 1-based lines of every `variant_id: <id>` in the experiment's text, in order (more
+/// than one when the id is given twice).
+pub(super) fn variant_lines(text: &str, id: &str) -> Vec<usize> {
     text.lines()
-        .position(|l| {
-            let l = l.trim_start().trim_start_matches("- ").trim();
-            l.strip_prefix("variant_id:")
-                .is_some_and(|v| v.trim().trim_matches(['"', '\'']) == id)
+        .enumerate()
+        .filter(|(_, l)| {
+            // Block style (`- variant_id: a`) or flow style (`[{variant_id: a, ...}]`).
+            l.match_indices("variant_id:").any(|(at, key)| {
+                l[..at].chars().last().is_none_or(|c| " {,-".contains(c))
+                    && l[at + key.len()..]
+                        .split([',', '}', '#'])
+                        .next()
+                        .is_some_and(|v| v.trim().trim_matches(['"', '\'']) == id)
+            })
         })
-        .map(|i| i + 1)
+        .map(|(i, _)| i + 1)
+        .collect()
 }
 
 pub(super) fn is_plain_name(s: &str) -> bool {

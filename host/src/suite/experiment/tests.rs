@@ -171,3 +171,55 @@ fn a_rephrase_mutation_is_refused_as_not_supported() {
         "{msg}"
     );
 }
+
+/// Issue 15 trial: these named the file and field but no line.
+#[test]
+fn a_duplicate_id_a_zero_repeats_a_bad_regex_and_a_missing_script_name_their_line() {
+    let p = Path::new("/x/exp.yaml");
+    let parse = |text: &str| Experiment::parse(text, p).unwrap_err().to_string();
+    let msg = parse(
+        "experiment_id: a\nvariants:\n  - variant_id: x\n  - variant_id: y\n  - variant_id: x\n",
+    );
+    assert!(
+        msg.starts_with("/x/exp.yaml:5:5: variants[x].variant_id: given twice"),
+        "{msg}"
+    );
+    let msg = parse(
+        "experiment_id: a\ndefaults:\n  agent: {model: m}\n  repeats: 0\nvariants:\n  - variant_id: x\n",
+    );
+    assert!(
+        msg.starts_with("/x/exp.yaml:4:3: defaults.repeats: must be at least 1"),
+        "{msg}"
+    );
+    let msg = parse(
+        "experiment_id: a\nvariants:\n  - variant_id: x\n    repeats: 2\n  - variant_id: y\n    repeats: 0\n",
+    );
+    assert!(
+        msg.starts_with("/x/exp.yaml:6:5: variants[y].repeats: must be at least 1"),
+        "{msg}"
+    );
+    let refused = |text: &str| {
+        Experiment::parse(text, p)
+            .unwrap()
+            .refusals()
+            .unwrap_err()
+            .to_string()
+    };
+    // The second mutation's, not the first one's.
+    let msg = refused(
+        "experiment_id: a\nvariants:\n  - variant_id: x\n    agent: {type: claude-code}\n    prompt_mutations:\n      - {type: replace, pattern: a, replacement: b, regex: true}\n      - type: replace\n        pattern: \"(\"\n        replacement: b\n        regex: true\n",
+    );
+    assert!(
+        msg.starts_with("/x/exp.yaml:7:9: variants[x].prompt_mutations[1]: replace: bad regex"),
+        "{msg}"
+    );
+    let msg = refused(
+        "experiment_id: a\nvariants:\n  - variant_id: x\n  - variant_id: y\n    agent:\n      model: m\n      scripted_model: nope/s.yaml\n",
+    );
+    assert!(
+        msg.starts_with(
+            "/x/exp.yaml:7:7: variants[y].agent.scripted_model: /x/nope/s.yaml is not a file"
+        ),
+        "{msg}"
+    );
+}
