@@ -887,3 +887,35 @@ fn compare_with_no_paired_task_warns_and_exits_one() {
     assert_eq!((c.paired_tasks, c.p_value), (0, None));
     assert_eq!(c.unpaired, vec!["one".to_string(), "two".to_string()]);
 }
+
+/// Issue 15 trial: a variant's unknown harness was blamed on the task file's
+/// `agent.type`; it names the experiment file and the variant.
+#[test]
+fn a_variants_unknown_harness_names_the_experiment_and_the_variant() {
+    let dir = scratch("variant-harness");
+    let task = flaky_task(&dir, "0");
+    let exp = dir.join("exp.yaml");
+    std::fs::write(
+        &exp,
+        "experiment_id: h\nvariants:\n  - variant_id: good\n  - variant_id: bad\n    agent: {type: nosuch}\n",
+    )
+    .unwrap();
+    let o = Command::new(bin())
+        .args(["run", "--experiment"])
+        .arg(&exp)
+        .arg(&task)
+        .arg("--out")
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("{}: variants[bad].agent.type", exp.display()))
+            && err.contains("unknown harness `nosuch`")
+            && !err.contains("task.yaml: agent.type"),
+        "{}",
+        show(&o)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

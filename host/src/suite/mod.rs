@@ -91,7 +91,23 @@ pub fn prepare_units(
     let mut units: Vec<Prepared> = Vec::new();
     let mut seen = std::collections::HashMap::new();
     for r in resolved {
-        for p in prepare(vec![r.task], harnesses, options)? {
+        let source = harness_source(&r);
+        let prepared = prepare(vec![r.task], harnesses, options).map_err(|e| match e {
+            // The harness name came from a layer above the task file: name that layer.
+            PrepareError::Harness {
+                task,
+                harness,
+                from,
+                source: why,
+            } if harnesses.is_empty() => PrepareError::Harness {
+                task,
+                harness,
+                from: source.clone().unwrap_or(from),
+                source: why,
+            },
+            other => other,
+        })?;
+        for p in prepared {
             for index in 0..r.repeats {
                 let mut unit = p.clone();
                 unit.unit.variant = r.variant.clone();
@@ -114,6 +130,34 @@ pub fn prepare_units(
     }
     folders::check(&units)?;
     Ok(units)
+}
+
+/// Where a resolved task's harness name (`agent.type`) came from when a layer above its
+/// task file set it: `EXPERIMENT: variants[<id>].agent.type`, `EXPERIMENT:
+/// defaults.agent.type` or the `-D` argument; `None` when the task file's own.
+fn harness_source(r: &ResolvedTask) -> Option<String> {
+    use crate::results::Layer;
+    let entry = r.lineage.as_ref()?.get("agent.type")?;
+    let experiment = || {
+        r.experiment
+            .as_ref()
+            .map_or_else(|| "the experiment".to_string(), |p| p.display().to_string())
+    };
+    match entry.source {
+        Layer::Variant => Some(format!(
+            "{}: variants[{}].agent.type",
+            experiment(),
+            r.variant.as_deref().unwrap_or("?")
+        )),
+        Layer::ExperimentDefaults => Some(format!("{}: defaults.agent.type", experiment())),
+        Layer::Cli => Some(
+            entry
+                .source_detail
+                .clone()
+                .unwrap_or_else(|| "-D agent.type".into()),
+        ),
+        _ => None,
+    }
 }
 
 /// Replicates asked for per (group, task): the group is the variant, else the harness

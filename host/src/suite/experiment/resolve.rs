@@ -61,6 +61,9 @@ pub struct ResolvedTask {
     pub repeats: u32,
     /// `None` when the task file was taken as written (no experiment, no override).
     pub lineage: Option<Arc<Lineage>>,
+    /// The experiment file it was resolved under (to name in an error a layer of it
+    /// caused); `None` outside an experiment.
+    pub experiment: Option<std::path::PathBuf>,
 }
 
 /// The tasks of one task file under every variant of `experiment` (or none) and the
@@ -117,6 +120,7 @@ pub fn resolve_file(
                     variant: None,
                     repeats,
                     lineage: None,
+                    experiment: None,
                 })
                 .collect(),
             notes,
@@ -243,6 +247,7 @@ pub fn resolve_file(
                 variant: variant.map(|v| v.variant_id.clone()),
                 repeats,
                 lineage: Some(Arc::new(lineage)),
+                experiment: experiment.map(|e| e.path.clone()),
             });
         }
     }
