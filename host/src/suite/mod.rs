@@ -182,7 +182,9 @@ pub fn is_suite(results: &[TaskResult]) -> bool {
 
 /// Per group (variant, else harness), in order of first appearance: its tasks'
 /// statistics over their replicates. A task asked for (in `expected`) without any result
-/// counts its replicates as missing.
+/// counts its replicates as missing, and so does a result an interrupt stopped
+/// ([`resume::interrupted`]: never started, or cut off): `missing` as `merge` counts it,
+/// not `errored`.
 pub fn statistics(results: &[TaskResult], expected: &Expected) -> Vec<VariantStatistics> {
     let mut groups: Vec<String> = Vec::new();
     let mut by: BTreeMap<(String, String), Vec<stats::Replicate>> = BTreeMap::new();
@@ -196,9 +198,15 @@ pub fn statistics(results: &[TaskResult], expected: &Expected) -> Vec<VariantSta
             tasks.push(task.to_string());
         }
     };
+    // Per (group, task): the results an interrupt stopped (counted missing).
+    let mut stopped: BTreeMap<(String, String), u32> = BTreeMap::new();
     for r in results {
         let group = unit_of(r).group();
         note(&group, &r.task_id, &mut groups);
+        if resume::interrupted(r) {
+            *stopped.entry((group, r.task_id.clone())).or_default() += 1;
+            continue;
+        }
         by.entry((group, r.task_id.clone()))
             .or_default()
             .push(stats::Replicate {
@@ -217,7 +225,10 @@ pub fn statistics(results: &[TaskResult], expected: &Expected) -> Vec<VariantSta
                 .map(|t| {
                     let key = (g.clone(), t.clone());
                     let reps = by.get(&key).map_or(&[][..], Vec::as_slice);
-                    let asked = expected.get(&key).copied().unwrap_or(reps.len() as u32);
+                    let asked = expected
+                        .get(&key)
+                        .copied()
+                        .unwrap_or(reps.len() as u32 + stopped.get(&key).copied().unwrap_or(0));
                     stats::task_statistics(t, reps, asked)
                 })
                 .collect();
@@ -276,6 +287,20 @@ mod tests {
         assert_eq!(a.tasks_flaky, 1);
         let b = &s[1];
         assert_eq!((b.tasks, b.tasks_graded, b.missing), (2, 1, 5));
+        // Issue 15 trial: an interrupted shard counted its never-started units `errored`
+        // while merge called them `missing`. Stopped by the interrupt, started or not:
+        // missing, with or without the units asked for.
+        let mut stopped = result("a", "x", 2, TaskStatus::Error);
+        stopped.error_kind = Some("interrupted".into());
+        let mut results = results;
+        results[2] = stopped;
+        for expected in [expected.clone(), Expected::new()] {
+            let a = &statistics(&results, &expected)[0];
+            assert_eq!(
+                (a.errored, a.missing),
+                (0, if expected.is_empty() { 1 } else { 3 })
+            );
+        }
         let y = b.per_task.iter().find(|t| t.task_id == "y").unwrap();
         assert_eq!((y.missing, y.pass_rate), (3, None));
         assert_eq!(b.pass_rate.as_ref().unwrap().mean, 0.0);

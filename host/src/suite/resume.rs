@@ -150,15 +150,20 @@ impl Invocation {
 pub fn completed(run_dir: &Path, unit: &UnitId) -> Option<TaskResult> {
     let text = std::fs::read_to_string(run_dir.join(unit.rel_dir()).join("task.json")).ok()?;
     let result: TaskResult = serde_json::from_str(&text).ok()?;
-    // Stopped by a signal (`interrupted`, older recordings' `cancelled`), whether the turn
-    // had started or not: run again.
-    let cancelled = result
+    let same_unit = super::unit_of(&result) == *unit;
+    (!interrupted(&result) && same_unit).then_some(result)
+}
+
+/// Whether a signal stopped `result` (`interrupted`, older recordings' `cancelled`),
+/// whether its turn had started or not: no complete result. `--resume` runs it again,
+/// `merge` lists its unit as missing, and the statistics count it `missing` (not
+/// `errored`): one word for a unit without a complete result wherever it is counted.
+pub fn interrupted(result: &TaskResult) -> bool {
+    result
         .stop
         .as_ref()
         .is_some_and(|s| s.reason == StopReason::Interrupted)
-        || result.error_kind.as_deref() == Some("interrupted");
-    let same_unit = super::unit_of(&result) == *unit;
-    (!cancelled && same_unit).then_some(result)
+        || result.error_kind.as_deref() == Some("interrupted")
 }
 
 /// The unit's result in `run_dir` when resuming keeps it: complete ([`completed`]) and
