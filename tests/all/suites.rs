@@ -200,6 +200,12 @@ fn experiment_variants_run_offline_with_lineage_and_compare() {
         html.contains("B (good) against A (bad)") && html.contains("fail→pass"),
         "{html}"
     );
+    // One paired task: no interval, no t, no p (issue 15 trial: it showed [d, d]).
+    assert!(
+        html.contains("100.0% [interval undefined: 1 paired task(s), needs 2]")
+            && html.contains("t = undefined, p = undefined"),
+        "{html}"
+    );
     let c: CompareReport = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(c.paired_tasks, 1);
     assert_eq!(c.difference.as_ref().unwrap().mean, 1.0);

@@ -106,9 +106,9 @@ pub fn run(args: CompareArgs) -> Result<i32, Box<dyn std::error::Error>> {
     out.push_str(&format!(
         "B − A over {} paired task(s): {}; t = {}, p = {} ({})\n\n",
         c.paired_tasks,
-        report::estimate(c.difference.as_ref()),
-        c.t_statistic.map_or("-".into(), |t| format!("{t:.3}")),
-        c.p_value.map_or("-".into(), |p| format!("{p:.4}")),
+        report::difference(c.difference.as_ref()),
+        report::statistic(&c, c.t_statistic, 3),
+        report::statistic(&c, c.p_value, 4),
         c.test
     ));
     out.push_str(&format!(

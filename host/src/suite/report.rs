@@ -20,6 +20,32 @@ pub fn estimate(m: Option<&MeanEstimate>) -> String {
     }
 }
 
+/// `mean [low, high]` of a compare's difference B − A, as percentages. Over fewer than
+/// two paired tasks there is no spread to build an interval from: it is `undefined`,
+/// like t and p when the standard error is 0 (not `[d, d]`, which claims a certainty one
+/// task cannot give). `-` when nothing is paired.
+pub fn difference(m: Option<&MeanEstimate>) -> String {
+    match m {
+        None => "-".into(),
+        Some(m) if m.ci95.is_none() => format!(
+            "{} [interval undefined: {} paired task(s), needs 2]",
+            pct(m.mean),
+            m.n
+        ),
+        Some(m) => estimate(Some(m)),
+    }
+}
+
+/// t or p of a compare, `undefined` when there is none (every difference equal, or one
+/// paired task) and `-` when nothing is paired.
+pub fn statistic(c: &CompareReport, value: Option<f64>, digits: usize) -> String {
+    match value {
+        Some(v) => format!("{v:.digits$}"),
+        None if c.paired_tasks == 0 => "-".into(),
+        None => "undefined".into(),
+    }
+}
+
 /// The "Variants" section: one row per variant, then passes per task × variant.
 pub fn variants(stats: &[VariantStatistics]) -> Markup {
     let mut tasks: Vec<&str> = Vec::new();
@@ -112,10 +138,10 @@ pub fn compare_page(c: &CompareReport) -> String {
                     "A: " (estimate(c.a_pass_rate.as_ref())) "; B: "
                     (estimate(c.b_pass_rate.as_ref())) ". Difference B − A over "
                     (c.paired_tasks) (if c.paired_tasks == 1 { " paired task: " } else { " paired tasks: " })
-                    (estimate(c.difference.as_ref()))
+                    (difference(c.difference.as_ref()))
                     "; " (c.test) ": t = "
-                    (c.t_statistic.map_or("-".into(), |t| format!("{t:.3}")))
-                    ", p = " (c.p_value.map_or("-".into(), |p| format!("{p:.4}")))
+                    (statistic(c, c.t_statistic, 3))
+                    ", p = " (statistic(c, c.p_value, 4))
                 }
                 (super::chart::intervals(
                     &[
