@@ -249,6 +249,69 @@ fn an_interrupt_during_a_retry_backoff_leaves_the_unit_for_resume_to_run_again()
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// Issue 15 trial: a unit run again into its folder (a shard run again, `run --resume`)
+/// replaced the attempts/ an earlier run kept there.
+#[test]
+fn a_unit_run_again_keeps_the_attempts_of_the_earlier_run_and_numbers_on() {
+    let dir = scratch("retry-again");
+    let cli = dir.join("claude");
+    stand_in_claude(&cli, &dir, Crash::Launches(&[1, 2]), 0);
+    let task = task(&dir, "test -f out.txt");
+    let out = dir.join("out");
+    // Both launches crash: attempt 1 is kept, attempt 2 is the result (retries ran out).
+    let o = run(
+        &[
+            "run",
+            "--infra-retries",
+            "1",
+            "--retry-initial-delay",
+            "0.1",
+            "--out",
+        ],
+        &[&out, Path::new("--cli"), &cli, &task],
+    );
+    let unit = out.join("retried/claude-code");
+    let t = task_json(&unit.join("task.json"));
+    assert_eq!(
+        (t.status, t.attempts),
+        (TaskStatus::Error, Some(2)),
+        "{}",
+        show(&o)
+    );
+    assert_eq!(lines(&dir.join("launches")), 2);
+    let o = Command::new(bin())
+        .args(["run", "--resume"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    assert_eq!(lines(&dir.join("launches")), 3);
+    let t = task_json(&unit.join("task.json"));
+    assert_eq!((t.status, t.attempts), (TaskStatus::Success, Some(3)));
+    let kept: Vec<(u32, &str, &str)> = t
+        .infra_retries
+        .iter()
+        .map(|r| (r.attempt, r.cause.as_str(), r.path.as_str()))
+        .collect();
+    assert_eq!(
+        kept,
+        vec![
+            (1, "crash_before_first_call", "attempts/1"),
+            (2, "crash_before_first_call", "attempts/2"),
+        ]
+    );
+    for n in [1, 2] {
+        let a = task_json(&unit.join(format!("attempts/{n}/task.json")));
+        assert_eq!(a.status, TaskStatus::Error, "attempt {n}");
+        assert!(
+            unit.join(format!("attempts/{n}/stderr.log")).is_file(),
+            "attempt {n}"
+        );
+    }
+    assert!(unit.join("workspace/out.txt").exists());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn a_suite_off_a_terminal_prints_plain_progress_lines_and_probes_the_version_once_across_runs() {
     let dir = scratch("progress-plain");

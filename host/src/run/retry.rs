@@ -3,7 +3,9 @@
 //! answered HTTP 429 or 5xx, the CLI exited with a code it documents as transient) is run
 //! again from a fresh workspace, after a backoff, up to [`RetryPolicy::max_retries`]
 //! times. Every earlier attempt is kept under `<result folder>/attempts/<n>/` (its own
-//! `task.json`, recording, stderr, workspace) and listed in the final `task.json`
+//! `task.json`, recording, stderr, workspace; a run into the same folder again, a shard
+//! run again or `run --resume`, numbers its attempts on after the ones kept there) and
+//! listed in the final `task.json`
 //! (`attempts`, `infra_retries`). A graded result (SUCCESS, FAILURE), a timeout, a cap,
 //! an interrupt or a documented non-transient exit code (`auth_error`, `config_error`, …)
 //! is never run again: it is the agent's result, or it would fail the same way. The one
@@ -258,10 +260,32 @@ pub async fn run_with_retries(
     cancel: watch::Receiver<bool>,
 ) -> TaskResult {
     let dir = options.out_dir.join(p.unit.rel_dir());
-    // A stale attempts/ of an earlier run into the same folder is not this run's.
-    let _ = std::fs::remove_dir_all(dir.join(ATTEMPTS_DIR));
-    let policy = options.retry.resolve(&p.task.retry, &options.retry_given);
+    // The attempts an earlier run into the same folder kept (a shard run again, `run
+    // --resume`) stay: this run's are numbered on after them.
+    let mut earlier = kept_attempts(&dir);
     let mut records: Vec<InfraRetryRecord> = Vec::new();
+    // Its final attempt too, when that ended in an infrastructure error (why the unit
+    // runs again): kept as the next attempt, with the records of the ones before it.
+    if let Some(old) = std::fs::read_to_string(dir.join("task.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str::<TaskResult>(&t).ok())
+        && let Some(cause) = infra_cause(&old)
+    {
+        let rel = format!("{ATTEMPTS_DIR}/{}", earlier + 1);
+        match keep_attempt(&dir, &dir.join(&rel)) {
+            Ok(()) => {
+                records.extend(old.infra_retries.iter().cloned());
+                records.push(retry_record(earlier + 1, cause, &old, Duration::ZERO, rel));
+                earlier += 1;
+            }
+            Err(e) => eprintln!(
+                "warning: {}: could not keep the earlier run's attempt in {rel} ({e}): it is \
+                 replaced",
+                p.unit.label()
+            ),
+        }
+    }
+    let policy = options.retry.resolve(&p.task.retry, &options.retry_given);
     let mut attempt = 1u32;
     loop {
         let mut result = run_one(p.clone(), options, cancel.clone()).await;
@@ -291,22 +315,10 @@ pub async fn run_with_retries(
                 _ = watch_cancel.wait_for(|c| *c) => {}
             }
             if !stopped(&cancel) {
-                let rel = format!("{ATTEMPTS_DIR}/{attempt}");
+                let rel = format!("{ATTEMPTS_DIR}/{}", earlier + attempt);
                 match keep_attempt(&dir, &dir.join(&rel)) {
                     Ok(()) => {
-                        records.push(InfraRetryRecord {
-                            attempt,
-                            cause: cause.name().to_string(),
-                            http_status: match cause {
-                                InfraCause::ApiStatus(s) | InfraCause::ApiOutage(s) => Some(s),
-                                _ => None,
-                            },
-                            error: result.error.clone(),
-                            error_kind: result.error_kind.clone(),
-                            cost_usd: result.cost.as_ref().and_then(|c| c.total_cost_usd),
-                            delay_ms: delay.as_millis() as u64,
-                            path: rel,
-                        });
+                        records.push(retry_record(earlier + attempt, cause, &result, delay, rel));
                         attempt += 1;
                         continue;
                     }
@@ -331,7 +343,7 @@ pub async fn run_with_retries(
             ));
             result.error_kind = Some("interrupted".to_string());
         }
-        result.attempts = Some(attempt);
+        result.attempts = Some(earlier + attempt);
         result.infra_retries = records;
         if let Err(err) = write_json_atomically(&dir.join("task.json"), &result) {
             result.status = TaskStatus::Error;
@@ -339,6 +351,40 @@ pub async fn run_with_retries(
         }
         return result;
     }
+}
+
+/// The record of attempt `attempt` (1-based, counting the attempts kept by earlier runs
+/// into the folder), kept in `path`, run again after `delay`.
+fn retry_record(
+    attempt: u32,
+    cause: InfraCause,
+    result: &TaskResult,
+    delay: Duration,
+    path: String,
+) -> InfraRetryRecord {
+    InfraRetryRecord {
+        attempt,
+        cause: cause.name().to_string(),
+        http_status: match cause {
+            InfraCause::ApiStatus(s) | InfraCause::ApiOutage(s) => Some(s),
+            _ => None,
+        },
+        error: result.error.clone(),
+        error_kind: result.error_kind.clone(),
+        cost_usd: result.cost.as_ref().and_then(|c| c.total_cost_usd),
+        delay_ms: delay.as_millis() as u64,
+        path,
+    }
+}
+
+/// The highest `<n>` of the `attempts/<n>/` folders in `dir` (0 when there are none).
+fn kept_attempts(dir: &Path) -> u32 {
+    std::fs::read_dir(dir.join(ATTEMPTS_DIR))
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
+        .max()
+        .unwrap_or(0)
 }
 
 /// Moves everything in `dir` but `attempts/` into `to` (`dir/attempts/<n>`).
