@@ -3,29 +3,35 @@
 //! [`super::shard`]) run exactly their part and `coder-eval merge` can tell their results
 //! apart and put them together.
 //!
-//! The shape, `plan_version: 1`:
+//! The shape, `plan_version: 2`: the units in groups, each group the replicates of one
+//! task × variant × harness, so that what is the same for every replicate (the resolved
+//! task, the digests, the versions) is written once per group, not once per replicate:
 //!
 //! ```json
 //! {
-//!   "plan_version": 1,
+//!   "plan_version": 2,
 //!   "plan_id": "<sha256 hex of the unit ids, sorted, one per line>",
 //!   "coder_eval_version": "0.1.0",
 //!   "args": ["--experiment", "exp.yaml", "tasks/a/task.yaml", "--repeats", "3"],
-//!   "units": [
+//!   "groups": [
 //!     {
-//!       "id": "<sha256 hex of the unit's inputs, as canonical JSON>",
 //!       "kind": "agent",            // or "skipped" (skip: true), "agentless" (agent.type: none)
 //!       "variant": "good",          // null outside an experiment
 //!       "task_id": "write_ok",
 //!       "harness": "claude-code",
-//!       "replicate": 0,             // null when the task runs once
-//!       "result_dir": "good/write_ok/claude-code/r00",
 //!       "task_file": "tasks/a/task.yaml",
-//!       "inputs": { ... }           // UnitInputs: what the id hashes
+//!       "inputs": { ... },          // UnitInputs, "replicate": null (each unit's is below)
+//!       "replicates": [0, 1, 2],    // null: one unit, the task runs once
+//!       "ids": ["<sha256 hex>", "<sha256 hex>", "<sha256 hex>"]  // one per replicate
 //!     }
 //!   ]
 //! }
 //! ```
+//!
+//! Each unit is its group's fields with its replicate index and id; its result folder is
+//! [`UnitId::rel_dir`] (`good/write_ok/claude-code/r00`). `plan_version: 1` plans (every
+//! unit written whole in a `units` list, with its `result_dir` and `inputs`) are still
+//! read: their units and ids are the same.
 //!
 //! `args` are the `coder-eval run` arguments the plan was made with (task paths as given:
 //! a relative path is relative to the folder a shard runs in); every shard resolves them
@@ -40,13 +46,19 @@ use std::path::{Path, PathBuf};
 mod digest;
 pub use digest::{DIGEST_SKIPS, digest_dir, digest_file, task_reads};
 
-/// The version of `plan.json` this build writes and reads.
-pub const PLAN_VERSION: u32 = 1;
+/// The version of `plan.json` this build writes; it reads it and version 1.
+pub const PLAN_VERSION: u32 = 2;
 
-/// `plan.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// The older version this build still reads (every unit written whole).
+pub const PLAN_VERSION_UNITS: u32 = 1;
+
+mod file;
+
+/// `plan.json`, its units expanded (in memory a unit is whole whatever the version read).
+/// Written as [`PLAN_VERSION`] (see the module docs); read from either version.
+#[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
-    /// [`PLAN_VERSION`].
+    /// [`PLAN_VERSION`] (the version read, for a plan read from a file).
     pub plan_version: u32,
     /// [`plan_id`] of the units' ids.
     pub plan_id: String,
@@ -168,8 +180,18 @@ pub enum PlanError {
         #[source]
         source: serde_json::Error,
     },
-    #[error("{path}: plan_version {found} is not one this coder-eval reads ({PLAN_VERSION})")]
+    #[error(
+        "{path}: plan_version {found} is not one this coder-eval reads ({PLAN_VERSION_UNITS} or \
+         {PLAN_VERSION}): make the plan again with this coder-eval"
+    )]
     Version { path: PathBuf, found: u32 },
+    /// A version-2 group whose replicates and ids do not pair up.
+    #[error("{path}: groups[{group}]: {message}")]
+    Group {
+        path: PathBuf,
+        group: usize,
+        message: String,
+    },
     #[error(
         "{path}: plan_id {found} does not match its units (they hash to {computed}): the file was edited"
     )]
@@ -198,18 +220,26 @@ impl Plan {
             path: path.to_path_buf(),
             source,
         })?;
-        let plan: Plan = serde_json::from_str(&text).map_err(|source| PlanError::Invalid {
-            path: path.to_path_buf(),
-            line: source.line(),
-            column: source.column(),
-            source,
-        })?;
-        if plan.plan_version != PLAN_VERSION {
+        let read: file::PlanFile =
+            serde_json::from_str(&text).map_err(|source| PlanError::Invalid {
+                path: path.to_path_buf(),
+                line: source.line(),
+                column: source.column(),
+                source,
+            })?;
+        if read.plan_version != PLAN_VERSION && read.plan_version != PLAN_VERSION_UNITS {
             return Err(PlanError::Version {
                 path: path.to_path_buf(),
-                found: plan.plan_version,
+                found: read.plan_version,
             });
         }
+        let plan = read
+            .into_plan()
+            .map_err(|(group, message)| PlanError::Group {
+                path: path.to_path_buf(),
+                group,
+                message,
+            })?;
         let computed = plan_id(plan.units.iter().map(|u| u.id.as_str()));
         if computed != plan.plan_id {
             return Err(PlanError::Tampered {

@@ -11,6 +11,7 @@ use coder_eval::suite::UnitId;
 use coder_eval::suite::plan::{Plan, PlanUnit};
 use coder_eval::suite::shard::{Shard, ShardRecord};
 use coder_eval::task::Task;
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 mod invoke;
@@ -27,7 +28,7 @@ pub(super) use units::unit_ids;
 use units::{agentless_unit, plan_units};
 
 /// Resolves a suite's units (task × variant × replicate × harness) and writes them with
-/// their content ids to a plan (`plan_version: 1`), for `run --plan plan.json --shard
+/// their content ids to a plan (`plan_version: 2`), for `run --plan plan.json --shard
 /// K/N` on other machines and `merge` after. Takes `run`'s arguments; `--out` names the
 /// plan file. Exit code: 0 written, 2 bad invocation or task file.
 #[derive(Debug, clap::Args)]
@@ -193,7 +194,10 @@ pub(super) fn apply(
                 return Ok(Next::Stop(exit_codes::USAGE));
             }
             let mine: Vec<&PlanUnit> = plan.units.iter().filter(|u| shard.owns(&u.id)).collect();
-            let owned = |unit: &UnitId| mine.iter().any(|u| u.unit == *unit);
+            // A set: a plan may hold 100000 units.
+            let mine_set: std::collections::HashSet<&UnitId> =
+                mine.iter().map(|u| &u.unit).collect();
+            let owned = |unit: &UnitId| mine_set.contains(unit);
             prepared.retain(|p| owned(&p.unit));
             skip.retain(|(_, u)| owned(u));
             agentless.retain(|t| owned(&agentless_unit(t)));
@@ -298,8 +302,12 @@ pub(super) fn apply(
 
 /// Why this machine's units are not the plan's, if they are not.
 fn changed(plan: &Plan, plan_file: &Path, here: &[PlanUnit]) -> Option<String> {
+    // Maps, not scans: a plan may hold 100000 units.
+    let planned_units: HashMap<&UnitId, &PlanUnit> =
+        plan.units.iter().map(|u| (&u.unit, u)).collect();
+    let here_units: std::collections::HashSet<&UnitId> = here.iter().map(|u| &u.unit).collect();
     for u in here {
-        let Some(planned) = plan.unit(&u.unit) else {
+        let Some(planned) = planned_units.get(&u.unit) else {
             return Some(format!(
                 "unit {} resolves here but is not in the plan {} (make a new plan)",
                 u.unit.label(),
@@ -320,7 +328,7 @@ fn changed(plan: &Plan, plan_file: &Path, here: &[PlanUnit]) -> Option<String> {
     }
     plan.units
         .iter()
-        .find(|p| !here.iter().any(|u| u.unit == p.unit))
+        .find(|p| !here_units.contains(&p.unit))
         .map(|p| {
             format!(
                 "unit {} of the plan {} does not resolve here (task file {} changed or missing?)",

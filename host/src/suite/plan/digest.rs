@@ -100,7 +100,7 @@ pub const DIGEST_SKIPS: &[&str] = &["runs", "node_modules", "target", "__pycache
 /// `dir` (`/`-separated), the path, a NUL, the file's sha256, a newline. Hidden entries
 /// (`.git`, …) and [`DIGEST_SKIPS`] folders are left out, and so are coder-eval's own
 /// outputs wherever they are written: a plan file (a JSON object with `plan_version`,
-/// `plan_id` and `units`) and a run, shard or merged folder (one holding coder-eval's
+/// `plan_id` and `groups`, or version 1's `units`) and a run, shard or merged folder (one holding coder-eval's
 /// marker: [`is_output_folder`]), so a plan or a shard written inside a task folder does
 /// not change the folder's digest. A symbolic link counts as its target path, not followed.
 pub fn digest_dir(dir: &Path) -> std::io::Result<String> {
@@ -133,9 +133,10 @@ fn is_plan_file(bytes: &[u8]) -> bool {
         return false;
     }
     serde_json::from_slice::<serde_json::Map<String, serde_json::Value>>(bytes).is_ok_and(|m| {
-        ["plan_version", "plan_id", "units"]
+        ["plan_version", "plan_id"]
             .iter()
             .all(|k| m.contains_key(*k))
+            && (m.contains_key("groups") || m.contains_key("units"))
     })
 }
 

@@ -258,3 +258,70 @@ fn a_plan_reads_back_and_an_edited_one_is_refused() {
     let err = Plan::read(&path).unwrap_err().to_string();
     assert!(err.contains("line 2"), "{err}");
 }
+
+/// Issue 15 trial: 10 tasks × 10000 replicates made a 335 MB plan, every replicate's
+/// inputs written whole. What is the same for every replicate is written once.
+#[test]
+fn a_plan_writes_what_replicates_share_once_and_reads_its_older_version() {
+    let unit = |task: &str, r: Option<u32>| {
+        let mut inputs = inputs(r);
+        inputs.resolved["task_id"] = serde_json::json!(task);
+        inputs.resolved["lineage"] = serde_json::json!({"marker": "shared-by-every-replicate"});
+        let unit = UnitId {
+            variant: Some("v".into()),
+            task_id: task.into(),
+            harness: "claude-code".into(),
+            replicate: r,
+        };
+        PlanUnit {
+            id: inputs.id(),
+            kind: UnitKind::Agent,
+            result_dir: unit.rel_dir().display().to_string(),
+            unit,
+            task_file: format!("{task}/task.yaml").into(),
+            inputs,
+        }
+    };
+    let mut units: Vec<PlanUnit> = (0..50).map(|r| unit("a", Some(r))).collect();
+    units.extend((0..50).map(|r| unit("b", Some(r))));
+    units.push(unit("c", None));
+    let plan = Plan::new(vec!["a/task.yaml".into()], units);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("plan.json");
+    plan.write(&path).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    // One group per task: the shared inputs three times, not 101.
+    assert_eq!(text.matches("shared-by-every-replicate").count(), 3);
+    assert_eq!(Plan::read(&path).unwrap(), plan);
+    // A version-1 plan (every unit whole) still reads, to the same units and ids.
+    let v1 = serde_json::json!({
+        "plan_version": 1,
+        "plan_id": plan.plan_id,
+        "coder_eval_version": plan.coder_eval_version,
+        "args": plan.args,
+        "units": plan.units,
+    });
+    std::fs::write(&path, serde_json::to_string(&v1).unwrap()).unwrap();
+    let old = Plan::read(&path).unwrap();
+    assert_eq!((old.plan_version, &old.units), (1, &plan.units));
+    // A version this build does not know is refused, saying which it reads.
+    std::fs::write(
+        &path,
+        text.replacen("\"plan_version\": 2", "\"plan_version\": 3", 1),
+    )
+    .unwrap();
+    let err = Plan::read(&path).unwrap_err().to_string();
+    assert!(
+        err.contains("plan_version 3") && err.contains("(1 or 2)"),
+        "{err}"
+    );
+    // A group whose ids and replicates do not pair up is refused, naming it.
+    let mut edited: serde_json::Value = serde_json::from_str(&text).unwrap();
+    edited["groups"][1]["ids"].as_array_mut().unwrap().pop();
+    std::fs::write(&path, edited.to_string()).unwrap();
+    let err = Plan::read(&path).unwrap_err().to_string();
+    assert!(
+        err.contains("groups[1]: 50 replicate(s) but 49 id(s)"),
+        "{err}"
+    );
+}
