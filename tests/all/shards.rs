@@ -547,6 +547,7 @@ fn the_emitted_indexed_job_is_valid_against_the_kubernetes_schema() {
     // too big for the ConfigMap: refused, nothing written.
     let lone = dir.join("lone.json");
     let long = "a".repeat(59);
+    let exp_arg = exp.display().to_string();
     for args in [
         &["--emit", "k8s-job", "--out"][..],
         &["--emit", "k8s-job", "--image", "i"][..],
@@ -577,13 +578,17 @@ fn the_emitted_indexed_job_is_valid_against_the_kubernetes_schema() {
             &long,
             "--out",
         ][..],
+        // 2 variants × 10000 replicates: some 1.8 MB even written compactly (each
+        // replicate costs its id).
         &[
             "--emit",
             "k8s-job",
             "--image",
             "i",
+            "--experiment",
+            &exp_arg,
             "--repeats",
-            "1100",
+            "10000",
             "--out",
         ][..],
     ] {
@@ -602,7 +607,7 @@ fn the_emitted_indexed_job_is_valid_against_the_kubernetes_schema() {
         );
         assert!(!lone.exists());
         let err = String::from_utf8_lossy(&o.stderr);
-        if args.contains(&"1100") {
+        if args.contains(&"10000") {
             assert!(err.contains("1 MiB") && err.contains("ConfigMap"), "{err}");
         }
         if args.contains(&"--job-name") {
