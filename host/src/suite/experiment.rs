@@ -345,10 +345,14 @@ impl Experiment {
                 "repeats",
                 format!("{at}repeats: must be at least 1"),
             )),
-            Some(n) if n > super::MAX_REPEATS => Err(rule(format!(
-                "{at}repeats: {n} is more than {} replicates",
-                super::MAX_REPEATS
-            ))),
+            Some(n) if n > super::MAX_REPEATS => Err(at_key(
+                start,
+                "repeats",
+                format!(
+                    "{at}repeats: {n} is more than {} replicates",
+                    super::MAX_REPEATS
+                ),
+            )),
             _ => Ok(()),
         };
         let defaults_line = crate::task::compat::key_line(text, &["defaults"]);

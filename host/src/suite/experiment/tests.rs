@@ -198,6 +198,11 @@ fn a_duplicate_id_a_zero_repeats_a_bad_regex_and_a_missing_script_name_their_lin
         msg.starts_with("/x/exp.yaml:6:5: variants[y].repeats: must be at least 1"),
         "{msg}"
     );
+    let msg = parse("experiment_id: a\nvariants: [{variant_id: x, repeats: 10001}]\n");
+    assert!(
+        msg.starts_with("/x/exp.yaml:2:28: variants[x].repeats: 10001 is more than 10000"),
+        "{msg}"
+    );
     let refused = |text: &str| {
         Experiment::parse(text, p)
             .unwrap()
