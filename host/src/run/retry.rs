@@ -17,9 +17,11 @@
 
 use super::{Prepared, RunOptions, run_one};
 use crate::results::{InfraRetryRecord, TaskResult, TaskStatus, write_json_atomically};
-use std::path::Path;
 use std::time::Duration;
 use tokio::sync::watch;
+
+mod attempts;
+use attempts::{keep_attempt, kept_attempts, retry_record};
 
 /// The folder (inside a task's result folder) that keeps its earlier attempts.
 pub const ATTEMPTS_DIR: &str = "attempts";
@@ -351,53 +353,6 @@ pub async fn run_with_retries(
         }
         return result;
     }
-}
-
-/// The record of attempt `attempt` (1-based, counting the attempts kept by earlier runs
-/// into the folder), kept in `path`, run again after `delay`.
-fn retry_record(
-    attempt: u32,
-    cause: InfraCause,
-    result: &TaskResult,
-    delay: Duration,
-    path: String,
-) -> InfraRetryRecord {
-    InfraRetryRecord {
-        attempt,
-        cause: cause.name().to_string(),
-        http_status: match cause {
-            InfraCause::ApiStatus(s) | InfraCause::ApiOutage(s) => Some(s),
-            _ => None,
-        },
-        error: result.error.clone(),
-        error_kind: result.error_kind.clone(),
-        cost_usd: result.cost.as_ref().and_then(|c| c.total_cost_usd),
-        delay_ms: delay.as_millis() as u64,
-        path,
-    }
-}
-
-/// The highest `<n>` of the `attempts/<n>/` folders in `dir` (0 when there are none).
-fn kept_attempts(dir: &Path) -> u32 {
-    std::fs::read_dir(dir.join(ATTEMPTS_DIR))
-        .into_iter()
-        .flatten()
-        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .max()
-        .unwrap_or(0)
-}
-
-/// Moves everything in `dir` but `attempts/` into `to` (`dir/attempts/<n>`).
-fn keep_attempt(dir: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        if entry.file_name() == ATTEMPTS_DIR {
-            continue;
-        }
-        std::fs::rename(entry.path(), to.join(entry.file_name()))?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]
