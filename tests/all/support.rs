@@ -91,7 +91,7 @@ pub fn stand_in_claude(path: &Path, dir: &Path, crash: Crash, sleep: u32) {
     let real = root().join("harnesses/node_modules/.bin/claude");
     let pattern = match crash {
         Crash::Every => "*".to_string(),
-        Crash::Launches(n) if n.is_empty() => "0".to_string(),
+        Crash::Launches([]) => "0".to_string(),
         Crash::Launches(n) => n.iter().map(u32::to_string).collect::<Vec<_>>().join("|"),
     };
     std::fs::write(
