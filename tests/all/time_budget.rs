@@ -6,9 +6,7 @@
 
 use crate::live_claude::run_on_harnesses_with;
 use crate::support::{bin, scratch, test_component};
-use coder_eval::results::{
-    SessionsEnd, StopReason, TaskResult, TaskStatus, TurnStatus,
-};
+use coder_eval::results::{SessionsEnd, StopReason, TaskResult, TaskStatus, TurnStatus};
 use coder_eval::turn::replay::{ReplayOptions, replay, replay_sessions};
 use std::process::Command;
 
