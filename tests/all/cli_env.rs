@@ -2,45 +2,25 @@
 //! scripted model (tasks/environment/cli_env): the minimal base, a private HOME inside the
 //! task's folder (never the host's), and host variables only through `--pass-env`.
 
-use crate::live_claude::netns_available;
-use crate::support::{bin, root, scratch};
-use coder_eval::results::{RunSummary, TaskResult, TaskStatus};
+use crate::live_claude::run_on_harnesses_with;
+use crate::support::scratch;
+use coder_eval::results::TaskStatus;
 use std::collections::BTreeMap;
-use std::process::Command;
 
 const HARNESSES: [&str; 5] = ["claude-code", "codex", "pi", "opencode", "gemini-cli"];
 
 #[test]
 fn the_cli_sees_the_minimal_env_a_private_home_and_only_passed_variables() {
     let out = scratch("cli-env");
-    let mut cmd = Command::new(bin());
-    cmd.arg("run")
-        .arg(root().join("tasks/environment/cli_env/task.yaml"));
-    for h in HARNESSES {
-        cmd.args(["--harness", h]);
-    }
-    cmd.arg("--out")
-        .arg(&out)
-        .args(["--jobs", "2", "--pass-env", "CE_TEST_PASSED"])
-        .env("CE_TEST_PASSED", "passed-value")
-        .env("CE_TEST_NOT_PASSED", "host-secret-value")
-        .env("HOME", "/nonexistent-host-home");
-    if netns_available() {
-        cmd.arg("--isolate-network");
-    }
-    let output = cmd.output().unwrap();
-    eprintln!(
-        "{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let summary: RunSummary =
-        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
-    assert_eq!(summary.rows.len(), HARNESSES.len());
-    for row in summary.rows {
+    let task = "tasks/environment/cli_env/task.yaml";
+    let run = run_on_harnesses_with(&[task], &HARNESSES, &out, 2, |cmd| {
+        cmd.args(["--pass-env", "CE_TEST_PASSED"])
+            .env("CE_TEST_PASSED", "passed-value")
+            .env("CE_TEST_NOT_PASSED", "host-secret-value")
+            .env("HOME", "/nonexistent-host-home");
+    });
+    for (row, r) in run.rows {
         let what = &row.harness;
-        let r: TaskResult =
-            serde_json::from_str(&std::fs::read_to_string(out.join(&row.result)).unwrap()).unwrap();
         assert_eq!(r.status, TaskStatus::Success, "{what}: {:?}", r.error);
         let dir = out.join("cli_env").join(what);
         let text = std::fs::read_to_string(dir.join("workspace/env.txt")).unwrap();

@@ -19,6 +19,26 @@ pub fn run_on_harnesses(
     out: &Path,
     jobs: u32,
 ) -> Vec<(RunRow, TaskResult)> {
+    run_on_harnesses_with(tasks, harnesses, out, jobs, |_| {}).rows
+}
+
+/// What one `coder-eval run` on several harnesses gave.
+pub struct HarnessRun {
+    /// What the run printed on stdout (a summary line per task).
+    pub stdout: String,
+    /// Each `run.json` row with its `task.json`, in row order.
+    pub rows: Vec<(RunRow, TaskResult)>,
+}
+
+/// As [`run_on_harnesses`], with the command's own arguments and environment added by
+/// `with` (after `--jobs`), and its stdout kept.
+pub fn run_on_harnesses_with(
+    tasks: &[&str],
+    harnesses: &[&str],
+    out: &Path,
+    jobs: u32,
+    with: impl FnOnce(&mut Command),
+) -> HarnessRun {
     let mut cmd = Command::new(bin());
     cmd.arg("run");
     for task in tasks {
@@ -30,19 +50,17 @@ pub fn run_on_harnesses(
     cmd.arg("--out")
         .arg(out)
         .args(["--jobs", &jobs.to_string()]);
+    with(&mut cmd);
     if netns_available() {
         cmd.arg("--isolate-network");
     }
     let output = cmd.output().unwrap();
-    eprintln!(
-        "{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    eprintln!("{stdout}\n{}", String::from_utf8_lossy(&output.stderr));
     let summary: RunSummary =
         serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
     assert_eq!(summary.rows.len(), tasks.len() * harnesses.len());
-    summary
+    let rows = summary
         .rows
         .into_iter()
         .map(|row| {
@@ -51,7 +69,8 @@ pub fn run_on_harnesses(
                     .unwrap();
             (row, r)
         })
-        .collect()
+        .collect();
+    HarnessRun { stdout, rows }
 }
 
 /// Whether `unshare -n` works here (root, or user namespaces allowed).

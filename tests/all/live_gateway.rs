@@ -5,13 +5,14 @@
 //! time to first token; a 429 reaches the CLI, which retries; a stalled upstream is still
 //! stopped by the turn timeout; an unreachable upstream is a clear diagnostic.
 
-use crate::live_claude::{assert_buckets_tile, assert_replay_matches, netns_available, run_task};
-use crate::support::{bin, root, scratch};
+use crate::live_claude::{
+    assert_buckets_tile, assert_replay_matches, run_on_harnesses_with, run_task,
+};
+use crate::support::scratch;
 use coder_eval::gateway::{CallKind, ModelCall};
-use coder_eval::results::{RunSummary, StopReason, TaskResult, TaskStatus, ToolOutcome};
+use coder_eval::results::{StopReason, TaskResult, TaskStatus, ToolOutcome};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::Command;
 
 const HARNESSES: [&str; 5] = ["claude-code", "codex", "pi", "opencode", "gemini-cli"];
 const SCENARIOS: [&str; 4] = ["hello", "parallel", "max_turns", "tool_error"];
@@ -59,33 +60,16 @@ fn assert_exact_counts(r: &TaskResult, calls: &[ModelCall]) {
 #[test]
 fn scenarios_through_the_gateway_on_every_harness() {
     let out = scratch("live-gateway");
-    let mut cmd = Command::new(bin());
-    cmd.arg("run");
-    for s in SCENARIOS {
-        cmd.arg(root().join(format!("tasks/scenarios/{s}/task.yaml")));
-    }
-    for h in HARNESSES {
-        cmd.args(["--harness", h]);
-    }
-    cmd.arg("--out")
-        .arg(&out)
-        .args(["--jobs", "2", "--gateway"]);
-    if netns_available() {
-        cmd.arg("--isolate-network");
-    }
-    let output = cmd.output().unwrap();
-    eprintln!(
-        "{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let summary: RunSummary =
-        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
-    assert_eq!(summary.rows.len(), SCENARIOS.len() * HARNESSES.len());
+    let tasks: Vec<String> = SCENARIOS
+        .iter()
+        .map(|s| format!("tasks/scenarios/{s}/task.yaml"))
+        .collect();
+    let tasks: Vec<&str> = tasks.iter().map(String::as_str).collect();
+    let run = run_on_harnesses_with(&tasks, &HARNESSES, &out, 2, |cmd| {
+        cmd.arg("--gateway");
+    });
     let mut views: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-    for row in &summary.rows {
-        let r: TaskResult =
-            serde_json::from_str(&std::fs::read_to_string(out.join(&row.result)).unwrap()).unwrap();
+    for (_, r) in run.rows {
         let t = r.turn.as_ref().expect("the CLI ran");
         let what = format!("{} on {}", r.task_id, r.harness);
         let g = t.gateway.as_ref().expect("the gateway's view");

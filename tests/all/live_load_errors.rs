@@ -234,3 +234,27 @@ fn check_places_each_bad_field_at_its_own_line() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("line 5: agent.budget_mode"), "{err}");
 }
+
+/// `check` reports every refusal of a file that loads, not only the first: the early stop
+/// and each harness's (`--harness` twice), each on its own `error:` line, and the file
+/// counted once as not loaded (exit code 2).
+#[test]
+fn check_reports_every_refusal_of_a_loaded_file() {
+    let text = "task_id: every\ninitial_prompt: hi\nrun_limits:\n  max_turns: 3\n  max_usd: 1\nsuccess_criteria:\n  - type: command_executed\n    command_pattern: x\n  - type: file_exists\n    path: a.txt\n    stop_early: {}\n";
+    let args = ["check", "--harness", "codex", "--harness", "gemini-cli"];
+    let (code, err) = on_file("every-refusal", "every.yaml", text, &args);
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("every.yaml:11: task `every`: early stop"),
+        "{err}"
+    );
+    for harness in ["codex", "gemini-cli"] {
+        assert!(
+            err.lines().any(|l| l.starts_with("error: ")
+                && l.contains("every.yaml:5: task `every`")
+                && l.contains(harness)),
+            "no max_usd refusal on {harness} in: {err}"
+        );
+    }
+    assert!(err.contains("1 of 1 task files did not load"), "{err}");
+}

@@ -4,11 +4,9 @@
 //! session is stopped at the deadline, which is a clean stop (graded SUCCESS). Plus the
 //! load errors: bad values, and time mode on a harness that cannot resume.
 
-use crate::live_claude::netns_available;
-use crate::support::{bin, root, scratch, test_component};
-use coder_eval::results::{
-    RunSummary, SessionsEnd, StopReason, TaskResult, TaskStatus, TurnStatus,
-};
+use crate::live_claude::run_on_harnesses_with;
+use crate::support::{bin, scratch, test_component};
+use coder_eval::results::{SessionsEnd, StopReason, TaskResult, TaskStatus, TurnStatus};
 use coder_eval::turn::replay::{ReplayOptions, replay, replay_sessions};
 use std::process::Command;
 
@@ -17,30 +15,11 @@ const HARNESSES: [&str; 5] = ["claude-code", "codex", "pi", "opencode", "gemini-
 #[test]
 fn sessions_are_resumed_until_the_deadline_on_every_harness() {
     let out = scratch("time-budget");
-    let mut cmd = Command::new(bin());
-    cmd.arg("run")
-        .arg(root().join("tasks/scenarios/time_budget/task.yaml"));
-    for h in HARNESSES {
-        cmd.args(["--harness", h]);
-    }
-    cmd.arg("--out").arg(&out).args(["--jobs", "3"]);
-    if netns_available() {
-        cmd.arg("--isolate-network");
-    }
-    let output = cmd.output().unwrap();
-    eprintln!(
-        "{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let summary: RunSummary =
-        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
-    assert_eq!(summary.rows.len(), HARNESSES.len());
-    for row in &summary.rows {
+    let task = "tasks/scenarios/time_budget/task.yaml";
+    let run = run_on_harnesses_with(&[task], &HARNESSES, &out, 3, |_| {});
+    for (row, r) in run.rows {
         let what = &row.harness;
         let dir = out.join("time_budget").join(&row.harness);
-        let r: TaskResult =
-            serde_json::from_str(&std::fs::read_to_string(dir.join("task.json")).unwrap()).unwrap();
         let tb = r
             .time_budget
             .as_ref()
@@ -70,7 +49,7 @@ fn sessions_are_resumed_until_the_deadline_on_every_harness() {
         assert!(row.duration_ms > Some(s[2].duration_ms), "{what}");
         let line = format!("turns {calls:<3} tools {tools:<3}");
         assert!(
-            String::from_utf8_lossy(&output.stdout)
+            run.stdout
                 .lines()
                 .any(|l| l.contains(&format!("{what} ")) && l.contains(&line)),
             "{what}: `{line}` not in the summary lines"

@@ -35,11 +35,16 @@ pub struct CheckArgs {
 }
 
 pub fn run(args: CheckArgs) -> Result<i32, Box<dyn std::error::Error>> {
+    // Every bad plugin folder is reported; the task files are not checked without them.
+    let mut bad_dirs = 0;
     for dir in &args.criteria {
         if let Err(err) = coder_eval::grading::plugins::register_dir(dir) {
             super::print_error(&err);
-            return Ok(exit_codes::USAGE);
+            bad_dirs += 1;
         }
+    }
+    if bad_dirs > 0 {
+        return Ok(exit_codes::USAGE);
     }
     let mut failed = 0;
     // Task id → the file that gave it first: `run` refuses one id from two files.
@@ -137,51 +142,31 @@ fn check_file(file: &Path, harnesses: &[String]) -> Result<(String, Vec<String>)
             task.task_id
         );
     }
+    // Every refusal of every task (its early stop, each harness), each once.
+    let mut errors: Vec<String> = Vec::new();
+    let mut refuse = |message: String| {
+        if !errors.contains(&message) {
+            errors.push(message);
+        }
+    };
     for task in &loaded.tasks {
         let agentless = task.agent.harness.as_deref() == Some(coder_eval::run::NO_AGENT);
         if !agentless {
             // The early stop `run` checks before any agent starts (harness-independent).
-            coder_eval::run::prepare::early_stop(task)
-                .map_err(|e| with_file(file, &error_chain(&e)))?;
+            if let Err(e) = coder_eval::run::prepare::early_stop(task) {
+                refuse(with_file(file, &error_chain(&e)));
+            }
         }
     }
     for task in &loaded.tasks {
-        let agentless = task.agent.harness.as_deref() == Some(coder_eval::run::NO_AGENT);
-        let names: Vec<String> = if harnesses.is_empty() || agentless {
-            // An agentless task runs on no harness: no agent field to check.
-            task.agent
-                .harness
-                .iter()
-                .filter(|h| !agentless || h.as_str() != coder_eval::run::NO_AGENT)
-                .cloned()
-                .collect()
-        } else {
-            harnesses.to_vec()
-        };
-        for harness in names {
-            if !BUILTIN_HARNESSES.iter().any(|h| h.name == harness) {
-                let known: Vec<&str> = BUILTIN_HARNESSES.iter().map(|h| h.name).collect();
-                let hint = coder_eval::task::closest(&harness, known.iter().copied())
-                    .map(|b| format!(" (did you mean `{b}`?)"))
-                    .unwrap_or_default();
-                return Err(format!(
-                    "{}: agent.type `{harness}` is not a harness here{hint}; the harnesses are {}",
-                    file.display(),
-                    known.join(", ")
-                ));
+        for harness in harnesses_of(task, harnesses) {
+            if let Err(message) = check_on(file, task, &harness, harnesses.is_empty()) {
+                refuse(message);
             }
-            // The refusals `run` makes on this harness, by the one function it uses.
-            let from = if harnesses.is_empty() {
-                format!("{}: agent.type", file.display())
-            } else {
-                "--harness".into()
-            };
-            let loaded = ComponentSource::default()
-                .harness(&harness)
-                .map_err(|e| format!("harness `{harness}`: {e}"))?;
-            coder_eval::run::prepare::check_on_harness(task, &harness, &loaded, &from)
-                .map_err(|e| with_file(file, &error_chain(&e)))?;
         }
+    }
+    if !errors.is_empty() {
+        return Err(errors.join("\nerror: "));
     }
     let skipped = loaded.tasks.iter().filter(|t| t.skip).count();
     let line = format!(
@@ -199,6 +184,52 @@ fn check_file(file: &Path, harnesses: &[String]) -> Result<(String, Vec<String>)
         line,
         loaded.tasks.iter().map(|t| t.task_id.clone()).collect(),
     ))
+}
+
+/// The harnesses `task` is checked on: `--harness` (`given`), else its own `agent.type`;
+/// none for an agentless task (no agent field to check).
+fn harnesses_of(task: &Task, given: &[String]) -> Vec<String> {
+    let agentless = task.agent.harness.as_deref() == Some(coder_eval::run::NO_AGENT);
+    if given.is_empty() || agentless {
+        task.agent
+            .harness
+            .iter()
+            .filter(|h| !agentless || h.as_str() != coder_eval::run::NO_AGENT)
+            .cloned()
+            .collect()
+    } else {
+        given.to_vec()
+    }
+}
+
+/// The refusals `run` makes of `task` on `harness`, by the one function it uses: an
+/// unknown harness, or the first refusal of [`check_on_harness`]
+/// (`coder_eval::run::prepare`). `own`: the harness is the task's `agent.type` (else
+/// `--harness`).
+///
+/// [`check_on_harness`]: coder_eval::run::prepare::check_on_harness
+fn check_on(file: &Path, task: &Task, harness: &str, own: bool) -> Result<(), String> {
+    if !BUILTIN_HARNESSES.iter().any(|h| h.name == harness) {
+        let known: Vec<&str> = BUILTIN_HARNESSES.iter().map(|h| h.name).collect();
+        let hint = coder_eval::task::closest(harness, known.iter().copied())
+            .map(|b| format!(" (did you mean `{b}`?)"))
+            .unwrap_or_default();
+        return Err(format!(
+            "{}: agent.type `{harness}` is not a harness here{hint}; the harnesses are {}",
+            file.display(),
+            known.join(", ")
+        ));
+    }
+    let from = if own {
+        format!("{}: agent.type", file.display())
+    } else {
+        "--harness".into()
+    };
+    let loaded = ComponentSource::default()
+        .harness(harness)
+        .map_err(|e| format!("harness `{harness}`: {e}"))?;
+    coder_eval::run::prepare::check_on_harness(task, harness, &loaded, &from)
+        .map_err(|e| with_file(file, &error_chain(&e)))
 }
 
 /// Prints load notes as `warning: FILE:LINE: message`.

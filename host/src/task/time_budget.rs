@@ -12,7 +12,8 @@
 //! - `max_sessions` (default 20): at most this many sessions, the first included.
 //!
 //! Each is checked at load: a zero, negative or fractional count or duration is an error
-//! naming the field, and so is `budget_mode: time` without a budget.
+//! naming the field, and so is `budget_mode: time` without a budget, or with a
+//! `min_resume_seconds` greater than the budget.
 
 use serde::{Deserialize, Deserializer};
 use std::time::Duration;
@@ -108,7 +109,8 @@ pub struct Requested {
 impl Requested {
     /// The time budget of a `budget_mode: time` task (`None` in iterations mode), from
     /// `timeout_seconds`, else `task_timeout` (the run limit). Errors name the field:
-    /// time mode without a budget, or time-mode fields in iterations mode.
+    /// time mode without a budget, `min_resume_seconds` greater than the budget (both
+    /// values, in seconds), or time-mode fields in iterations mode.
     pub fn resolve(self, task_timeout: Option<Duration>) -> Result<Option<TimeBudget>, String> {
         match self.mode.unwrap_or_default() {
             BudgetMode::Iterations => {
@@ -131,6 +133,22 @@ impl Requested {
                     "agent.budget_mode: `time` needs a time budget: set `agent.timeout_seconds` \
                      (or `run_limits.task_timeout`)",
                 )?;
+                if let Some(min_resume) = self.min_resume
+                    && min_resume > budget
+                {
+                    let from = if self.timeout.is_some() {
+                        "agent.timeout_seconds"
+                    } else {
+                        "run_limits.task_timeout"
+                    };
+                    return Err(format!(
+                        "agent.min_resume_seconds ({} s) is greater than the time budget, \
+                         {from} ({} s): no session would ever be resumed; lower it or raise \
+                         the budget",
+                        min_resume.as_secs_f64(),
+                        budget.as_secs_f64()
+                    ));
+                }
                 Ok(Some(TimeBudget {
                     budget,
                     min_resume: self.min_resume.unwrap_or(DEFAULT_MIN_RESUME),
@@ -182,6 +200,39 @@ mod tests {
         let err = stray.resolve(None).unwrap_err();
         assert!(err.contains("agent.min_resume_seconds"), "{err}");
         assert_eq!(Requested::default().resolve(None).unwrap(), None);
+    }
+
+    #[test]
+    fn a_min_resume_above_the_budget_is_refused_naming_both() {
+        let time = |timeout: Option<u64>, min_resume: u64| Requested {
+            mode: Some(BudgetMode::Time),
+            timeout: timeout.map(Duration::from_secs),
+            min_resume: Some(Duration::from_secs(min_resume)),
+            ..Requested::default()
+        };
+        let err = time(Some(300), 900).resolve(None).unwrap_err();
+        assert!(
+            err.contains("agent.min_resume_seconds (900 s)")
+                && err.contains("agent.timeout_seconds (300 s)"),
+            "{err}"
+        );
+        // The budget from the run limit is named as such.
+        let err = time(None, 120)
+            .resolve(Some(Duration::from_secs(60)))
+            .unwrap_err();
+        assert!(
+            err.contains("agent.min_resume_seconds (120 s)")
+                && err.contains("run_limits.task_timeout (60 s)"),
+            "{err}"
+        );
+        // Up to the budget is accepted; the default (600 s) is not checked against it.
+        assert!(time(Some(300), 300).resolve(None).unwrap().is_some());
+        let default = Requested {
+            mode: Some(BudgetMode::Time),
+            timeout: Some(Duration::from_secs(60)),
+            ..Requested::default()
+        };
+        assert!(default.resolve(None).unwrap().is_some());
     }
 
     #[test]

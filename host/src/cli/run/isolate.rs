@@ -43,16 +43,7 @@ pub(super) fn isolated() -> Result<bool, String> {
 /// no unprivileged user namespaces, no CAP_SYS_ADMIN): the run never goes on without
 /// the isolation it was asked for.
 pub(super) fn reexec_isolated() -> Result<i32, Box<dyn std::error::Error>> {
-    let probe = std::process::Command::new("unshare")
-        .args(["-n", "--", "true"])
-        .stdin(std::process::Stdio::null())
-        .output();
-    let refused = match &probe {
-        Ok(out) if out.status.success() => None,
-        Ok(out) => Some(String::from_utf8_lossy(&out.stderr).trim().to_string()),
-        Err(e) => Some(e.to_string()),
-    };
-    if let Some(why) = refused {
+    if let Some(why) = unshare_refused() {
         eprintln!(
             "error: network isolation (--isolate-network, or a task's sandbox.network_enabled: \
              false) is not available here: `unshare -n` failed ({why}); refusing to run \
@@ -60,8 +51,6 @@ pub(super) fn reexec_isolated() -> Result<i32, Box<dyn std::error::Error>> {
         );
         return Ok(exit_codes::USAGE);
     }
-    let exe = std::env::current_exe()?;
-    let args: Vec<String> = std::env::args().skip(1).collect();
     // The inner run reports each signal it gets on this pipe (see
     // `coder_eval::interrupt::SIGNAL_REPORT_ENV`).
     let mut fds = [0i32; 2];
@@ -70,6 +59,36 @@ pub(super) fn reexec_isolated() -> Result<i32, Box<dyn std::error::Error>> {
         return Err(std::io::Error::last_os_error().into());
     }
     let (report_read, report_write) = (fds[0], fds[1]);
+    let mut cmd = inner_command(report_write)?;
+    let child = cmd.spawn();
+    // SAFETY: closes this process's copy of the write end (the child has its own).
+    unsafe { libc::close(report_write) };
+    let child =
+        child.map_err(|e| format!("could not start `unshare -n` for --isolate-network: {e}"))?;
+    let status = wait_forwarding_signals(child, report_read)?;
+    Ok(status.code().unwrap_or(exit_codes::FAILED))
+}
+
+/// Why `unshare -n` fails here (its stderr, or why it could not start); `None` when a
+/// network namespace can be made.
+fn unshare_refused() -> Option<String> {
+    let probe = std::process::Command::new("unshare")
+        .args(["-n", "--", "true"])
+        .stdin(std::process::Stdio::null())
+        .output();
+    match &probe {
+        Ok(out) if out.status.success() => None,
+        Ok(out) => Some(String::from_utf8_lossy(&out.stderr).trim().to_string()),
+        Err(e) => Some(e.to_string()),
+    }
+}
+
+/// This same command (`current_exe` and its arguments) under `unshare -n` with loopback
+/// up, leading a process group of its own, reporting each signal it gets on the pipe
+/// `report_write`, interrupted (SIGTERM) when this process dies.
+fn inner_command(report_write: i32) -> std::io::Result<std::process::Command> {
+    let exe = std::env::current_exe()?;
+    let args: Vec<String> = std::env::args().skip(1).collect();
     let mut cmd = std::process::Command::new("unshare");
     cmd.args([
         "-n",
@@ -112,14 +131,18 @@ pub(super) fn reexec_isolated() -> Result<i32, Box<dyn std::error::Error>> {
             Ok(())
         });
     }
-    let child = cmd.spawn();
-    // SAFETY: closes this process's copy of the write end (the child has its own).
-    unsafe { libc::close(report_write) };
-    let child =
-        child.map_err(|e| format!("could not start `unshare -n` for --isolate-network: {e}"))?;
+    Ok(cmd)
+}
+
+/// Waits for the inner run `child`, passing on each signal this process gets that the
+/// inner run did not report getting itself on `report_read`; returns its exit status.
+fn wait_forwarding_signals(
+    child: std::process::Child,
+    report_read: i32,
+) -> std::io::Result<std::process::ExitStatus> {
     let pid = child.id() as i32;
     let runtime = tokio::runtime::Runtime::new()?;
-    let status = runtime.block_on(async move {
+    runtime.block_on(async move {
         use tokio::signal::unix::{SignalKind, signal};
         let mut streams = Vec::new();
         for (number, _) in coder_eval::interrupt::SIGNALS {
@@ -161,8 +184,7 @@ pub(super) fn reexec_isolated() -> Result<i32, Box<dyn std::error::Error>> {
                 }
             }
         }
-    })?;
-    Ok(status.code().unwrap_or(exit_codes::FAILED))
+    })
 }
 
 /// How long the outer run of `--isolate-network` waits for the inner run to report a
