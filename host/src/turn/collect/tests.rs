@@ -180,7 +180,10 @@ fn the_trajectory_ends_at_the_cut_but_for_later_diagnostics() {
     assert_eq!(c.push(at(4, tool("t2"))), Some(StopReason::MaxToolCalls));
     c.push(at(5, done("t2")));
     c.push(at(6, call("m2")));
-    c.push(at(7, Event::diagnostic("late", "printed while stopped", b"")));
+    c.push(at(
+        7,
+        Event::diagnostic("late", "printed while stopped", b""),
+    ));
     let (r, trajectory) = c.finish(TurnEnd {
         end_us: 9_000,
         stop: Some(StopReason::MaxToolCalls),

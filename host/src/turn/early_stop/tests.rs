@@ -271,7 +271,10 @@ fn decide_within_does_not_count_a_denied_call() {
     );
     let r = r.unwrap();
     assert_eq!(r.reason, EarlyStopReason::DecisionBudgetExceeded);
-    assert_eq!(r.event_index, 5, "at the end of the second call that ran (t2)");
+    assert_eq!(
+        r.event_index, 5,
+        "at the end of the second call that ran (t2)"
+    );
     assert_eq!(r.tool_call_index, 3);
 }
 

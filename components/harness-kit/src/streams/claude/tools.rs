@@ -179,7 +179,10 @@ fn is_qwen_not_run(output: &str) -> bool {
     if text.starts_with("Blocked: ") {
         return true;
     }
-    let Some(rest) = text.strip_prefix('"').or_else(|| text.strip_prefix("Tool \"")) else {
+    let Some(rest) = text
+        .strip_prefix('"')
+        .or_else(|| text.strip_prefix("Tool \""))
+    else {
         return false;
     };
     let Some((_, after)) = rest.split_once('"') else {
