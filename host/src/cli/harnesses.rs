@@ -317,7 +317,7 @@ fn caveat_text(caveats: &serde_json::Value) -> String {
                 "tools appear only when finished: start placed by the CLI's duration"
             }
             "blocking_shell_refused" => {
-                "a shell command starting with a sleep of 2 s or more followed by more commands is refused unrun (an error)"
+                "a shell command starting with a sleep of 2 s or more followed by more commands is refused unrun (denied: no command)"
             }
             "tool_start_reported_late" => {
                 "a tool's start reaches the stream late: its interval is short by that lag"
