@@ -230,6 +230,12 @@ fn parity_lists_the_agent_fields() {
         stdout.contains("model, allowed_tools, disallowed_tools, permission_mode, system_prompt"),
         "{stdout}"
     );
+    // The decide_within rule: what counts as a call.
+    assert!(
+        stdout.contains("stop_early.decide_within: N counts the tool calls that finished and ran")
+            && stdout.contains("does not use up the budget"),
+        "{stdout}"
+    );
     // The stop_early column says where a fail-stop cannot hold the forbidden command.
     for line in stdout
         .lines()

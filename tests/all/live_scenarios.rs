@@ -97,14 +97,20 @@ pub(crate) fn parity_view(scenario: &str, r: &TaskResult) -> String {
         assert_eq!(statuses, [ToolOutcome::Ok], "{}", r.harness);
         statuses = vec![ToolOutcome::Error];
     }
+    let mut status = r.status;
     if scenario == "long_shell" && declares(Caveat::BlockingShellRefused) {
-        // `sleep 3 && echo slept` is refused unrun: an error instead of the 3 s run.
-        assert_eq!(statuses, [ToolOutcome::Error], "{}", r.harness);
+        // `sleep 3 && echo slept` is refused unrun ("Blocked: …"): `denied` (it was
+        // `error` until refusals that never ran were told apart, issue 16) instead of the
+        // 3 s run. A call that never ran is no command, so `command_executed` on `sleep 3`
+        // rightly fails: FAILURE instead of SUCCESS, the same caveat's effect.
+        assert_eq!(statuses, [ToolOutcome::Denied], "{}", r.harness);
+        assert_eq!(status, TaskStatus::Failure, "{}", r.harness);
         statuses = vec![ToolOutcome::Ok];
+        status = TaskStatus::Success;
     }
     format!(
-        "num_turns={num_turns} tools={statuses:?} max_turns_exhausted={} status={:?}",
-        t.max_turns_exhausted, r.status
+        "num_turns={num_turns} tools={statuses:?} max_turns_exhausted={} status={status:?}",
+        t.max_turns_exhausted
     )
 }
 
@@ -208,9 +214,13 @@ pub(crate) fn assert_scenario(
             }
             "long_shell" if r.cli.caveats.contains(&Caveat::BlockingShellRefused) => {
                 let c = &t.tool_calls[0];
-                assert_eq!(c.status, ToolOutcome::Error, "{what}");
+                // Refused before it ran: denied (an error before issue 16), so not a
+                // command, and the run fails its `command_executed` criterion.
+                assert_eq!(c.status, ToolOutcome::Denied, "{what}");
                 assert!(c.output_excerpt.starts_with("Blocked: "), "{what}");
                 assert!(c.duration_ms < 3000, "{what}: it never ran");
+                assert!(t.commands.is_empty(), "{what}: {:?}", t.commands);
+                assert_eq!(r.status, TaskStatus::Failure, "{what}");
             }
             "long_shell" => {
                 let c = &t.tool_calls[0];
@@ -246,8 +256,13 @@ fn five_clis_at_once_leave_no_process_behind() {
         cmd.arg("--isolate-network");
     }
     let output = cmd.output().unwrap();
+    // Every task ran: the run exits 0, or 1 (a task failed) only for the reason checked
+    // below, never with an error.
     assert!(
-        output.status.success(),
+        matches!(
+            output.status.code(),
+            Some(coder_eval::exit_codes::OK | coder_eval::exit_codes::FAILED)
+        ),
         "{}",
         String::from_utf8_lossy(&output.stdout)
     );
@@ -257,6 +272,15 @@ fn five_clis_at_once_leave_no_process_behind() {
     for row in &summary.rows {
         let r: TaskResult =
             serde_json::from_str(&std::fs::read_to_string(out.join(&row.result)).unwrap()).unwrap();
+        // A CLI that refuses `sleep 3 && …` unrun (Qwen Code's declared caveat): that call
+        // is denied, no command, so the task fails its `command_executed` criterion (it
+        // passed while the refusal was recorded as an error; issue 16). Every other passes.
+        let expected = if r.cli.caveats.contains(&Caveat::BlockingShellRefused) {
+            TaskStatus::Failure
+        } else {
+            TaskStatus::Success
+        };
+        assert_eq!(r.status, expected, "{}", r.harness);
         let pgid = r.cli.pgid.expect("the CLI started");
         assert!(
             coder_eval::process::group_members(pgid).is_empty(),

@@ -11,7 +11,8 @@
 //! - **Tools**: `content_start` of `contentType: tool` starts a call (`toolCallId`),
 //!   `content_end` ends it; `output` is one `{result, success, error}` or, for
 //!   `run_commands`, a list of them: any `success: false` is an error, and the exit code is
-//!   read from "Command exited with code N". `durationMs` is the CLI's duration.
+//!   read from "Command exited with code N"; one whose `error` says it "was rejected before
+//!   execution" (a tool Cline does not have, an input its schema refuses) never ran: denied. `durationMs` is the CLI's duration.
 //! - **End**: `run_result` becomes the `FinalResult` (`finishReason: completed` =
 //!   success, else its error events' messages; `aggregateUsage` the run's totals; `totalCost` in USD). `hook_event` lines
 //!   repeat what `agent_event`s say and are skipped; `content_update` (streamed output)
@@ -26,6 +27,12 @@ use serde_json::{Map, Value};
 
 /// The text of a failed command's result.
 const EXIT_MARKER: &str = "Command exited with code ";
+
+/// What Cline (3.0.65; `@cline/llms`, 0.0.86) writes as the `error` of a call it refused
+/// before running it: "Tool call <name> was rejected before execution: <why>" (why: the AI
+/// SDK's "AI_NoSuchToolError: Model tried to call unavailable tool 'x'. …", or an input
+/// that does not fit the tool's schema).
+const REJECTED_MARKER: &str = " was rejected before execution: ";
 
 /// The Cline reducer's state for one stream.
 pub struct ClineReducer {
@@ -233,8 +240,16 @@ impl ClineReducer {
         let failed = parts
             .iter()
             .any(|p| p.get("success").and_then(Value::as_bool) == Some(false));
+        // A call Cline refused before running it (a tool it does not have, an input its
+        // schema rejects): "Tool call x was rejected before execution: …".
+        let not_run = parts
+            .iter()
+            .filter_map(|p| str_field(p, "error"))
+            .any(|e| e.trim_start().starts_with("Tool call ") && e.contains(REJECTED_MARKER));
         let status = if parts.is_empty() {
             ToolStatus::Unknown
+        } else if not_run {
+            ToolStatus::Denied
         } else if failed {
             ToolStatus::Error
         } else {

@@ -107,3 +107,17 @@ fn neutral_actions_are_opencode_tools() {
         r#"{"filePath":"/w/a.txt","content":"x"}"#
     );
 }
+
+/// Kilo 7.7.7, live against the scripted model (tasks/scenarios/unknown_tool): a call to a
+/// tool Kilo does not have is that call, errored with the AI SDK's text (not OpenCode's
+/// `invalid` tool); it never ran, so it is denied.
+#[test]
+fn a_call_to_a_tool_kilo_does_not_have_is_denied() {
+    let r = Reduced::new(
+        r#"{"type":"tool_use","timestamp":1796123919985,"sessionID":"ses_dceac6c03ffer8YuGrd2h9u0gm","part":{"id":"prt_2315405e8001jy7foOX6kN4i51","sessionID":"ses_dceac6c03ffer8YuGrd2h9u0gm","messageID":"msg_231540149001vztL8EVisTirR9","type":"tool","callID":"call_mock_0_0","tool":"no_such_tool","state":{"status":"error","input":{"command":"echo ghost >> steps.txt"},"error":"Model tried to call unavailable tool 'no_such_tool'. Available tools: background_process, bash, board_post, board_read, cancel_wakeup, edit, glob, grep, kilo_local_recall, read, schedule_wakeup, skill, task, todowrite, webfetch, write.","time":{"start":1796123919876,"end":1796123919912}}}}"#,
+    );
+    assert_eq!(
+        r.tools(),
+        [("call_mock_0_0", "no_such_tool", Some(ToolStatus::Denied))]
+    );
+}

@@ -194,3 +194,29 @@ fn neutral_actions_use_absolute_paths() {
         ("run_shell_command", r#"{"command":"date"}"#)
     );
 }
+
+/// Qwen Code 0.24.4, live against the scripted model (tasks/scenarios/unknown_tool): the
+/// model calls a tool Qwen Code does not have; its error result says so, and the call,
+/// which never ran, is denied (not an error).
+#[test]
+fn a_call_to_a_tool_qwen_code_does_not_have_is_denied() {
+    let r = Reduced::new(&[
+        r#"{"type":"assistant","uuid":"ac5e167a-cdd7-48f6-a542-582358c5ca0d","session_id":"abaae4da-c74b-4ea4-88a6-80f8fe6d79d6","parent_tool_use_id":null,"message":{"id":"ac5e167a-cdd7-48f6-a542-582358c5ca0d","type":"message","role":"assistant","model":"qwen3-coder-plus","content":[{"type":"tool_use","id":"call_mock_0_0","name":"no_such_tool","input":{"command":"echo ghost >> steps.txt"}}],"stop_reason":"tool_use","usage":{"input_tokens":18047,"output_tokens":9,"cache_read_input_tokens":0,"total_tokens":18056}}}"#,
+        r#"{"type":"user","uuid":"ff3591eb-5d90-4874-9a68-8eb3d3981663","session_id":"abaae4da-c74b-4ea4-88a6-80f8fe6d79d6","parent_tool_use_id":null,"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"call_mock_0_0","is_error":true,"content":"Tool \"no_such_tool\" not found in registry. Tools must use the exact names that are registered. Did you mean one of: \"get_goal\", \"update_goal\", \"tool_call\"?"}]}}"#,
+    ]
+    .join("\n"));
+    assert_eq!(
+        r.tools(),
+        [("call_mock_0_0", "no_such_tool", Some(ToolStatus::Denied))]
+    );
+    // A shell command Qwen Code refused before running it (its text for a blocking sleep).
+    let r = Reduced::new(concat!(
+        r#"{"type":"assistant","message":{"id":"a1","content":[{"type":"tool_use","id":"c1","name":"run_shell_command","input":{"command":"sleep 60"}}]}}"#,
+        "\n",
+        r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"c1","is_error":true,"content":"Blocked: standalone sleep 60. Run blocking commands in the background with is_background: true."}]}}"#,
+    ));
+    assert_eq!(
+        r.tools(),
+        [("c1", "run_shell_command", Some(ToolStatus::Denied))]
+    );
+}

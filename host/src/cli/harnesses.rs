@@ -250,6 +250,9 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
                  the launch plan (harness@0.2.0) hands it the budget (Claude Code \
                  `--max-budget-usd`, which stops at, not over, the amount, after the message \
                  that reached it; the host still checks the final result).\n";
+        text += "\n";
+        text += DECIDE_WITHIN_RULE;
+        text += "\n";
     } else {
         text += &format!("{:<12} {:<9} {}\n", "harness", "program", "installed CLI");
         for r in &rows {
@@ -273,6 +276,14 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
     print_stdout(&text);
     Ok(0)
 }
+
+/// What `stop_early.decide_within: N` counts, as `harnesses --parity` states it (the
+/// early-stop watcher's rule, `turn::early_stop`).
+pub(crate) const DECIDE_WITHIN_RULE: &str = "stop_early.decide_within: N counts the tool \
+     calls that finished and ran: a call the CLI denied (its permission rules or its own \
+     security checks refused it, or the model called a tool the CLI does not have) never \
+     ran and does not use up the budget; a criterion still undecided after N such calls, \
+     with none in flight, fails (decision_budget_exceeded). The same on every harness.";
 
 /// The built-in harnesses whose CLI starts a tool before it streams the call (so the
 /// host sees a tool call only once it is running, or done): a fail-stop on that call
@@ -306,7 +317,7 @@ fn caveat_text(caveats: &serde_json::Value) -> String {
                 "tools appear only when finished: start placed by the CLI's duration"
             }
             "blocking_shell_refused" => {
-                "a shell command starting with a sleep of 2 s or more followed by more commands is refused unrun (an error)"
+                "a shell command starting with a sleep of 2 s or more followed by more commands is refused unrun (denied: no command)"
             }
             "tool_start_reported_late" => {
                 "a tool's start reaches the stream late: its interval is short by that lag"

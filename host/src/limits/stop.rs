@@ -37,9 +37,9 @@ pub struct StopPolicy {
     /// `max_tool_calls`), how long the stream may
     /// still bring the lines of the calls before it (in flight in the pipe) before the
     /// cap fires. The CLI cannot do anything new meanwhile: it waits for an answer that
-    /// will not come. Only the tool calls of lines later than this go uncounted (kept in
-    /// the trajectory): the number of turns is the scripted model's own count of the
-    /// calls it answered, not what the stream has shown by then.
+    /// will not come. Only the tool calls of lines later than this go uncounted (past the
+    /// cut: not in the trajectory either): the number of turns is the scripted model's own
+    /// count of the calls it answered, not what the stream has shown by then.
     pub held_settle: Duration,
     /// SIGTERM → SIGKILL grace for a sweep of what is left once the leader has gone (the
     /// end-of-turn sweep, the stop after leaked pipes, the end of a shell step): what is

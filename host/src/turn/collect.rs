@@ -8,9 +8,12 @@
 //! Caps (DESIGN.md): `max_turns: N` lets main-thread call N and its tools run, and fires
 //! when main-thread call N+1 begins; `max_tool_calls: N` fires when tool call N+1 starts
 //! after N have been made, or, against the scripted model, when it holds the reply that
-//! would hand out tool call N+1 ([`Collector::held_call`]: that tool never runs). After a cap fires, later events are kept in the trajectory but
-//! no longer counted, so the record shows `num_turns = N + 1`. The same holds after any
-//! other stop the host decides ([`Collector::freeze`]).
+//! would hand out tool call N+1 ([`Collector::held_call`]: that tool never runs). After a
+//! cap fires, later events are no longer counted, so the record shows `num_turns = N + 1`.
+//! The same holds after any other stop (an early stop, a budget, or one the host decides,
+//! [`Collector::freeze`]). That stop is the cut: the trajectory (what the criteria read)
+//! holds the events before it and, of the later ones, only the diagnostics the record
+//! keeps too ([`past_the_cut`]), so criteria and record see the same run.
 
 use super::early_stop::EarlyStop;
 use super::timing::{ToolUnion, ms};
@@ -60,7 +63,8 @@ pub(crate) struct Collector {
     pub(super) clip_said: bool,
     /// The cap that fired, if one did.
     pub(super) stop: Option<StopReason>,
-    /// The host decided to end the turn (any reason): later events are kept, not counted.
+    /// The host decided to end the turn (any reason): later events are not counted (the
+    /// trajectory keeps only their diagnostics).
     pub(super) frozen: bool,
     pub(super) main_calls: u32,
     tools_started: u32,
@@ -142,7 +146,8 @@ impl Collector {
     }
 
     /// The host has decided to end the turn (a timeout, Ctrl-C, ...): events that still
-    /// arrive while the CLI is stopped are kept in the trajectory but no longer counted.
+    /// arrive while the CLI is stopped are no longer counted, and the trajectory keeps only
+    /// their diagnostics.
     pub(crate) fn freeze(&mut self) {
         self.frozen = true;
     }
@@ -195,7 +200,8 @@ impl Collector {
         // The live watchers first: an early stop and a cap on the same event, the early
         // stop wins; a cap and a budget, the cap.
         let (mut early, mut over_budget) = (None, None);
-        if self.counting() {
+        let counting = self.counting();
+        if counting {
             if let Some(watcher) = self.early_stop.as_mut()
                 && watcher.observe(&stamped).is_some()
             {
@@ -299,8 +305,17 @@ impl Collector {
                 None
             }
         };
+        // The tool start that fires `max_tool_calls` is not counted (the record holds the N
+        // calls made): it is past the cut.
+        let counted = counting
+            && !(fired == Some(StopReason::MaxToolCalls)
+                && matches!(stamped.event, Event::ToolCallStarted { .. }));
         if self.keep_trajectory {
-            self.trajectory.push(stamped);
+            if counted {
+                self.trajectory.push(stamped);
+            } else if let Some(kept) = past_the_cut(stamped) {
+                self.trajectory.push(kept);
+            }
         }
         let fired = early.or(fired).or(over_budget);
         if fired.is_some() {
@@ -317,7 +332,7 @@ impl Collector {
     /// the trajectory without a message id), and the cap `reason` fires on it even if the
     /// stream is behind in showing the calls before it: no answer will come. The count is
     /// the model's, not the stream's: calls the stream has not shown yet still count
-    /// (their late lines are kept but no longer counted), so `num_turns` is
+    /// (their late lines are no longer counted, nor in the trajectory), so `num_turns` is
     /// `calls_before + 1` however far the CLI's output lags its requests, or ahead of
     /// them (a stream that showed the held call begin does not count it twice). A
     /// `max_tool_calls` hold means the reply with tool call N+1 was never sent: the tool
@@ -447,6 +462,27 @@ impl Collector {
         self.first_output_us.get_or_insert(at);
         self.last_output_us = Some(self.last_output_us.map_or(at, |l| l.max(at)));
     }
+}
+
+/// What the trajectory keeps of an event that arrives after the cut (a cap, an early stop,
+/// a budget or another stop of the host): what the record keeps of it, a diagnostic (an
+/// `Event::Diagnostic` as it came; a retried call or unreported work as the diagnostic it
+/// is noted as), and nothing of any other event. So the criteria, which read the
+/// trajectory, see exactly the events the record counts.
+fn past_the_cut(stamped: StampedEvent) -> Option<StampedEvent> {
+    let event = match stamped.event {
+        event @ Event::Diagnostic { .. } => event,
+        event @ (Event::ModelCallRetried { .. } | Event::Unreported { .. }) => {
+            let (kind, message) = harness_kit::down_to_diagnostic(&event)?;
+            Event::Diagnostic {
+                kind,
+                message,
+                raw: String::new(),
+            }
+        }
+        _ => return None,
+    };
+    Some(StampedEvent { event, ..stamped })
 }
 
 fn host_event(line: u64, stamp_us: u64, kind: &str, message: String) -> StampedEvent {

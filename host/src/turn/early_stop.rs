@@ -16,8 +16,9 @@
 //! - **pass-stop**: once the weighted *floor* of the `on_pass: stop` subset (undecided
 //!   members credited 0) reaches the threshold. It waits while a pass-capable armed
 //!   criterion outside that subset is undecided.
-//! - **`decide_within: N`**: still undecided after N finished tool calls (and none in
-//!   flight) latches an effective fail (`decision_budget_exceeded`).
+//! - **`decide_within: N`**: still undecided after N finished tool calls that ran (a
+//!   `denied` call, refused or unknown to the CLI, never ran and does not count; and none
+//!   in flight) latches an effective fail (`decision_budget_exceeded`).
 //!
 //! Verdicts latch: a watcher that decided is not called again. A trigger whose polarity
 //! the instance can never decide is inert (`on_pass: stop` on an instance that cannot
@@ -31,7 +32,7 @@
 
 use crate::results::StampedEvent;
 pub use crate::results::{ArmedRecord, EarlyStopOutcome, EarlyStopReason, EarlyStopRecord};
-use harness_kit::Event;
+use harness_kit::{Event, ToolStatus};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 
@@ -126,7 +127,10 @@ pub struct EarlyStop<W> {
     threshold: f64,
     max_turns: Option<u32>,
     main_calls: u32,
+    /// Finished tool calls (`tool_call_index`).
     tools_finished: u32,
+    /// Finished tool calls that ran (not `denied`): what `decide_within` counts.
+    tools_ran: u32,
     pending: HashSet<String>,
     events: u64,
     fired: Option<EarlyStopRecord>,
@@ -154,6 +158,7 @@ impl<W: LiveWatcher> EarlyStop<W> {
             max_turns,
             main_calls: 0,
             tools_finished: 0,
+            tools_ran: 0,
             pending: HashSet::new(),
             events: 0,
             fired: None,
@@ -226,8 +231,14 @@ impl<W: LiveWatcher> EarlyStop<W> {
                 self.pending.insert(call_id.clone());
                 in_flight = true;
             }
-            Event::ToolCallFinished { call_id, .. } if self.pending.remove(call_id) => {
+            Event::ToolCallFinished {
+                call_id, status, ..
+            } if self.pending.remove(call_id) => {
                 self.tools_finished += 1;
+                // A denied call never ran: it does not use up `decide_within`.
+                if *status != ToolStatus::Denied {
+                    self.tools_ran += 1;
+                }
             }
             _ => {}
         }
@@ -327,13 +338,13 @@ impl<W: LiveWatcher> EarlyStop<W> {
         in_flight: bool,
         passed_now: &[usize],
     ) -> Option<&EarlyStopRecord> {
-        // decide_within: counted in finished calls, never while a call is in flight (the
-        // call in hand may be the one that decides).
+        // decide_within: counted in finished calls that ran (a denied one did not), never
+        // while a call is in flight (the call in hand may be the one that decides).
         let mut flipped_to_budget = Vec::new();
         if self.pending.is_empty() {
             for (i, a) in self.arming.iter().enumerate() {
                 if let (Latch::Undecided, Some(n)) = (&self.latched[i], a.budget())
-                    && self.tools_finished >= n
+                    && self.tools_ran >= n
                 {
                     flipped_to_budget.push((i, n));
                 }

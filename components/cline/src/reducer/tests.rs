@@ -155,3 +155,19 @@ fn neutral_actions() {
     );
     assert_eq!(call.arguments_json, r#"{"path":"/w/a.txt","new_text":"x"}"#);
 }
+
+/// Cline 3.0.65, live against the scripted model (tasks/scenarios/unknown_tool): a call to
+/// a tool Cline does not have ends with an `error` that says it "was rejected before
+/// execution" (and no `success`): it never ran, so it is denied, not ok.
+#[test]
+fn a_call_rejected_before_execution_is_denied() {
+    let r = Reduced::new(&[
+        r#"{"ts":"2026-12-01T11:18:04.478Z","type":"agent_event","event":{"type":"content_start","contentType":"tool","toolName":"no_such_tool","toolCallId":"call_mock_0_0","input":{"command":"echo ghost >> steps.txt"}}}"#,
+        r#"{"ts":"2026-12-01T11:18:04.479Z","type":"agent_event","event":{"type":"content_end","contentType":"tool","toolName":"no_such_tool","toolCallId":"call_mock_0_0","output":{"error":"Tool call no_such_tool was rejected before execution: AI_NoSuchToolError: Model tried to call unavailable tool 'no_such_tool'. Available tools: read_files, search_codebase, run_commands, fetch_web_content, editor, ask_question, spawn_agent, team_spawn_teammate, team_shutdown_teammate, team_status, team_task, team_run_task, team_cancel_run, team_list_runs, team_await_runs, team_send_message, team_broadcast, team_read_mailbox, team_mission_log, team_cleanup, team_create_outcome, team_attach_outcome_fragment, team_review_outcome_fragment, team_finalize_outcome, team_list_outcomes."},"error":"{\"error\":\"Tool call no_such_tool was rejected before execution: AI_NoSuchToolError: Model tried to call unavailable tool 'no_such_tool'. Available tools: read_files, search_codebase, run_commands, fetch_web_content, editor, ask_question, spawn_agent, team_spawn_teammate, team_shutdown_teammate, team_status, team_task, team_run_task, team_cancel_run, team_list_runs, team_await_runs, team_send_message, team_broadcast, team_read_mailbox, team_mission_log, team_cleanup, team_create_outcome, team_attach_outcome_fragment, team_review_outcome_fragment, team_finalize_outcome, team_list_outcomes.\"}","durationMs":0}}"#,
+    ]
+    .join("\n"));
+    assert_eq!(
+        r.tools(),
+        [("call_mock_0_0", "no_such_tool", Some(ToolStatus::Denied))]
+    );
+}

@@ -217,7 +217,8 @@ pub enum Caveat {
     /// A tool's start reaches the stream late: its interval is short by that lag.
     ToolStartReportedLate,
     /// The CLI refuses some blocking shell commands (a leading `sleep N` followed by more)
-    /// without running them: the call ends as an error. New in harness@0.2.0.
+    /// without running them: the call ends denied (it never ran), so it is no command.
+    /// New in harness@0.2.0.
     BlockingShellRefused,
 }
 

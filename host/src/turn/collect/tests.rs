@@ -137,7 +137,9 @@ fn a_held_call_counts_and_fires_the_cap_even_if_the_stream_is_behind() {
     assert_eq!(r.model_calls[2].message_id, None);
     // The stream is one call behind: the cap still fires (no answer will come), and the
     // held call is still call 3: the model answered two before it, whatever the stream
-    // has shown so far (its late `m2` line is kept, not counted).
+    // has shown so far. Its late `m2` line comes after the cut: not counted, and not in
+    // the trajectory either (the criteria read what the record counts): `m1` and the
+    // held call.
     let mut c = Collector::new(caps);
     c.push(at(1, call("m1")));
     assert_eq!(
@@ -151,7 +153,57 @@ fn a_held_call_counts_and_fires_the_cap_even_if_the_stream_is_behind() {
     });
     assert!(r.max_turns_exhausted);
     assert_eq!(r.num_turns, 3);
-    assert_eq!(trajectory.len(), 3);
+    assert_eq!(trajectory.len(), 2);
+    assert!(matches!(
+        trajectory[1].event,
+        Event::ModelCallStarted {
+            message_id: None,
+            ..
+        }
+    ));
+}
+
+/// After a stop (here `max_tool_calls`), the trajectory (what the criteria read) holds
+/// exactly what the record counts: the tool start that fired the cap (call N+1, not in the
+/// record) and everything the CLI printed later are left out, but for a diagnostic, which
+/// the record keeps too.
+#[test]
+fn the_trajectory_ends_at_the_cut_but_for_later_diagnostics() {
+    let caps = Caps {
+        max_turns: None,
+        max_tool_calls: Some(1),
+    };
+    let mut c = Collector::new(caps);
+    c.push(at(1, call("m1")));
+    c.push(at(2, tool("t1")));
+    c.push(at(3, done("t1")));
+    assert_eq!(c.push(at(4, tool("t2"))), Some(StopReason::MaxToolCalls));
+    c.push(at(5, done("t2")));
+    c.push(at(6, call("m2")));
+    c.push(at(
+        7,
+        Event::diagnostic("late", "printed while stopped", b""),
+    ));
+    let (r, trajectory) = c.finish(TurnEnd {
+        end_us: 9_000,
+        stop: Some(StopReason::MaxToolCalls),
+        ..Default::default()
+    });
+    assert_eq!(r.tool_calls.len(), 1);
+    assert_eq!(r.num_turns, 1);
+    assert_eq!(r.diagnostics.last().map(|d| d.kind.as_str()), Some("late"));
+    let stamps: Vec<u64> = trajectory.iter().map(|e| e.stamp_us / 1000).collect();
+    assert_eq!(stamps, [1, 2, 3, 7]);
+    // The same after a stop the host decides (a timeout, Ctrl-C).
+    let mut c = Collector::new(Caps::default());
+    c.push(at(1, call("m1")));
+    c.freeze();
+    c.push(at(2, tool("t1")));
+    let (_, trajectory) = c.finish(TurnEnd {
+        end_us: 3_000,
+        ..Default::default()
+    });
+    assert_eq!(trajectory.len(), 1);
 }
 
 /// A `max_tool_calls` hold: the reply with tool call N+1 was never sent, so the stream

@@ -255,6 +255,29 @@ fn decide_within_counts_finished_calls_and_waits_for_calls_in_flight() {
     assert_eq!(r.unwrap().event_index, 3, "not at t0's end while t1 runs");
 }
 
+/// A denied call (refused, or to a tool the CLI does not have) never ran: it does not use
+/// up `decide_within`, though it still counts in `tool_call_index` (calls finished).
+#[test]
+fn decide_within_does_not_count_a_denied_call() {
+    let mut t = calls(4);
+    if let Event::ToolCallFinished { status, .. } = &mut t[1].event {
+        *status = harness_kit::ToolStatus::Denied;
+    }
+    let (r, _) = run(
+        vec![arm(0, 1.0, false, Some(2), PASS)],
+        vec![never()],
+        1.0,
+        &t,
+    );
+    let r = r.unwrap();
+    assert_eq!(r.reason, EarlyStopReason::DecisionBudgetExceeded);
+    assert_eq!(
+        r.event_index, 5,
+        "at the end of the second call that ran (t2)"
+    );
+    assert_eq!(r.tool_call_index, 3);
+}
+
 #[test]
 fn decide_within_is_inert_on_a_fail_only_instance() {
     let a = arm(0, 1.0, true, Some(1), FAIL);

@@ -358,13 +358,55 @@ fn b40_resumed_total_is_reported_as_seen_and_declared_per_session() {
 }
 
 #[test]
-fn a_listed_refusal_with_an_unfamiliar_text_gets_a_denied_end() {
+fn a_call_claude_codes_security_checks_blocked_is_denied_at_its_own_result() {
     // Claude Code 2.1.197, live against the scripted model with `--permission-mode
-    // default`: the refusal text is not one the reducer knows, but the result lists it.
+    // default`: the texts of its own checks (strings of its binary), each the whole
+    // tool_result, an error without an exit code. Each call is denied where its result
+    // comes, not only once `result.permission_denials` lists it.
+    let blocked = [
+        "rm in '/ws/build' was blocked. For security, Claude Code may only remove files from the allowed working directories for this session: '/ws'.",
+        "Contains simple_expansion",
+        "Contains shell syntax (c_style_for_statement) that cannot be statically analyzed",
+        "Output redirection to '/etc/x' was blocked by a deny rule.",
+        "Current permission mode (Default) requires approval for this Bash command",
+        "This Bash command contains multiple operations. The following part requires approval: curl x",
+    ];
+    for text in blocked {
+        let result = serde_json::json!({"type": "user", "message": {"content": [
+            {"type": "tool_result", "tool_use_id": "t5", "content": text, "is_error": true}
+        ]}});
+        let r = Reduced::new(&format!(
+            "{}\n{result}\n{}",
+            r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t5","name":"Bash","input":{"command":"rm -rf build"}}]}}"#,
+            r#"{"type":"result","subtype":"success","is_error":false,"result":"done","permission_denials":[{"tool_name":"Bash","tool_use_id":"t5"}]}"#,
+        ));
+        let ends: Vec<ToolStatus> = r
+            .iter()
+            .filter_map(|e| match e {
+                Event::ToolCallFinished { status, .. } => Some(*status),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ends, [ToolStatus::Denied], "{text}");
+        assert!(r.kinds().is_empty(), "{text}: {:?}", r.kinds());
+    }
+    // A command's own failure that happens to print such words stays an error.
+    let r = Reduced::new(concat!(
+        r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t6","name":"Bash","input":{"command":"grep -c x f"}}]}}"#,
+        "\n",
+        r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t6","content":"Exit code 1\nContains simple_expansion","is_error":true}]}}"#,
+    ));
+    assert_eq!(r.tools(), [("t6", "Bash", Some(ToolStatus::Error))]);
+}
+
+#[test]
+fn a_listed_refusal_with_an_unfamiliar_text_gets_a_denied_end() {
+    // A refusal text the reducer does not know (made up here: a later version's wording),
+    // but the result lists the call: a second, denied end.
     let r = Reduced::new(concat!(
         r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t5","name":"Bash","input":{"command":"rm -rf build"}}]}}"#,
         "\n",
-        r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t5","content":"rm in '/ws/build' was blocked. For security, Claude Code may only remove files from the allowed working directories for this session: '/ws'.","is_error":true}]}}"#,
+        r#"{"type":"user","message":{"content":[{"type":"tool_result","tool_use_id":"t5","content":"Claude Code will not run this command here.","is_error":true}]}}"#,
         "\n",
         r#"{"type":"result","subtype":"success","is_error":false,"result":"done","permission_denials":[{"tool_name":"Bash","tool_use_id":"t5"}]}"#,
     ));

@@ -1,5 +1,6 @@
 //! Tool results: a `tool_result` block in a `user` line ends its call (a refusal by the
-//! permission rules, or a call to a tool that does not exist, as denied: it never ran; a
+//! permission rules, a call Claude Code's own security checks blocked, or a call to a tool
+//! that does not exist, as denied: it never ran; a
 //! failed Bash command with its exit code), and
 //! `result.permission_denials` ends as denied a listed call no result ended.
 
@@ -10,7 +11,7 @@ use crate::{Event, ToolStatus, excerpt};
 impl ClaudeReducer {
     /// `result.permission_denials`: a listed call not yet finished is finished as denied.
     /// One already finished with an error result without an exit code (a refusal text not
-    /// known here, e.g. 2.1.197's "rm in '…' was blocked. For security, …") gets a second,
+    /// known here) gets a second,
     /// denied end: the host re-marks an errored call denied. One whose result was ok, or
     /// carried an exit code, ran: it stays. Both are noted.
     pub(super) fn denials(&mut self, parsed: &Line, out: &mut Vec<Event>) {
@@ -79,7 +80,13 @@ impl ClaudeReducer {
             }
             let is_error = block.is_error == Some(true);
             let output = result_text(block.content.as_ref());
-            let denied = is_error && (is_permission_refusal(&output) || is_unknown_tool(&output));
+            let denied = is_error
+                && (is_permission_refusal(&output)
+                    || is_unknown_tool(&output)
+                    || match self.dialect {
+                        Dialect::ClaudeCode => is_security_block(&output),
+                        Dialect::QwenCode => is_qwen_not_run(&output),
+                    });
             let exit_code = if is_error && !denied {
                 exit_code_of(&output, self.dialect)
             } else {
@@ -120,6 +127,80 @@ const REFUSALS: [&str; 4] = [
     // An approval declined.
     "The user doesn't want to proceed with this tool use",
 ];
+
+/// What Claude Code 2.1.x (2.1.197's binary) writes as the `tool_result` of a call its own
+/// checks blocked, when no one can be asked (`-p`): the check's message as it is (the
+/// call never ran; `result.permission_denials` lists it too).
+/// - A path outside the allowed working directories: "rm in '/ws/build' was blocked. For
+///   security, Claude Code may only remove files from the allowed working directories for
+///   this session: '/ws'." (also "Edit targeting '…' was blocked. For security, …",
+///   "Output redirection to '…' was blocked. For security, …"), or one a deny rule
+///   covers: "Output redirection to '…' was blocked by a deny rule.".
+/// - A Bash command its parser cannot analyse statically ("too complex"): the reason, as
+///   `Contains <node type>` ("Contains simple_expansion", "Contains command_substitution"),
+///   "Contains shell syntax (<node type>) that cannot be statically analyzed", or a fixed
+///   "Contains …" ("Contains control characters", "Contains Unicode whitespace", …).
+/// - The approval texts of its rules and modes: "Current permission mode (…) requires
+///   approval for this Bash command", "Permission rule '…' from … requires approval for
+///   this …", "This Bash command contains multiple operations. The following part
+///   requires approval: …", "Hook '…' blocked this action: …".
+const SECURITY_BLOCKS: [&str; 3] = [
+    " was blocked. For security, Claude Code may only ",
+    " was blocked by a deny rule.",
+    " requires approval for this ",
+];
+
+/// Whether an error `tool_result`'s text is one of Claude Code's own security checks
+/// ([`SECURITY_BLOCKS`]; a `Contains …` reason of its Bash parser) rather than the tool's
+/// failure: a failed Bash command says "Exit code N" first, other tools wrap their errors
+/// in `<tool_use_error>`.
+fn is_security_block(output: &str) -> bool {
+    let text = output.trim_start();
+    if text.starts_with("<tool_use_error>") || text.starts_with("Exit code ") {
+        return false;
+    }
+    let first = text.lines().next().unwrap_or("");
+    SECURITY_BLOCKS.iter().any(|b| text.contains(b))
+        || (first.starts_with("Contains ") && first.len() < 200)
+        || first.starts_with("This Bash command contains multiple operations")
+        || (first.starts_with("Hook '") && first.contains("' blocked this action"))
+}
+
+/// Whether a Qwen Code (0.24.x) error `tool_result` says the call never ran (its texts, in
+/// its installed `chunks/*.js`): the model called a tool it does not have (`Tool "x" not
+/// found in registry. Tools must use the exact names that are registered.…`, or the MCP
+/// and opt-in forms `Tool "x" not found: …`, `Tool "x" is unavailable: …`, `Tool "x" is
+/// blocked by the permissions.deny or --exclude-tools rule …`, `Tool "x" has been disabled
+/// for this workspace …`, `"x" is a skill name, not a tool name.…`), or its shell tool
+/// refused the command before running it (`Blocked: …`: a blocking `sleep`, a command
+/// that would kill Qwen Code itself).
+fn is_qwen_not_run(output: &str) -> bool {
+    let text = output.trim_start();
+    if text.starts_with("Blocked: ") {
+        return true;
+    }
+    let Some(rest) = text
+        .strip_prefix('"')
+        .or_else(|| text.strip_prefix("Tool \""))
+    else {
+        return false;
+    };
+    let Some((_, after)) = rest.split_once('"') else {
+        return false;
+    };
+    if text.starts_with('"') {
+        return after.starts_with(" is a skill name, not a tool name.");
+    }
+    [
+        " not found in registry.",
+        " not found: ",
+        " is unavailable: ",
+        " is blocked by the permissions.deny",
+        " has been disabled for this workspace",
+    ]
+    .iter()
+    .any(|form| after.starts_with(form))
+}
 
 /// Whether an error `tool_result`'s text says the model called a tool Claude Code does
 /// not have (2.1.x: `<tool_use_error>Error: No such tool available: <name></tool_use_error>`):

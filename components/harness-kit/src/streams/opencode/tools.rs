@@ -1,7 +1,7 @@
 //! OpenCode `tool_use` parts: a part that is already `completed` or `error` both starts
 //! and ends its call; a `task` call whose sub-agent printed nothing is unreported work; the
 //! `invalid` tool standing in for a tool the model named and OpenCode does not have is
-//! `denied` (that call never ran).
+//! `denied` (that call never ran), as is the errored call itself where Kilo reports it so.
 
 use super::OpenCodeReducer;
 use crate::{Event, ToolStatus, UnreportedKind, excerpt, str_field};
@@ -75,7 +75,15 @@ impl OpenCodeReducer {
                         line,
                     ));
                 }
-                (ToolStatus::Error, output_of(state.get("error")), None)
+                let error = output_of(state.get("error"));
+                // Kilo 7.7 (OpenCode's fork) reports a call to a tool it does not have as
+                // that call, errored with the AI SDK's text: it never ran.
+                let status = if is_unavailable_tool_error(&error) {
+                    ToolStatus::Denied
+                } else {
+                    ToolStatus::Error
+                };
+                (status, error, None)
             }
             other => {
                 out.push(Event::diagnostic(
@@ -136,6 +144,15 @@ fn output_of(value: Option<&Value>) -> String {
         Some(Value::String(s)) => s.clone(),
         Some(other) => other.to_string(),
     }
+}
+
+/// The AI SDK's error for a call to a tool the CLI does not have, as Kilo 7.7.7 reports it
+/// in an `error` part's `state.error` (strings of its binary): "Model tried to call
+/// unavailable tool 'x'. Available tools: …" (or "No tools are available.").
+fn is_unavailable_tool_error(error: &str) -> bool {
+    error
+        .trim_start()
+        .starts_with("Model tried to call unavailable tool '")
 }
 
 /// OpenCode (1.x) answers a call to a tool it does not have with its `invalid` tool, whose
