@@ -399,18 +399,20 @@ fn three_shards_merged_give_the_unsharded_run_and_merge_checks_its_folders() {
     assert_eq!(rows(&summary(&dir.join("same-twice"))), rows(&a));
 
     // Merged again into the full merge's folder (an earlier merge of this plan): allowed,
-    // and the folders of the units missing now are gone, as run.json lists them.
+    // and the units it held that no folder given has are kept (issue 15 trial S1: they
+    // were deleted and listed as missing).
     let o = merge(&rest, &plan_file, &merged);
     assert_eq!(o.status.code(), Some(exit_codes::FAILED), "{}", show(&o));
     for id in &records[k].units {
         let u = p.units.iter().find(|u| &u.id == id).unwrap();
         assert!(
-            !merged.join(u.unit.rel_dir()).exists(),
+            merged.join(u.unit.rel_dir()).join("task.json").is_file(),
             "{}",
             u.unit.label()
         );
     }
-    assert_eq!(summary(&merged).unfinished, n);
+    assert_eq!(summary(&merged).unfinished, 0);
+    assert_eq!(rows(&summary(&merged)), rows(&a));
     // A folder holding something else (a plain run's, notes): refused, left as it was.
     let other = dir.join("other");
     std::fs::create_dir_all(&other).unwrap();
@@ -1358,4 +1360,210 @@ fn plan_names_a_missing_out_folder_and_refuses_more_shards_than_kubernetes_runs(
         err.contains("--shards 5 is more than the plan's 2 unit(s)"),
         "{err}"
     );
+}
+
+/// Issue 15 trial S1 and N4: a merge into an earlier merge's folder keeps the units it
+/// held (the trial's late shard made the 12 merged units "missing" and deleted them); a
+/// unit a folder given also holds replaces the earlier copy, counted in a note; a refused
+/// merge leaves no `--out` behind.
+#[test]
+fn merging_into_an_earlier_merge_keeps_its_units_and_a_refused_merge_creates_nothing() {
+    let dir = scratch("merge-earlier");
+    let plan_file = agentless_plan(&dir);
+    let p = Plan::read(&plan_file).unwrap();
+    let o = Command::new(bin())
+        .current_dir(&dir)
+        .args([
+            "run",
+            "--plan",
+            "plan.json",
+            "--shard",
+            "0/1",
+            "--out",
+            "s0",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let merge = |dirs: &[&str], out: &str| {
+        Command::new(bin())
+            .current_dir(&dir)
+            .arg("merge")
+            .args(dirs)
+            .args(["--plan", "plan.json", "--out", out])
+            .output()
+            .unwrap()
+    };
+    let o = merge(&["s0"], "merged");
+    assert_eq!(o.status.code(), Some(exit_codes::OK), "{}", show(&o));
+    let before = rows(&summary(&dir.join("merged")));
+    assert_eq!(before.len(), p.units.len());
+    // A late shard folder holding none of the units (its pod finished nothing).
+    let late = dir.join("late");
+    std::fs::create_dir_all(&late).unwrap();
+    ShardRecord {
+        plan_id: p.plan_id.clone(),
+        shard: coder_eval::suite::shard::Shard { index: 0, count: 1 },
+        units: Vec::new(),
+    }
+    .write(&late)
+    .unwrap();
+    let o = merge(&["late"], "merged");
+    assert_eq!(o.status.code(), Some(exit_codes::OK), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "merged is an earlier merge of this plan: {} of its unit(s) kept, 0 replaced",
+            p.units.len()
+        )) && err.contains("0 missing"),
+        "{}",
+        show(&o)
+    );
+    let s = summary(&dir.join("merged"));
+    assert_eq!(rows(&s), before);
+    assert_eq!(s.unfinished, 0);
+    for u in &p.units {
+        assert!(
+            dir.join("merged")
+                .join(u.unit.rel_dir())
+                .join("task.json")
+                .is_file(),
+            "{}",
+            u.unit.label()
+        );
+    }
+    assert_eq!(
+        ShardRecord::read(&dir.join("merged")).unwrap().units.len(),
+        p.units.len()
+    );
+    // The shard merged again: its results replace the earlier copies, said so.
+    let o = merge(&["s0"], "merged");
+    assert_eq!(o.status.code(), Some(exit_codes::OK), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "0 of its unit(s) kept, {} replaced",
+            p.units.len()
+        )),
+        "{}",
+        show(&o)
+    );
+    assert_eq!(rows(&summary(&dir.join("merged"))), before);
+
+    // Refused merges (a folder that is no shard's, a shard of another plan): the new
+    // --out, nested or not, is not left behind.
+    std::fs::create_dir_all(dir.join("plain")).unwrap();
+    let mut other = ShardRecord::read(&late).unwrap();
+    other.plan_id = "0".repeat(64);
+    std::fs::create_dir_all(dir.join("foreign")).unwrap();
+    other.write(&dir.join("foreign")).unwrap();
+    for (input, says) in [
+        ("plain", "not a shard folder"),
+        ("foreign", "is a shard of another plan"),
+    ] {
+        for out in ["refused", "new/nested/refused"] {
+            let o = merge(&[input], out);
+            assert_eq!(o.status.code(), Some(exit_codes::USAGE), "{}", show(&o));
+            assert!(
+                String::from_utf8_lossy(&o.stderr).contains(says),
+                "{}",
+                show(&o)
+            );
+            let top = out.split('/').next().unwrap();
+            assert!(!dir.join(top).exists(), "{input} -> {out}: {}", show(&o));
+        }
+    }
+}
+
+/// Issue 15 trial M2: `plan --out` replaces a plan file, but not a task file or a run's
+/// run.json (the trial's plan overwrote its own task file), naming the path.
+#[test]
+fn plan_out_refuses_to_overwrite_a_file_that_is_not_a_plan() {
+    let dir = scratch("plan-out-clobber");
+    agentless_plan(&dir);
+    let plan = |out: &str| {
+        Command::new(bin())
+            .current_dir(&dir)
+            .args(["plan", "tasks/pass/task.yaml", "--out", out])
+            .output()
+            .unwrap()
+    };
+    std::fs::create_dir_all(dir.join("run")).unwrap();
+    std::fs::write(dir.join("run/run.json"), "{\"rows\": []}\n").unwrap();
+    for out in ["tasks/pass/task.yaml", "run/run.json", "run"] {
+        let before = std::fs::read(dir.join(out)).ok();
+        let o = plan(out);
+        assert_eq!(
+            o.status.code(),
+            Some(exit_codes::USAGE),
+            "{out}: {}",
+            show(&o)
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(&format!("--out {out}: exists and is not")),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(dir.join(out)).ok(), before, "{out}");
+    }
+    // A plan file (this plan's, here plan.json of agentless_plan's two tasks) is replaced.
+    let o = plan("plan.json");
+    assert_eq!(o.status.code(), Some(exit_codes::OK), "{}", show(&o));
+    assert_eq!(Plan::read(&dir.join("plan.json")).unwrap().units.len(), 1);
+}
+
+/// Issue 15 trial S3: a file a task folder reaches through a symbolic link is part of the
+/// unit id (the trial's `check.sh -> ../shared/check.sh`, edited, kept the plan id and
+/// let `--resume` keep a stale result); so is a folder reached so. A dangling link or a
+/// link loop is an error naming the link.
+#[test]
+fn the_targets_of_symbolic_links_in_a_task_folder_are_part_of_the_unit_id() {
+    let dir = scratch("plan-symlinks");
+    std::fs::create_dir_all(dir.join("t")).unwrap();
+    std::fs::create_dir_all(dir.join("shared/data")).unwrap();
+    std::fs::write(dir.join("shared/check.sh"), "exit 0\n").unwrap();
+    std::fs::write(dir.join("shared/data/rows.txt"), "1\n").unwrap();
+    std::fs::write(
+        dir.join("t/task.yaml"),
+        "task_id: linked\nagent: {type: none}\nsuccess_criteria:\n  - type: run_command\n    command: sh check.sh\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("../shared/check.sh", dir.join("t/check.sh")).unwrap();
+    std::os::unix::fs::symlink("../shared/data", dir.join("t/data")).unwrap();
+    let plan = |name: &str| {
+        Command::new(bin())
+            .current_dir(&dir)
+            .args(["plan", "t/task.yaml", "--out", name])
+            .output()
+            .unwrap()
+    };
+    let id = |name: &str| {
+        let o = plan(name);
+        assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+        Plan::read(&dir.join(name)).unwrap().units[0].id.clone()
+    };
+    let first = id("a.json");
+    assert_eq!(id("same.json"), first);
+    std::fs::write(dir.join("shared/check.sh"), "exit 1\n").unwrap();
+    let second = id("b.json");
+    assert_ne!(second, first, "the linked file's content changed");
+    std::fs::write(dir.join("shared/data/rows.txt"), "2\n").unwrap();
+    assert_ne!(id("c.json"), second, "a file in the linked folder changed");
+
+    // A dangling link, then a loop: refused, naming the link.
+    std::fs::remove_file(dir.join("shared/check.sh")).unwrap();
+    let o = plan("d.json");
+    assert_ne!(o.status.code(), Some(0), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("t/check.sh: a symbolic link to ../shared/check.sh that does not resolve"),
+        "{err}"
+    );
+    std::fs::write(dir.join("shared/check.sh"), "exit 0\n").unwrap();
+    std::os::unix::fs::symlink(".", dir.join("shared/data/again")).unwrap();
+    let o = plan("e.json");
+    assert_ne!(o.status.code(), Some(0), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("t/data/again: a symbolic link loop"), "{err}");
+    assert!(!dir.join("d.json").exists() && !dir.join("e.json").exists());
 }

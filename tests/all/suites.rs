@@ -925,3 +925,163 @@ fn a_variants_unknown_harness_names_the_experiment_and_the_variant() {
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Issue 15 trial N6: task files, `--out` or `--experiment` with `--resume` are refused
+/// by name, and no usage line advertises `--resume <RUN_DIR> [TASKS]...`.
+#[test]
+fn resume_refuses_task_files_out_and_experiment_without_advertising_them() {
+    let dir = scratch("suite-resume-usage");
+    for (extra, names) in [
+        (&["t.yaml"][..], "task files"),
+        (&["--out", "y"][..], "--out"),
+        (&["--experiment", "e.yaml"][..], "--experiment"),
+    ] {
+        let o = run_in(&dir, &[&["run", "--resume", "runs/x"][..], extra].concat());
+        assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(&format!("{names} cannot be given with it")) && !err.contains("TASKS"),
+            "{err}"
+        );
+    }
+}
+
+/// The files created in one folder (inotify `IN_CREATE`): `write_atomically` writes
+/// `NAME` through a new temporary file `.NAME.<random>.tmp` each time, so these count the
+/// writes of `NAME` (unique names: the kernel never merges two such events, as it does
+/// two successive renames onto one name).
+struct Writes(i32);
+
+impl Writes {
+    fn watch(dir: &Path) -> Writes {
+        use std::os::unix::ffi::OsStrExt;
+        let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
+        assert!(
+            fd >= 0,
+            "inotify_init1: {}",
+            std::io::Error::last_os_error()
+        );
+        let path = std::ffi::CString::new(dir.as_os_str().as_bytes()).unwrap();
+        let wd = unsafe { libc::inotify_add_watch(fd, path.as_ptr(), libc::IN_CREATE) };
+        assert!(
+            wd >= 0,
+            "inotify_add_watch: {}",
+            std::io::Error::last_os_error()
+        );
+        Writes(fd)
+    }
+
+    /// The writes of `name` since the watch began (the queue must not have overflowed).
+    fn count(&self, name: &str) -> usize {
+        let prefix = format!(".{name}.");
+        let mut count = 0;
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            let n = unsafe { libc::read(self.0, buf.as_mut_ptr().cast(), buf.len()) };
+            if n <= 0 {
+                return count;
+            }
+            let mut at = 0;
+            while at < n as usize {
+                let word =
+                    |i: usize| u32::from_ne_bytes(buf[at + i..at + i + 4].try_into().unwrap());
+                let (mask, len) = (word(4), word(12) as usize);
+                assert_eq!(
+                    mask & libc::IN_Q_OVERFLOW,
+                    0,
+                    "the inotify queue overflowed"
+                );
+                let raw = &buf[at + 16..at + 16 + len];
+                let file = &raw[..raw.iter().position(|b| *b == 0).unwrap_or(len)];
+                if file.starts_with(prefix.as_bytes()) && file.ends_with(b".tmp") {
+                    count += 1;
+                }
+                at += 16 + len;
+            }
+        }
+    }
+}
+
+impl Drop for Writes {
+    fn drop(&mut self) {
+        unsafe { libc::close(self.0) };
+    }
+}
+
+/// Issue 15 trial S2: an interrupted suite recorded each unit not run with a full rewrite
+/// of run.json (1200 units took 57 s to exit). Now the stop writes run.json once, at its
+/// end: counted by the temporary files it is written through (inotify), not timed.
+#[test]
+fn an_interrupted_suite_writes_run_json_once_at_the_stop_not_once_per_unit_not_run() {
+    let dir = scratch("suite-stop-writes");
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).unwrap();
+    // A stand-in for `claude`: `--version` answers; a launch says so, then hangs.
+    let cli = dir.join("claude");
+    std::fs::write(
+        &cli,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = \"--version\" ]; then echo \"stand-in 1.0\"; exit 0; fi\ntouch {}/launched\nexec sleep 600\n",
+            dir.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&cli, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::write(
+        dir.join("script.yaml"),
+        "name: quiet\nreplies:\n  - text: Done.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("task.yaml"),
+        "task_id: hang\ninitial_prompt: hi\nagent:\n  type: claude-code\n  scripted_model: script.yaml\nrun_limits:\n  max_turns: 2\n  turn_timeout: 600\nsuccess_criteria: []\n",
+    )
+    .unwrap();
+    let writes = Writes::watch(&out);
+    let units = 150;
+    let mut child = Command::new(bin())
+        .current_dir(&dir)
+        .args([
+            "run",
+            "task.yaml",
+            "--infra-retries",
+            "0",
+            "--jobs",
+            "1",
+            "--out",
+            "out",
+        ])
+        .args(["--repeats", &units.to_string(), "--cli"])
+        .arg(&cli)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while !dir.join("launched").exists() {
+        assert!(
+            start.elapsed().as_secs() < 300,
+            "the first unit never launched"
+        );
+        assert!(child.try_wait().unwrap().is_none(), "the run ended early");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{}", show(&o));
+    // Written at the start and once by the stop; not once per unit.
+    let writes = writes.count("run.json");
+    assert!(
+        (2..=3).contains(&writes),
+        "run.json written {writes} times for {units} units"
+    );
+    let s = summary(&out);
+    assert_eq!(s.rows.len(), units);
+    let results = (0..units)
+        .filter(|r| {
+            out.join(format!("hang/claude-code/r{r:02}/task.json"))
+                .is_file()
+        })
+        .count();
+    assert_eq!(results, units, "every unit's task.json is written");
+}

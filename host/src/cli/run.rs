@@ -64,7 +64,9 @@ pub struct RunArgs {
     /// keep each whose `task.json` is complete, run the rest (other options are the
     /// original run's; only --jobs, --infra-retries, --retry-initial-delay,
     /// --otlp-endpoint, --isolate-network and --[no-]pid-namespace may be given anew).
-    #[arg(long, value_name = "RUN_DIR", conflicts_with_all = ["tasks", "out", "experiment"])]
+    // Task files, --out and --experiment with it are refused by `resume_ignores`, not
+    // by clap: a clap conflict's usage line would advertise `--resume <RUN_DIR> [TASKS]...`.
+    #[arg(long, value_name = "RUN_DIR")]
     resume: Option<PathBuf>,
     /// Output folder (default: runs/<UTC timestamp>; with --plan: runs/shard-K-of-N).
     #[arg(long)]

@@ -34,8 +34,9 @@ pub fn record_skipped(
 /// Runs the prepared pairs, `jobs` at a time; an interrupt (`cancel`: a signal, see
 /// `crate::interrupt`) stops every running CLI, starts no further task, and still writes
 /// what was recorded (each task's result with the stop reason `interrupted`). Writes
-/// `run.json` at the start and again as each task ends (atomically), `junit.xml` and
-/// `report.html` at the end.
+/// `run.json` at the start, again as tasks end (atomically; at most once per
+/// [`RunJsonPace::EVERY`], never after an interrupt) and once at the end, with
+/// `junit.xml` and `report.html`.
 /// `skipped` ([`record_skipped`], or units a resumed run keeps) come first in the
 /// results and `run.json`. A run with variants or replicates also writes its
 /// `statistics` (`crate::suite::statistics`).
@@ -108,12 +109,17 @@ pub async fn run_all(
     }
     let total = set.len();
     let mut done: Vec<(usize, TaskResult)> = Vec::new();
-    // run.json lists the finished rows from the start, and again after every task: a host
-    // killed mid-run leaves an up-to-date run.json (its `unfinished` says how many are
-    // missing). These writes are best effort: one that fails (a full disk) is said once
-    // and the running tasks go on to their own results; the final write below decides.
+    // run.json lists the finished rows from the start, and again as tasks end (paced: a
+    // rewrite costs the whole file, so one per task would make a large suite quadratic):
+    // a host killed mid-run leaves a run.json at most `RunJsonPace::EVERY` behind (its
+    // `unfinished` says how many are missing; each task's task.json is there). After an
+    // interrupt none: the stop writes it once, at the end. These writes are best effort:
+    // one that fails (a full disk) is said once and the running tasks go on to their own
+    // results; the final write below decides.
     let mut said = false;
-    let mut keep_current = |done: &[(usize, TaskResult)], unfinished: usize| {
+    let mut keep_current = |done: &mut Vec<(usize, TaskResult)>| {
+        done.sort_by_key(|(i, _)| *i);
+        let unfinished = total - done.len();
         let written = write_json_atomically(
             &options.out_dir.join("run.json"),
             &summary(&skipped, done, unfinished, &options.experiment),
@@ -127,14 +133,30 @@ pub async fn run_all(
             );
         }
     };
-    keep_current(&done, total);
-    while let Some(joined) = set.join_next().await {
+    keep_current(&mut done);
+    let mut pace = RunJsonPace::new(std::time::Instant::now());
+    let stopping = |c: &watch::Receiver<bool>| *c.borrow() || crate::interrupt::raised().is_some();
+    loop {
+        // Rows that ended since the last rewrite are written once the pace allows, even
+        // when no further task ends by then.
+        let flush = pace.pending_until().filter(|_| !stopping(&cancel));
+        let joined = tokio::select! {
+            joined = set.join_next() => joined,
+            () = sleep_until(flush) => {
+                pace.written(std::time::Instant::now());
+                keep_current(&mut done);
+                continue;
+            }
+        };
+        let Some(joined) = joined else { break };
         let (index, result) = joined.map_err(std::io::Error::other)?;
         on_done(&result);
         done.push((index, result));
-        done.sort_by_key(|(i, _)| *i);
-        keep_current(&done, total - done.len());
+        if pace.ended(std::time::Instant::now(), stopping(&cancel)) {
+            keep_current(&mut done);
+        }
     }
+    done.sort_by_key(|(i, _)| *i);
     if let Some(progress) = &options.progress {
         progress.finish();
     }
@@ -243,4 +265,110 @@ pub fn write_suite_reports(
         Vec::new()
     };
     report::write(&dir.join("report.html"), results, gates, &statistics)
+}
+
+/// Sleeps until `at`; never returns when `None`.
+async fn sleep_until(at: Option<std::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at.into()).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// When [`run_all`] rewrites `run.json` as tasks end: at most once per [`Self::EVERY`]
+/// (a rewrite costs the whole file: one per task would make a suite of n tasks cost
+/// n² rows), none once the run is stopping (an interrupt: each task not run ends at
+/// once, and the stop writes `run.json` once, at its end).
+#[derive(Debug)]
+pub(crate) struct RunJsonPace {
+    /// The last rewrite (or the run's start).
+    last: std::time::Instant,
+    /// Tasks ended since `last`, not yet in `run.json`.
+    pending: usize,
+}
+
+impl RunJsonPace {
+    /// The shortest time between two rewrites.
+    pub(crate) const EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+
+    /// A pace whose last write was at `now`.
+    pub(crate) fn new(now: std::time::Instant) -> RunJsonPace {
+        RunJsonPace {
+            last: now,
+            pending: 0,
+        }
+    }
+
+    /// A task ended at `now`: whether to rewrite `run.json` now (`stopping`: the run was
+    /// interrupted, never). A `true` counts as the rewrite.
+    pub(crate) fn ended(&mut self, now: std::time::Instant, stopping: bool) -> bool {
+        self.pending += 1;
+        if stopping || now.duration_since(self.last) < Self::EVERY {
+            return false;
+        }
+        self.written(now);
+        true
+    }
+
+    /// `run.json` was rewritten at `now`.
+    pub(crate) fn written(&mut self, now: std::time::Instant) {
+        self.last = now;
+        self.pending = 0;
+    }
+
+    /// When the rows that ended since the last rewrite are due, if any ended.
+    pub(crate) fn pending_until(&self) -> Option<std::time::Instant> {
+        (self.pending > 0).then(|| self.last + Self::EVERY)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RunJsonPace;
+    use std::time::{Duration, Instant};
+
+    /// Counts the rewrites the pace asks for over `n` tasks ending `gap` apart, the run
+    /// stopping (interrupted) after `stop_after` of them; plus the final write.
+    fn writes(n: usize, gap: Duration, stop_after: usize) -> usize {
+        let start = Instant::now();
+        let mut pace = RunJsonPace::new(start);
+        let mut count = 1; // at the start
+        for i in 0..n {
+            let now = start + gap * (i as u32 + 1);
+            if pace.ended(now, i >= stop_after) {
+                count += 1;
+            }
+        }
+        count + 1 // at the end
+    }
+
+    #[test]
+    fn run_json_is_rewritten_at_most_once_per_interval_and_never_while_stopping() {
+        // Stopped before any task ended: the start and the end, however many tasks.
+        for n in [10, 1000, 100_000] {
+            assert_eq!(writes(n, Duration::from_millis(1), 0), 2, "{n}");
+        }
+        // Tasks ending 10 ms apart: one rewrite per 2 s, not one per task.
+        let n = 10_000; // 100 s
+        let w = writes(n, Duration::from_millis(10), n);
+        assert!((50..=52).contains(&w), "{w}");
+        // Tasks longer than the interval: each one's row is written as it ends.
+        assert_eq!(writes(20, Duration::from_secs(3), 20), 22);
+        // Interrupted after 5 slow tasks: no rewrite for the 1000 that end at once after.
+        let start = Instant::now();
+        let mut pace = RunJsonPace::new(start);
+        let slow = (1..=5)
+            .filter(|i| pace.ended(start + Duration::from_secs(3 * i), false))
+            .count();
+        assert_eq!(slow, 5);
+        let t = start + Duration::from_secs(100);
+        assert!((0..1000).all(|_| !pace.ended(t, true)));
+        // A pending row is due one interval after the last rewrite.
+        assert_eq!(
+            pace.pending_until(),
+            Some(start + Duration::from_secs(15) + RunJsonPace::EVERY)
+        );
+        pace.written(t);
+        assert_eq!(pace.pending_until(), None);
+    }
 }

@@ -44,7 +44,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 mod digest;
-pub use digest::{DIGEST_SKIPS, digest_dir, digest_file, task_reads};
+pub use digest::{DIGEST_SKIPS, digest_dir, digest_file, is_plan_file, task_reads};
 
 /// The version of `plan.json` this build writes; it reads it and version 1.
 pub const PLAN_VERSION: u32 = 2;

@@ -58,6 +58,9 @@ pub(super) fn reread(given: RunArgs, dir: PathBuf) -> Flow<Resumed> {
 /// The options given with `--resume` that the resumed run's own options would override.
 fn resume_ignores(args: &RunArgs) -> Vec<&'static str> {
     [
+        (!args.tasks.is_empty(), "task files"),
+        (args.out.is_some(), "--out"),
+        (args.experiment.is_some(), "--experiment"),
         (args.repeats.is_some(), "--repeats"),
         (!args.harness.is_empty(), "--harness"),
         (!args.define.is_empty(), "-D"),

@@ -71,7 +71,8 @@ pub struct MergeArgs {
     /// The plan the shards ran.
     #[arg(long, value_name = "PLAN.json")]
     plan: PathBuf,
-    /// The merged run's folder.
+    /// The merged run's folder: new, empty, or an earlier merge of this plan (its units
+    /// are kept; a unit a shard folder given also holds is taken from that folder).
     #[arg(long, value_name = "RUN_DIR")]
     out: PathBuf,
     /// Merge even when a shard is still running into its folder (its unfinished units

@@ -102,10 +102,15 @@ pub const DIGEST_SKIPS: &[&str] = &["runs", "node_modules", "target", "__pycache
 /// outputs wherever they are written: a plan file (a JSON object with `plan_version`,
 /// `plan_id` and `groups`, or version 1's `units`) and a run, shard or merged folder (one holding coder-eval's
 /// marker: [`is_output_folder`]), so a plan or a shard written inside a task folder does
-/// not change the folder's digest. A symbolic link counts as its target path, not followed.
+/// not change the folder's digest. A symbolic link is followed: it counts as its target
+/// path and the target's content (a file's sha256, a folder's files under the link's
+/// path), so editing what a link reaches changes the digest. Errors: a dangling link or a
+/// link loop, naming the link's path (an `InvalidInput` error), or a file that cannot be
+/// read.
 pub fn digest_dir(dir: &Path) -> std::io::Result<String> {
     let mut files: Vec<(String, String)> = Vec::new();
-    walk(dir, "", &mut files)?;
+    let mut within = vec![dir.canonicalize()?];
+    walk(dir, "", &mut files, &mut within)?;
     files.sort();
     let mut hasher = Sha256::new();
     for (rel, digest) in files {
@@ -125,8 +130,9 @@ fn is_output_folder(dir: &Path) -> bool {
     dir.join(crate::suite::folders::OUTPUT_MARKER).is_file()
 }
 
-/// Whether `bytes` are a plan file's (see [`digest_dir`]).
-fn is_plan_file(bytes: &[u8]) -> bool {
+/// Whether `bytes` are a plan file's (see [`digest_dir`]): a JSON object with
+/// `plan_version`, `plan_id` and `groups` (version 1: `units`).
+pub fn is_plan_file(bytes: &[u8]) -> bool {
     let head = &bytes[..bytes.len().min(64)];
     if !head.trim_ascii_start().starts_with(b"{") || !bytes.windows(9).any(|w| w == b"\"plan_id\"")
     {
@@ -140,7 +146,14 @@ fn is_plan_file(bytes: &[u8]) -> bool {
     })
 }
 
-fn walk(dir: &Path, prefix: &str, out: &mut Vec<(String, String)>) -> std::io::Result<()> {
+/// `within`: the real paths of the folders being walked (the root, then each one below),
+/// for telling a link loop.
+fn walk(
+    dir: &Path,
+    prefix: &str,
+    out: &mut Vec<(String, String)>,
+    within: &mut Vec<std::path::PathBuf>,
+) -> std::io::Result<()> {
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let name = entry.file_name().to_string_lossy().into_owned();
@@ -148,16 +161,43 @@ fn walk(dir: &Path, prefix: &str, out: &mut Vec<(String, String)>) -> std::io::R
             continue;
         }
         let rel = format!("{prefix}{name}");
-        let kind = entry.file_type()?;
+        let mut kind = entry.file_type()?;
         if kind.is_symlink() {
-            let target = std::fs::read_link(entry.path())?;
+            let path = entry.path();
+            let target = std::fs::read_link(&path)?;
+            let bad = |what: String| std::io::Error::new(std::io::ErrorKind::InvalidInput, what);
+            // Followed: what the link reaches is the task's as much as a plain file is.
+            let meta = std::fs::metadata(&path).map_err(|e| {
+                bad(format!(
+                    "{}: a symbolic link to {} that does not resolve ({e})",
+                    path.display(),
+                    target.display()
+                ))
+            })?;
             out.push((
-                rel,
+                rel.clone(),
                 format!("symlink:{}", target.to_string_lossy().into_owned()),
             ));
-        } else if kind.is_dir() {
-            if !DIGEST_SKIPS.contains(&name.as_str()) && !is_output_folder(&entry.path()) {
-                walk(&entry.path(), &format!("{rel}/"), out)?;
+            kind = meta.file_type();
+        }
+        if kind.is_dir() {
+            let path = entry.path();
+            if !DIGEST_SKIPS.contains(&name.as_str()) && !is_output_folder(&path) {
+                // Only a link can lead back to a folder being walked.
+                let real = path.canonicalize()?;
+                if within.contains(&real) {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        format!(
+                            "{}: a symbolic link loop (it leads back to {}, a folder it is in)",
+                            path.display(),
+                            real.display()
+                        ),
+                    ));
+                }
+                within.push(real);
+                walk(&path, &format!("{rel}/"), out, within)?;
+                within.pop();
             }
         } else if kind.is_file() {
             let bytes = std::fs::read(entry.path())?;

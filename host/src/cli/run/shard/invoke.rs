@@ -60,6 +60,10 @@ pub fn plan(mut args: PlanArgs) -> Result<i32, Box<dyn std::error::Error>> {
         eprintln!("error: plan needs --out PLAN.json");
         return Ok(exit_codes::USAGE);
     };
+    if let Some(problem) = not_a_plan(&out) {
+        eprintln!("error: --out {}: {problem}", out.display());
+        return Ok(exit_codes::USAGE);
+    }
     if args.emit == Some(Emit::K8sJob) && args.k8s.image.is_none() {
         eprintln!(
             "error: --emit k8s-job needs --image (the image holding coder-eval, its CLIs and the task files)"
@@ -87,6 +91,24 @@ pub fn plan(mut args: PlanArgs) -> Result<i32, Box<dyn std::error::Error>> {
         k8s: args.k8s,
     };
     super::super::run_as(args.run, Some(mode))
+}
+
+/// Why `plan --out` must not write `out`, if it must not: `out` exists and is not a plan
+/// file (a task file, a run's `run.json`, a folder). A plan file is replaced.
+fn not_a_plan(out: &Path) -> Option<String> {
+    let meta = std::fs::symlink_metadata(out).ok()?;
+    if !meta.is_file() {
+        return Some("exists and is not a file: give the plan file's path".into());
+    }
+    match std::fs::read(out) {
+        Ok(bytes) if coder_eval::suite::plan::is_plan_file(&bytes) => None,
+        Ok(_) => Some(
+            "exists and is not a plan file (no plan_version, plan_id and groups or units): not \
+             overwritten; give a new path, or remove it first"
+                .into(),
+        ),
+        Err(e) => Some(format!("exists and cannot be read ({e}): not overwritten")),
+    }
 }
 
 /// The manifest's flags among `args` (the plan-only flags but `--out` and `--emit`).

@@ -55,16 +55,22 @@ pub(super) fn merge_into(
     if coder_eval::suite::lock::holder(out).is_none() && refuse() {
         return Ok(exit_codes::USAGE);
     }
+    // The lock creates `out`: a merge refused after it removes what it created.
+    let created = created_by_lock(out);
     // One merge at a time into a folder: two would remove and copy each other's units.
-    let _lock = match coder_eval::suite::lock::lock_merge_folder(out) {
+    let lock = match coder_eval::suite::lock::lock_merge_folder(out) {
         Ok(lock) => lock,
         Err(err) => {
             super::super::super::print_error(&err);
             return Ok(exit_codes::USAGE);
         }
     };
+    let refused = |lock: std::fs::File| {
+        undo_created(out, created.as_deref(), lock);
+        Ok(exit_codes::USAGE)
+    };
     if refuse() {
-        return Ok(exit_codes::USAGE);
+        return refused(lock);
     }
     // A folder given twice is merged once (else its every unit would be "in it and in it").
     let mut unique: Vec<PathBuf> = Vec::new();
@@ -82,14 +88,40 @@ pub(super) fn merge_into(
         }
     }
     let dirs = unique.as_slice();
-    let gathered = match gather(plan, plan_file, dirs) {
+    // An earlier merge of this plan in `out` is an input too, after the folders given:
+    // its units are kept, and a unit a folder given also holds is taken from that folder
+    // (the newer run of it). A merge never drops a result it held.
+    let mut inputs = dirs.to_vec();
+    let earlier = ShardRecord::read(out).is_ok_and(|r| r.plan_id == plan.plan_id);
+    if earlier {
+        inputs.push(out.to_path_buf());
+    }
+    let gathered = match gather(plan, plan_file, &inputs) {
         Ok(g) => g,
         Err(err) => {
             super::super::super::print_error(&err);
-            return Ok(exit_codes::USAGE);
+            return refused(lock);
         }
     };
+    let _lock = lock;
+    if earlier {
+        let kept = gathered.found.iter().filter(|(_, _, d)| d == out).count();
+        let replaced = gathered
+            .duplicates
+            .iter()
+            .filter(|d| d.dropped.iter().any(|p| p == out))
+            .count();
+        eprintln!(
+            "note: {} is an earlier merge of this plan: {kept} of its unit(s) kept, {replaced} \
+             replaced by the result in a folder given",
+            out.display()
+        );
+    }
     for d in &gathered.duplicates {
+        // One replacing the earlier merge's copy is counted in the note above.
+        if earlier && d.dropped.iter().all(|p| p == out) {
+            continue;
+        }
         eprintln!(
             "note: unit {} is in {} and in {}: kept the result from {}, dropped the other(s)",
             d.unit.label(),
@@ -114,6 +146,11 @@ pub(super) fn merge_into(
     let mut results: Vec<TaskResult> = Vec::new();
     for (unit, result, dir) in &gathered.found {
         let rel = unit.unit.rel_dir();
+        if dir == out {
+            // Kept from the earlier merge: already in place.
+            results.push(result.clone());
+            continue;
+        }
         let target = out.join(&rel);
         if target.exists() {
             std::fs::remove_dir_all(&target).map_err(|e| format!("{}: {e}", target.display()))?;
@@ -188,4 +225,36 @@ pub(super) fn merge_into(
     } else {
         exit_codes::FAILED
     })
+}
+
+/// The topmost folder of `out` (itself or an ancestor) that does not exist yet, which
+/// taking `out`'s lock creates; `None` when `out` exists.
+fn created_by_lock(out: &Path) -> Option<PathBuf> {
+    let mut top = None;
+    for dir in out.ancestors().filter(|d| !d.as_os_str().is_empty()) {
+        if dir.exists() {
+            break;
+        }
+        top = Some(dir.to_path_buf());
+    }
+    top
+}
+
+/// After a refusal: removes the lock file and marker the lock wrote into `out` and the
+/// folders up to `created` (from [`created_by_lock`]), when the merge created them and
+/// they are empty; releases `lock`. A folder that existed is left as it was (but for its
+/// lock file).
+fn undo_created(out: &Path, created: Option<&Path>, lock: std::fs::File) {
+    let Some(top) = created else {
+        drop(lock);
+        return;
+    };
+    let _ = std::fs::remove_file(out.join(coder_eval::suite::lock::LOCK_FILE));
+    let _ = std::fs::remove_file(out.join(coder_eval::suite::lock::OUTPUT_MARKER));
+    drop(lock);
+    for dir in out.ancestors() {
+        if std::fs::remove_dir(dir).is_err() || dir == top {
+            break;
+        }
+    }
 }
