@@ -89,6 +89,9 @@
 //!   is not answered while the server runs (503 once it shuts down), and
 //!   [`ScriptedModel::held`] reports the first ([`Hold`]: turn index, tool calls handed
 //!   out before it, which limit).
+//! * **The host's stop** ([`Stopper`], [`ScriptedModel::stopper`]): once tripped, no
+//!   model call is answered (held as above, logged with status 503 and
+//!   [`STOPPED_ERROR`]), so a CLI being stopped cannot go on working in its stop grace.
 //! * **The run's tool calls** are counted statefully, over every thread: a sub-agent
 //!   (Claude Code's `Agent`) sends a history of its own, which starts again at reply 0,
 //!   but the calls its replies hand out count toward `max_tool_calls` with the main
@@ -134,6 +137,7 @@ mod play;
 mod record;
 mod script;
 mod server;
+mod stop;
 mod tally;
 
 use serde_json::Value;
@@ -144,6 +148,7 @@ pub use script::{
     HttpErrorSpec, MAX_SCRIPT_BYTES, Reply, Script, ScriptCall, ScriptError, ScriptToolCall,
 };
 pub use server::{Hold, HoldReason, ScriptedModel, ServerConfig, ServerError};
+pub use stop::{STOPPED_ERROR, Stopper};
 
 /// A CLI-independent action a script can ask for; an [`ActionTranslator`] turns it into
 /// the tool call of one CLI (e.g. `write_file` becomes Claude Code's `Write`, Codex's

@@ -34,6 +34,8 @@ pub(crate) struct Shared {
     pub held: tokio::sync::watch::Sender<Option<Hold>>,
     /// Set when the server shuts down: held requests are then answered (503).
     pub closing: tokio::sync::watch::Sender<bool>,
+    /// The host's stop: once tripped, no model call is answered.
+    pub stopper: crate::Stopper,
 }
 
 impl Shared {
@@ -55,6 +57,7 @@ impl Shared {
             tally: crate::tally::Tally::default(),
             held: tokio::sync::watch::Sender::new(None),
             closing: tokio::sync::watch::Sender::new(false),
+            stopper: crate::Stopper::new(),
         }
     }
 
@@ -85,7 +88,7 @@ impl Shared {
         u32::try_from(self.tally.handed_out()).unwrap_or(u32::MAX)
     }
 
-    fn prev_turns(&self, id: &str) -> Option<usize> {
+    pub(crate) fn prev_turns(&self, id: &str) -> Option<usize> {
         let map = self
             .responses_turns
             .lock()

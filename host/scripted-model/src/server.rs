@@ -225,6 +225,12 @@ impl ScriptedModel {
         self.shared.held.subscribe()
     }
 
+    /// The host's stop switch for this server ([`crate::Stopper`]): once tripped, no model
+    /// call is answered.
+    pub fn stopper(&self) -> crate::Stopper {
+        self.shared.stopper.clone()
+    }
+
     /// Every request logged so far, in arrival (`seq`) order.
     pub fn requests(&self) -> Vec<RequestRecord> {
         self.shared.log.snapshot()
@@ -343,6 +349,9 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
     } else {
         return unknown(&shared, record, &path);
     };
+    if shared.stopper.is_stopped() {
+        return stopped(&shared, record, api, &path, &body).await;
+    }
     let (answer, delay) = model_call(&shared, seq, api, method.as_str(), &target, &path, &body);
     if let Answer::Held(hold) = answer {
         shared.held.send_if_modified(|held| {
@@ -359,9 +368,55 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
         return json_response(503, &crate::play::error_body(api, 503, &message, None));
     }
     if !delay.is_zero() {
-        tokio::time::sleep(delay).await;
+        // A stop cuts the wait short: the answer is not sent anyway.
+        tokio::select! {
+            () = tokio::time::sleep(delay) => {}
+            () = shared.stopper.stopped() => {}
+        }
+    }
+    // The host stopped the run while the answer waited: it is not sent.
+    if shared.stopper.is_stopped() {
+        shared.log.amend(seq, 503, crate::STOPPED_ERROR);
+        return not_answered(&shared, api).await;
     }
     answer_response(answer, shared.script.chunk_delay)
+}
+
+/// A model call that arrived after the host's stop: logged (status 503,
+/// [`crate::STOPPED_ERROR`]), left unanswered until the server shuts down, then `503`.
+async fn stopped(
+    shared: &Shared,
+    mut record: RequestRecord,
+    api: Api,
+    path: &str,
+    body: &Value,
+) -> Response {
+    let c = crate::classify::classify(api, path, body, |id| shared.prev_turns(id));
+    record.api = Some(api);
+    record.kind = if c.side {
+        RequestKind::Side
+    } else {
+        RequestKind::Main
+    };
+    record.turn = Some(c.turn);
+    record.stream = Some(c.stream);
+    record.tools = c.tools;
+    record.model = c.model;
+    record.status = 503;
+    record.error = Some(crate::STOPPED_ERROR.to_string());
+    shared.log.push(record);
+    not_answered(shared, api).await
+}
+
+/// Waits for the server to shut down, then answers `503` (the host stopped the run).
+async fn not_answered(shared: &Shared, api: Api) -> Response {
+    let _ = shared
+        .closing
+        .subscribe()
+        .wait_for(|closing| *closing)
+        .await;
+    let message = format!("scripted-model: {}", crate::STOPPED_ERROR);
+    json_response(503, &crate::play::error_body(api, 503, &message, None))
 }
 
 /// The body of `GET …/models` (a list) or `GET …/models/{id}` (one model), in a shape
