@@ -97,9 +97,12 @@
 //!   but the calls its replies hand out count toward `max_tool_calls` with the main
 //!   thread's. A request is known by its history (its `messages` / `input` and
 //!   `previous_response_id` / `contents`, prompt-cache markers left out): a retry (the
-//!   same history again) gets the same calls with the same ids and counts nothing; a new
-//!   history at a turn index seen before gets call ids of its own (`<id>_<n>`), so no two
-//!   calls of a run share an id.
+//!   same history again, re-sent because its answer did not go out whole: a dropped
+//!   connection) gets the same calls with the same ids and counts nothing; any other
+//!   request counts, a new history at a turn index seen before and an identical twin
+//!   alike (the same history while the first is being answered or after it was
+//!   delivered: two sub-agents started with the same prompt), and gets call ids of its
+//!   own (`<id>_<n>`), so no two calls of a run share an id.
 //!
 //! # Request log
 //!
