@@ -12,7 +12,7 @@ use super::setup::{self, Dirs};
 use super::verdict;
 use super::{Prepared, RunOptions};
 use crate::limits::Deadlines;
-use crate::results::{StopRecord, TaskResult, TaskStatus, write_json_atomically};
+use crate::results::{StopRecord, TaskResult};
 use crate::runtime::harness::Launcher;
 use crate::runtime::translator::ComponentTranslator;
 use crate::sandbox::docker::DockerSandbox;
@@ -75,12 +75,7 @@ pub async fn run_one(
         result.cost = Some(record.summary());
         cost::write(&dir, &record);
     }
-    if let Err(err) = write_json_atomically(&dir.join("task.json"), &result) {
-        let error = RunError::WriteResult(err);
-        result.status = TaskStatus::Error;
-        result.error = Some(error.message());
-        result.error_kind = Some(error.kind().to_string());
-    }
+    super::write_result::write_task_json(&dir, &mut result);
     result
 }
 

@@ -14,7 +14,7 @@
 //! `backoff_multiplier`).
 
 use super::{Prepared, RunOptions, run_one};
-use crate::results::{InfraRetryRecord, TaskResult, TaskStatus, write_json_atomically};
+use crate::results::{InfraRetryRecord, TaskResult, TaskStatus};
 use std::path::Path;
 use std::time::Duration;
 use tokio::sync::watch;
@@ -333,10 +333,7 @@ pub async fn run_with_retries(
         }
         result.attempts = Some(attempt);
         result.infra_retries = records;
-        if let Err(err) = write_json_atomically(&dir.join("task.json"), &result) {
-            result.status = TaskStatus::Error;
-            result.error = Some(format!("could not write task.json: {err}"));
-        }
+        super::write_result::write_task_json(&dir, &mut result);
         return result;
     }
 }
