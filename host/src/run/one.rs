@@ -371,6 +371,11 @@ pub(super) async fn turn(
         (None, model) => model.as_ref().map(ScriptedModel::held),
     };
     let recording_path = launched.recording_path.clone();
+    let stoppers: Vec<_> = gateway
+        .iter()
+        .map(crate::gateway::Gateway::stopper)
+        .chain(model.iter().map(ScriptedModel::stopper))
+        .collect();
     let mut turn = live::run_turn(
         launched.spec,
         launched.pipeline,
@@ -380,6 +385,7 @@ pub(super) async fn turn(
         cancel,
         held,
         container,
+        &stoppers,
     )
     .await
     .map_err(RunError::Cli)?;

@@ -160,6 +160,12 @@ pub(super) async fn run(
         let start = next_start;
         let deadline = session_deadline(&r, start, end, index);
         let argv = launched.cli.argv.clone();
+        // The host's stop of a session (its deadline, a cap) stops the scripted model
+        // answering; a session resumed after it is answered again.
+        let stoppers: Vec<_> = planned.model.iter().map(ScriptedModel::stopper).collect();
+        for stopper in &stoppers {
+            stopper.resume();
+        }
         let turn = live::run_turn(
             launched.spec,
             launched.pipeline,
@@ -172,6 +178,7 @@ pub(super) async fn run(
             cancel.clone(),
             planned.model.as_ref().map(ScriptedModel::held),
             r.container,
+            &stoppers,
         )
         .await;
         let live = match turn {

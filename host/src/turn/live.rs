@@ -20,7 +20,7 @@ use crate::limits::{Deadlines, StopPolicy};
 use crate::process::stop_tree;
 use crate::results::{StampedEvent, StopReason, TurnRecord};
 use crate::sandbox::docker::{DockerSandbox, ExecRequest};
-use coder_eval_scripted_model::{Hold, HoldReason};
+use coder_eval_scripted_model::{Hold, HoldReason, Stopper};
 use spawn::{Agent, spawn_local, spawn_reader};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -89,7 +89,10 @@ enum Chunk {
 /// `max_turns`, or a reply past `max_tool_calls`), when a scripted model plays the turn. Errors: the CLI could not be
 /// started, or the recording could not be written (nothing is lost silently). With
 /// `container` (`sandbox.driver: docker`) the CLI runs as an exec in it, stopped by the
-/// exec's mark instead of a process group.
+/// exec's mark instead of a process group. `on_stop` are tripped the moment the host
+/// decides a stop (whatever the reason), before the CLI is signalled: the model servers
+/// holding them answer no more model calls, so the CLI cannot go on working in its stop
+/// grace.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn run_turn(
     spec: LaunchSpec,
@@ -100,6 +103,7 @@ pub(crate) async fn run_turn(
     mut cancel: watch::Receiver<bool>,
     mut held_calls: Option<watch::Receiver<Option<Hold>>>,
     container: Option<&DockerSandbox>,
+    on_stop: &[Stopper],
 ) -> std::io::Result<LiveTurn> {
     use std::io::Write;
     let t0 = Instant::now();
@@ -248,6 +252,10 @@ pub(crate) async fn run_turn(
             },
         }
         if let (Some(reason), None) = (fire, stop) {
+            // No model call is answered from now on.
+            for stopper in on_stop {
+                stopper.stop();
+            }
             stop = Some(reason);
             stop_at_us = Some(stamp());
             pipeline.collector.freeze();
