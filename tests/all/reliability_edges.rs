@@ -420,3 +420,43 @@ exit 0"#;
     assert_eq!(run["rows"][0]["status"], "ERROR", "{run}");
     assert_ne!(read("rc").trim(), "0", "{stdout}\n{stderr}");
 }
+
+/// `--no-pid-namespace`: a process the agent starts with a cleared environment (`env -i`:
+/// no mark) in a session of its own (`setsid`), orphaned at once, is in neither the CLI's
+/// group nor its tree and carries no mark. It is still found (it works in the turn's
+/// folder, started during the turn), stopped, and counted in `leftover_processes`.
+/// Before, it survived the run and the count said 0.
+#[test]
+fn an_unmarked_orphan_in_a_session_of_its_own_is_stopped_and_counted() {
+    let dir = scratch("env-i-orphan");
+    let marker = format!("ce-env-i-{}", std::process::id());
+    let cli = cli(
+        &dir,
+        &format!(
+            "setsid env -i /bin/bash -c 'exec -a {marker} sleep 300' </dev/null >/dev/null 2>&1 &\n\
+             cat {{HELLO}}"
+        ),
+    );
+    let task = task(&dir, "a", "");
+    let out = dir.join("o");
+    let output = run(&task, &cli, &out, &["--no-pid-namespace"]);
+    let r = result(&out, "a");
+    let survivors = crate::reliability::alive_with(&marker);
+    for &pid in &survivors {
+        // SAFETY: plain syscall, cleaning up after a failed assertion.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+    assert!(
+        survivors.is_empty(),
+        "the orphan survived the run: {survivors:?}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(r.stop.is_none(), "{:?}", r.stop);
+    assert!(
+        r.cli.leftover_processes.is_some_and(|n| n >= 1),
+        "{:?}",
+        r.cli.leftover_processes
+    );
+}

@@ -17,7 +17,7 @@ use super::framer::LineFramer;
 use super::pipeline::{DEFAULT_MAX_LINE_BYTES, Pipeline};
 use super::recording::{ExitStatus, RecordingWriter};
 use crate::limits::{Deadlines, StopPolicy};
-use crate::process::stop_tree;
+use crate::process::{Scope, boot_ticks, stop_tree_in};
 use crate::results::{StampedEvent, StopReason, TurnRecord};
 use crate::sandbox::docker::{DockerSandbox, ExecRequest};
 use coder_eval_scripted_model::{Hold, HoldReason, Stopper};
@@ -108,6 +108,12 @@ pub(crate) async fn run_turn(
     use std::io::Write;
     let t0 = Instant::now();
     let stamp = move || t0.elapsed().as_micros() as u64;
+    // The turn's processes that escaped its group, its tree and its mark (a cleared
+    // environment, a session of their own) still work in its folder.
+    let scope = Scope {
+        dir: spec.cwd.clone(),
+        since: boot_ticks(),
+    };
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut containment = None;
     let (mut child, mark, pgid, _live) = match container {
@@ -270,8 +276,8 @@ pub(crate) async fn run_turn(
                 let exec = exec.clone();
                 tokio::spawn(async move { exec.stop(grace).await });
             } else if let Some(pgid) = pgid {
-                let mark = mark.clone();
-                tokio::spawn(async move { stop_tree(pgid, &mark, grace).await });
+                let (mark, scope) = (mark.clone(), scope.clone());
+                tokio::spawn(async move { stop_tree_in(pgid, &mark, &scope, grace).await });
             }
         }
     }
@@ -283,9 +289,11 @@ pub(crate) async fn run_turn(
             .stop(deadlines.policy.sweep_grace)
             .await
             .map_err(std::io::Error::other)?,
-        (Agent::Local(..), Some(pgid)) => stop_tree(pgid, &mark, deadlines.policy.sweep_grace)
-            .await
-            .len(),
+        (Agent::Local(..), Some(pgid)) => {
+            stop_tree_in(pgid, &mark, &scope, deadlines.policy.sweep_grace)
+                .await
+                .len()
+        }
         (Agent::Local(..), None) => 0,
     };
     if stop.is_none() {
