@@ -80,7 +80,7 @@ pub fn kill_live_groups_and_wait() -> usize {
         let table = process_table();
         let alive: Vec<(i32, Vec<i32>)> = live
             .iter()
-            .map(|(pgid, mark)| (*pgid, targets_in(&table, *pgid, Some(mark))))
+            .map(|(pgid, mark)| (*pgid, targets_in(&table, *pgid, Some(mark), None)))
             .filter(|(_, pids)| !pids.is_empty())
             .collect();
         if alive.is_empty() || Instant::now() >= deadline {
@@ -101,7 +101,7 @@ fn kill_groups(groups: &[(i32, String)]) -> usize {
     }
     let table = process_table();
     for (pgid, mark) in groups {
-        let targets = targets_in(&table, *pgid, Some(mark));
+        let targets = targets_in(&table, *pgid, Some(mark), None);
         signal_all(*pgid, &targets, libc::SIGKILL);
     }
     groups.len()
@@ -248,21 +248,81 @@ pub(crate) fn signal_group(pgid: i32, signal: i32) {
 /// to `grace` for them to go, then SIGKILL. Returns once none is left (or after a further
 /// 5 s). The caller still waits for its own direct child, which stays a zombie until then.
 pub(crate) async fn stop_group(pgid: i32, grace: Duration) {
-    stop(pgid, None, grace).await;
+    stop(pgid, None, None, grace).await;
 }
 
 /// [`stop_group`], and every process that carries the `mark` of the turn or step (see
 /// [`MARK_VAR`]) wherever it went, even after the leader itself exited. Returns the processes it found to
 /// stop (none once the CLI exited cleanly and left nothing behind).
 pub(crate) async fn stop_tree(pgid: i32, mark: &str, grace: Duration) -> Vec<i32> {
-    stop(pgid, Some(mark), grace).await
+    stop(pgid, Some(mark), None, grace).await
 }
 
-/// The members of group `pgid`, the descendants of its leader, and the processes marked
-/// `mark`, among the processes of `table`.
-fn targets_in(table: &[ProcEntry], pgid: i32, mark: Option<&str>) -> Vec<i32> {
+/// Where a turn's processes work, for those that carry no mark: a process the agent
+/// started with a cleared environment (`env -i`), in a session of its own and orphaned,
+/// is no member of the group, no descendant and unmarked. It is found by its working
+/// directory: inside `dir` (the turn's own folder, which no other turn shares) and
+/// started at or after `since` (clock ticks since boot, [`boot_ticks`]), so a process
+/// that was there before the turn is never taken for one of it.
+#[derive(Debug, Clone)]
+pub(crate) struct Scope {
+    pub dir: std::path::PathBuf,
+    pub since: u64,
+}
+
+/// Now, in clock ticks since boot (the unit of a process's start time in
+/// `/proc/<pid>/stat`); 0 when `/proc/uptime` cannot be read (then every process started
+/// in `dir` counts).
+pub(crate) fn boot_ticks() -> u64 {
+    // SAFETY: plain sysconf call.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as f64;
+    std::fs::read_to_string("/proc/uptime")
+        .ok()
+        .and_then(|t| t.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(0, |secs| (secs * hz).floor() as u64)
+}
+
+/// [`stop_tree`], and the processes of `scope` (see [`Scope`]).
+pub(crate) async fn stop_tree_in(
+    pgid: i32,
+    mark: &str,
+    scope: &Scope,
+    grace: Duration,
+) -> Vec<i32> {
+    stop(pgid, Some(mark), Some(scope), grace).await
+}
+
+/// The processes of `table` started at or after `scope.since` whose working directory is
+/// `scope.dir` or inside it (the host itself never).
+fn in_scope(table: &[ProcEntry], scope: &Scope) -> Vec<i32> {
+    let dir = scope
+        .dir
+        .canonicalize()
+        .unwrap_or_else(|_| scope.dir.clone());
+    let me = std::process::id() as i32;
+    table
+        .iter()
+        .filter(|p| p.pid != me && p.start >= scope.since)
+        .filter(|p| {
+            std::fs::read_link(format!("/proc/{}/cwd", p.pid))
+                .is_ok_and(|cwd| cwd.starts_with(&dir))
+        })
+        .map(|p| p.pid)
+        .collect()
+}
+
+/// The members of group `pgid`, the descendants of its leader, the processes marked
+/// `mark`, and those of `scope`, among the processes of `table`.
+fn targets_in(
+    table: &[ProcEntry],
+    pgid: i32,
+    mark: Option<&str>,
+    scope: Option<&Scope>,
+) -> Vec<i32> {
     let mut found = group_and_descendants_in(table, pgid);
-    for pid in mark.map(|m| marked_in(table, m)).unwrap_or_default() {
+    let others = mark.map(|m| marked_in(table, m)).unwrap_or_default();
+    let scoped = scope.map(|s| in_scope(table, s)).unwrap_or_default();
+    for pid in others.into_iter().chain(scoped) {
         if !found.contains(&pid) {
             found.push(pid);
         }
@@ -270,14 +330,16 @@ fn targets_in(table: &[ProcEntry], pgid: i32, mark: Option<&str>) -> Vec<i32> {
     found
 }
 
-async fn stop(pgid: i32, mark: Option<&str>, grace: Duration) -> Vec<i32> {
+async fn stop(pgid: i32, mark: Option<&str>, scope: Option<&Scope>, grace: Duration) -> Vec<i32> {
     // The group and the leader's descendants first, at once: they are what runs the turn
     // (a CLI must not get to send more requests), and the mark's scan of every process's
     // environment takes longer.
     let table = process_table();
     let mut found = group_and_descendants_in(&table, pgid);
     signal_all(pgid, &found, libc::SIGTERM);
-    for pid in mark.map(|m| marked_in(&table, m)).unwrap_or_default() {
+    let marked = mark.map(|m| marked_in(&table, m)).unwrap_or_default();
+    let scoped = scope.map(|s| in_scope(&table, s)).unwrap_or_default();
+    for pid in marked.into_iter().chain(scoped) {
         if !found.contains(&pid) {
             // SAFETY: plain syscall; a pid that is gone is reported as ESRCH.
             unsafe {
@@ -309,7 +371,7 @@ async fn stop(pgid: i32, mark: Option<&str>, grace: Duration) -> Vec<i32> {
     let deadline = Instant::now() + StopPolicy::DEFAULT.give_up;
     loop {
         let table = process_table();
-        let mut alive = targets_in(&table, pgid, mark);
+        let mut alive = targets_in(&table, pgid, mark, scope);
         for &(pid, start) in &identities {
             let same = table.iter().any(|p| p.pid == pid && p.start == start);
             if same && !alive.contains(&pid) {

@@ -168,3 +168,87 @@ fn early_stop_and_budgets_on_every_harness() {
         }
     }
 }
+
+/// Model requests the scripted model answered (`status` 200, main or side) after the
+/// host's stop decision: those that arrived later than the stop's wall-clock time (the
+/// recording's `started_unix_ms`, taken just before the turn's clock starts, plus
+/// `stop.at_ms`; 50 ms more covers the few ms between the two, so a request answered
+/// just before the decision is never counted).
+fn answered_after_stop(out: &Path, r: &TaskResult) -> Vec<serde_json::Value> {
+    let dir = out.join(&r.task_id).join(&r.harness);
+    let text = std::fs::read_to_string(dir.join("recording.jsonl")).unwrap();
+    let header: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+    let started = header["started_unix_ms"].as_u64().expect("started_unix_ms");
+    let at_ms = r.stop.as_ref().and_then(|s| s.at_ms).expect("stop.at_ms");
+    let stop_ms = (started + at_ms + 50) as f64;
+    let requests = r
+        .scripted_model_requests
+        .as_ref()
+        .expect("a scripted model");
+    requests
+        .iter()
+        .filter(|q| q["kind"] == "main" || q["kind"] == "side")
+        .filter(|q| q["status"] == 200)
+        .filter(|q| q["t"].as_f64().unwrap() * 1000.0 > stop_ms)
+        .cloned()
+        .collect()
+}
+
+/// Once the host decides a stop, the model answers nothing more: a CLI that keeps
+/// working in its stop grace (Cline did: it went on asking for and running steps until it
+/// was killed) gets no reply, directly from the scripted model or through the gateway
+/// (whose `model_call` records are stamped on the turn's own clock).
+#[test]
+fn no_model_request_is_answered_after_an_early_stop() {
+    let harnesses = ["cline", "claude-code"];
+    let out = scratch("live-early-stop-answers");
+    let rows = run_on_harnesses(
+        &["tasks/scenarios/early_pass/task.yaml"],
+        &harnesses,
+        &out,
+        2,
+    );
+    for (_, r) in &rows {
+        let what = format!("early_pass on {}", r.harness);
+        assert_eq!(
+            r.stop.as_ref().map(|s| s.reason),
+            Some(StopReason::EarlyStop),
+            "{what}: {:?}",
+            r.error
+        );
+        let after = answered_after_stop(&out, r);
+        assert!(
+            after.is_empty(),
+            "{what}: answered after the stop: {after:#?}"
+        );
+    }
+    // Through the gateway.
+    let out = scratch("live-early-stop-answers-gateway");
+    for harness in harnesses {
+        let r = crate::live_claude::run_task(
+            "tasks/scenarios/early_pass/task.yaml",
+            harness,
+            &out,
+            &["--gateway"],
+        );
+        let what = format!("early_pass on {harness} through the gateway");
+        let at_ms = r.stop.as_ref().and_then(|s| s.at_ms).expect("a stop");
+        let text =
+            std::fs::read_to_string(out.join("early_pass").join(harness).join("recording.jsonl"))
+                .unwrap();
+        let calls: Vec<coder_eval::gateway::ModelCall> = text
+            .lines()
+            .filter(|l| l.starts_with(r#"{"t":"model_call""#))
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        let after: Vec<_> = calls
+            .iter()
+            .filter(|c| c.kind != coder_eval::gateway::CallKind::Other)
+            .filter(|c| c.us > (at_ms + 1) * 1000 && c.status == Some(200))
+            .collect();
+        assert!(
+            after.is_empty(),
+            "{what}: answered after the stop: {after:#?}"
+        );
+    }
+}

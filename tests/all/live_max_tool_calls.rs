@@ -214,3 +214,49 @@ fn a_claude_code_runs_sub_agent_work_makes_its_totals_partial() {
     assert_eq!(cost["cost_status"], "partial", "{cost}");
     assert_replay_matches(&out, &r);
 }
+
+/// Identical twin sub-agents count apart (tasks/run_limits/max_tool_calls_twins, cap 4):
+/// the main thread runs `echo ran` (call 1) and starts two sub-agents with the same
+/// prompt (calls 2 and 3). Their first requests are the same history; the first twin's
+/// `echo ran` is call 4, the other's would be call 5, so it is held: at most two lines
+/// in steps.txt, the held request a twin's first (turn index 0). Before, the second twin's
+/// request was taken for a retry of the first: answered, not counted, three lines.
+#[test]
+fn max_tool_calls_counts_identical_twin_sub_agents_apart() {
+    let out = scratch("live-max-tool-calls-twins");
+    let r = run_task(
+        "tasks/run_limits/max_tool_calls_twins/task.yaml",
+        "claude-code",
+        &out,
+        &[],
+    );
+    let t = r.turn.as_ref().unwrap_or_else(|| panic!("{:?}", r.error));
+    let steps = workspace_file(&out, &r.task_id, "claude-code", "steps.txt").unwrap_or_default();
+    assert!(
+        steps.lines().count() <= 2,
+        "a twin's tool call past the cap ran: {steps:?}"
+    );
+    assert_eq!(
+        r.stop.as_ref().map(|s| s.reason),
+        Some(StopReason::MaxToolCalls)
+    );
+    assert!(t.max_tool_calls_exhausted);
+    let requests = r.scripted_model_requests.as_ref().expect("scripted");
+    let held: Vec<_> = requests
+        .iter()
+        .filter(|q| {
+            q["status"] == 503
+                && q["error"]
+                    .as_str()
+                    .is_some_and(|e| e.contains("max_tool_calls"))
+        })
+        .collect();
+    assert!(!held.is_empty(), "{requests:#?}");
+    assert_eq!(held[0]["turn"], 0, "{held:?}");
+    assert!(
+        held[0]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("(4 handed out before it)")),
+        "{held:?}"
+    );
+}

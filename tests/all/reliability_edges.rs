@@ -364,3 +364,99 @@ fn the_timing_buckets_match_known_stamps() {
     let tools: Vec<u64> = r.tool_calls.iter().map(|c| c.duration_ms).collect();
     assert_eq!(tools, [2000, 250]);
 }
+
+/// A `task.json` that cannot be written leaves no earlier one behind: the result folder
+/// of a reused `--out` holds an earlier run's `task.json` (a SUCCESS) on a full 1 MiB
+/// tmpfs; this run's write (a `skip: true` task, which only writes its result) fails, and
+/// the stale file is removed rather than left to be read as this run's result. The row
+/// in run.json (on the disk beside, not full) is an ERROR. Root only (a tmpfs is mounted
+/// in a mount namespace of the test's own).
+#[test]
+fn a_failed_task_json_write_removes_the_earlier_one() {
+    let dir = scratch("stale-task-json");
+    let cli = cli(&dir, "cat {HELLO}");
+    let task = task(&dir, "a", "skip: true\n");
+    let out = dir.join("o");
+    let unit = out.join("a/claude-code");
+    let kept = dir.join("kept");
+    std::fs::create_dir_all(&unit).unwrap();
+    std::fs::create_dir_all(&kept).unwrap();
+    // The earlier run's result, then a disk with no room left.
+    let script = r#"mount -t tmpfs -o size=1m tmpfs "$1" || exit 77
+echo '{"status": "SUCCESS", "stale": true}' > "$1/task.json"
+dd if=/dev/zero of="$1/filler" bs=4096 2>/dev/null
+"$2" run "$3" --harness claude-code --cli "$4" --out "$5" >"$6/stdout" 2>"$6/stderr"
+echo $? > "$6/rc"
+ls -A "$1" > "$6/ls"
+exit 0"#;
+    let status = Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c", script, "sh"])
+        .arg(&unit)
+        .arg(bin())
+        .arg(&task)
+        .arg(&cli)
+        .arg(&out)
+        .arg(&kept)
+        .status()
+        .unwrap();
+    if status.code() != Some(0) {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI runs as root and can mount a tmpfs"
+        );
+        eprintln!("note: no tmpfs can be mounted here; the test has nothing to check");
+        return;
+    }
+    let read = |name: &str| std::fs::read_to_string(kept.join(name)).unwrap();
+    let (stdout, stderr) = (read("stdout"), read("stderr"));
+    let left = read("ls");
+    assert!(
+        !left.lines().any(|f| f == "task.json"),
+        "a stale task.json was left: {left}\n{stdout}\n{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let run: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap();
+    assert_eq!(run["rows"][0]["status"], "ERROR", "{run}");
+    assert_ne!(read("rc").trim(), "0", "{stdout}\n{stderr}");
+}
+
+/// `--no-pid-namespace`: a process the agent starts with a cleared environment (`env -i`:
+/// no mark) in a session of its own (`setsid`), orphaned at once, is in neither the CLI's
+/// group nor its tree and carries no mark. It is still found (it works in the turn's
+/// folder, started during the turn), stopped, and counted in `leftover_processes`.
+/// Before, it survived the run and the count said 0.
+#[test]
+fn an_unmarked_orphan_in_a_session_of_its_own_is_stopped_and_counted() {
+    let dir = scratch("env-i-orphan");
+    let marker = format!("ce-env-i-{}", std::process::id());
+    let cli = cli(
+        &dir,
+        &format!(
+            "setsid env -i /bin/bash -c 'exec -a {marker} sleep 300' </dev/null >/dev/null 2>&1 &\n\
+             cat {{HELLO}}"
+        ),
+    );
+    let task = task(&dir, "a", "");
+    let out = dir.join("o");
+    let output = run(&task, &cli, &out, &["--no-pid-namespace"]);
+    let r = result(&out, "a");
+    let survivors = crate::reliability::alive_with(&marker);
+    for &pid in &survivors {
+        // SAFETY: plain syscall, cleaning up after a failed assertion.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+    assert!(
+        survivors.is_empty(),
+        "the orphan survived the run: {survivors:?}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(r.stop.is_none(), "{:?}", r.stop);
+    assert!(
+        r.cli.leftover_processes.is_some_and(|n| n >= 1),
+        "{:?}",
+        r.cli.leftover_processes
+    );
+}

@@ -89,6 +89,48 @@ fn sessions_are_resumed_until_the_deadline_on_every_harness() {
             r.stop.as_ref().map(|s| s.reason),
             Some(StopReason::TimeBudget)
         );
+        // One base for every time of the run, the run's agent start: the stop at the
+        // deadline counts from it, as the sessions' starts do (it was counted from the
+        // last session's start).
+        let at_ms = r.stop.as_ref().and_then(|x| x.at_ms).expect("stop.at_ms");
+        assert!(
+            at_ms + 1 >= tb.budget_ms,
+            "{what}: stopped at {at_ms} ms, the deadline is at {} ms",
+            tb.budget_ms
+        );
+        assert!(
+            at_ms >= s[2].started_ms && at_ms <= s[2].started_ms + s[2].duration_ms,
+            "{what}: stopped at {at_ms} ms, outside session 3: {:#?}",
+            s[2]
+        );
+        // The stop at the deadline reached the scripted model: the reply still in its
+        // scripted delay then was never answered (503 at shutdown, and logged so).
+        let requests = r
+            .scripted_model_requests
+            .as_ref()
+            .expect("a scripted model");
+        let waiting: Vec<_> = requests
+            .iter()
+            .filter(|q| q["kind"] == "main" && q["turn"] == 4)
+            .collect();
+        assert!(!waiting.is_empty(), "{what}: {requests:#?}");
+        for q in waiting {
+            assert_eq!(q["status"], 503, "{what}: answered after the deadline: {q}");
+            assert_eq!(
+                q["error"].as_str(),
+                Some(coder_eval_scripted_model::STOPPED_ERROR),
+                "{what}"
+            );
+        }
+        // report.html lists the sessions.
+        let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+        for x in s {
+            assert!(
+                html.contains(&x.recording),
+                "{what}: {} not in report.html",
+                x.recording
+            );
+        }
         let steps = std::fs::read_to_string(dir.join("workspace/steps.txt")).unwrap();
         assert_eq!(steps, "session 1\nsession 2\n", "{what}");
         // cost.json: one attempt per session, in order; the cost is counted once: the
@@ -100,6 +142,12 @@ fn sessions_are_resumed_until_the_deadline_on_every_harness() {
         for (i, a) in attempts.iter().enumerate() {
             assert_eq!(a["attempt"].as_u64(), Some(i as u64 + 1), "{what}");
             assert_eq!(a["resumed"].as_bool(), Some(i > 0), "{what}");
+            // Each session's own timeout (it was null).
+            assert_eq!(
+                a["settings"]["timeout_ms"].as_u64(),
+                s[i].timeout_ms,
+                "{what}: {a:#}"
+            );
         }
         // (The session stopped at the deadline may have reported nothing: then the total
         // is partial, the sum of what was reported.)

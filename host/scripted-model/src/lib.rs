@@ -89,14 +89,20 @@
 //!   is not answered while the server runs (503 once it shuts down), and
 //!   [`ScriptedModel::held`] reports the first ([`Hold`]: turn index, tool calls handed
 //!   out before it, which limit).
+//! * **The host's stop** ([`Stopper`], [`ScriptedModel::stopper`]): once tripped, no
+//!   model call is answered (held as above, logged with status 503 and
+//!   [`STOPPED_ERROR`]), so a CLI being stopped cannot go on working in its stop grace.
 //! * **The run's tool calls** are counted statefully, over every thread: a sub-agent
 //!   (Claude Code's `Agent`) sends a history of its own, which starts again at reply 0,
 //!   but the calls its replies hand out count toward `max_tool_calls` with the main
 //!   thread's. A request is known by its history (its `messages` / `input` and
 //!   `previous_response_id` / `contents`, prompt-cache markers left out): a retry (the
-//!   same history again) gets the same calls with the same ids and counts nothing; a new
-//!   history at a turn index seen before gets call ids of its own (`<id>_<n>`), so no two
-//!   calls of a run share an id.
+//!   same history again, re-sent because its answer did not go out whole: a dropped
+//!   connection) gets the same calls with the same ids and counts nothing; any other
+//!   request counts, a new history at a turn index seen before and an identical twin
+//!   alike (the same history while the first is being answered or after it was
+//!   delivered: two sub-agents started with the same prompt), and gets call ids of its
+//!   own (`<id>_<n>`), so no two calls of a run share an id.
 //!
 //! # Request log
 //!
@@ -134,6 +140,7 @@ mod play;
 mod record;
 mod script;
 mod server;
+mod stop;
 mod tally;
 
 use serde_json::Value;
@@ -144,6 +151,7 @@ pub use script::{
     HttpErrorSpec, MAX_SCRIPT_BYTES, Reply, Script, ScriptCall, ScriptError, ScriptToolCall,
 };
 pub use server::{Hold, HoldReason, ScriptedModel, ServerConfig, ServerError};
+pub use stop::{STOPPED_ERROR, Stopper};
 
 /// A CLI-independent action a script can ask for; an [`ActionTranslator`] turns it into
 /// the tool call of one CLI (e.g. `write_file` becomes Claude Code's `Write`, Codex's

@@ -34,6 +34,8 @@ pub(crate) struct Shared {
     pub held: tokio::sync::watch::Sender<Option<Hold>>,
     /// Set when the server shuts down: held requests are then answered (503).
     pub closing: tokio::sync::watch::Sender<bool>,
+    /// The host's stop: once tripped, no model call is answered.
+    pub stopper: crate::Stopper,
 }
 
 impl Shared {
@@ -55,6 +57,7 @@ impl Shared {
             tally: crate::tally::Tally::default(),
             held: tokio::sync::watch::Sender::new(None),
             closing: tokio::sync::watch::Sender::new(false),
+            stopper: crate::Stopper::new(),
         }
     }
 
@@ -85,7 +88,7 @@ impl Shared {
         u32::try_from(self.tally.handed_out()).unwrap_or(u32::MAX)
     }
 
-    fn prev_turns(&self, id: &str) -> Option<usize> {
+    pub(crate) fn prev_turns(&self, id: &str) -> Option<usize> {
         let map = self
             .responses_turns
             .lock()
@@ -105,8 +108,9 @@ pub(crate) fn error_body(api: Api, status: u16, message: &str, ty: Option<&str>)
 }
 
 /// Answers a model call. `target` is the request target as received (for the log),
-/// `path` its path; `method` the HTTP method. Returns the answer and how long to wait
-/// before sending it (the scripted delay).
+/// `path` its path; `method` the HTTP method. Returns the answer, how long to wait
+/// before sending it (the scripted delay), and, for an answer that hands tool calls out,
+/// the [`crate::tally::Claim`] to complete once it went out whole.
 pub(crate) fn model_call(
     shared: &Shared,
     seq: u64,
@@ -115,7 +119,7 @@ pub(crate) fn model_call(
     target: &str,
     path: &str,
     req: &Value,
-) -> (Answer, std::time::Duration) {
+) -> (Answer, std::time::Duration, Option<crate::tally::Claim>) {
     let c = crate::classify::classify(api, path, req, |id| shared.prev_turns(id));
     let info = Inspect {
         turn: c.turn,
@@ -144,11 +148,12 @@ pub(crate) fn model_call(
         in_tokens: approx_tokens(req),
     };
     let mut delay = std::time::Duration::ZERO;
+    let mut claim = None;
     if let Some(hold) = (!side).then(|| shared.hold(info.turn)).flatten() {
         record.status = 503;
         record.error = Some(format!("held: {}; not answered", hold.describe()));
         shared.log.push(record);
-        return (Answer::Held(hold), delay);
+        return (Answer::Held(hold), delay, None);
     }
     if side {
         let side_text = &shared.script.side_text;
@@ -163,7 +168,7 @@ pub(crate) fn model_call(
             record.error = Some(format!("scripted http_error: {}", err.message));
             shared.log.push(record);
             let body = error_body(api, err.status, &err.message, err.error_type.as_deref());
-            return (Answer::Json(err.status, body), delay);
+            return (Answer::Json(err.status, body), delay, None);
         }
         let prefix = match api {
             Api::Anthropic => anthropic::ID_PREFIX,
@@ -178,25 +183,27 @@ pub(crate) fn model_call(
                 record.error = Some(message.clone());
                 shared.log.push(record);
                 let body = error_body(api, 500, &message, None);
-                return (Answer::Json(500, body), std::time::Duration::ZERO);
+                return (Answer::Json(500, body), std::time::Duration::ZERO, None);
             }
         }
         // Counted over the whole run (every thread, a retry once): a reply whose calls
         // would take those handed out past `max_tool_calls` is held whole.
         let key = crate::tally::history_key(api, req);
-        if let Err(before) =
-            (shared.tally).claim(key, &mut planned.calls, shared.hold_past_tool_calls)
-        {
-            let hold = Hold {
-                turn: info.turn,
-                tool_calls_before: u32::try_from(before).unwrap_or(u32::MAX),
-                reason: HoldReason::MaxToolCalls,
-            };
-            record.status = 503;
-            record.error = Some(format!("held: {}; not answered", hold.describe()));
-            shared.log.push(record);
-            return (Answer::Held(hold), std::time::Duration::ZERO);
-        }
+        let claimed = (shared.tally).claim(key, &mut planned.calls, shared.hold_past_tool_calls);
+        claim = match claimed {
+            Ok(claim) => claim,
+            Err(before) => {
+                let hold = Hold {
+                    turn: info.turn,
+                    tool_calls_before: u32::try_from(before).unwrap_or(u32::MAX),
+                    reason: HoldReason::MaxToolCalls,
+                };
+                record.status = 503;
+                record.error = Some(format!("held: {}; not answered", hold.describe()));
+                shared.log.push(record);
+                return (Answer::Held(hold), std::time::Duration::ZERO, None);
+            }
+        };
         planned.text = reply.text.clone().unwrap_or_default();
         planned.thinking = reply.thinking.clone().unwrap_or_default();
         if api == Api::Responses {
@@ -215,7 +222,7 @@ pub(crate) fn model_call(
         Api::Responses => openai_responses::render(&planned, info.stream),
         Api::Gemini => gemini::render(&planned, info.stream),
     };
-    (answer, delay)
+    (answer, delay, claim)
 }
 
 /// Fixes ids, translates neutral actions and substitutes `{{workspace}}`.

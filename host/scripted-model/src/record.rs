@@ -153,6 +153,25 @@ impl Log {
         records.push(record);
     }
 
+    /// Sets the status and error of the record `seq` (an answer withdrawn after it was
+    /// logged: the host stopped the run during its scripted delay). The file keeps the
+    /// line as first written, followed by the record again as changed.
+    pub fn amend(&self, seq: u64, status: u16, error: &str) {
+        let mut records = self.records.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(record) = records.iter_mut().find(|r| r.seq == seq) else {
+            return;
+        };
+        record.status = status;
+        record.error = Some(error.to_string());
+        if let Some(file) = &self.file
+            && let Ok(mut line) = serde_json::to_string(&*record)
+        {
+            line.push('\n');
+            let mut f = file.lock().unwrap_or_else(|e| e.into_inner());
+            let _ = f.write_all(line.as_bytes());
+        }
+    }
+
     /// All records so far, in sequence order.
     pub fn snapshot(&self) -> Vec<RequestRecord> {
         let mut out = self

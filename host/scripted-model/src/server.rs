@@ -80,7 +80,8 @@ pub struct ServerConfig {
     /// Hold a main request whose reply would take the tool calls handed out past this
     /// many (cumulative over the server's life and over every thread of the run: the main
     /// thread and each sub-agent, whose own history restarts the turn index; each call of
-    /// a parallel reply counted; a retried request, the same history again, counted once):
+    /// a parallel reply counted; a retried request, the same history re-sent because its
+    /// answer did not go out whole, counted once; an identical twin thread counted apart):
     /// with `max_tool_calls: N`, `Some(N)` stops the reply holding tool call N+1 before
     /// the CLI sees it, so tool N+1 never runs, in whichever thread asks for it. A
     /// reply that straddles the cap (N-1 handed out, a reply with 2 calls) is held whole:
@@ -225,6 +226,12 @@ impl ScriptedModel {
         self.shared.held.subscribe()
     }
 
+    /// The host's stop switch for this server ([`crate::Stopper`]): once tripped, no model
+    /// call is answered.
+    pub fn stopper(&self) -> crate::Stopper {
+        self.shared.stopper.clone()
+    }
+
     /// Every request logged so far, in arrival (`seq`) order.
     pub fn requests(&self) -> Vec<RequestRecord> {
         self.shared.log.snapshot()
@@ -343,7 +350,11 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
     } else {
         return unknown(&shared, record, &path);
     };
-    let (answer, delay) = model_call(&shared, seq, api, method.as_str(), &target, &path, &body);
+    if shared.stopper.is_stopped() {
+        return stopped(&shared, record, api, &path, &body).await;
+    }
+    let (answer, delay, claim) =
+        model_call(&shared, seq, api, method.as_str(), &target, &path, &body);
     if let Answer::Held(hold) = answer {
         shared.held.send_if_modified(|held| {
             let first = held.is_none();
@@ -359,9 +370,55 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
         return json_response(503, &crate::play::error_body(api, 503, &message, None));
     }
     if !delay.is_zero() {
-        tokio::time::sleep(delay).await;
+        // A stop cuts the wait short: the answer is not sent anyway.
+        tokio::select! {
+            () = tokio::time::sleep(delay) => {}
+            () = shared.stopper.stopped() => {}
+        }
     }
-    answer_response(answer, shared.script.chunk_delay)
+    // The host stopped the run while the answer waited: it is not sent.
+    if shared.stopper.is_stopped() {
+        shared.log.amend(seq, 503, crate::STOPPED_ERROR);
+        return not_answered(&shared, api).await;
+    }
+    answer_response(answer, shared.script.chunk_delay, claim)
+}
+
+/// A model call that arrived after the host's stop: logged (status 503,
+/// [`crate::STOPPED_ERROR`]), left unanswered until the server shuts down, then `503`.
+async fn stopped(
+    shared: &Shared,
+    mut record: RequestRecord,
+    api: Api,
+    path: &str,
+    body: &Value,
+) -> Response {
+    let c = crate::classify::classify(api, path, body, |id| shared.prev_turns(id));
+    record.api = Some(api);
+    record.kind = if c.side {
+        RequestKind::Side
+    } else {
+        RequestKind::Main
+    };
+    record.turn = Some(c.turn);
+    record.stream = Some(c.stream);
+    record.tools = c.tools;
+    record.model = c.model;
+    record.status = 503;
+    record.error = Some(crate::STOPPED_ERROR.to_string());
+    shared.log.push(record);
+    not_answered(shared, api).await
+}
+
+/// Waits for the server to shut down, then answers `503` (the host stopped the run).
+async fn not_answered(shared: &Shared, api: Api) -> Response {
+    let _ = shared
+        .closing
+        .subscribe()
+        .wait_for(|closing| *closing)
+        .await;
+    let message = format!("scripted-model: {}", crate::STOPPED_ERROR);
+    json_response(503, &crate::play::error_body(api, 503, &message, None))
 }
 
 /// The body of `GET …/models` (a list) or `GET …/models/{id}` (one model), in a shape
@@ -477,9 +534,31 @@ fn json_response(status: u16, body: &Value) -> Response {
 }
 
 /// Turns an API module's answer into an HTTP response; SSE events are sent one by one,
-/// `chunk_delay` apart.
-fn answer_response(answer: Answer, chunk_delay: Duration) -> Response {
+/// `chunk_delay` apart. `claim` (an answer that hands tool calls out) is completed once
+/// the whole body went out, and marks the answer not delivered when the body is dropped
+/// before (the connection went away).
+fn answer_response(
+    answer: Answer,
+    chunk_delay: Duration,
+    claim: Option<crate::tally::Claim>,
+) -> Response {
     match answer {
+        Answer::Json(status, body) if claim.is_some() => {
+            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+            let text = body.to_string();
+            // Sent with its length, as a plain JSON answer is.
+            let length = text.len().to_string();
+            let chunk = futures_util::stream::iter([Ok::<_, Infallible>(text)]);
+            (
+                status,
+                [
+                    (header::CONTENT_TYPE, "application/json".to_string()),
+                    (header::CONTENT_LENGTH, length),
+                ],
+                Body::from_stream(Tracked::new(chunk, claim, Some(1))),
+            )
+                .into_response()
+        }
         Answer::Json(status, body) => json_response(status, &body),
         Answer::Held(_) => json_response(503, &json!({"error": "held"})),
         Answer::Sse(events) => {
@@ -496,7 +575,53 @@ fn answer_response(answer: Answer, chunk_delay: Duration) -> Response {
                     Ok::<_, Infallible>(event.data(e.data))
                 },
             );
-            Sse::new(stream).into_response()
+            Sse::new(Tracked::new(stream, claim, None)).into_response()
         }
+    }
+}
+
+/// A body stream that completes its [`crate::tally::Claim`] when its last item went out
+/// (the `items`-th, for a body sent with its length, which is not polled past it; else
+/// when it ends), and drops it unfinished (not delivered) when it is dropped before.
+struct Tracked<S> {
+    inner: std::pin::Pin<Box<S>>,
+    claim: Option<crate::tally::Claim>,
+    left: Option<usize>,
+}
+
+impl<S> Tracked<S> {
+    fn new(inner: S, claim: Option<crate::tally::Claim>, items: Option<usize>) -> Tracked<S> {
+        Tracked {
+            inner: Box::pin(inner),
+            claim,
+            left: items,
+        }
+    }
+}
+
+impl<S: futures_util::Stream> futures_util::Stream for Tracked<S> {
+    type Item = S::Item;
+
+    fn poll_next(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<S::Item>> {
+        let this = self.get_mut();
+        let next = this.inner.as_mut().poll_next(cx);
+        let last = match &next {
+            std::task::Poll::Ready(None) => true,
+            std::task::Poll::Ready(Some(_)) => match this.left.as_mut() {
+                Some(left) => {
+                    *left = left.saturating_sub(1);
+                    *left == 0
+                }
+                None => false,
+            },
+            std::task::Poll::Pending => false,
+        };
+        if last && let Some(claim) = this.claim.take() {
+            claim.complete();
+        }
+        next
     }
 }

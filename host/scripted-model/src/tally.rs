@@ -4,17 +4,24 @@
 //!
 //! Which reply a request gets stays stateless (its turn index); only the count, and the
 //! ids of the calls handed out, are kept. A request is known by its history (the
-//! conversation it carries, [`history_key`]): the first request with a history hands its
-//! reply's calls out and counts them; a request with the same history again (a CLI's
-//! retry, or a re-send after a dropped connection) gets the same calls with the same ids
-//! and counts nothing. A different history at the same turn index (a sub-agent's thread)
-//! counts again, and its calls get ids of their own (`<id>_<n>`), so no two calls the run
-//! handed out share an id. Two sub-agents started at once with the very same prompt send
-//! the same history and count once (nothing in their requests tells them apart).
+//! conversation it carries, [`history_key`]). A request is a **retry** only when it
+//! re-sends the history of an earlier request whose answer was **not delivered
+//! completely** (the connection dropped, the CLI gave up waiting): it gets the same calls
+//! with the same ids and counts nothing. Any other request counts its calls, and a call
+//! whose id was handed out before gets one of its own (`<id>_<n>`), so no two calls the
+//! run handed out share an id: a sub-agent's thread (another history at the same turn
+//! index), and also an identical twin, the same history again while the first is still
+//! being answered or after it was answered completely (two Claude Code sub-agents
+//! started with the very same prompt send the same first request: each is a thread of
+//! its own, and each thread's calls count).
+//!
+//! An answer is delivered completely when its whole body went out ([`Claim::complete`]);
+//! a [`Claim`] dropped before that marks it not delivered.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{DefaultHasher, Hash, Hasher};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
@@ -24,6 +31,13 @@ use crate::record::Api;
 /// Keys left out of a request's history: prompt-cache markers a CLI may move between
 /// requests without changing the conversation.
 const VOLATILE_KEYS: [&str; 1] = ["cache_control"];
+
+/// An answer being sent.
+const IN_FLIGHT: u8 = 0;
+/// An answer whose whole body went out.
+const DELIVERED: u8 = 1;
+/// An answer that did not go out whole (its connection dropped).
+const NOT_DELIVERED: u8 = 2;
 
 /// The tally of one server (see the module doc).
 #[derive(Default)]
@@ -35,43 +49,101 @@ pub(crate) struct Tally {
 struct Inner {
     /// Tool calls handed out so far, each call of a parallel reply counted.
     handed_out: u64,
-    /// History key → the ids its reply's calls went out with.
-    answered: HashMap<u64, Vec<String>>,
+    /// History key → each answer that handed calls out for it: the ids, and whether the
+    /// answer was delivered.
+    answered: HashMap<u64, Vec<Answered>>,
+    /// Answers that handed calls out so far (suffixes a reused id).
+    answers: usize,
     /// Every id handed out.
     ids: HashSet<String>,
+}
+
+struct Answered {
+    ids: Vec<String>,
+    state: Arc<AtomicU8>,
+}
+
+/// The delivery of one answer that handed tool calls out: [`Claim::complete`] once its
+/// whole body went out; dropped before that, the answer counts as not delivered, and the
+/// same history re-sent is a retry.
+#[derive(Debug)]
+pub(crate) struct Claim {
+    state: Arc<AtomicU8>,
+    done: bool,
+}
+
+impl Claim {
+    /// The answer went out whole.
+    pub fn complete(mut self) {
+        self.state.store(DELIVERED, Ordering::SeqCst);
+        self.done = true;
+    }
+}
+
+impl Drop for Claim {
+    fn drop(&mut self) {
+        if !self.done {
+            self.state.store(NOT_DELIVERED, Ordering::SeqCst);
+        }
+    }
 }
 
 impl Tally {
     /// Hands out `calls` (the reply for a request whose history is `key`) unless that would
     /// take the calls handed out past `cap`: then `Err(handed out so far)`, and nothing is
-    /// counted. A history answered before gets its earlier ids back and counts nothing
-    /// (never held); a new one counts its calls and gets ids no earlier call had.
-    pub fn claim(&self, key: u64, calls: &mut [Call], cap: Option<u32>) -> Result<(), u64> {
+    /// counted. A retry (an earlier answer for `key` was not delivered whole) gets that
+    /// answer's ids back and counts nothing (never held); anything else counts its calls
+    /// and gets ids no earlier call had. `Ok(None)` for a reply without calls (nothing to
+    /// track); else the [`Claim`] to complete once the answer went out.
+    pub fn claim(
+        &self,
+        key: u64,
+        calls: &mut [Call],
+        cap: Option<u32>,
+    ) -> Result<Option<Claim>, u64> {
         if calls.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(ids) = inner.answered.get(&key) {
-            for (call, id) in calls.iter_mut().zip(ids) {
+        let retried = inner.answered.get(&key).and_then(|earlier| {
+            earlier
+                .iter()
+                .find(|a| a.state.load(Ordering::SeqCst) == NOT_DELIVERED)
+        });
+        if let Some(earlier) = retried {
+            for (call, id) in calls.iter_mut().zip(&earlier.ids) {
                 call.id.clone_from(id);
             }
-            return Ok(());
+            earlier.state.store(IN_FLIGHT, Ordering::SeqCst);
+            return Ok(Some(Claim {
+                state: earlier.state.clone(),
+                done: false,
+            }));
         }
         let here = calls.len() as u64;
         if cap.is_some_and(|max| inner.handed_out + here > u64::from(max)) {
             return Err(inner.handed_out);
         }
-        let nth = inner.answered.len();
+        let nth = inner.answers;
         for call in calls.iter_mut() {
             if inner.ids.contains(&call.id) {
-                call.id = format!("{}_{nth}", call.id);
+                let mut n = nth;
+                while inner.ids.contains(&format!("{}_{n}", call.id)) {
+                    n += 1;
+                }
+                call.id = format!("{}_{n}", call.id);
             }
         }
         let ids: Vec<String> = calls.iter().map(|c| c.id.clone()).collect();
         inner.ids.extend(ids.iter().cloned());
-        inner.answered.insert(key, ids);
+        let state = Arc::new(AtomicU8::new(IN_FLIGHT));
+        inner.answered.entry(key).or_default().push(Answered {
+            ids,
+            state: state.clone(),
+        });
+        inner.answers += 1;
         inner.handed_out += here;
-        Ok(())
+        Ok(Some(Claim { state, done: false }))
     }
 
     /// Tool calls handed out so far.
@@ -144,7 +216,7 @@ mod tests {
     }
 
     #[test]
-    fn a_retry_counts_once_and_another_thread_counts_again_with_new_ids() {
+    fn only_a_re_send_of_an_answer_not_delivered_is_a_retry() {
         let t = Tally::default();
         let main0 = json!({"messages": [{"role": "user", "content": "main"}]});
         let sub0 = json!({"messages": [{"role": "user", "content": "sub"}]});
@@ -152,31 +224,43 @@ mod tests {
             history_key(Api::Anthropic, &main0),
             history_key(Api::Anthropic, &sub0),
         );
+        // The first answer's connection dropped: its re-send is a retry, the same id,
+        // not counted.
         let mut a = calls(&["toolu_mock_0_0"]);
-        t.claim(k_main, &mut a, Some(2)).unwrap();
-        // The retry: same history, same id, not counted.
+        drop(t.claim(k_main, &mut a, Some(3)).unwrap());
         let mut retry = calls(&["toolu_mock_0_0"]);
-        t.claim(k_main, &mut retry, Some(2)).unwrap();
+        t.claim(k_main, &mut retry, Some(3))
+            .unwrap()
+            .unwrap()
+            .complete();
         assert_eq!(
             (t.handed_out(), retry[0].id.as_str()),
             (1, "toolu_mock_0_0")
         );
         // A sub-agent's first request: counted, and its id is its own.
         let mut b = calls(&["toolu_mock_0_0"]);
-        t.claim(k_sub, &mut b, Some(2)).unwrap();
+        let b_claim = t.claim(k_sub, &mut b, Some(3)).unwrap().unwrap();
         assert_eq!(t.handed_out(), 2);
         assert_ne!(b[0].id, "toolu_mock_0_0");
-        // A third history would hand out call 3: held, nothing counted.
-        let third = json!({"messages": [{"role": "user", "content": "third"}]});
-        let mut c = calls(&["toolu_mock_0_0"]);
-        assert_eq!(
-            t.claim(history_key(Api::Anthropic, &third), &mut c, Some(2)),
-            Err(2)
+        // Its identical twin, while the first is still being answered: a thread of its
+        // own, counted, with an id no earlier call had.
+        let mut twin = calls(&["toolu_mock_0_0"]);
+        t.claim(k_sub, &mut twin, Some(3))
+            .unwrap()
+            .unwrap()
+            .complete();
+        assert_eq!(t.handed_out(), 3);
+        assert!(
+            twin[0].id != b[0].id && twin[0].id != "toolu_mock_0_0",
+            "{twin:?}"
         );
-        assert_eq!(t.handed_out(), 2);
-        // An answered history is never held, even at the cap.
-        t.claim(k_sub, &mut calls(&["toolu_mock_0_0"]), Some(2))
-            .unwrap();
+        b_claim.complete();
+        // A third twin, after both were delivered: would hand out call 4, held.
+        let mut third = calls(&["toolu_mock_0_0"]);
+        assert_eq!(t.claim(k_sub, &mut third, Some(3)).unwrap_err(), 3);
+        assert_eq!(t.handed_out(), 3);
+        // A reply without calls is never tracked.
+        assert!(t.claim(k_sub, &mut [], Some(3)).unwrap().is_none());
     }
 
     #[test]

@@ -150,6 +150,10 @@ pub struct ModelCall {
     /// Held past `max_turns`: never forwarded.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub held: bool,
+    /// Arrived after the host stopped the run (early stop, cap, budget, deadline): never
+    /// forwarded, answered `503` at shutdown. Not a turn of the agent's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stopped: bool,
     /// What went wrong at the gateway (upstream unreachable, stream cut), when anything.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -190,6 +194,7 @@ pub(crate) struct CallState {
     pub model: Option<String>,
     pub status: Option<u16>,
     pub held: bool,
+    pub stopped: bool,
     pub error: Option<String>,
     pub usage: ApiUsage,
     pub response_bytes: u64,
@@ -215,6 +220,7 @@ impl CallState {
             model: None,
             status: None,
             held: false,
+            stopped: false,
             error: None,
             usage: ApiUsage::default(),
             response_bytes: 0,
@@ -249,6 +255,7 @@ impl CallState {
             model: self.model.clone(),
             status: self.status,
             held: self.held,
+            stopped: self.stopped,
             error: self.error.clone(),
             usage: (!self.usage.is_empty()).then_some(self.usage),
             response_bytes: self.response_bytes,

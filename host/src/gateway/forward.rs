@@ -109,6 +109,23 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> R
             }
         }
     }
+    if api.is_some() && shared.stopper.is_stopped() {
+        call.stopped = true;
+        call.error = Some(format!(
+            "coder-eval gateway: {}",
+            coder_eval_scripted_model::STOPPED_ERROR
+        ));
+        let _ = shared
+            .closing
+            .subscribe()
+            .wait_for(|closing| *closing)
+            .await;
+        let call = &mut guard.state;
+        let message = call.error.clone().unwrap_or_default();
+        call.status = Some(503);
+        call.ended = Some(Instant::now());
+        return json_response(503, &error_body(api, 503, &message));
+    }
     let held_turn = call
         .turn
         .filter(|_| call.kind == CallKind::Main)

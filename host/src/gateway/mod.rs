@@ -49,6 +49,14 @@
 //! the gateway shuts down; [`Gateway::held`] reports it to the turn loop, which stops the
 //! turn with `max_turns` exactly as on the scripted model's hold.
 //!
+//! # The host's stop
+//!
+//! Once the host decides to stop the turn (an early stop, a cap, a budget, a deadline:
+//! [`Gateway::stopper`] is tripped), no model call (a request to a model-call path) is
+//! forwarded any more: like a held call it is left unanswered while the turn ends and
+//! answered `503` at shutdown, its record saying the host stopped the run. The CLI
+//! cannot go on working in its stop grace.
+//!
 //! # What is recorded
 //!
 //! One [`ModelCall`] per request, appended to the recording as a `model_call` record
@@ -232,6 +240,8 @@ pub(crate) struct Shared {
     pub(crate) held: watch::Sender<Option<coder_eval_scripted_model::Hold>>,
     /// Set at shutdown: held calls are answered, open upstream requests and streams end.
     pub(crate) closing: watch::Sender<bool>,
+    /// The host's stop: once tripped, no model call is forwarded.
+    pub(crate) stopper: coder_eval_scripted_model::Stopper,
 }
 
 /// A running gateway bound to 127.0.0.1. Dropping it signals the server to stop;
@@ -282,6 +292,7 @@ impl Gateway {
             responses_turns: Mutex::new(HashMap::new()),
             held: watch::Sender::new(None),
             closing: watch::Sender::new(false),
+            stopper: coder_eval_scripted_model::Stopper::new(),
         });
         let app = Router::new()
             .fallback(forward::handle)
@@ -324,6 +335,12 @@ impl Gateway {
     /// `None` until one arrives. The same signal as the scripted model's hold.
     pub fn held(&self) -> watch::Receiver<Option<coder_eval_scripted_model::Hold>> {
         self.shared.held.subscribe()
+    }
+
+    /// The host's stop switch for this gateway: once tripped, no model call is forwarded
+    /// (see the module doc, *The host's stop*).
+    pub fn stopper(&self) -> coder_eval_scripted_model::Stopper {
+        self.shared.stopper.clone()
     }
 
     /// Ends every open request (held calls get `503`, open upstream requests and streams

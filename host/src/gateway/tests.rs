@@ -185,6 +185,51 @@ async fn call_past_max_turns_is_held_never_forwarded_and_answered_503_at_close()
     assert_eq!(last.first_byte_us, None);
 }
 
+/// Once the host stops the run ([`Gateway::stopper`] tripped), no model call goes upstream
+/// or is answered while the gateway runs: a main call and a side request alike wait, get
+/// `503` at close, and their records say the host stopped the run (not a held call, not
+/// a turn).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_model_call_is_forwarded_after_the_host_stops_the_run() {
+    let behind = scripted(SCRIPT).await;
+    let gw = gateway(behind.base_url(), None).await;
+    let t0 = Instant::now();
+    let (path, first) = requests(0).remove(0);
+    assert_eq!(post(&gw.base_url(), path, &first).await.0, 200);
+    gw.stopper().stop();
+    let (_, second) = requests(1).remove(0);
+    let side = json!({"model": "m", "messages": [{"role": "user", "content": "title"}]});
+    let base = gw.base_url();
+    let pending = [second, side].map(|body| {
+        let base = base.clone();
+        tokio::spawn(async move { post(&base, "/v1/messages", &body).await })
+    });
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    assert!(
+        pending.iter().all(|p| !p.is_finished()),
+        "answered after the stop"
+    );
+    let calls = gw.shutdown(t0).await;
+    for p in pending {
+        let (status, _, body) = p.await.unwrap();
+        assert_eq!(status, 503);
+        let body: Value = serde_json::from_slice(&body).unwrap();
+        assert!(
+            body["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("the host stopped the run"),
+            "{body}"
+        );
+    }
+    // Never forwarded: the scripted model saw the first call only.
+    assert_eq!(behind.requests().len(), 1);
+    assert_eq!(calls.len(), 3);
+    for c in &calls[1..] {
+        assert!(c.stopped && !c.held && c.status == Some(503), "{c:?}");
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn upstream_429_and_5xx_pass_through_with_their_bodies() {
     let yaml = "name: e\nreplies:\n  - http_error: {status: 429, message: slow down, times: 1}\n    text: ok\n  - http_error: {status: 529, message: overloaded}\n";

@@ -57,7 +57,11 @@ pub struct GatewayTurn {
 /// diagnostic (one per distinct message). `cost_usd` stays the CLI's: the gateway never
 /// prices tokens.
 pub fn apply(record: &mut TurnRecord, calls: &[ModelCall]) {
-    let main: Vec<&ModelCall> = calls.iter().filter(|c| c.kind == CallKind::Main).collect();
+    // A call the host's stop kept from going upstream is no turn of the agent's.
+    let main: Vec<&ModelCall> = calls
+        .iter()
+        .filter(|c| c.kind == CallKind::Main && !c.stopped)
+        .collect();
     let turns: BTreeSet<u32> = main.iter().filter_map(|c| c.turn).collect();
     let held = main.iter().any(|c| c.held);
     // A CLI's own cap stops it before it sends call N+1, which DESIGN counts all the same
@@ -167,6 +171,7 @@ mod tests {
             model: Some("m".into()),
             status,
             held: false,
+            stopped: false,
             error: None,
             usage: status.filter(|s| *s == 200).map(|_| ApiUsage {
                 input_tokens: Some(10),

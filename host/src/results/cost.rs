@@ -110,7 +110,8 @@ pub struct AttemptSettings {
     pub argv: Vec<String>,
     pub max_turns: Option<u32>,
     pub max_tool_calls: Option<u32>,
-    /// The launch's timeout, ms.
+    /// The launch's timeout, ms (a time-budget session's: the time left of the budget
+    /// when it began).
     pub timeout_ms: Option<u64>,
 }
 

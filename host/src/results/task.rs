@@ -322,7 +322,9 @@ pub struct LimitsRecord {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StopRecord {
     pub reason: StopReason,
-    /// ms from the turn's start.
+    /// ms from the turn's start; in time-budget mode from the run's agent start (the
+    /// first session's start, the base of `time_budget.sessions[].started_ms`), whichever
+    /// session was stopped.
     pub at_ms: Option<u64>,
 }
 

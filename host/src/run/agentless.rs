@@ -9,7 +9,7 @@ use super::RunOptions;
 use super::assemble;
 use super::setup;
 use super::verdict;
-use crate::results::{TaskResult, TaskStatus, write_json_atomically};
+use crate::results::{TaskResult, TaskStatus};
 use crate::task::Task;
 use std::time::Instant;
 
@@ -79,11 +79,6 @@ pub async fn run_agentless(task: &Task, options: &RunOptions) -> TaskResult {
             }
         }
     }
-    if let Err(err) = std::fs::create_dir_all(&dir)
-        .and_then(|()| write_json_atomically(&dir.join("task.json"), &result))
-    {
-        result.status = TaskStatus::Error;
-        result.error = Some(format!("could not write task.json: {err}"));
-    }
+    super::write_result::write_task_json(&dir, &mut result);
     result
 }

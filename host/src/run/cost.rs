@@ -72,6 +72,10 @@ pub(super) fn attempts(p: &Prepared, result: &TaskResult) -> Vec<CostAttempt> {
         result.turn.as_ref(),
         AttemptSettings {
             argv: sessions.last().map(|s| s.argv.clone()).unwrap_or_default(),
+            timeout_ms: sessions
+                .last()
+                .and_then(|s| s.timeout_ms)
+                .or(settings.timeout_ms),
             ..settings
         },
         scope,
@@ -159,6 +163,8 @@ fn session_attempt(
         resumed: s.resumed,
         settings: AttemptSettings {
             argv: s.argv.clone(),
+            // Each session's own timeout (the time left of the budget when it began).
+            timeout_ms: s.timeout_ms.or(settings.timeout_ms),
             ..settings.clone()
         },
         agent_seconds: Some(s.duration_ms as f64 / 1000.0),

@@ -41,6 +41,7 @@ pub mod thresholds;
 pub mod trajectory_view;
 pub mod verdict;
 pub mod version;
+mod write_result;
 
 pub use agentless::{NO_AGENT, run_agentless};
 pub use error::RunError;

@@ -12,7 +12,7 @@ use super::setup::{self, Dirs};
 use super::verdict;
 use super::{Prepared, RunOptions};
 use crate::limits::Deadlines;
-use crate::results::{StopRecord, TaskResult, TaskStatus, write_json_atomically};
+use crate::results::{StopRecord, TaskResult};
 use crate::runtime::harness::Launcher;
 use crate::runtime::translator::ComponentTranslator;
 use crate::sandbox::docker::DockerSandbox;
@@ -75,12 +75,7 @@ pub async fn run_one(
         result.cost = Some(record.summary());
         cost::write(&dir, &record);
     }
-    if let Err(err) = write_json_atomically(&dir.join("task.json"), &result) {
-        let error = RunError::WriteResult(err);
-        result.status = TaskStatus::Error;
-        result.error = Some(error.message());
-        result.error_kind = Some(error.kind().to_string());
-    }
+    super::write_result::write_task_json(&dir, &mut result);
     result
 }
 
@@ -376,6 +371,11 @@ pub(super) async fn turn(
         (None, model) => model.as_ref().map(ScriptedModel::held),
     };
     let recording_path = launched.recording_path.clone();
+    let stoppers: Vec<_> = gateway
+        .iter()
+        .map(crate::gateway::Gateway::stopper)
+        .chain(model.iter().map(ScriptedModel::stopper))
+        .collect();
     let mut turn = live::run_turn(
         launched.spec,
         launched.pipeline,
@@ -385,6 +385,7 @@ pub(super) async fn turn(
         cancel,
         held,
         container,
+        &stoppers,
     )
     .await
     .map_err(RunError::Cli)?;

@@ -16,7 +16,7 @@
 //! `backoff_multiplier`).
 
 use super::{Prepared, RunOptions, run_one};
-use crate::results::{InfraRetryRecord, TaskResult, TaskStatus, write_json_atomically};
+use crate::results::{InfraRetryRecord, TaskResult, TaskStatus};
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -347,10 +347,7 @@ pub async fn run_with_retries(
         }
         result.attempts = Some(earlier + attempt);
         result.infra_retries = records;
-        if let Err(err) = write_json_atomically(&dir.join("task.json"), &result) {
-            result.status = TaskStatus::Error;
-            result.error = Some(format!("could not write task.json: {err}"));
-        }
+        super::write_result::write_task_json(&dir, &mut result);
         return result;
     }
 }

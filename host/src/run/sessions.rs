@@ -12,7 +12,9 @@
 //! `recording.session-N.jsonl`, whose header keeps its start's offset from the first
 //! session's); the criteria judge all sessions' events as one trajectory (stamps from the
 //! first session's start); `task.json` `turn` is the last session's record and
-//! `time_budget.sessions` lists every launch. `coder-eval replay recording.jsonl` (and
+//! `time_budget.sessions` lists every launch. Every time of the run counts from one base,
+//! the run's agent start (the first session's start): `time_budget.sessions[].started_ms`,
+//! the joined trajectory's stamps and `stop.at_ms` alike. `coder-eval replay recording.jsonl` (and
 //! `grade --regrade`) replays them all (`turn::replay::replay_sessions`).
 
 use super::assemble::TurnDone;
@@ -160,6 +162,12 @@ pub(super) async fn run(
         let start = next_start;
         let deadline = session_deadline(&r, start, end, index);
         let argv = launched.cli.argv.clone();
+        // The host's stop of a session (its deadline, a cap) stops the scripted model
+        // answering; a session resumed after it is answered again.
+        let stoppers: Vec<_> = planned.model.iter().map(ScriptedModel::stopper).collect();
+        for stopper in &stoppers {
+            stopper.resume();
+        }
         let turn = live::run_turn(
             launched.spec,
             launched.pipeline,
@@ -172,6 +180,7 @@ pub(super) async fn run(
             cancel.clone(),
             planned.model.as_ref().map(ScriptedModel::held),
             r.container,
+            &stoppers,
         )
         .await;
         let live = match turn {
@@ -283,11 +292,18 @@ pub(super) async fn run(
         ended_note,
         sessions,
     };
+    // The stop, like the sessions' starts and the joined trajectory, counts from the
+    // run's agent start (the first session's), not from the last session's.
+    let stop_at_ms = last.stop_at_ms.map(|ms| {
+        let since_first = last.started.saturating_duration_since(first_start);
+        (since_first.as_micros() as u64 + ms * 1000) / 1000
+    });
     Ok(TurnDone {
         turn: LiveTurn {
             trajectory,
             host_work_us,
             leftover_processes: leftover,
+            stop_at_ms,
             ..last
         },
         scripted_model_requests,

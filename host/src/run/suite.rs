@@ -3,7 +3,7 @@
 
 use super::{Prepared, RunOptions, junit, report, thresholds};
 use crate::results::{
-    RunRow, RunSummary, SuiteThresholdResult, TASK_RESULT_VERSION, TaskResult, TaskStatus,
+    RunRow, RunSummary, SuiteThresholdResult, TASK_RESULT_VERSION, TaskResult,
     write_json_atomically,
 };
 use std::path::Path;
@@ -22,12 +22,7 @@ pub fn record_skipped(
     result.variant = unit.variant.clone();
     result.replicate = unit.replicate;
     let dir = out_dir.join(unit.rel_dir());
-    if let Err(err) = std::fs::create_dir_all(&dir)
-        .and_then(|()| write_json_atomically(&dir.join("task.json"), &result))
-    {
-        result.status = TaskStatus::Error;
-        result.error = Some(format!("could not write task.json: {err}"));
-    }
+    super::write_result::write_task_json(&dir, &mut result);
     result
 }
 

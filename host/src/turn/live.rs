@@ -17,10 +17,10 @@ use super::framer::LineFramer;
 use super::pipeline::{DEFAULT_MAX_LINE_BYTES, Pipeline};
 use super::recording::{ExitStatus, RecordingWriter};
 use crate::limits::{Deadlines, StopPolicy};
-use crate::process::stop_tree;
+use crate::process::{Scope, boot_ticks, stop_tree_in};
 use crate::results::{StampedEvent, StopReason, TurnRecord};
 use crate::sandbox::docker::{DockerSandbox, ExecRequest};
-use coder_eval_scripted_model::{Hold, HoldReason};
+use coder_eval_scripted_model::{Hold, HoldReason, Stopper};
 use spawn::{Agent, spawn_local, spawn_reader};
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -89,7 +89,10 @@ enum Chunk {
 /// `max_turns`, or a reply past `max_tool_calls`), when a scripted model plays the turn. Errors: the CLI could not be
 /// started, or the recording could not be written (nothing is lost silently). With
 /// `container` (`sandbox.driver: docker`) the CLI runs as an exec in it, stopped by the
-/// exec's mark instead of a process group.
+/// exec's mark instead of a process group. `on_stop` are tripped the moment the host
+/// decides a stop (whatever the reason), before the CLI is signalled: the model servers
+/// holding them answer no more model calls, so the CLI cannot go on working in its stop
+/// grace.
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn run_turn(
     spec: LaunchSpec,
@@ -100,10 +103,17 @@ pub(crate) async fn run_turn(
     mut cancel: watch::Receiver<bool>,
     mut held_calls: Option<watch::Receiver<Option<Hold>>>,
     container: Option<&DockerSandbox>,
+    on_stop: &[Stopper],
 ) -> std::io::Result<LiveTurn> {
     use std::io::Write;
     let t0 = Instant::now();
     let stamp = move || t0.elapsed().as_micros() as u64;
+    // The turn's processes that escaped its group, its tree and its mark (a cleared
+    // environment, a session of their own) still work in its folder.
+    let scope = Scope {
+        dir: spec.cwd.clone(),
+        since: boot_ticks(),
+    };
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut containment = None;
     let (mut child, mark, pgid, _live) = match container {
@@ -248,6 +258,10 @@ pub(crate) async fn run_turn(
             },
         }
         if let (Some(reason), None) = (fire, stop) {
+            // No model call is answered from now on.
+            for stopper in on_stop {
+                stopper.stop();
+            }
             stop = Some(reason);
             stop_at_us = Some(stamp());
             pipeline.collector.freeze();
@@ -262,8 +276,8 @@ pub(crate) async fn run_turn(
                 let exec = exec.clone();
                 tokio::spawn(async move { exec.stop(grace).await });
             } else if let Some(pgid) = pgid {
-                let mark = mark.clone();
-                tokio::spawn(async move { stop_tree(pgid, &mark, grace).await });
+                let (mark, scope) = (mark.clone(), scope.clone());
+                tokio::spawn(async move { stop_tree_in(pgid, &mark, &scope, grace).await });
             }
         }
     }
@@ -275,9 +289,11 @@ pub(crate) async fn run_turn(
             .stop(deadlines.policy.sweep_grace)
             .await
             .map_err(std::io::Error::other)?,
-        (Agent::Local(..), Some(pgid)) => stop_tree(pgid, &mark, deadlines.policy.sweep_grace)
-            .await
-            .len(),
+        (Agent::Local(..), Some(pgid)) => {
+            stop_tree_in(pgid, &mark, &scope, deadlines.policy.sweep_grace)
+                .await
+                .len()
+        }
         (Agent::Local(..), None) => 0,
     };
     if stop.is_none() {

@@ -263,3 +263,55 @@ async fn the_reply_past_max_tool_calls_is_held_whole() {
     let answer = pending.await.unwrap();
     assert_eq!(answer.status, 503);
 }
+
+/// The host's stop ([`coder_eval_scripted_model::Stopper`]): a model call that arrives
+/// after it, or whose scripted delay is still running when it comes, is not answered
+/// while the server runs (503 at shutdown), and the log says so; other requests (model
+/// listing) still are.
+#[tokio::test]
+async fn no_model_call_is_answered_after_the_host_stops_the_run() {
+    let script = Script::from_str(
+        "replies:\n  - text: one\n  - text: two\n    delay_ms: 600000\n  - text: three\n",
+        "stop.yaml",
+        true,
+    )
+    .unwrap();
+    let server = ScriptedModel::start(ServerConfig::new(script, WS))
+        .await
+        .unwrap();
+    let port = server.port();
+    let stopper = server.stopper();
+    assert_eq!(post(port, PATH, &request(0, false)).await.status, 200);
+    // Call 2 waits out its scripted delay; the stop comes meanwhile.
+    let delayed = tokio::spawn(async move { post(port, PATH, &request(1, false)).await });
+    while server.requests().len() < 2 {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    stopper.stop();
+    assert!(server.stopper().is_stopped(), "clones share the switch");
+    // A call after the stop, main or side.
+    let after = tokio::spawn(async move { post(port, PATH, &request(2, false)).await });
+    let mut side = request(2, false);
+    side.as_object_mut().unwrap().remove("tools");
+    let side = tokio::spawn(async move { post(port, PATH, &side).await });
+    while server.requests().len() < 4 || server.requests()[1].status != 503 {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    assert!(!delayed.is_finished() && !after.is_finished() && !side.is_finished());
+    let log = server.requests();
+    assert_eq!(log[0].status, 200);
+    for r in &log[1..] {
+        assert_eq!(r.status, 503, "{r:?}");
+        assert_eq!(
+            r.error.as_deref(),
+            Some(coder_eval_scripted_model::STOPPED_ERROR)
+        );
+    }
+    let sides = log.iter().filter(|r| r.kind == RequestKind::Side).count();
+    assert_eq!(sides, 1, "{log:?}");
+    server.shutdown().await;
+    for pending in [delayed, after, side] {
+        assert_eq!(pending.await.unwrap().status, 503);
+    }
+}

@@ -1,6 +1,8 @@
 //! `max_tool_calls` over every thread of a run: a sub-agent's requests carry a history of
 //! their own (Claude Code's `Agent` tool), which starts again at reply 0, but the tool
-//! calls its replies hand out count with the main thread's; a retry counts once.
+//! calls its replies hand out count with the main thread's; a retry (a re-send of an
+//! answer that was not delivered whole) counts once, an identical twin thread counts
+//! apart.
 
 use coder_eval_scripted_model::{Hold, HoldReason, Script, ScriptedModel, ServerConfig};
 use serde_json::{Value, json};
@@ -36,9 +38,8 @@ fn tool_ids(body: &Value) -> Vec<String> {
 }
 
 /// Main thread: call 1, then starts a sub-agent (call 2). The sub-agent's first request
-/// is at turn 0 again: its reply would hand out call 3, so it is held — on today's
-/// stateless count it was answered. A retry of an answered request gets the same ids and
-/// counts nothing; a thread answered before the cap is reached keeps distinct ids.
+/// is at turn 0 again: its reply hands out call 3, with an id of its own; a second
+/// sub-agent would hand out call 4, so it is held.
 #[tokio::test]
 async fn a_sub_agent_thread_counts_toward_max_tool_calls_and_a_retry_does_not() {
     let script = Script::from_str(
@@ -56,9 +57,6 @@ async fn a_sub_agent_thread_counts_toward_max_tool_calls_and_a_retry_does_not() 
 
     let first = post(port, PATH, &request("main", 0)).await;
     assert_eq!(tool_ids(&first.json()), ["toolu_mock_0_0"]);
-    // A retry (the same history again): the same call, not counted.
-    let retry = post(port, PATH, &request("main", 0)).await;
-    assert_eq!(tool_ids(&retry.json()), ["toolu_mock_0_0"]);
     let agent = post(port, PATH, &request("main", 1)).await;
     assert_eq!(tool_ids(&agent.json()), ["toolu_mock_1_0"]);
     // The sub-agent's first request: reply 0 again, call 3 of the run (allowed), with an
@@ -70,11 +68,6 @@ async fn a_sub_agent_thread_counts_toward_max_tool_calls_and_a_retry_does_not() 
     assert!(
         !["toolu_mock_0_0", "toolu_mock_1_0"].contains(&sub_ids[0].as_str()),
         "{sub_ids:?}"
-    );
-    // Its retry gets the same id back.
-    assert_eq!(
-        tool_ids(&post(port, PATH, &request("sub", 0)).await.json()),
-        sub_ids
     );
     // A second sub-agent would hand out call 4: held.
     let pending = tokio::spawn(async move { post(port, PATH, &request("sub 2", 0)).await });
@@ -98,4 +91,38 @@ async fn a_sub_agent_thread_counts_toward_max_tool_calls_and_a_retry_does_not() 
     server.shutdown().await;
     assert_eq!(pending.await.unwrap().status, 503);
     assert_eq!(also.await.unwrap().status, 503);
+}
+
+/// The same history again once its answer was delivered is an identical twin (two
+/// Claude Code sub-agents started with the same prompt), not a retry: a thread of its
+/// own, counted, so past the cap it is held. (A retry, the re-send of an answer that did
+/// not go out whole, is the tally's unit test: `tally::tests`.)
+#[tokio::test]
+async fn an_identical_twin_counts_apart() {
+    let script = Script::from_str(
+        "replies:\n  - tool_calls: [{name: Bash, arguments: {command: a}}]\n",
+        "twins.yaml",
+        true,
+    )
+    .unwrap();
+    let mut config = ServerConfig::new(script, WS);
+    config.hold_past_tool_calls = Some(1);
+    let server = ScriptedModel::start(config).await.unwrap();
+    let port = server.port();
+    let mut held = server.held();
+    let first = post(port, PATH, &request("sub", 0)).await;
+    assert_eq!(tool_ids(&first.json()), ["toolu_mock_0_0"]);
+    // Its twin, once that answer was delivered: call 2 of the run, held.
+    let twin = tokio::spawn(async move { post(port, PATH, &request("sub", 0)).await });
+    held.changed().await.unwrap();
+    assert_eq!(
+        *held.borrow(),
+        Some(Hold {
+            turn: 0,
+            tool_calls_before: 1,
+            reason: HoldReason::MaxToolCalls
+        })
+    );
+    server.shutdown().await;
+    assert_eq!(twin.await.unwrap().status, 503);
 }

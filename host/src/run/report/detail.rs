@@ -59,6 +59,7 @@ pub(super) fn run_detail(r: &TaskResult) -> Markup {
                     @if let Some(at) = stop.at_ms { " at " (seconds(at)) }
                 }
             }
+            @if let Some(tb) = &r.time_budget { (sessions(tb)) }
             @if let Some(n) = r.cli.leftover_processes.filter(|n| *n > 0) {
                 p { (n) " process(es) the agent left running were stopped." }
             }
@@ -82,6 +83,45 @@ pub(super) fn run_detail(r: &TaskResult) -> Markup {
             @if !r.criteria.is_empty() { (criteria("Criteria", &r.criteria)) }
             @if !r.post_failure_criteria_results.is_empty() {
                 (criteria("Criteria as evidence (after a timeout or crash)", &r.post_failure_criteria_results))
+            }
+        }
+    }
+}
+
+/// A time-budget run's sessions: one row per launch of the CLI (times from the run's
+/// agent start, as in `task.json`), and why no further session was started.
+fn sessions(tb: &crate::results::TimeBudgetRecord) -> Markup {
+    let ended = serde_json::to_value(tb.ended)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default();
+    html! {
+        p {
+            b { "Time budget: " } (seconds(tb.budget_ms)) ", "
+            (plural(tb.sessions.len(), "session")) "; ended: " (ended)
+            @if let Some(note) = &tb.ended_note { " (" (note) ")" }
+        }
+        table.sessions {
+            tr {
+                th { "session" } th { "resumed" } th { "started" } th { "duration" }
+                th { "timeout" } th { "ended" } th { "turns" } th { "tool calls" }
+                th { "recording" }
+            }
+            @for s in &tb.sessions {
+                tr {
+                    td { (s.index) }
+                    td { (if s.resumed { "yes" } else { "no" }) }
+                    td { (seconds(s.started_ms)) }
+                    td { (seconds(s.duration_ms)) }
+                    td { (s.timeout_ms.map_or("-".into(), seconds)) }
+                    td {
+                        (serde_json::to_value(s.final_status).ok().and_then(|v| v.as_str().map(String::from)).unwrap_or_default())
+                        @if let Some(stop) = s.stop_reason { " (stopped: " (stop.as_str()) ")" }
+                    }
+                    td { (s.num_turns) }
+                    td { (s.tool_calls) }
+                    td { (s.recording) }
+                }
             }
         }
     }

@@ -66,3 +66,56 @@ fn junit_cases_of_replicates_and_variants_differ() {
     cases.dedup();
     assert_eq!(cases.len(), 6, "{xml}");
 }
+
+/// A time-budget run's detail lists its sessions: one row each, with its start (from the
+/// run's agent start), timeout, how it ended and its recording.
+#[test]
+fn a_time_budget_run_lists_its_sessions() {
+    let mut r = result(None, 0, TaskStatus::Success);
+    r.replicate = None;
+    let session = |index: u32, started_ms: u64, stop: Option<crate::results::StopReason>| {
+        crate::results::SessionRecord {
+            index,
+            session_id: Some("s".into()),
+            stream_session_id: None,
+            resumed: index > 1,
+            started_ms,
+            duration_ms: 4_000,
+            timeout_ms: Some(45_000 - started_ms),
+            stop_reason: stop,
+            final_status: crate::results::TurnStatus::Completed,
+            num_turns: 2,
+            tool_calls: 1,
+            usage: None,
+            usage_source: "none".into(),
+            cost_usd: None,
+            argv: Vec::new(),
+            prompt: "p".into(),
+            recording: match index {
+                1 => "recording.jsonl".into(),
+                n => format!("recording.session-{n}.jsonl"),
+            },
+            stderr: "stderr.log".into(),
+        }
+    };
+    r.time_budget = Some(crate::results::TimeBudgetRecord {
+        budget_ms: 45_000,
+        min_resume_ms: 1_000,
+        max_sessions: 5,
+        ended: crate::results::SessionsEnd::DeadlineReached,
+        ended_note: None,
+        sessions: vec![
+            session(1, 0, None),
+            session(2, 12_500, Some(crate::results::StopReason::TimeBudget)),
+        ],
+    });
+    let html = render(&[r], &[], &[]);
+    assert!(html.contains("Time budget: "), "{html}");
+    assert!(
+        html.contains("2 sessions; ended: deadline_reached"),
+        "{html}"
+    );
+    assert!(html.contains("recording.session-2.jsonl"), "{html}");
+    assert!(html.contains("12.5 s") && html.contains("32.5 s"), "{html}");
+    assert!(html.contains("(stopped: time_budget)"), "{html}");
+}

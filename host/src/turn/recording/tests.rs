@@ -119,6 +119,7 @@ fn model_calls_round_trip_after_the_exit() {
         model: Some("gpt-x".into()),
         status: Some(200),
         held: false,
+        stopped: false,
         error: None,
         usage: Some(crate::gateway::ApiUsage {
             input_tokens: Some(3),
