@@ -32,7 +32,8 @@ fn model_calls(out: &Path, r: &TaskResult) -> Vec<ModelCall> {
         .collect()
 }
 
-/// Every request the gateway forwarded reached the scripted model, and only those: the
+/// Every request the gateway forwarded reached the scripted model, and only those (not a
+/// held call, nor one refused after the host's stop): the
 /// scripted model's own log (phone-home attempts go to it directly, not through the
 /// gateway) has exactly the gateway's forwarded requests, main and side alike.
 fn assert_exact_counts(r: &TaskResult, calls: &[ModelCall]) {
@@ -41,7 +42,13 @@ fn assert_exact_counts(r: &TaskResult, calls: &[ModelCall]) {
         .as_ref()
         .expect("a scripted model");
     let kind = |k: &str| requests.iter().filter(|q| q["kind"] == k).count();
-    let forwarded = |k: CallKind| calls.iter().filter(|c| c.kind == k && !c.held).count();
+    // Held calls and those the host's stop refused (`stopped`) were never forwarded.
+    let forwarded = |k: CallKind| {
+        calls
+            .iter()
+            .filter(|c| c.kind == k && !c.held && !c.stopped)
+            .count()
+    };
     let what = format!("{} on {}", r.task_id, r.harness);
     assert_eq!(
         forwarded(CallKind::Main),
@@ -105,13 +112,14 @@ fn scenarios_through_the_gateway_on_every_harness() {
             "{what}: {:?}",
             t.diagnostics
         );
-        // Every answered main call has its time to first token.
+        // Every answered main call has its time to first token (a held call, or one the
+        // host's stop refused, was not answered).
         let answered = calls
             .iter()
-            .filter(|c| c.kind == CallKind::Main && !c.held)
+            .filter(|c| c.kind == CallKind::Main && !c.held && !c.stopped)
             .count();
         assert_eq!(g.ttft_ms.len(), answered, "{what}");
-        for c in calls.iter().filter(|c| !c.held) {
+        for c in calls.iter().filter(|c| !c.held && !c.stopped) {
             assert!(c.first_byte_us >= Some(c.us), "{what}: {c:?}");
             assert!(c.end_us >= c.first_byte_us, "{what}: {c:?}");
             assert!(c.request_body.is_none(), "bodies are off by default");
@@ -155,16 +163,24 @@ fn scenarios_through_the_gateway_on_every_harness() {
                     steps, "step 1\nstep 2\n",
                     "{what}: call 3's command never ran"
                 );
-                // Call 3 was held at the gateway (never forwarded), unless the CLI's own
-                // cap stopped it before it asked.
+                // Call 3 was never forwarded: held at the gateway, or refused because the
+                // host had already decided the stop (`stopped`), unless the CLI's own cap
+                // stopped it before it asked.
+                let not_forwarded = |c: &ModelCall| c.held || c.stopped;
                 if r.stop
                     .as_ref()
                     .is_some_and(|s| s.reason == StopReason::MaxTurns)
                 {
-                    assert!(g.held, "{what}");
-                    assert!(calls.iter().any(|c| c.held && c.turn == Some(2)), "{what}");
+                    assert!(g.held || calls.iter().any(|c| c.stopped), "{what}");
+                    assert!(
+                        calls.iter().any(|c| not_forwarded(c) && c.turn == Some(2)),
+                        "{what}"
+                    );
                 }
-                assert!(calls.iter().all(|c| c.held || c.turn < Some(2)), "{what}");
+                assert!(
+                    calls.iter().all(|c| not_forwarded(c) || c.turn < Some(2)),
+                    "{what}"
+                );
             }
             "tool_error" => assert_eq!(t.tool_calls.len(), 1, "{what}"),
             _ => unreachable!(),

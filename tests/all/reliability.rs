@@ -247,6 +247,7 @@ fn a_second_signal_kills_every_process_before_the_host_exits() {
     let out = dir.join("out");
     let mut child = start_run(&tasks(&dir, &["one", "two"]), &cli, &out);
     wait_for(&marker, 4, Duration::from_secs(60));
+    wait_for_rows(&out, 1);
     signal(&child, libc::SIGTERM);
     std::thread::sleep(Duration::from_millis(300));
     // Deaf to SIGTERM: still alive inside the grace.
@@ -407,6 +408,7 @@ fn with_a_pid_namespace_nothing_survives_a_sigkilled_host() {
         let out = dir.join("out");
         let mut child = start_run_with(&tasks(&dir, &["one", "two"]), &cli, &out, extra);
         wait_for(&marker, 4, Duration::from_secs(60));
+        wait_for_rows(&out, 1);
         signal(&child, libc::SIGKILL);
         child.wait().unwrap();
         // The kernel's chain (unshare, then the CLI, then the namespace) takes a moment.
@@ -437,6 +439,27 @@ fn with_a_pid_namespace_nothing_survives_a_sigkilled_host() {
     let run: serde_json::Value = read_json(&out.join("run.json"));
     assert_eq!(run["rows"][0]["task_id"], "one", "{run}");
     assert_eq!(run["unfinished"], 1, "{run}");
+}
+
+/// Waits until `out`'s run.json lists `rows` finished tasks: a run rewrites it at most
+/// once per 2 s as tasks end (`RunJsonPace::EVERY`), even when no further task ends, so
+/// a row is there within that bound (panics after 10 s).
+fn wait_for_rows(out: &Path, rows: usize) {
+    let start = Instant::now();
+    loop {
+        let listed = std::fs::read(out.join("run.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .and_then(|v| v["rows"].as_array().map(Vec::len));
+        if listed == Some(rows) {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "run.json lists {listed:?} rows, not {rows}, 10 s on"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 fn wait_for_none(marker: &str) {
