@@ -1,21 +1,16 @@
 //! The HTTP server: configuration, start and shutdown, and routing of every request
 //! (model calls, token counting, model listing, the refusing proxy, unknown paths).
 
-use std::convert::Infallible;
-use std::io::Read;
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::Body;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, Method, StatusCode, header};
-use axum::response::sse::{Event, Sse};
+use axum::http::{Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::serve::ListenerExt;
-use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
@@ -25,6 +20,13 @@ use crate::common::{Answer, approx_tokens};
 use crate::play::{Shared, model_call};
 use crate::record::{Api, Log, RequestKind, RequestRecord};
 use crate::{ActionTranslator, Script};
+
+mod body;
+mod hold;
+mod respond;
+use body::read_body;
+pub use hold::{Hold, HoldReason};
+use respond::{answer_response, json_response};
 
 /// Largest request body accepted, in bytes, as sent and once decoded (a gzip or deflate
 /// body that inflates past it is refused: a small body can inflate without bound).
@@ -88,45 +90,6 @@ pub struct ServerConfig {
     /// fewer than N tools then run. A reply without tool calls is never held by this.
     /// `None` (default): no hold for tool calls.
     pub hold_past_tool_calls: Option<u32>,
-}
-
-/// Why the scripted model held a main request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum HoldReason {
-    /// The request asks for a call past [`ServerConfig::hold_from_turn`] (`max_turns`).
-    MaxTurns,
-    /// The reply holds tool calls that would take those handed out past
-    /// [`ServerConfig::hold_past_tool_calls`] (`max_tool_calls`).
-    MaxToolCalls,
-}
-
-/// A main request the scripted model held (not answered while it runs).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Hold {
-    /// Completed assistant turns in the request: it asked for call `turn + 1`.
-    pub turn: usize,
-    /// Tool calls the server had handed out before this request, over every thread of
-    /// the run (a `max_tool_calls` hold: the cap, or less when the reply straddles it).
-    pub tool_calls_before: u32,
-    /// Which limit held it.
-    pub reason: HoldReason,
-}
-
-impl Hold {
-    /// One line for logs: which call, and why it was held.
-    pub fn describe(&self) -> String {
-        match self.reason {
-            HoldReason::MaxTurns => {
-                format!("call {} is past the run's max_turns", self.turn + 1)
-            }
-            HoldReason::MaxToolCalls => format!(
-                "call {}'s reply holds tool calls past the run's max_tool_calls \
-                 ({} handed out before it)",
-                self.turn + 1,
-                self.tool_calls_before
-            ),
-        }
-    }
 }
 
 impl ServerConfig {
@@ -464,164 +427,4 @@ fn unknown(shared: &Shared, mut record: RequestRecord, path: &str) -> Response {
         404,
         &json!({"error": {"type": "not_found", "message": message}}),
     )
-}
-
-/// Reads a request body (at most [`MAX_BODY`] bytes) and parses it as JSON.
-async fn read_body(headers: &HeaderMap, body: Body) -> Result<Value, String> {
-    match axum::body::to_bytes(body, MAX_BODY).await {
-        // Decoding and parsing up to 256 MiB is CPU work: off the async workers, so a
-        // large or hostile body holds up no other connection.
-        Ok(raw) => {
-            let headers = headers.clone();
-            tokio::task::spawn_blocking(move || parse_body(&headers, &raw))
-                .await
-                .unwrap_or_else(|e| Err(format!("cannot parse body: {e}")))
-        }
-        Err(e) => Err(format!("cannot read body: {e}")),
-    }
-}
-
-/// Decodes `gzip`/`deflate` bodies and parses JSON (an empty body is `{}`).
-fn parse_body(headers: &HeaderMap, raw: &[u8]) -> Result<Value, String> {
-    let encoding = headers
-        .get(header::CONTENT_ENCODING)
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase();
-    let decoded;
-    let data: &[u8] = match encoding.as_str() {
-        "" | "identity" => raw,
-        "gzip" | "x-gzip" => {
-            decoded = inflate(flate2::read::MultiGzDecoder::new(raw), "gunzip")?;
-            &decoded
-        }
-        "deflate" => {
-            decoded = inflate(flate2::read::ZlibDecoder::new(raw), "inflate")?;
-            &decoded
-        }
-        other => return Err(format!("unsupported Content-Encoding {other}")),
-    };
-    if data.iter().all(u8::is_ascii_whitespace) {
-        return Ok(json!({}));
-    }
-    serde_json::from_slice(data).map_err(|e| format!("body is not JSON: {e}"))
-}
-
-/// Reads a decoder to its end, at most [`MAX_BODY`] bytes.
-fn inflate(decoder: impl Read, verb: &str) -> Result<Vec<u8>, String> {
-    let mut decoded = Vec::new();
-    decoder
-        .take(MAX_BODY as u64 + 1)
-        .read_to_end(&mut decoded)
-        .map_err(|e| format!("cannot {verb} body: {e}"))?;
-    if decoded.len() > MAX_BODY {
-        return Err(format!(
-            "body inflates to more than {MAX_BODY} bytes (the cap for a request body)"
-        ));
-    }
-    Ok(decoded)
-}
-
-fn json_response(status: u16, body: &Value) -> Response {
-    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        Body::from(body.to_string()),
-    )
-        .into_response()
-}
-
-/// Turns an API module's answer into an HTTP response; SSE events are sent one by one,
-/// `chunk_delay` apart. `claim` (an answer that hands tool calls out) is completed once
-/// the whole body went out, and marks the answer not delivered when the body is dropped
-/// before (the connection went away).
-fn answer_response(
-    answer: Answer,
-    chunk_delay: Duration,
-    claim: Option<crate::tally::Claim>,
-) -> Response {
-    match answer {
-        Answer::Json(status, body) if claim.is_some() => {
-            let status = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
-            let text = body.to_string();
-            // Sent with its length, as a plain JSON answer is.
-            let length = text.len().to_string();
-            let chunk = futures_util::stream::iter([Ok::<_, Infallible>(text)]);
-            (
-                status,
-                [
-                    (header::CONTENT_TYPE, "application/json".to_string()),
-                    (header::CONTENT_LENGTH, length),
-                ],
-                Body::from_stream(Tracked::new(chunk, claim, Some(1))),
-            )
-                .into_response()
-        }
-        Answer::Json(status, body) => json_response(status, &body),
-        Answer::Held(_) => json_response(503, &json!({"error": "held"})),
-        Answer::Sse(events) => {
-            let stream = futures_util::stream::iter(events.into_iter().enumerate()).then(
-                move |(i, e)| async move {
-                    if i > 0 && !chunk_delay.is_zero() {
-                        tokio::time::sleep(chunk_delay).await;
-                    }
-                    // `event:` before `data:`, as the vendors send it.
-                    let mut event = Event::default();
-                    if let Some(name) = e.event {
-                        event = event.event(name);
-                    }
-                    Ok::<_, Infallible>(event.data(e.data))
-                },
-            );
-            Sse::new(Tracked::new(stream, claim, None)).into_response()
-        }
-    }
-}
-
-/// A body stream that completes its [`crate::tally::Claim`] when its last item went out
-/// (the `items`-th, for a body sent with its length, which is not polled past it; else
-/// when it ends), and drops it unfinished (not delivered) when it is dropped before.
-struct Tracked<S> {
-    inner: std::pin::Pin<Box<S>>,
-    claim: Option<crate::tally::Claim>,
-    left: Option<usize>,
-}
-
-impl<S> Tracked<S> {
-    fn new(inner: S, claim: Option<crate::tally::Claim>, items: Option<usize>) -> Tracked<S> {
-        Tracked {
-            inner: Box::pin(inner),
-            claim,
-            left: items,
-        }
-    }
-}
-
-impl<S: futures_util::Stream> futures_util::Stream for Tracked<S> {
-    type Item = S::Item;
-
-    fn poll_next(
-        self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<S::Item>> {
-        let this = self.get_mut();
-        let next = this.inner.as_mut().poll_next(cx);
-        let last = match &next {
-            std::task::Poll::Ready(None) => true,
-            std::task::Poll::Ready(Some(_)) => match this.left.as_mut() {
-                Some(left) => {
-                    *left = left.saturating_sub(1);
-                    *left == 0
-                }
-                None => false,
-            },
-            std::task::Poll::Pending => false,
-        };
-        if last && let Some(claim) = this.claim.take() {
-            claim.complete();
-        }
-        next
-    }
 }
