@@ -22,8 +22,9 @@
 //!
 //! Both JSON files are written atomically ([`write_atomically`]: a uniquely named
 //! temporary file in the same folder, synced, then renamed; none is left behind), each
-//! `task.json` as its task ends, and `run.json` again after every task, so a host that is
-//! killed leaves the finished tasks listed (`unfinished` counts the rest). Units: `*_ms`
+//! `task.json` as its task ends, and `run.json` again as tasks end (at most once per 2 s,
+//! and once at an interrupt), so a host that is killed leaves the tasks finished by the
+//! last rewrite listed (`unfinished` counts the rest; each task's `task.json` is there). Units: `*_ms`
 //! whole milliseconds, `*_us` microseconds, scores 0–1, costs USD. `null` means "not
 //! measured / not reported"; `0` means measured and zero.
 //!
@@ -60,6 +61,7 @@ mod criterion;
 mod judge;
 mod lineage;
 mod live;
+mod run;
 mod session;
 mod statistics;
 mod stop;
@@ -80,6 +82,7 @@ pub use live::{
     ArmedGate, ArmedRecord, BudgetBreach, BudgetKind, EarlyStopOutcome, EarlyStopReason,
     EarlyStopRecord, SoftBudgetWarning,
 };
+pub use run::{ExperimentRecord, RunRow, RunSummary};
 pub use session::{SessionRecord, SessionsEnd, TimeBudgetRecord};
 pub use statistics::{
     CompareReport, CompareTask, Interval, MeanEstimate, TaskStatistics, VariantStatistics,
@@ -87,8 +90,7 @@ pub use statistics::{
 pub use stop::StopReason;
 pub use suite::{SuiteThresholdResult, ThresholdCheck};
 pub use task::{
-    CliInfo, ExperimentRecord, InfraRetryRecord, LimitsRecord, Paths, RunRow, RunSummary,
-    StepRecord, StopRecord, TaskResult,
+    CliInfo, InfraRetryRecord, LimitsRecord, Paths, StepRecord, StopRecord, TaskResult,
 };
 pub use turn::{
     CliResult, DiagnosticRecord, ExitRecord, MessageRecord, ModelCallRecord, ReducerError,
