@@ -29,9 +29,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-/// The process groups running now (an agent CLI's turn, a shell step), with their marks:
-/// what the second Ctrl-C kills at once ([`kill_live_groups`]).
-static LIVE: Mutex<Vec<(i32, String)>> = Mutex::new(Vec::new());
+/// A running process group (an agent CLI's turn, a shell step): its id, its mark, and
+/// the turn's folder scope when it has one ([`LiveGroup::scope`]).
+type Live = (i32, String, Option<Scope>);
+
+/// The process groups running now, with their marks and scopes: what the second Ctrl-C
+/// kills at once ([`kill_live_groups`]).
+static LIVE: Mutex<Vec<Live>> = Mutex::new(Vec::new());
 
 /// A running process group, registered for [`kill_live_groups`] until it is dropped (once
 /// the group has been stopped and reaped).
@@ -44,8 +48,18 @@ impl LiveGroup {
     pub(crate) fn register(pgid: i32, mark: &str) -> LiveGroup {
         LIVE.lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .push((pgid, mark.to_string()));
+            .push((pgid, mark.to_string(), None));
         LiveGroup { pgid }
+    }
+
+    /// Adds the turn's folder scope: the second Ctrl-C then also kills the processes that
+    /// escaped the group, the tree and the mark but work in the turn's folder (as the
+    /// normal stop does), not only the group's.
+    pub(crate) fn scope(&self, scope: &Scope) {
+        let mut live = LIVE.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(entry) = live.iter_mut().find(|(pgid, _, _)| *pgid == self.pgid) {
+            entry.2 = Some(scope.clone());
+        }
     }
 }
 
@@ -53,12 +67,13 @@ impl Drop for LiveGroup {
     fn drop(&mut self) {
         LIVE.lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .retain(|(pgid, _)| *pgid != self.pgid);
+            .retain(|(pgid, _, _)| *pgid != self.pgid);
     }
 }
 
 /// SIGKILLs, at once and without a grace, every running process group of this host, its
-/// leader's descendants and every process carrying its mark: the second Ctrl-C, which
+/// leader's descendants, every process carrying its mark and those of its scope: the
+/// second Ctrl-C, which
 /// must not leave a CLI that ignores SIGTERM running after the host exits (the CLIs lead
 /// their own groups, so the terminal's SIGINT never reaches them). Returns how many groups
 /// it killed.
@@ -80,7 +95,9 @@ pub fn kill_live_groups_and_wait() -> usize {
         let table = process_table();
         let alive: Vec<(i32, Vec<i32>)> = live
             .iter()
-            .map(|(pgid, mark)| (*pgid, targets_in(&table, *pgid, Some(mark), None)))
+            .map(|(pgid, mark, scope)| {
+                (*pgid, targets_in(&table, *pgid, Some(mark), scope.as_ref()))
+            })
             .filter(|(_, pids)| !pids.is_empty())
             .collect();
         if alive.is_empty() || Instant::now() >= deadline {
@@ -94,14 +111,15 @@ pub fn kill_live_groups_and_wait() -> usize {
     killed
 }
 
-/// SIGKILLs each (group, mark) of `groups` with everything it started; returns how many.
-fn kill_groups(groups: &[(i32, String)]) -> usize {
+/// SIGKILLs each (group, mark, scope) of `groups` with everything it started; returns
+/// how many.
+fn kill_groups(groups: &[Live]) -> usize {
     if groups.is_empty() {
         return 0;
     }
     let table = process_table();
-    for (pgid, mark) in groups {
-        let targets = targets_in(&table, *pgid, Some(mark), None);
+    for (pgid, mark, scope) in groups {
+        let targets = targets_in(&table, *pgid, Some(mark), scope.as_ref());
         signal_all(*pgid, &targets, libc::SIGKILL);
     }
     groups.len()

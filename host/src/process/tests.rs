@@ -159,7 +159,7 @@ async fn a_second_ctrl_c_kills_a_live_group_that_ignores_sigterm_at_once() {
     let mut child = own_group(&mut cmd).spawn().unwrap();
     let pgid = child.id().unwrap() as i32;
     let live = LiveGroup::register(pgid, &mark);
-    let registered = |pgid| LIVE.lock().unwrap().iter().any(|(p, _)| *p == pgid);
+    let registered = |pgid| LIVE.lock().unwrap().iter().any(|(p, _, _)| *p == pgid);
     assert!(registered(pgid));
     // Wait for the detached child to start.
     let deadline = Instant::now() + Duration::from_secs(5);
@@ -169,7 +169,7 @@ async fn a_second_ctrl_c_kills_a_live_group_that_ignores_sigterm_at_once() {
     assert!(!processes_with(&marker).is_empty());
     // What `kill_live_groups` does, for this group only (other tests' groups run too).
     let started = Instant::now();
-    assert_eq!(kill_groups(&[(pgid, mark.clone())]), 1);
+    assert_eq!(kill_groups(&[(pgid, mark.clone(), None)]), 1);
     child.wait().await.unwrap();
     let deadline = Instant::now() + Duration::from_secs(2);
     while !processes_with(&marker).is_empty() && Instant::now() < deadline {
@@ -271,4 +271,64 @@ async fn the_group_alone_finds_an_orphan_without_the_mark() {
     assert!(found.contains(&target[0]), "{found:?}");
     let _ = shell.wait().await;
     assert!(named(&marker).is_empty(), "the target survived");
+}
+
+/// Trial of issue 17 (F1): with no PID namespace, a process the turn started with a
+/// cleared environment in a session of its own (unmarked, no member, no descendant)
+/// survived the second Ctrl-C, which killed by group and mark only; the turn's folder
+/// scope finds it, as the normal stop does.
+#[tokio::test]
+async fn a_second_ctrl_c_kills_an_unmarked_escapee_in_the_turns_folder() {
+    let mark = new_mark();
+    let marker = format!("ce-escape-{}", std::process::id());
+    let dir = std::env::temp_dir().join(format!("ce-escape-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let scope = Scope {
+        dir: dir.clone(),
+        since: boot_ticks(),
+    };
+    // The subshell exits at once: the escapee is orphaned, no descendant of the leader.
+    let script = format!(
+        "( env -i setsid bash -c 'trap \"\" TERM; exec -a {marker} sleep 30' & ); \
+         while :; do sleep 0.1; done"
+    );
+    let mut cmd = tokio::process::Command::new("sh");
+    cmd.arg("-c")
+        .arg(&script)
+        .env(MARK_VAR, &mark)
+        .current_dir(&dir);
+    let mut child = own_group(&mut cmd).spawn().unwrap();
+    let pgid = child.id().unwrap() as i32;
+    let live = LiveGroup::register(pgid, &mark);
+    live.scope(&scope);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while processes_with(&marker).is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(!processes_with(&marker).is_empty());
+    // Control: by group and mark alone the escapee outlives the kill.
+    kill_groups(&[(pgid, mark.clone(), None)]);
+    child.wait().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(
+        !processes_with(&marker).is_empty(),
+        "the control killed it: the test would prove nothing"
+    );
+    // With the registered scope (what `kill_live_groups` reads) it is killed.
+    let registered: Vec<_> = LIVE
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(p, _, _)| *p == pgid)
+        .cloned()
+        .collect();
+    assert!(registered[0].2.is_some(), "the scope is registered");
+    kill_groups(&registered);
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while !processes_with(&marker).is_empty() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert!(processes_with(&marker).is_empty(), "the escapee survived");
+    drop(live);
+    std::fs::remove_dir_all(&dir).ok();
 }

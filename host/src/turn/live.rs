@@ -116,7 +116,7 @@ pub(crate) async fn run_turn(
     };
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut containment = None;
-    let (mut child, mark, pgid, _live) = match container {
+    let (mut child, mark, pgid, live_group) = match container {
         Some(sandbox) => {
             let argv = std::iter::once(spec.program.display().to_string())
                 .chain(spec.args.iter().cloned())
@@ -146,6 +146,9 @@ pub(crate) async fn run_turn(
             (Agent::Local(child, init), mark, pgid, live)
         }
     };
+    if let Some(live) = &live_group {
+        live.scope(&scope);
+    }
     let mut line_no = 0u64;
     let mut framer = LineFramer::new(DEFAULT_MAX_LINE_BYTES);
     let mut stop: Option<StopReason> = None;
