@@ -76,3 +76,33 @@ fn timestamp() -> String {
         rem % 60
     )
 }
+
+/// The options given in `args` that choose or shape the units (tasks, variants, harnesses,
+/// replicates, what the agent and its criteria are given): what `--resume` and
+/// `run --plan` refuse, since the run's or the plan's own would silently win.
+pub(super) fn unit_options_given(args: &RunArgs) -> Vec<&'static str> {
+    [
+        (!args.tasks.is_empty(), "task files"),
+        (args.experiment.is_some(), "--experiment"),
+        (args.repeats.is_some(), "--repeats"),
+        (!args.harness.is_empty(), "--harness"),
+        (!args.define.is_empty(), "-D"),
+        (args.model.is_some(), "--model"),
+        (args.scripted_model.is_some(), "--scripted-model"),
+        (args.components.is_some(), "--components"),
+        (!args.component.is_empty(), "--component"),
+        (args.no_native_limits, "--no-native-limits"),
+        (!args.pass_env.is_empty(), "--pass-env"),
+        (!args.judge_env.is_empty(), "--judge-env"),
+        (!args.criteria.is_empty(), "--criteria"),
+        (!args.tags.is_empty(), "--tags"),
+        (!args.exclude_tags.is_empty(), "--exclude-tags"),
+        (args.include_skipped, "--include-skipped"),
+        (args.split.is_some(), "--split"),
+        (args.sample.is_some(), "--sample"),
+        (args.sample_per_stratum.is_some(), "--sample-per-stratum"),
+    ]
+    .into_iter()
+    .filter_map(|(given, flag)| given.then_some(flag))
+    .collect()
+}

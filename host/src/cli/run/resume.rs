@@ -57,32 +57,13 @@ pub(super) fn reread(given: RunArgs, dir: PathBuf) -> Flow<Resumed> {
 
 /// The options given with `--resume` that the resumed run's own options would override.
 fn resume_ignores(args: &RunArgs) -> Vec<&'static str> {
-    [
-        (!args.tasks.is_empty(), "task files"),
-        (args.out.is_some(), "--out"),
-        (args.experiment.is_some(), "--experiment"),
-        (args.repeats.is_some(), "--repeats"),
-        (!args.harness.is_empty(), "--harness"),
-        (!args.define.is_empty(), "-D"),
-        (args.model.is_some(), "--model"),
-        (args.scripted_model.is_some(), "--scripted-model"),
-        (args.components.is_some(), "--components"),
-        (!args.component.is_empty(), "--component"),
-        (args.cli.is_some(), "--cli"),
-        (args.no_native_limits, "--no-native-limits"),
-        (!args.pass_env.is_empty(), "--pass-env"),
-        (!args.judge_env.is_empty(), "--judge-env"),
-        (!args.criteria.is_empty(), "--criteria"),
-        (!args.tags.is_empty(), "--tags"),
-        (!args.exclude_tags.is_empty(), "--exclude-tags"),
-        (args.include_skipped, "--include-skipped"),
-        (args.split.is_some(), "--split"),
-        (args.sample.is_some(), "--sample"),
-        (args.sample_per_stratum.is_some(), "--sample-per-stratum"),
-    ]
-    .into_iter()
-    .filter_map(|(given, flag)| given.then_some(flag))
-    .collect()
+    let mut given = super::options::unit_options_given(args);
+    given.extend(
+        [(args.out.is_some(), "--out"), (args.cli.is_some(), "--cli")]
+            .into_iter()
+            .filter_map(|(given, flag)| given.then_some(flag)),
+    );
+    given
 }
 
 /// Resuming (`resume_dir`): the units with a complete `task.json` are kept as they are,

@@ -230,30 +230,7 @@ fn parse_stored(plan: &Plan) -> Result<RunArgs, i32> {
 /// collector); anything else given is refused (it would be silently the plan's).
 pub(crate) fn shard_mode(args: RunArgs) -> Result<(RunArgs, Mode), i32> {
     let plan_file = args.plan.clone().unwrap_or_default();
-    let given: Vec<&str> = [
-        (!args.tasks.is_empty(), "task files"),
-        (args.experiment.is_some(), "--experiment"),
-        (args.repeats.is_some(), "--repeats"),
-        (!args.harness.is_empty(), "--harness"),
-        (!args.define.is_empty(), "-D"),
-        (args.model.is_some(), "--model"),
-        (args.scripted_model.is_some(), "--scripted-model"),
-        (args.components.is_some(), "--components"),
-        (!args.component.is_empty(), "--component"),
-        (args.no_native_limits, "--no-native-limits"),
-        (!args.pass_env.is_empty(), "--pass-env"),
-        (!args.judge_env.is_empty(), "--judge-env"),
-        (!args.criteria.is_empty(), "--criteria"),
-        (!args.tags.is_empty(), "--tags"),
-        (!args.exclude_tags.is_empty(), "--exclude-tags"),
-        (args.include_skipped, "--include-skipped"),
-        (args.split.is_some(), "--split"),
-        (args.sample.is_some(), "--sample"),
-        (args.sample_per_stratum.is_some(), "--sample-per-stratum"),
-    ]
-    .into_iter()
-    .filter_map(|(given, flag)| given.then_some(flag))
-    .collect();
+    let given = super::super::options::unit_options_given(&args);
     if !given.is_empty() {
         eprintln!(
             "error: run --plan runs the plan's units as planned: {} cannot be given with it \
