@@ -158,19 +158,81 @@ pub fn marked(mark: &str) -> Vec<i32> {
     marked_in(&process_table(), mark)
 }
 
+/// How long [`marked_in`] keeps re-reading an environment that reads empty. A process in
+/// the middle of `execve` shows an empty `/proc/<pid>/environ` until the kernel has laid
+/// out its new stack (8% of the reads of a process that `exec`s itself in a loop, measured
+/// here), and a detached process that `exec`s right as the scan passes must not escape it.
+const ENVIRON_SETTLE: Duration = Duration::from_millis(25);
+
+/// The most of a process's environment [`environ`] reads: Linux's limit on a program's
+/// arguments and environment together (`ARG_MAX` with the default 8 MiB stack).
+const ENVIRON_MAX: usize = 2 << 20;
+
+/// `/proc/<pid>/environ` in one `read`: the kernel serves one call from one snapshot of
+/// the process's memory, while a read in pieces can end early when the process `exec`s
+/// between two pieces (what `std::fs::read` does: a truncated environment that lost the
+/// mark at its end was seen here). `None`: gone, or not ours to read. `buf` is reused.
+fn environ(pid: i32, buf: &mut Vec<u8>) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let mut file = std::fs::File::open(format!("/proc/{pid}/environ")).ok()?;
+    buf.resize(ENVIRON_MAX, 0);
+    let n = file.read(buf).ok()?;
+    Some(buf[..n].to_vec())
+}
+
 /// [`marked`] among the processes of `table`.
 fn marked_in(table: &[ProcEntry], mark: &str) -> Vec<i32> {
+    let mut buf = Vec::new();
+    marked_by(table.iter().map(|p| p.pid), mark, |pid| {
+        environ(pid, &mut buf)
+    })
+}
+
+/// Whether process `pid` was started with `MARK_VAR=mark` (read as [`marked`] reads).
+pub(crate) fn carries_mark(pid: i32, mark: &str) -> bool {
+    let mut buf = Vec::new();
+    !marked_by([pid], mark, |pid| environ(pid, &mut buf)).is_empty()
+}
+
+/// Those of `pids` marked `mark`, with `environ(pid)` for the environment of `pid`
+/// (`None`: gone, or not ours to read). An environment that reads empty is read again, every millisecond for
+/// up to [`ENVIRON_SETTLE`], until it holds something or the process is gone; init
+/// (pid 1) and the host itself are never marked and not read.
+fn marked_by(
+    pids: impl IntoIterator<Item = i32>,
+    mark: &str,
+    mut environ: impl FnMut(i32) -> Option<Vec<u8>>,
+) -> Vec<i32> {
     let needle = format!("{MARK_VAR}={mark}");
-    table
-        .iter()
-        .filter(|p| {
-            std::fs::read(format!("/proc/{}/environ", p.pid)).is_ok_and(|env| {
-                env.split(|&b| b == 0)
-                    .any(|entry| entry == needle.as_bytes())
-            })
-        })
-        .map(|p| p.pid)
-        .collect()
+    let holds = |env: &[u8]| {
+        env.split(|&b| b == 0)
+            .any(|entry| entry == needle.as_bytes())
+    };
+    let me = std::process::id() as i32;
+    let mut found = Vec::new();
+    let mut unsure = Vec::new();
+    for pid in pids.into_iter().filter(|&pid| pid != 1 && pid != me) {
+        match environ(pid) {
+            Some(env) if env.is_empty() => unsure.push(pid),
+            Some(env) if holds(&env) => found.push(pid),
+            _ => {}
+        }
+    }
+    let deadline = Instant::now() + ENVIRON_SETTLE;
+    while !unsure.is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+        unsure.retain(|&pid| match environ(pid) {
+            Some(env) if env.is_empty() => true,
+            Some(env) => {
+                if holds(&env) {
+                    found.push(pid);
+                }
+                false
+            }
+            None => false,
+        });
+    }
+    found
 }
 
 /// One live (not zombie) process as `/proc/<pid>/stat` shows it.
@@ -183,7 +245,11 @@ struct ProcEntry {
     start: u64,
 }
 
-/// Every live (not zombie) process, read from `/proc`.
+/// `PF_KTHREAD` in the flags of `/proc/<pid>/stat` (field 9): a kernel thread, which no
+/// turn starts and whose environment always reads empty.
+const PF_KTHREAD: u64 = 0x0020_0000;
+
+/// Every live (not zombie) user process, read from `/proc` (kernel threads left out).
 fn process_table() -> Vec<ProcEntry> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return Vec::new();
@@ -196,6 +262,11 @@ fn process_table() -> Vec<ProcEntry> {
             let (_, rest) = stat.rsplit_once(')')?;
             let fields: Vec<&str> = rest.split_whitespace().collect();
             if fields.first() == Some(&"Z") {
+                return None;
+            }
+            // Field 9 of stat; `fields` starts at field 3 (state).
+            let flags: u64 = fields.get(6)?.parse().ok()?;
+            if flags & PF_KTHREAD != 0 {
                 return None;
             }
             Some(ProcEntry {

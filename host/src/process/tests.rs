@@ -332,3 +332,60 @@ async fn a_second_ctrl_c_kills_an_unmarked_escapee_in_the_turns_folder() {
     drop(live);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_process_in_the_middle_of_exec_is_still_found_by_its_mark() {
+    // A marked process that `exec`s itself without pause: each `execve` leaves its
+    // environment reading empty for a moment, which a single read takes for unmarked
+    // (the field failure: a detached `setsid bash -c 'exec …'` escaped a check's sweep).
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("again.sh");
+    std::fs::write(&script, "#!/bin/sh\nexec \"$0\"\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let mark = new_mark();
+    let mut child = std::process::Command::new(&script)
+        .env(MARK_VAR, &mark)
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    // Until its first `execve` the child still holds the test's own environment.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !marked(&mark).contains(&pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let missed = (0..300).filter(|_| !marked(&mark).contains(&pid)).count();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(missed, 0, "scans that missed the marked process, of 300");
+}
+
+#[test]
+fn an_environment_that_reads_empty_is_read_again_until_it_settles() {
+    let reads = std::cell::RefCell::new(std::collections::HashMap::<i32, usize>::new());
+    let env = format!("A=1\0{MARK_VAR}=m-1\0");
+    let found = marked_by([101, 102, 103, 1], "m-1", |pid| {
+        let n = {
+            let mut reads = reads.borrow_mut();
+            let n = reads.entry(pid).or_default();
+            *n += 1;
+            *n
+        };
+        match pid {
+            // Mid-exec for its first three reads, then marked.
+            101 if n <= 3 => Some(Vec::new()),
+            101 => Some(env.clone().into_bytes()),
+            // Empty for good (started with nothing): given up on, not marked.
+            102 => Some(Vec::new()),
+            // Gone after its first read.
+            103 if n == 1 => Some(Vec::new()),
+            103 => None,
+            // Init is never read.
+            _ => panic!("pid {pid} was read"),
+        }
+    });
+    assert_eq!(found, vec![101]);
+    let reads = reads.into_inner();
+    assert_eq!(reads[&101], 4);
+    assert_eq!(reads[&103], 2);
+    assert!(reads[&102] > 4, "re-read until the settle time is up");
+}

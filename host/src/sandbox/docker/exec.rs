@@ -222,7 +222,7 @@ impl DockerExec {
         if self.host_sees_processes {
             let pid = self.pid().await?;
             // The pid is only trusted while it carries this exec's mark.
-            if pid > 0 && carries_mark(pid, &self.mark) {
+            if pid > 0 && crate::process::carries_mark(pid, &self.mark) {
                 let found = crate::process::stop_tree(pid, &self.mark, grace).await;
                 return Ok(found.len());
             }
@@ -257,14 +257,16 @@ impl DockerExec {
     /// [`stop`](Self::stop) by a `sh` script run in the container (what `stop` does when
     /// the host cannot see the container's processes): SIGTERM to every process whose
     /// environment holds the mark, up to `grace`, then SIGKILL to the rest. Needs `sh`,
-    /// `tr` and `grep` in the image.
+    /// `tr` and `grep` in the image; `dd` reads each environment in one piece (see
+    /// [`crate::process::marked`]), else `cat` does.
     pub async fn stop_in_container(&self, grace: Duration) -> Result<usize, DockerError> {
         let needle = format!("{MARK_VAR}={}", self.mark);
         let script = r#"sig=$1; needle=$2; n=0
 for d in /proc/[0-9]*; do
   p=${d#/proc/}
   [ "$p" = "$$" ] && continue
-  if tr '\0' '\n' < "$d/environ" 2>/dev/null | grep -qxF "$needle"; then
+  if { dd if="$d/environ" bs=2097152 count=1 2>/dev/null || cat "$d/environ" 2>/dev/null; } \
+      | tr '\0' '\n' | grep -qxF "$needle"; then
     kill -"$sig" "$p" 2>/dev/null && n=$((n+1))
   fi
 done
@@ -325,15 +327,6 @@ echo $n"#;
         }
         Ok(found)
     }
-}
-
-/// Whether process `pid` (in the host's `/proc`) was started with this mark.
-fn carries_mark(pid: i32, mark: &str) -> bool {
-    let needle = format!("{MARK_VAR}={mark}");
-    std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|env| {
-        env.split(|&b| b == 0)
-            .any(|entry| entry == needle.as_bytes())
-    })
 }
 
 /// SIGTERM to every process carrying `mark`, up to `grace` for them to go, then SIGKILL
