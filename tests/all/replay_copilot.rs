@@ -58,3 +58,44 @@ fn the_shared_scenarios() {
     let r = copilot("probe_hello");
     assert_eq!((r.num_turns, r.tool_calls.len()), (3, 2));
 }
+
+/// The usage file the launch plan names, handed to the reducer after the last line as a
+/// live run would: the run's tokens come from it, and the totals are no longer partial.
+#[test]
+fn the_usage_side_file_gives_the_run_totals() {
+    use coder_eval::components::ComponentSource;
+    use coder_eval::runtime::harness::Launcher;
+    use harness_kit::{AgentSettings, RunLimits};
+
+    let loaded = ComponentSource::default().harness("copilot").unwrap();
+    let settings = AgentSettings {
+        model_base_url: Some("http://127.0.0.1:9".into()),
+        ..Default::default()
+    };
+    let plan = Launcher::new(&loaded)
+        .unwrap()
+        .plan(&settings, &RunLimits::default())
+        .unwrap()
+        .unwrap();
+    assert_eq!(plan.side_files.len(), 1, "{:?}", plan.side_files);
+    let usage = std::fs::read(corpus("live/copilot/hello.usage.json")).unwrap();
+    let path = corpus("live/copilot/hello.jsonl");
+    let options = ReplayOptions {
+        side_files: vec![(plan.side_files[0].clone(), Some(usage))],
+        ..ReplayOptions::new("copilot")
+    };
+    let r = replay(&path, &options).unwrap();
+    let usage = r.usage.expect("usage from the side file");
+    assert_eq!((usage.input_tokens, usage.output_tokens), (36271, 41));
+    assert!(r.unreported.is_empty(), "{:?}", r.unreported);
+    assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
+
+    // The CLI wrote no usage file: unknown, not zero.
+    let options = ReplayOptions {
+        side_files: vec![(plan.side_files[0].clone(), None)],
+        ..ReplayOptions::new("copilot")
+    };
+    let r = replay(&path, &options).unwrap();
+    assert_eq!(r.usage, None);
+    assert_eq!(r.unreported.len(), 1);
+}

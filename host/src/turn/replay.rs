@@ -27,6 +27,11 @@ pub struct ReplayOptions {
     pub caps: Option<Caps>,
     /// Per-line cap in bytes.
     pub max_line_bytes: usize,
+    /// The side files the run's launch plan named, as (path as the plan gave it, content;
+    /// `None` = the CLI wrote none), handed to the reducer after the last line (e.g.
+    /// Copilot's usage file, kept beside its recording as `<scenario>.usage.json`). Empty
+    /// by default: a replay of stdout alone.
+    pub side_files: Vec<(String, Option<Vec<u8>>)>,
 }
 
 impl ReplayOptions {
@@ -37,6 +42,7 @@ impl ReplayOptions {
             components: ComponentSource::default(),
             caps: None,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            side_files: Vec::new(),
         }
     }
 }
@@ -214,6 +220,7 @@ fn run(
     let truncated = truncated
         .as_ref()
         .map(|t| (t.source_line, t.stamp_us, t.bytes.as_slice()));
+    pipeline.side_files(&options.side_files, end_us);
     let (mut record, trajectory) = pipeline.finish(truncated, end);
     if gateway {
         crate::gateway::apply_to_turn(&mut record, &gateway_calls);
