@@ -164,6 +164,17 @@ fn copilot_scenarios_and_parity_with_cline() {
         let view = |h: &str| parity_view(s, &results[&(s.to_string(), h.to_string())]);
         assert_eq!(view("copilot"), view("cline"), "{s}");
     }
+    // Copilot's tokens are only in its usage file (the plan's side file), read after exit.
+    let hello = results[&("hello".to_string(), "copilot".to_string())]
+        .turn
+        .as_ref()
+        .unwrap();
+    let usage = hello.usage.expect("tokens from the usage file");
+    assert!(
+        usage.input_tokens > 0 && usage.output_tokens > 0,
+        "{usage:?}"
+    );
+    assert!(hello.unreported.is_empty(), "{:?}", hello.unreported);
     for ((scenario, harness), r) in &results {
         assert_scenario(&out, scenario, harness, r, None);
     }

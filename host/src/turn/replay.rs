@@ -133,6 +133,8 @@ fn run(
     let mut freeze_pending = false;
     let mut unknown_stop = false;
     let mut unknown_stop_us: Option<u64> = None;
+    // The recording's side files, then any the options add.
+    let mut side_files: Vec<(String, Option<Vec<u8>>)> = Vec::new();
     while let Some(item) = reader.next_item().map_err(io)? {
         match item {
             Item::Line(line) => {
@@ -154,6 +156,7 @@ fn run(
                 stop = Some(recorded);
             }
             Item::Exit(status) => exit = Some(status),
+            Item::SideFile(path, content) => side_files.push((path, content)),
             Item::ModelCall(call) => gateway_calls.push(*call),
             Item::Problem(problem) => pipeline.collector.input_diagnostic(
                 problem.file_line,
@@ -220,7 +223,8 @@ fn run(
     let truncated = truncated
         .as_ref()
         .map(|t| (t.source_line, t.stamp_us, t.bytes.as_slice()));
-    pipeline.side_files(&options.side_files, end_us);
+    side_files.extend(options.side_files.iter().cloned());
+    pipeline.side_files(&side_files, end_us);
     let (mut record, trajectory) = pipeline.finish(truncated, end);
     if gateway {
         crate::gateway::apply_to_turn(&mut record, &gateway_calls);
