@@ -65,6 +65,11 @@ pub const BUILTIN_HARNESSES: &[BuiltinHarness] = &[
         program: "cline",
         wasm: embedded::CLINE,
     },
+    BuiltinHarness {
+        name: "copilot",
+        program: "copilot",
+        wasm: embedded::COPILOT,
+    },
 ];
 
 /// A harness a `--components` folder adds ([`ComponentSource::added_harnesses`]).

@@ -250,7 +250,7 @@ fn parity_lists_the_agent_fields() {
         );
         assert_eq!(
             line.contains("is not checked on this CLI yet"),
-            ["qwen-code", "cline"].contains(&harness),
+            ["qwen-code", "cline", "copilot"].contains(&harness),
             "{line}"
         );
     }

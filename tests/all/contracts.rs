@@ -32,6 +32,7 @@ fn the_builtin_harnesses_speak_0_2_0_and_declare_what_they_can_do() {
         ("qwen-code", false, false, TotalsScope::PerProcess),
         ("kilo", true, true, TotalsScope::PerCall),
         ("cline", false, true, TotalsScope::PerCall),
+        ("copilot", false, false, TotalsScope::PerProcess),
     ];
     for (name, resume, cost, totals) in expect {
         let mut l = launcher(name, None);

@@ -32,6 +32,7 @@ const HARNESSES: &[(&str, &[&str])] = &[
     ("qwen-code", &["live/qwen"]),
     ("kilo", &["live/kilo"]),
     ("cline", &["live/cline"]),
+    ("copilot", &["live/copilot"]),
 ];
 
 /// Every distinct stdout line of a harness's captures.
@@ -282,6 +283,7 @@ fuzz_reducer!(gemini_cli_reducer_never_traps, "gemini-cli");
 fuzz_reducer!(qwen_code_reducer_never_traps, "qwen-code");
 fuzz_reducer!(kilo_reducer_never_traps, "kilo");
 fuzz_reducer!(cline_reducer_never_traps, "cline");
+fuzz_reducer!(copilot_reducer_never_traps, "copilot");
 
 /// The corpus lines themselves reduce without a trap (the base the mutations start from).
 #[test]

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 
-const HARNESSES: [&str; 8] = [
+const HARNESSES: [&str; 9] = [
     "claude-code",
     "codex",
     "pi",
@@ -23,6 +23,7 @@ const HARNESSES: [&str; 8] = [
     "qwen-code",
     "kilo",
     "cline",
+    "copilot",
 ];
 pub(crate) const SCENARIOS: [&str; 5] =
     ["hello", "parallel", "max_turns", "tool_error", "long_shell"];
@@ -147,6 +148,33 @@ fn scenarios_on_every_harness_and_parity() {
         failures.join("\n")
     );
 
+    for ((scenario, harness), r) in &results {
+        assert_scenario(&out, scenario, harness, r, None);
+    }
+}
+
+/// The matrix on Copilot CLI alone beside Cline (a quicker check than the whole matrix
+/// when only the Copilot harness changed): every scenario holds and their parity views
+/// agree.
+#[test]
+fn copilot_scenarios_and_parity_with_cline() {
+    let out = scratch("live-scenarios-copilot");
+    let results = run_matrix_of(&out, 2, &["cline", "copilot"], &[]);
+    for s in SCENARIOS {
+        let view = |h: &str| parity_view(s, &results[&(s.to_string(), h.to_string())]);
+        assert_eq!(view("copilot"), view("cline"), "{s}");
+    }
+    // Copilot's tokens are only in its usage file (the plan's side file), read after exit.
+    let hello = results[&("hello".to_string(), "copilot".to_string())]
+        .turn
+        .as_ref()
+        .unwrap();
+    let usage = hello.usage.expect("tokens from the usage file");
+    assert!(
+        usage.input_tokens > 0 && usage.output_tokens > 0,
+        "{usage:?}"
+    );
+    assert!(hello.unreported.is_empty(), "{:?}", hello.unreported);
     for ((scenario, harness), r) in &results {
         assert_scenario(&out, scenario, harness, r, None);
     }

@@ -36,6 +36,7 @@ mod reliability_attack;
 mod reliability_edges;
 mod replay_cline;
 mod replay_codex_pi;
+mod replay_copilot;
 mod replay_corpus;
 mod replay_field2;
 mod replay_opencode_gemini;

@@ -11,6 +11,15 @@
 //!
 //! Phone-home left: one request for PostHog feature flags (`data.cline.bot`), which no
 //! setting turns off; it does not block the run (a network-isolated run refuses it).
+//!
+//! **The prompt must hold whitespace** (checked in 3.0.65's bundle and live): the prompt is
+//! only ever its argv operands, and a run with a prompt (`--json` needs one) refuses
+//! anything but one operand with whitespace in it: `cline --json go` exits 1 with
+//! "Unknown command or unquoted prompt: go", and `cline --json version` prints the
+//! version (a subcommand). `--` does not help (the same check), nor stdin: in `--json`
+//! mode Cline never reads it ("JSON output mode requires a prompt argument or piped
+//! stdin", piped or not). A one-word prompt cannot reach Cline as a prompt through this
+//! plan; the host would have to change the text (e.g. a trailing newline).
 
 use harness_kit::{
     AgentField, AgentSettings, Capabilities, ConfigFile, Harness, LaunchPlan, NeutralAction,

@@ -296,7 +296,7 @@ pub(crate) const TOOL_RUNS_BEFORE_STREAMED: &[&str] = &["codex", "opencode", "ge
 /// The built-in harnesses the early_fail scenario has not been checked on yet (added
 /// after that measurement): their stop_early row says so rather than promise a hold.
 /// Kilo shares OpenCode's stream (tools reported once done), so it is in the list above.
-pub(crate) const STOP_HOLD_UNCHECKED: &[&str] = &["qwen-code", "cline"];
+pub(crate) const STOP_HOLD_UNCHECKED: &[&str] = &["qwen-code", "cline", "copilot"];
 
 /// The caveats of one harness as table text.
 fn caveat_text(caveats: &serde_json::Value) -> String {

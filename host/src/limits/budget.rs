@@ -229,7 +229,8 @@ impl ReportedAt {
 /// count is that of its start (1), so output tokens and cost come in its result; Codex and
 /// Gemini CLI usage only in their final totals and no cost; OpenCode, its fork Kilo and Pi
 /// usage and cost per step / message; Qwen Code usage per call (each reply's last line)
-/// and no cost; Cline usage per call and its cost in its final `run_result`.
+/// and no cost; Cline usage per call and its cost in its final `run_result`; Copilot
+/// usage only in its usage file, read after it exits (its final result) and no cost.
 pub fn reporting(harness: &str) -> Option<Reporting> {
     use ReportedAt::*;
     Some(match harness {
@@ -238,7 +239,7 @@ pub fn reporting(harness: &str) -> Option<Reporting> {
             input: EachCall,
             output: FinalResult,
         },
-        "codex" | "gemini-cli" => Reporting {
+        "codex" | "gemini-cli" | "copilot" => Reporting {
             cost: None,
             input: FinalResult,
             output: FinalResult,

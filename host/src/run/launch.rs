@@ -163,6 +163,7 @@ pub(super) fn launch_spec(
         cwd: setup.workspace.clone(),
         stdin,
         pid_namespace: options.pid_namespace,
+        side_files: crate::turn::live::side_files(&plan.side_files, &setup.home, &setup.workspace),
         turn_limit_codes: plan
             .exit_codes
             .iter()

@@ -22,7 +22,7 @@ use crate::results::{StampedEvent, StopReason, TurnRecord};
 use crate::sandbox::docker::{DockerSandbox, ExecRequest};
 use coder_eval_scripted_model::{Hold, HoldReason, Stopper};
 use spawn::{Agent, spawn_local, spawn_reader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::sync::{mpsc, watch};
@@ -47,6 +47,44 @@ pub(crate) struct LaunchSpec {
     /// Start the CLI as the first process of a PID namespace of its own, where the kernel
     /// allows it (`crate::process::pidns`).
     pub pid_namespace: bool,
+    /// The launch plan's side files: (path as the plan gave it, the file on this host),
+    /// read once the CLI exited and handed to the reducer ([`side_files`]).
+    pub side_files: Vec<(String, PathBuf)>,
+}
+
+/// The most of one side file read (bytes); a longer one is cut here.
+pub(crate) const MAX_SIDE_FILE_BYTES: u64 = 16 * 1024 * 1024;
+
+/// The launch plan's side files with `{{home}}` and `{{workspace}}` put in, as
+/// [`LaunchSpec::side_files`] holds them.
+pub(crate) fn side_files(plan: &[String], home: &Path, workspace: &Path) -> Vec<(String, PathBuf)> {
+    plan.iter()
+        .map(|p| {
+            let local = p
+                .replace("{{home}}", &home.display().to_string())
+                .replace("{{workspace}}", &workspace.display().to_string());
+            (p.clone(), PathBuf::from(local))
+        })
+        .collect()
+}
+
+/// Each side file's content, `None` where the CLI wrote none (or it cannot be read),
+/// at most [`MAX_SIDE_FILE_BYTES`] of it.
+fn read_side_files(files: &[(String, PathBuf)]) -> Vec<(String, Option<Vec<u8>>)> {
+    use std::io::Read;
+    files
+        .iter()
+        .map(|(plan_path, local)| {
+            let content = std::fs::File::open(local).ok().and_then(|f| {
+                let mut bytes = Vec::new();
+                f.take(MAX_SIDE_FILE_BYTES)
+                    .read_to_end(&mut bytes)
+                    .ok()
+                    .map(|_| bytes)
+            });
+            (plan_path.clone(), content)
+        })
+        .collect()
 }
 
 /// A finished live turn.
@@ -312,6 +350,11 @@ pub(crate) async fn run_turn(
     }
     let finish = Instant::now();
     let end_us = stop_at_us.map_or(exit.stamp_us, |s| s.min(exit.stamp_us));
+    let side_files = read_side_files(&spec.side_files);
+    for (path, content) in &side_files {
+        recording.side_file(exit.stamp_us, path, content.as_deref())?;
+    }
+    pipeline.side_files(&side_files, end_us);
     let (record, trajectory) = pipeline.finish(
         truncated,
         TurnEnd {

@@ -111,6 +111,19 @@ impl Pipeline {
         self.absorb(line_no, stamp_us, result)
     }
 
+    /// The side files the launch plan named, read after the CLI exited (`path` as the plan
+    /// gave it, `None` when the CLI did not write it), handed to the reducer before
+    /// [`Pipeline::finish`]; their events are stamped `stamp_us` (the turn's end).
+    pub(crate) fn side_files(&mut self, files: &[(String, Option<Vec<u8>>)], stamp_us: u64) {
+        for (path, content) in files {
+            let Some(reducer) = self.reducer.as_mut() else {
+                return;
+            };
+            let result = reducer.side_file(path, content.as_deref());
+            self.absorb(0, stamp_us, result);
+        }
+    }
+
     /// End of stream: `truncated` = bytes after the last newline with their line number
     /// and stamp. Returns the turn record and the trajectory (every event, in order),
     /// which the graders judge.

@@ -27,6 +27,11 @@ pub struct ReplayOptions {
     pub caps: Option<Caps>,
     /// Per-line cap in bytes.
     pub max_line_bytes: usize,
+    /// The side files the run's launch plan named, as (path as the plan gave it, content;
+    /// `None` = the CLI wrote none), handed to the reducer after the last line (e.g.
+    /// Copilot's usage file, kept beside its recording as `<scenario>.usage.json`). Empty
+    /// by default: a replay of stdout alone.
+    pub side_files: Vec<(String, Option<Vec<u8>>)>,
 }
 
 impl ReplayOptions {
@@ -37,6 +42,7 @@ impl ReplayOptions {
             components: ComponentSource::default(),
             caps: None,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
+            side_files: Vec::new(),
         }
     }
 }
@@ -127,6 +133,8 @@ fn run(
     let mut freeze_pending = false;
     let mut unknown_stop = false;
     let mut unknown_stop_us: Option<u64> = None;
+    // The recording's side files, then any the options add.
+    let mut side_files: Vec<(String, Option<Vec<u8>>)> = Vec::new();
     while let Some(item) = reader.next_item().map_err(io)? {
         match item {
             Item::Line(line) => {
@@ -148,6 +156,7 @@ fn run(
                 stop = Some(recorded);
             }
             Item::Exit(status) => exit = Some(status),
+            Item::SideFile(path, content) => side_files.push((path, content)),
             Item::ModelCall(call) => gateway_calls.push(*call),
             Item::Problem(problem) => pipeline.collector.input_diagnostic(
                 problem.file_line,
@@ -214,6 +223,8 @@ fn run(
     let truncated = truncated
         .as_ref()
         .map(|t| (t.source_line, t.stamp_us, t.bytes.as_slice()));
+    side_files.extend(options.side_files.iter().cloned());
+    pipeline.side_files(&side_files, end_us);
     let (mut record, trajectory) = pipeline.finish(truncated, end);
     if gateway {
         crate::gateway::apply_to_turn(&mut record, &gateway_calls);

@@ -220,6 +220,16 @@ enum Record {
         us: u64,
         reason: StopReason,
     },
+    /// A side file the launch plan named, read after the CLI exited: `path` as the plan
+    /// gave it, its bytes as `text` or `b64`, neither when the CLI wrote none.
+    SideFile {
+        us: u64,
+        path: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        b64: Option<String>,
+    },
     Exit {
         us: u64,
         #[serde(default, skip_serializing_if = "Option::is_none")]

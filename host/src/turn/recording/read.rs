@@ -1,7 +1,7 @@
 //! Reading a recording or a plain capture, one item at a time.
 
 use super::{
-    ExitStatus, FORMAT, Header, HeldCall, Record, RecordedStop, RecordingError, StampedLine,
+    Data, ExitStatus, FORMAT, Header, HeldCall, Record, RecordedStop, RecordingError, StampedLine,
     VERSION,
 };
 use crate::results::StopReason;
@@ -25,6 +25,9 @@ pub enum Item {
     Stop(RecordedStop),
     /// How the CLI ended.
     Exit(ExitStatus),
+    /// A side file of the launch plan: (path as the plan gave it, its bytes; `None` = the
+    /// CLI wrote none).
+    SideFile(String, Option<Vec<u8>>),
     /// A recording line that could not be read.
     Problem(Problem),
     /// A stop record whose reason this host does not know (a newer host wrote it, or the
@@ -259,6 +262,19 @@ impl<R: std::io::BufRead> Reader<R> {
                 reason,
                 after_lines,
             }),
+            Record::SideFile {
+                path, text, b64, ..
+            } => match (text, b64) {
+                (None, None) => Item::SideFile(path, None),
+                (Some(text), None) => Item::SideFile(path, Some(text.into_bytes())),
+                (None, Some(b64)) => match Data::B64(b64).into_bytes() {
+                    Ok(bytes) => Item::SideFile(path, Some(bytes)),
+                    Err(err) => self.problem_here(err),
+                },
+                (Some(_), Some(_)) => {
+                    self.problem_here("a side_file record with both text and b64".into())
+                }
+            },
             Record::Exit {
                 us,
                 code,

@@ -163,3 +163,39 @@ fn plain_capture_gets_synthetic_stamps() {
     // A blank line of a capture is a line too.
     assert_eq!(items(Reader::plain(b"\n\n")).len(), 2);
 }
+
+#[test]
+fn side_files_round_trip_after_the_exit() {
+    let dir = std::env::temp_dir().join(format!("ce-rec-side-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("r.jsonl");
+    let mut w = RecordingWriter::create(&path, &Header::default()).unwrap();
+    w.stdout_line(10, b"{}", false).unwrap();
+    w.exit(ExitStatus {
+        stamp_us: 20,
+        code: Some(0),
+        signal: None,
+        turn_limit: false,
+    })
+    .unwrap();
+    w.side_file(20, "{{home}}/usage.json", Some(b"{\"n\":1}"))
+        .unwrap();
+    w.side_file(20, "{{home}}/bin", Some(b"\xff\x00")).unwrap();
+    w.side_file(20, "{{home}}/none", None).unwrap();
+    drop(w);
+    let read = items(Reader::open(&path).unwrap());
+    assert_eq!(
+        read[2..],
+        [
+            Item::SideFile("{{home}}/usage.json".into(), Some(b"{\"n\":1}".to_vec())),
+            Item::SideFile("{{home}}/bin".into(), Some(b"\xff\x00".to_vec())),
+            Item::SideFile("{{home}}/none".into(), None),
+        ]
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains(r#"{"t":"side_file","us":20,"path":"{{home}}/none"}"#),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

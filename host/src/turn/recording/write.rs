@@ -82,6 +82,27 @@ impl RecordingWriter {
         })
     }
 
+    /// A side file of the launch plan (`path` as the plan gave it), read after the CLI
+    /// exited; `None` = the CLI wrote none.
+    pub fn side_file(
+        &mut self,
+        stamp_us: u64,
+        path: &str,
+        content: Option<&[u8]>,
+    ) -> std::io::Result<()> {
+        let (text, b64) = match content.map(Data::of) {
+            Some(Data::Text(text)) => (Some(text), None),
+            Some(Data::B64(b64)) => (None, Some(b64)),
+            None => (None, None),
+        };
+        self.write_json(&Record::SideFile {
+            us: stamp_us,
+            path: path.to_string(),
+            text,
+            b64,
+        })
+    }
+
     /// The exit record.
     pub fn exit(&mut self, status: ExitStatus) -> std::io::Result<()> {
         self.write_json(&Record::Exit {
