@@ -56,8 +56,10 @@ mod tests;
 
 pub use overrides::Overrides;
 use paths::{PATH_FIELDS, absolutize_paths, relative_lineage};
+pub use position::MAX_VARIANT_ID;
 use position::{
-    check_sections, is_plain_name, key_positions, section_error, variant_line, variant_lines,
+    check_sections, is_plain_name, key_positions, section_error, shorten, variant_line,
+    variant_lines,
 };
 pub use resolve::{ResolvedTask, resolve_file};
 
@@ -369,11 +371,29 @@ impl Experiment {
         absolutize_paths(&mut defaults_layer, base);
         let mut variants: Vec<Variant> = Vec::new();
         for v in spec.variants {
-            let at = format!("variants[{}]", v.variant_id);
-            if !kebab.is_match(&v.variant_id) && !is_plain_name(&v.variant_id) {
+            let at = format!("variants[{}]", shorten(&v.variant_id));
+            if !is_plain_name(&v.variant_id) || v.variant_id.len() > MAX_VARIANT_ID {
                 return Err(rule(format!(
-                    "{at}: variant_id must be a name without slashes or spaces (it names a folder)"
+                    "{at}: variant_id must be 1 to {MAX_VARIANT_ID} characters, each an ASCII \
+                     letter, digit, `-`, `_` or `.`, not starting with `.` (it names a folder)"
                 )));
+            }
+            // Folders named `Fast` and `fast` are one folder on a case-insensitive file
+            // system (macOS, Windows): refused as a duplicate would be.
+            if let Some(w) = variants
+                .iter()
+                .find(|w| w.variant_id != v.variant_id && w.variant_id.eq_ignore_ascii_case(&v.variant_id))
+            {
+                let start = variant_lines(text, &v.variant_id).first().copied();
+                return Err(at_key(
+                    start,
+                    "variant_id",
+                    format!(
+                        "{at}.variant_id: the same folder as variants[{}] on a case-insensitive \
+                         file system (variant ids name folders: make them differ in more than case)",
+                        w.variant_id
+                    ),
+                ));
             }
             // This variant's `variant_id:` line (the n-th of the same id).
             let earlier = variants

@@ -141,6 +141,21 @@ pub(super) fn variant_lines(text: &str, id: &str) -> Vec<usize> {
         .collect()
 }
 
+/// The longest `variant_id`, in characters (ASCII: bytes). It names a folder at the top of
+/// a run's folder: well under a file name's 255 bytes, and readable in tables.
+pub const MAX_VARIANT_ID: usize = 64;
+
+/// `s` for a message: its first 32 characters and `…` when longer.
+pub(super) fn shorten(s: &str) -> String {
+    match s.char_indices().nth(32) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+/// Whether `s` can be a `variant_id`: ASCII letters, digits, `-`, `_` and `.`, not empty,
+/// not starting with `.` (a hidden folder). Its length is bounded apart
+/// ([`MAX_VARIANT_ID`]).
 pub(super) fn is_plain_name(s: &str) -> bool {
     !s.is_empty()
         && !s.starts_with('.')
