@@ -1085,3 +1085,35 @@ fn an_interrupted_suite_writes_run_json_once_at_the_stop_not_once_per_unit_not_r
         .count();
     assert_eq!(results, units, "every unit's task.json is written");
 }
+
+#[test]
+fn repeats_of_an_agentless_task_are_not_applied_and_a_note_says_so() {
+    let dir = scratch("suite-agentless-repeats");
+    std::fs::create_dir_all(dir.join("tpl")).unwrap();
+    std::fs::write(dir.join("tpl/ok.txt"), "ok\n").unwrap();
+    let task = dir.join("task.yaml");
+    std::fs::write(
+        &task,
+        "task_id: none_ok\nagent: {type: none}\nsandbox: {template_dir: tpl}\nsuccess_criteria:\n  - type: file_exists\n    path: ok.txt\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = run(&["run", "--repeats", "250", "--out"], &[&out, &task]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        stderr
+            .matches("task none_ok is agent.type: none: it runs once")
+            .count(),
+        1,
+        "{}",
+        show(&o)
+    );
+    assert!(
+        stderr.contains("not the 250 replicates asked for"),
+        "{}",
+        show(&o)
+    );
+    assert_eq!(summary(&out).rows.len(), 1);
+    std::fs::remove_dir_all(&dir).ok();
+}
