@@ -1117,3 +1117,65 @@ fn repeats_of_an_agentless_task_are_not_applied_and_a_note_says_so() {
     assert_eq!(summary(&out).rows.len(), 1);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A run folder holding only a `run.json` whose statistics are `(task, passes of 2)`
+/// for variant `v`, with `missing` replicates of the first task, run under experiment
+/// `experiment` (none when `None`).
+fn stats_run(dir: &Path, experiment: Option<&str>, tasks: &[(&str, u32)], missing: u32) {
+    let per_task: Vec<serde_json::Value> = tasks
+        .iter()
+        .enumerate()
+        .map(|(i, (id, passes))| {
+            let m = if i == 0 { missing } else { 0 };
+            serde_json::json!({"task_id": id, "replicates": 2 + m, "graded": 2, "passes": passes,
+                "errored": 0, "skipped": 0, "missing": m, "pass_rate": f64::from(*passes) / 2.0,
+                "mean_score": null, "pass_at_k": {}, "pass_hat_k": {}, "wilson95": null,
+                "flaky": *passes == 1})
+        })
+        .collect();
+    let mut run = serde_json::json!({"result_version": 1, "rows": [], "statistics": [{
+        "variant": "v", "tasks": tasks.len(), "tasks_graded": tasks.len(), "tasks_flaky": 0,
+        "graded": 2 * tasks.len(), "passes": 0, "errored": 0, "skipped": 0, "missing": missing,
+        "pass_rate": null, "score": null, "per_task": per_task}]});
+    if let Some(id) = experiment {
+        run["experiment"] = serde_json::json!({"experiment_id": id, "description": "",
+            "file": format!("/x/{id}.yaml"), "variants": ["v"]});
+    }
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("run.json"), run.to_string()).unwrap();
+}
+
+#[test]
+fn compare_names_both_folders_and_warns_of_other_experiments_and_missing_replicates() {
+    let dir = scratch("suite-compare-warnings");
+    stats_run(&dir.join("a"), Some("exp-one"), &[("t1", 0), ("t2", 1)], 3);
+    stats_run(&dir.join("b"), Some("exp-two"), &[("t1", 2), ("t2", 2)], 0);
+    stats_run(&dir.join("c"), Some("exp-two"), &[("t1", 1), ("t2", 2)], 0);
+    let o = run_in(&dir, &["compare", "a", "b"]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert!(out.contains("(run a)") && out.contains("(run b)"), "{out}");
+    assert!(
+        err.contains("warning: A (a) is a run of experiment `exp-one` (/x/exp-one.yaml) and B (b) is a run of experiment `exp-two` (/x/exp-two.yaml)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("warning: A (a, v) has 3 replicate(s) missing"),
+        "{err}"
+    );
+    // JSON and HTML carry the folders and the warnings too.
+    let o = run_in(&dir, &["compare", "a", "b", "--json", "--html", "cmp.html"]);
+    let c: CompareReport = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!((c.a_run.as_deref(), c.b_run.as_deref()), (Some("a"), Some("b")));
+    assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
+    let html = std::fs::read_to_string(dir.join("cmp.html")).unwrap();
+    assert!(html.contains("<code>a</code>") && html.contains("Warning: "), "{html}");
+    // One experiment, nothing missing: no warning.
+    let o = run_in(&dir, &["compare", "b", "c"]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"), "{}", show(&o));
+    std::fs::remove_dir_all(&dir).ok();
+}

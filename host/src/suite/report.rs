@@ -134,6 +134,12 @@ pub fn compare_page(c: &CompareReport) -> String {
             }
             body {
                 h1 { "B (" (c.b) ") against A (" (c.a) ")" }
+                @if let (Some(a), Some(b)) = (&c.a_run, &c.b_run) {
+                    p { "A: " (c.a) " of " code { (a) } "; B: " (c.b) " of " code { (b) } }
+                }
+                @for w in &c.warnings {
+                    p { strong { "Warning: " } (w) }
+                }
                 p {
                     "A: " (estimate(c.a_pass_rate.as_ref())) "; B: "
                     (estimate(c.b_pass_rate.as_ref())) ". Difference B − A over "
