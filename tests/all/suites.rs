@@ -365,6 +365,27 @@ fn the_example_experiment_resolves() {
             .unwrap()
             .ends_with("examples/experiments/scripts/lazy.yaml")
     );
+    // The README's harness comparison: one variant per harness, the task's own script.
+    let exp = Experiment::load(&root.join("examples/experiments/harnesses.yaml")).unwrap();
+    let (tasks, _) = resolve_file(
+        &root.join("tasks/hello_date/task.yaml"),
+        &Default::default(),
+        Some(&exp),
+        &Overrides::default(),
+    )
+    .unwrap();
+    let harnesses: Vec<_> = tasks
+        .iter()
+        .map(|t| (t.variant.clone().unwrap(), t.task.agent.harness.clone().unwrap()))
+        .collect();
+    assert_eq!(
+        harnesses,
+        vec![
+            ("claude".to_string(), "claude-code".to_string()),
+            ("codex".to_string(), "codex".to_string())
+        ]
+    );
+    assert!(tasks.iter().all(|t| t.repeats == 2 && t.task.agent.scripted_model.is_some()));
 }
 
 #[test]
