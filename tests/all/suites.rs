@@ -376,7 +376,12 @@ fn the_example_experiment_resolves() {
     .unwrap();
     let harnesses: Vec<_> = tasks
         .iter()
-        .map(|t| (t.variant.clone().unwrap(), t.task.agent.harness.clone().unwrap()))
+        .map(|t| {
+            (
+                t.variant.clone().unwrap(),
+                t.task.agent.harness.clone().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(
         harnesses,
@@ -385,7 +390,11 @@ fn the_example_experiment_resolves() {
             ("codex".to_string(), "codex".to_string())
         ]
     );
-    assert!(tasks.iter().all(|t| t.repeats == 2 && t.task.agent.scripted_model.is_some()));
+    assert!(
+        tasks
+            .iter()
+            .all(|t| t.repeats == 2 && t.task.agent.scripted_model.is_some())
+    );
 }
 
 #[test]
@@ -1190,13 +1199,23 @@ fn compare_names_both_folders_and_warns_of_other_experiments_and_missing_replica
     // JSON and HTML carry the folders and the warnings too.
     let o = run_in(&dir, &["compare", "a", "b", "--json", "--html", "cmp.html"]);
     let c: CompareReport = serde_json::from_slice(&o.stdout).unwrap();
-    assert_eq!((c.a_run.as_deref(), c.b_run.as_deref()), (Some("a"), Some("b")));
+    assert_eq!(
+        (c.a_run.as_deref(), c.b_run.as_deref()),
+        (Some("a"), Some("b"))
+    );
     assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
     let html = std::fs::read_to_string(dir.join("cmp.html")).unwrap();
-    assert!(html.contains("<code>a</code>") && html.contains("Warning: "), "{html}");
+    assert!(
+        html.contains("<code>a</code>") && html.contains("Warning: "),
+        "{html}"
+    );
     // One experiment, nothing missing: no warning.
     let o = run_in(&dir, &["compare", "b", "c"]);
     assert_eq!(o.status.code(), Some(0), "{}", show(&o));
-    assert!(!String::from_utf8_lossy(&o.stderr).contains("warning"), "{}", show(&o));
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("warning"),
+        "{}",
+        show(&o)
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

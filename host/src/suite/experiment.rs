@@ -380,10 +380,9 @@ impl Experiment {
             }
             // Folders named `Fast` and `fast` are one folder on a case-insensitive file
             // system (macOS, Windows): refused as a duplicate would be.
-            if let Some(w) = variants
-                .iter()
-                .find(|w| w.variant_id != v.variant_id && w.variant_id.eq_ignore_ascii_case(&v.variant_id))
-            {
+            if let Some(w) = variants.iter().find(|w| {
+                w.variant_id != v.variant_id && w.variant_id.eq_ignore_ascii_case(&v.variant_id)
+            }) {
                 let start = variant_lines(text, &v.variant_id).first().copied();
                 return Err(at_key(
                     start,

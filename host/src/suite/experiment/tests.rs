@@ -240,7 +240,10 @@ fn a_long_an_unusual_or_a_case_colliding_variant_id_is_refused_naming_the_rule()
     let long = "v".repeat(MAX_VARIANT_ID + 1);
     let msg = parse(&format!("  - variant_id: {long}\n")).expect("a 65-character id refused");
     assert!(msg.contains("1 to 64 characters"), "{msg}");
-    assert!(!msg.contains(&long), "the id is shortened in the message: {msg}");
+    assert!(
+        !msg.contains(&long),
+        "the id is shortened in the message: {msg}"
+    );
     assert_eq!(
         parse(&format!("  - variant_id: {}\n", "v".repeat(MAX_VARIANT_ID))),
         None
@@ -255,7 +258,9 @@ fn a_long_an_unusual_or_a_case_colliding_variant_id_is_refused_naming_the_rule()
     let msg = parse("  - variant_id: fast\n  - variant_id: slow\n  - variant_id: Fast\n")
         .expect("Fast and fast refused");
     assert!(
-        msg.starts_with("/x/exp.yaml:5:5: variants[Fast].variant_id: the same folder as variants[fast]"),
+        msg.starts_with(
+            "/x/exp.yaml:5:5: variants[Fast].variant_id: the same folder as variants[fast]"
+        ),
         "{msg}"
     );
 }
