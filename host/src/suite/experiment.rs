@@ -58,8 +58,8 @@ pub use overrides::Overrides;
 use paths::{PATH_FIELDS, absolutize_paths, relative_lineage};
 pub use position::MAX_VARIANT_ID;
 use position::{
-    check_sections, is_plain_name, key_positions, section_error, shorten, variant_line,
-    variant_lines,
+    VARIANT_ID_RULE, case_twin, case_twin_message, check_sections, is_variant_id, key_positions,
+    section_error, shorten, variant_line, variant_lines,
 };
 pub use resolve::{ResolvedTask, resolve_file};
 
@@ -372,27 +372,12 @@ impl Experiment {
         let mut variants: Vec<Variant> = Vec::new();
         for v in spec.variants {
             let at = format!("variants[{}]", shorten(&v.variant_id));
-            if !is_plain_name(&v.variant_id) || v.variant_id.len() > MAX_VARIANT_ID {
-                return Err(rule(format!(
-                    "{at}: variant_id must be 1 to {MAX_VARIANT_ID} characters, each an ASCII \
-                     letter, digit, `-`, `_` or `.`, not starting with `.` (it names a folder)"
-                )));
+            if !is_variant_id(&v.variant_id) {
+                return Err(rule(format!("{at}: variant_id {VARIANT_ID_RULE}")));
             }
-            // Folders named `Fast` and `fast` are one folder on a case-insensitive file
-            // system (macOS, Windows): refused as a duplicate would be.
-            if let Some(w) = variants.iter().find(|w| {
-                w.variant_id != v.variant_id && w.variant_id.eq_ignore_ascii_case(&v.variant_id)
-            }) {
+            if let Some(w) = case_twin(&v.variant_id, variants.iter().map(|w| &*w.variant_id)) {
                 let start = variant_lines(text, &v.variant_id).first().copied();
-                return Err(at_key(
-                    start,
-                    "variant_id",
-                    format!(
-                        "{at}.variant_id: the same folder as variants[{}] on a case-insensitive \
-                         file system (variant ids name folders: make them differ in more than case)",
-                        w.variant_id
-                    ),
-                ));
+                return Err(at_key(start, "variant_id", case_twin_message(&at, w)));
             }
             // This variant's `variant_id:` line (the n-th of the same id).
             let earlier = variants
