@@ -1219,3 +1219,21 @@ fn compare_names_both_folders_and_warns_of_other_experiments_and_missing_replica
     );
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn check_reports_every_type_error_of_an_experiment_file() {
+    let dir = scratch("check-experiment-every-error");
+    std::fs::write(
+        dir.join("types.yaml"),
+        "experiment_id: types\ndefaults:\n  repeats: \"three\"\nvariants:\n  - variant_id: a\n    run_limits: {max_turns: \"lots\"}\n",
+    )
+    .unwrap();
+    let o = run_in(&dir, &["check", "types.yaml"]);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(errors.len(), 2, "{}", show(&o));
+    assert!(errors[0].contains("types.yaml:3:"), "{}", show(&o));
+    assert!(errors[1].contains("types.yaml:6:"), "{}", show(&o));
+    std::fs::remove_dir_all(&dir).ok();
+}

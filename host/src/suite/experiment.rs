@@ -47,6 +47,7 @@ use serde::Deserialize;
 use serde_yaml_ng::{Mapping, Value};
 use std::path::{Path, PathBuf};
 
+pub mod every_error;
 mod overrides;
 mod paths;
 mod position;
