@@ -29,6 +29,11 @@
 //!     path: app.py
 //! ```
 //!
+//! Relative paths in a task file resolve from the folder of the path it was given by:
+//! for a symbolic link to a task file, the link's folder, not its target's (so a
+//! linked file can be shared by task folders that each hold their own fixtures). An
+//! experiment file's paths follow the same rule.
+//!
 //! coder_eval's keys (v0.12) load with coder_eval's meaning: `skip`, `dataset`
 //! ([`dataset`]), `reference`, `pre_run`/`post_run` objects and the `sandbox` keys
 //! ([`sandbox`]), the agent fields beyond harness@0.1.0 ([`agent`]) and the legacy keys

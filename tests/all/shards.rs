@@ -1258,6 +1258,43 @@ fn merge_locks_its_folder_counts_skipped_units_and_writes_statistics_when_all_ar
 }
 
 #[test]
+fn merge_refuses_a_shard_json_listing_a_unit_of_another_shard() {
+    use coder_eval::suite::shard::Shard;
+    let dir = scratch("merge-forged-unit");
+    let plan_file = agentless_plan(&dir);
+    let p = Plan::read(&plan_file).unwrap();
+    // A folder claiming to be the shard (of 2) that the first unit is not in, listing
+    // every unit of the plan: one at least is another shard's.
+    let index = 1 - Shard::of(&p.units[0].id, 2);
+    let forged = dir.join("forged");
+    std::fs::create_dir_all(&forged).unwrap();
+    ShardRecord {
+        plan_id: p.plan_id.clone(),
+        shard: Shard { index, count: 2 },
+        units: p.units.iter().map(|u| u.id.clone()).collect(),
+    }
+    .write(&forged)
+    .unwrap();
+    // Where the plan was made: merge resolves its arguments again.
+    let o = Command::new(bin())
+        .current_dir(&dir)
+        .args(["merge", "forged", "--plan", "plan.json", "--out", "merged"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(exit_codes::USAGE), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "forged/shard.json: lists unit {} (id {}), which is not shard {index}/2's",
+            p.units[0].unit.label(),
+            p.units[0].id
+        )),
+        "{err}"
+    );
+    assert!(!dir.join("merged/run.json").exists(), "{err}");
+}
+
+#[test]
 fn a_plan_made_with_absolute_paths_runs_after_its_tree_moved() {
     let dir = scratch("plan-abs");
     let orig = dir.join("orig");

@@ -365,6 +365,36 @@ fn the_example_experiment_resolves() {
             .unwrap()
             .ends_with("examples/experiments/scripts/lazy.yaml")
     );
+    // The README's harness comparison: one variant per harness, the task's own script.
+    let exp = Experiment::load(&root.join("examples/experiments/harnesses.yaml")).unwrap();
+    let (tasks, _) = resolve_file(
+        &root.join("tasks/hello_date/task.yaml"),
+        &Default::default(),
+        Some(&exp),
+        &Overrides::default(),
+    )
+    .unwrap();
+    let harnesses: Vec<_> = tasks
+        .iter()
+        .map(|t| {
+            (
+                t.variant.clone().unwrap(),
+                t.task.agent.harness.clone().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        harnesses,
+        vec![
+            ("claude".to_string(), "claude-code".to_string()),
+            ("codex".to_string(), "codex".to_string())
+        ]
+    );
+    assert!(
+        tasks
+            .iter()
+            .all(|t| t.repeats == 2 && t.task.agent.scripted_model.is_some())
+    );
 }
 
 #[test]
@@ -1084,4 +1114,126 @@ fn an_interrupted_suite_writes_run_json_once_at_the_stop_not_once_per_unit_not_r
         })
         .count();
     assert_eq!(results, units, "every unit's task.json is written");
+}
+
+#[test]
+fn repeats_of_an_agentless_task_are_not_applied_and_a_note_says_so() {
+    let dir = scratch("suite-agentless-repeats");
+    std::fs::create_dir_all(dir.join("tpl")).unwrap();
+    std::fs::write(dir.join("tpl/ok.txt"), "ok\n").unwrap();
+    let task = dir.join("task.yaml");
+    std::fs::write(
+        &task,
+        "task_id: none_ok\nagent: {type: none}\nsandbox: {template_dir: tpl}\nsuccess_criteria:\n  - type: file_exists\n    path: ok.txt\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = run(&["run", "--repeats", "250", "--out"], &[&out, &task]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(
+        stderr
+            .matches("task none_ok is agent.type: none: it runs once")
+            .count(),
+        1,
+        "{}",
+        show(&o)
+    );
+    assert!(
+        stderr.contains("not the 250 replicates asked for"),
+        "{}",
+        show(&o)
+    );
+    assert_eq!(summary(&out).rows.len(), 1);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A run folder holding only a `run.json` whose statistics are `(task, passes of 2)`
+/// for variant `v`, with `missing` replicates of the first task, run under experiment
+/// `experiment` (none when `None`).
+fn stats_run(dir: &Path, experiment: Option<&str>, tasks: &[(&str, u32)], missing: u32) {
+    let per_task: Vec<serde_json::Value> = tasks
+        .iter()
+        .enumerate()
+        .map(|(i, (id, passes))| {
+            let m = if i == 0 { missing } else { 0 };
+            serde_json::json!({"task_id": id, "replicates": 2 + m, "graded": 2, "passes": passes,
+                "errored": 0, "skipped": 0, "missing": m, "pass_rate": f64::from(*passes) / 2.0,
+                "mean_score": null, "pass_at_k": {}, "pass_hat_k": {}, "wilson95": null,
+                "flaky": *passes == 1})
+        })
+        .collect();
+    let mut run = serde_json::json!({"result_version": 1, "rows": [], "statistics": [{
+        "variant": "v", "tasks": tasks.len(), "tasks_graded": tasks.len(), "tasks_flaky": 0,
+        "graded": 2 * tasks.len(), "passes": 0, "errored": 0, "skipped": 0, "missing": missing,
+        "pass_rate": null, "score": null, "per_task": per_task}]});
+    if let Some(id) = experiment {
+        run["experiment"] = serde_json::json!({"experiment_id": id, "description": "",
+            "file": format!("/x/{id}.yaml"), "variants": ["v"]});
+    }
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(dir.join("run.json"), run.to_string()).unwrap();
+}
+
+#[test]
+fn compare_names_both_folders_and_warns_of_other_experiments_and_missing_replicates() {
+    let dir = scratch("suite-compare-warnings");
+    stats_run(&dir.join("a"), Some("exp-one"), &[("t1", 0), ("t2", 1)], 3);
+    stats_run(&dir.join("b"), Some("exp-two"), &[("t1", 2), ("t2", 2)], 0);
+    stats_run(&dir.join("c"), Some("exp-two"), &[("t1", 1), ("t2", 2)], 0);
+    let o = run_in(&dir, &["compare", "a", "b"]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr),
+    );
+    assert!(out.contains("(run a)") && out.contains("(run b)"), "{out}");
+    assert!(
+        err.contains("warning: A (a) is a run of experiment `exp-one` (/x/exp-one.yaml) and B (b) is a run of experiment `exp-two` (/x/exp-two.yaml)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("warning: A (a, v) has 3 replicate(s) missing"),
+        "{err}"
+    );
+    // JSON and HTML carry the folders and the warnings too.
+    let o = run_in(&dir, &["compare", "a", "b", "--json", "--html", "cmp.html"]);
+    let c: CompareReport = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(
+        (c.a_run.as_deref(), c.b_run.as_deref()),
+        (Some("a"), Some("b"))
+    );
+    assert_eq!(c.warnings.len(), 2, "{:?}", c.warnings);
+    let html = std::fs::read_to_string(dir.join("cmp.html")).unwrap();
+    assert!(
+        html.contains("<code>a</code>") && html.contains("Warning: "),
+        "{html}"
+    );
+    // One experiment, nothing missing: no warning.
+    let o = run_in(&dir, &["compare", "b", "c"]);
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("warning"),
+        "{}",
+        show(&o)
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn check_reports_every_type_error_of_an_experiment_file() {
+    let dir = scratch("check-experiment-every-error");
+    std::fs::write(
+        dir.join("types.yaml"),
+        "experiment_id: types\ndefaults:\n  repeats: \"three\"\nvariants:\n  - variant_id: a\n    run_limits: {max_turns: \"lots\"}\n",
+    )
+    .unwrap();
+    let o = run_in(&dir, &["check", "types.yaml"]);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(errors.len(), 2, "{}", show(&o));
+    assert!(errors[0].contains("types.yaml:3:"), "{}", show(&o));
+    assert!(errors[1].contains("types.yaml:6:"), "{}", show(&o));
+    std::fs::remove_dir_all(&dir).ok();
 }

@@ -115,7 +115,22 @@ fn check_file(file: &Path, harnesses: &[String]) -> Result<(String, Vec<String>)
                     Vec::new(),
                 )
             })
-            .map_err(|e| error_chain(&e));
+            .map_err(|first| {
+                // Every error of the file, not only the first (each on its own line).
+                let all = std::fs::read_to_string(file)
+                    .map(|text| {
+                        coder_eval::suite::experiment::every_error::every_error(file, &text)
+                    })
+                    .unwrap_or_default();
+                match all.len() {
+                    0 | 1 => error_chain(&first),
+                    _ => all
+                        .iter()
+                        .map(|e| error_chain(e))
+                        .collect::<Vec<_>>()
+                        .join("\nerror: "),
+                }
+            });
     }
     let loaded = Task::load_file(file).map_err(|first| {
         // Every error of the file, not only the first (each on its own `error:` line).

@@ -1,13 +1,15 @@
 //! `coder-eval compare`.
 
 use coder_eval::exit_codes;
-use coder_eval::results::{RunSummary, TaskResult, VariantStatistics};
+use coder_eval::results::{ExperimentRecord, RunSummary, TaskResult, VariantStatistics};
 use coder_eval::suite::{report, stats};
 use std::path::{Path, PathBuf};
 
 /// Compares two runs (or two variants of one run), paired by task id: each run's pass
 /// rate, the difference B − A with its 95% t-interval, a paired t-test, and the tasks
-/// that flipped pass↔fail. Exit code: 0 compared, 1 no task graded in both (nothing
+/// that flipped pass↔fail, each side named with its run folder; warns (stderr and
+/// `warnings`) when the runs come from different experiments or a side has missing
+/// replicates. Exit code: 0 compared, 1 no task graded in both (nothing
 /// compared: a warning on stderr, the empty comparison still printed), 2 a run cannot be
 /// read or a variant is not chosen.
 #[derive(Debug, clap::Args)]
@@ -37,13 +39,15 @@ pub fn run(args: CompareArgs) -> Result<i32, Box<dyn std::error::Error>> {
     let pick = |dir: &Path,
                 want: &Option<String>,
                 side: &str|
-     -> Result<VariantStatistics, String> {
-        let groups = groups(dir)?;
+     -> Result<(VariantStatistics, Option<ExperimentRecord>), String> {
+        let (groups, experiment) = groups(dir)?;
+        let chosen = |g: VariantStatistics| (g, experiment.clone());
         match want {
             Some(id) => groups
                 .iter()
                 .find(|g| &g.variant == id)
                 .cloned()
+                .map(chosen)
                 .ok_or_else(|| {
                     format!(
                         "{}: no variant or harness `{id}` (it has {})",
@@ -51,7 +55,7 @@ pub fn run(args: CompareArgs) -> Result<i32, Box<dyn std::error::Error>> {
                         names(&groups)
                     )
                 }),
-            None if groups.len() == 1 => Ok(groups[0].clone()),
+            None if groups.len() == 1 => Ok(chosen(groups[0].clone())),
             None => Err(format!(
                 "{} holds {}: choose one with --{side}-variant (a variant, or a harness in a run \
                      without variants)",
@@ -70,7 +74,17 @@ pub fn run(args: CompareArgs) -> Result<i32, Box<dyn std::error::Error>> {
             return Ok(exit_codes::USAGE);
         }
     };
-    let c = stats::compare(&a, &b);
+    let ((a, a_experiment), (b, b_experiment)) = (a, b);
+    let mut c = stats::compare(&a, &b);
+    c.a_run = Some(args.run_a.display().to_string());
+    c.b_run = Some(args.run_b.display().to_string());
+    c.warnings = warnings(
+        (&args.run_a, &a, a_experiment.as_ref()),
+        (&args.run_b, &b, b_experiment.as_ref()),
+    );
+    for w in &c.warnings {
+        eprintln!("warning: {w}");
+    }
     if let Some(path) = &args.html {
         std::fs::write(path, report::compare_page(&c))?;
     }
@@ -97,11 +111,13 @@ pub fn run(args: CompareArgs) -> Result<i32, Box<dyn std::error::Error>> {
     }
     let mut out = String::new();
     out.push_str(&format!(
-        "A {:<24} pass rate {}\nB {:<24} pass rate {}\n",
+        "A {:<24} pass rate {}  (run {})\nB {:<24} pass rate {}  (run {})\n",
         c.a,
         report::estimate(c.a_pass_rate.as_ref()),
+        args.run_a.display(),
         c.b,
-        report::estimate(c.b_pass_rate.as_ref())
+        report::estimate(c.b_pass_rate.as_ref()),
+        args.run_b.display()
     ));
     out.push_str(&format!(
         "B − A over {} paired task(s): {}; t = {}, p = {} ({})\n\n",
@@ -143,14 +159,53 @@ fn names(groups: &[VariantStatistics]) -> String {
         .join(", ")
 }
 
-/// A run's statistics per variant: `run.json`'s own, else computed from its `task.json`s.
-fn groups(dir: &Path) -> Result<Vec<VariantStatistics>, String> {
+/// What makes comparing A and B doubtful (each side: its folder, the variant chosen, its
+/// run's experiment): runs of two experiments (or of one and of none) pair tasks by id
+/// alone, and missing replicates leave a side's rates over the units that ran.
+fn warnings(
+    a: (&Path, &VariantStatistics, Option<&ExperimentRecord>),
+    b: (&Path, &VariantStatistics, Option<&ExperimentRecord>),
+) -> Vec<String> {
+    let mut out = Vec::new();
+    let id = |e: Option<&ExperimentRecord>| e.map(|e| e.experiment_id.clone());
+    if id(a.2) != id(b.2) {
+        let of = |e: Option<&ExperimentRecord>| match e {
+            Some(e) => format!("a run of experiment `{}` ({})", e.experiment_id, e.file),
+            None => "a run without an experiment".to_string(),
+        };
+        out.push(format!(
+            "A ({}) is {} and B ({}) is {}: their tasks are paired by task id alone \
+             (check that they ran the same tasks, or compare variants of one run)",
+            a.0.display(),
+            of(a.2),
+            b.0.display(),
+            of(b.2)
+        ));
+    }
+    for (side, (dir, stats, _)) in [("A", a), ("B", b)] {
+        if stats.missing > 0 {
+            out.push(format!(
+                "{side} ({}, {}) has {} replicate(s) missing (no result: its run did not \
+                 finish, or a shard was not merged): its pass rates are over the {} graded",
+                dir.display(),
+                stats.variant,
+                stats.missing,
+                stats.graded
+            ));
+        }
+    }
+    out
+}
+
+/// A run's statistics per variant: `run.json`'s own, else computed from its `task.json`s;
+/// and its experiment.
+fn groups(dir: &Path) -> Result<(Vec<VariantStatistics>, Option<ExperimentRecord>), String> {
     let path = dir.join("run.json");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
     let summary: RunSummary =
         serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
     if !summary.statistics.is_empty() {
-        return Ok(summary.statistics);
+        return Ok((summary.statistics, summary.experiment));
     }
     let mut results = Vec::new();
     for row in &summary.rows {
@@ -161,8 +216,8 @@ fn groups(dir: &Path) -> Result<Vec<VariantStatistics>, String> {
             serde_json::from_str(&text).map_err(|e| format!("{}: {e}", file.display()))?;
         results.push(r);
     }
-    Ok(coder_eval::suite::statistics(
-        &results,
-        &coder_eval::suite::Expected::new(),
+    Ok((
+        coder_eval::suite::statistics(&results, &coder_eval::suite::Expected::new()),
+        summary.experiment,
     ))
 }

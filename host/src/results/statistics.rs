@@ -110,4 +110,14 @@ pub struct CompareReport {
     pub tasks: Vec<CompareTask>,
     /// Tasks graded on one side only.
     pub unpaired: Vec<String>,
+    /// The run folders compared, as given on the command line (absent in reports
+    /// of an older coder-eval).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub a_run: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub b_run: Option<String>,
+    /// What makes the comparison doubtful, one sentence each (also printed on stderr):
+    /// the runs come from different experiments, or a side has missing replicates.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }

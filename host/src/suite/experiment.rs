@@ -47,6 +47,7 @@ use serde::Deserialize;
 use serde_yaml_ng::{Mapping, Value};
 use std::path::{Path, PathBuf};
 
+pub mod every_error;
 mod overrides;
 mod paths;
 mod position;
@@ -56,8 +57,10 @@ mod tests;
 
 pub use overrides::Overrides;
 use paths::{PATH_FIELDS, absolutize_paths, relative_lineage};
+pub use position::MAX_VARIANT_ID;
 use position::{
-    check_sections, is_plain_name, key_positions, section_error, variant_line, variant_lines,
+    VARIANT_ID_RULE, case_twin, case_twin_message, check_sections, is_variant_id, key_positions,
+    section_error, shorten, variant_line, variant_lines,
 };
 pub use resolve::{ResolvedTask, resolve_file};
 
@@ -369,11 +372,13 @@ impl Experiment {
         absolutize_paths(&mut defaults_layer, base);
         let mut variants: Vec<Variant> = Vec::new();
         for v in spec.variants {
-            let at = format!("variants[{}]", v.variant_id);
-            if !kebab.is_match(&v.variant_id) && !is_plain_name(&v.variant_id) {
-                return Err(rule(format!(
-                    "{at}: variant_id must be a name without slashes or spaces (it names a folder)"
-                )));
+            let at = format!("variants[{}]", shorten(&v.variant_id));
+            if !is_variant_id(&v.variant_id) {
+                return Err(rule(format!("{at}: variant_id {VARIANT_ID_RULE}")));
+            }
+            if let Some(w) = case_twin(&v.variant_id, variants.iter().map(|w| &*w.variant_id)) {
+                let start = variant_lines(text, &v.variant_id).first().copied();
+                return Err(at_key(start, "variant_id", case_twin_message(&at, w)));
             }
             // This variant's `variant_id:` line (the n-th of the same id).
             let earlier = variants

@@ -18,14 +18,13 @@ pub enum LockError {
         #[source]
         source: std::io::Error,
     },
-    /// `what`: "a shard", "a run" or "a merge".
-    #[error(
-        "{dir}: another coder-eval process is running {what} into this folder ({holder}); \
-         {advice}"
-    )]
+    /// `doing`: what the holder does, as its lock file says ("is running a shard into
+    /// this folder", a run, a merge; "holds this folder" when it does not say).
+    /// `advice`: what the refused process may do instead.
+    #[error("{dir}: another coder-eval process {doing} ({holder}); {advice}")]
     Busy {
         dir: PathBuf,
-        what: &'static str,
+        doing: String,
         holder: String,
         advice: &'static str,
     },
@@ -35,14 +34,14 @@ pub enum LockError {
 /// is dropped; refused ([`LockError::Busy`]) while another process holds it. The file
 /// holds the holder's pid (for the message).
 pub fn lock_folder(dir: &Path) -> Result<std::fs::File, LockError> {
-    lock(dir, "a shard", "give each shard process its own --out")
+    lock(dir, "shard", "give each shard process its own --out")
 }
 
 /// As [`lock_folder`], for a plain run's folder (`run --out DIR`, `run --resume DIR`).
 pub fn lock_run_folder(dir: &Path) -> Result<std::fs::File, LockError> {
     lock(
         dir,
-        "a run",
+        "run",
         "wait for it to end (then `run --resume` it) or give another --out",
     )
 }
@@ -51,12 +50,14 @@ pub fn lock_run_folder(dir: &Path) -> Result<std::fs::File, LockError> {
 pub fn lock_merge_folder(dir: &Path) -> Result<std::fs::File, LockError> {
     lock(
         dir,
-        "a merge",
+        "merge",
         "wait for it to end (then merge again if need be) or give another --out",
     )
 }
 
-fn lock(dir: &Path, what: &'static str, advice: &'static str) -> Result<std::fs::File, LockError> {
+/// Takes `dir`'s lock for a `kind` ("shard", "run", "merge": written into the lock file
+/// after the pid, so that a process refused says what holds the folder).
+fn lock(dir: &Path, kind: &'static str, advice: &'static str) -> Result<std::fs::File, LockError> {
     let io = |source| LockError::Io {
         dir: dir.to_path_buf(),
         source,
@@ -73,10 +74,17 @@ fn lock(dir: &Path, what: &'static str, advice: &'static str) -> Result<std::fs:
     match file.try_lock() {
         Ok(()) => {}
         Err(std::fs::TryLockError::WouldBlock) => {
+            let (holder, held_by) = read_holder(&mut file);
             return Err(LockError::Busy {
                 dir: dir.to_path_buf(),
-                what,
-                holder: read_holder(&mut file),
+                doing: match held_by.as_deref() {
+                    Some(kind @ ("shard" | "run" | "merge")) => {
+                        format!("is running a {kind} into this folder")
+                    }
+                    // An older coder-eval's lock file holds the pid alone.
+                    _ => "holds this folder".to_string(),
+                },
+                holder,
                 advice,
             });
         }
@@ -93,7 +101,7 @@ fn lock(dir: &Path, what: &'static str, advice: &'static str) -> Result<std::fs:
     }
     file.set_len(0)
         .and_then(|()| file.rewind())
-        .and_then(|()| writeln!(file, "{}", std::process::id()))
+        .and_then(|()| writeln!(file, "{} {kind}", std::process::id()))
         .map_err(io)?;
     Ok(file)
 }
@@ -111,15 +119,18 @@ pub fn mark(dir: &Path) -> std::io::Result<()> {
     )
 }
 
-/// `pid N` from a lock file, else `pid unknown`.
-fn read_holder(file: &mut std::fs::File) -> String {
-    let mut holder = String::new();
+/// `pid N` from a lock file (`pid unknown` when it holds none), and the kind of process
+/// it names after the pid (none in an older coder-eval's lock file).
+fn read_holder(file: &mut std::fs::File) -> (String, Option<String>) {
+    let mut text = String::new();
     let _ = file.rewind();
-    let _ = file.read_to_string(&mut holder);
-    match holder.trim() {
-        "" => "pid unknown".to_string(),
-        pid => format!("pid {pid}"),
-    }
+    let _ = file.read_to_string(&mut text);
+    let mut words = text.split_whitespace();
+    let pid = match words.next() {
+        None => "pid unknown".to_string(),
+        Some(pid) => format!("pid {pid}"),
+    };
+    (pid, words.next().map(str::to_string))
 }
 
 /// Who is running into `dir` right now (`pid N`): `None` when nobody holds its lock (or
@@ -131,7 +142,7 @@ pub fn holder(dir: &Path) -> Option<String> {
             let _ = file.unlock();
             None
         }
-        Err(std::fs::TryLockError::WouldBlock) => Some(read_holder(&mut file)),
+        Err(std::fs::TryLockError::WouldBlock) => Some(read_holder(&mut file).0),
         Err(std::fs::TryLockError::Error(_)) => None,
     }
 }
@@ -166,5 +177,31 @@ mod tests {
         drop(held);
         assert_eq!(super::holder(dir.path()), None);
         assert!(super::lock_folder(dir.path()).is_ok());
+    }
+
+    #[test]
+    fn a_refused_process_is_told_what_holds_the_folder_not_what_it_wanted() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = super::lock_run_folder(dir.path()).unwrap();
+        for err in [
+            super::lock_folder(dir.path()).unwrap_err(),
+            super::lock_merge_folder(dir.path()).unwrap_err(),
+        ] {
+            let err = err.to_string();
+            assert!(
+                err.contains("another coder-eval process is running a run into this folder"),
+                "{err}"
+            );
+        }
+        drop(held);
+        // An older lock file (the pid alone) names no kind.
+        std::fs::write(dir.path().join(super::LOCK_FILE), "12345\n").unwrap();
+        let file = std::fs::File::open(dir.path().join(super::LOCK_FILE)).unwrap();
+        file.lock().unwrap();
+        let err = super::lock_folder(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("another coder-eval process holds this folder (pid 12345)"),
+            "{err}"
+        );
     }
 }

@@ -12,10 +12,18 @@ fn interval(i: Option<&Interval>) -> String {
     i.map_or("-".into(), |i| format!("[{}, {}]", pct(i.low), pct(i.high)))
 }
 
-/// `mean [low, high]` of an estimate, as percentages.
+/// `mean [low, high]` of an estimate, as percentages (`-` for no interval). When every
+/// task has the same value (standard error 0) the interval has no width, which reads as
+/// certainty: a note in parentheses says it is only the tasks' lack of spread.
 pub fn estimate(m: Option<&MeanEstimate>) -> String {
     match m {
         None => "-".into(),
+        Some(m) if m.se == Some(0.0) && m.ci95.is_some() => format!(
+            "{} {} (all {} tasks equal: no spread between them, not certainty)",
+            pct(m.mean),
+            interval(m.ci95.as_ref()),
+            m.n
+        ),
         Some(m) => format!("{} {}", pct(m.mean), interval(m.ci95.as_ref())),
     }
 }
@@ -134,6 +142,12 @@ pub fn compare_page(c: &CompareReport) -> String {
             }
             body {
                 h1 { "B (" (c.b) ") against A (" (c.a) ")" }
+                @if let (Some(a), Some(b)) = (&c.a_run, &c.b_run) {
+                    p { "A: " (c.a) " of " code { (a) } "; B: " (c.b) " of " code { (b) } }
+                }
+                @for w in &c.warnings {
+                    p { strong { "Warning: " } (w) }
+                }
                 p {
                     "A: " (estimate(c.a_pass_rate.as_ref())) "; B: "
                     (estimate(c.b_pass_rate.as_ref())) ". Difference B − A over "
@@ -180,4 +194,22 @@ pub fn compare_page(c: &CompareReport) -> String {
         }
     }
     .into_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_zero_width_interval_says_the_tasks_are_equal_not_certain() {
+        let equal = crate::suite::stats::rate_estimate(&[0.0, 0.0, 0.0]);
+        assert_eq!(
+            estimate(equal.as_ref()),
+            "0.0% [0.0%, 0.0%] (all 3 tasks equal: no spread between them, not certainty)"
+        );
+        let spread = crate::suite::stats::rate_estimate(&[0.0, 0.5, 1.0]);
+        assert!(!estimate(spread.as_ref()).contains("equal"));
+        let one = crate::suite::stats::rate_estimate(&[1.0]);
+        assert_eq!(estimate(one.as_ref()), "100.0% -");
+    }
 }

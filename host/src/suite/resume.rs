@@ -183,6 +183,51 @@ pub struct Split<T> {
     pub todo: Vec<T>,
     /// Per complete unit run again because its content id changed: a line saying so.
     pub changed: Vec<String>,
+    /// The result folders (relative to the run's) of the units the run had when it last
+    /// ran ([`Invocation::unit_ids`]) that it has no more: a variant, task, harness or
+    /// replicate taken out of its experiment or task files since. Their folders stay.
+    pub removed: Vec<String>,
+    /// The result folders of the units it has now that it did not have then.
+    /// Both are empty when the run recorded no ids (an older coder-eval).
+    pub added: Vec<String>,
+}
+
+impl<T> Split<T> {
+    /// A note on the units the run gained or lost since it last ran (`removed`,
+    /// `added`): `None` when it has the same units. Names up to 5 folders of each.
+    pub fn units_changed_note(&self) -> Option<String> {
+        if self.removed.is_empty() && self.added.is_empty() {
+            return None;
+        }
+        let list = |rels: &[String]| {
+            let mut text = rels.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
+            if rels.len() > 5 {
+                text.push_str(&format!(" and {} more", rels.len() - 5));
+            }
+            text
+        };
+        let mut parts = Vec::new();
+        if !self.removed.is_empty() {
+            parts.push(format!(
+                "{} unit(s) it had are gone (their folders stay, out of run.json): {}",
+                self.removed.len(),
+                list(&self.removed)
+            ));
+        }
+        if !self.added.is_empty() {
+            parts.push(format!(
+                "{} unit(s) are new: {}",
+                self.added.len(),
+                list(&self.added)
+            ));
+        }
+        Some(format!(
+            "the run's units are not the ones it started with (its experiment or task files \
+             were edited since): {}; this resume makes it a different run (start a new run \
+             with --out to keep the two apart)",
+            parts.join("; ")
+        ))
+    }
 }
 
 /// Splits `units` of the run in `run_dir` into results kept ([`kept`]) and units to
@@ -197,10 +242,21 @@ pub fn split<T>(
     recorded: &BTreeMap<String, String>,
     now: &BTreeMap<String, String>,
 ) -> Split<T> {
+    // Absent ids (an older run) say nothing about which units it had.
+    let (removed, added) = if recorded.is_empty() {
+        (Vec::new(), Vec::new())
+    } else {
+        let only = |a: &BTreeMap<String, String>, b: &BTreeMap<String, String>| {
+            a.keys().filter(|k| !b.contains_key(*k)).cloned().collect()
+        };
+        (only(recorded, now), only(now, recorded))
+    };
     let mut out = Split {
         kept: Vec::new(),
         todo: Vec::new(),
         changed: Vec::new(),
+        removed,
+        added,
     };
     for u in units {
         let unit = unit_of(&u);
@@ -223,4 +279,45 @@ pub fn split<T>(
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unit(variant: &str) -> UnitId {
+        UnitId {
+            variant: Some(variant.into()),
+            task_id: "t".into(),
+            harness: "codex".into(),
+            replicate: Some(0),
+        }
+    }
+
+    #[test]
+    fn a_resume_names_the_units_gone_and_new_since_the_run_last_ran() {
+        let dir = std::env::temp_dir().join(format!("coder-eval-split-{}", std::process::id()));
+        let ids = |pairs: &[(&str, &str)]| -> BTreeMap<String, String> {
+            pairs
+                .iter()
+                .map(|(v, id)| (unit(v).label(), id.to_string()))
+                .collect()
+        };
+        let recorded = ids(&[("base", "1"), ("terse", "2")]);
+        let now = ids(&[("base", "1"), ("newv", "3")]);
+        let units = vec![unit("base"), unit("newv")];
+        let edited = split(&dir, units.clone(), |u| u, &recorded, &now);
+        assert_eq!(edited.removed, vec!["terse/t/codex/r00".to_string()]);
+        assert_eq!(edited.added, vec!["newv/t/codex/r00".to_string()]);
+        let note = edited.units_changed_note().expect("a note");
+        assert!(
+            note.contains("1 unit(s) it had are gone (their folders stay, out of run.json): terse/t/codex/r00; 1 unit(s) are new: newv/t/codex/r00"),
+            "{note}"
+        );
+        // The same units: no note; no ids recorded (an older run): nothing known, no note.
+        let same = split(&dir, units.clone(), |u| u, &now, &now);
+        assert_eq!(same.units_changed_note(), None);
+        let older = split(&dir, units, |u| u, &BTreeMap::new(), &now);
+        assert_eq!(older.units_changed_note(), None);
+    }
 }

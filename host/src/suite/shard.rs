@@ -171,6 +171,18 @@ pub enum MergeError {
         expected: String,
         plan_file: PathBuf,
     },
+    /// `shard.json` lists a unit its shard does not run ([`Shard::owns`]): edited, or
+    /// copied from another shard's folder.
+    #[error(
+        "{path}: lists unit {unit}, which is not shard {shard}'s (a unit falls in shard \
+         K/N when its id's first 16 hex digits mod N is K): was shard.json edited or \
+         copied from another shard's folder? merge refuses it"
+    )]
+    NotItsUnit {
+        path: PathBuf,
+        shard: String,
+        unit: String,
+    },
     #[error("{path}: cannot copy into the merged run")]
     Copy {
         path: PathBuf,
@@ -198,7 +210,8 @@ pub struct Gathered {
     pub missing: Vec<PlanUnit>,
 }
 
-/// Reads each shard folder's `shard.json` (refusing one of another plan) and finds, for
+/// Reads each shard folder's `shard.json` (refusing one of another plan, or one listing a
+/// unit its shard does not run: [`MergeError::NotItsUnit`]) and finds, for
 /// each of the plan's units, its complete `task.json` ([`super::resume::completed`]) in
 /// the folders whose shard ran it. A unit in two folders is kept from the first given
 /// and the others are listed as dropped.
@@ -212,6 +225,18 @@ pub fn gather(plan: &Plan, plan_file: &Path, dirs: &[PathBuf]) -> Result<Gathere
                 found: record.plan_id,
                 expected: plan.plan_id.clone(),
                 plan_file: plan_file.to_path_buf(),
+            });
+        }
+        if let Some(id) = record.units.iter().find(|id| !record.shard.owns(id)) {
+            let unit = plan
+                .units
+                .iter()
+                .find(|u| &u.id == id)
+                .map_or_else(|| id.clone(), |u| format!("{} (id {id})", u.unit.label()));
+            return Err(MergeError::NotItsUnit {
+                path: dir.join(SHARD_FILE),
+                shard: record.shard.label(),
+                unit,
             });
         }
         records.push((dir, record));

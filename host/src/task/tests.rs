@@ -60,3 +60,22 @@ fn a_task_id_names_a_folder() {
     }
     assert!(parse("task_id: café-1\ninitial_prompt: hi\n").is_ok());
 }
+
+#[test]
+fn a_symlinked_task_file_resolves_its_paths_from_the_links_folder() {
+    let root = tempfile::tempdir().unwrap();
+    let (real, link) = (root.path().join("real"), root.path().join("link"));
+    std::fs::create_dir_all(&real).unwrap();
+    std::fs::create_dir_all(&link).unwrap();
+    std::fs::write(
+        real.join("task.yaml"),
+        "task_id: t\ninitial_prompt_file: prompt.md\n",
+    )
+    .unwrap();
+    std::fs::write(real.join("prompt.md"), "from the target's folder\n").unwrap();
+    std::fs::write(link.join("prompt.md"), "from the link's folder\n").unwrap();
+    std::os::unix::fs::symlink("../real/task.yaml", link.join("task.yaml")).unwrap();
+    let task = Task::load(&link.join("task.yaml")).unwrap();
+    assert_eq!(task.dir, std::path::absolute(&link).unwrap());
+    assert_eq!(task.prompt.trim(), "from the link's folder");
+}

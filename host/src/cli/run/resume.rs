@@ -97,6 +97,9 @@ pub(super) fn keep_finished(
                 &invocation.unit_ids,
                 &unit_ids,
             );
+            if let Some(note) = split.units_changed_note() {
+                eprintln!("note: {}: {note}", dir.display());
+            }
             for line in &split.changed {
                 eprintln!("note: {line}");
             }

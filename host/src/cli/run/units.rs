@@ -37,6 +37,17 @@ impl Units {
     }
 }
 
+/// Why an agentless task (`agent.type: none`) asked for `repeats` replicates runs once.
+fn agentless_repeats_note(task: &Task, repeats: u32) -> String {
+    format!(
+        "{}: task {} is agent.type: none: it runs once, on no harness (its criteria check a \
+         prepared folder, with no agent: replicates would repeat one result), not the {repeats} \
+         replicates asked for",
+        task.path.display(),
+        task.task_id
+    )
+}
+
 /// Prepares `resolved` on `harnesses` (each task's own when empty); refuses (exit 2, the
 /// error printed) a unit that cannot be prepared.
 pub(super) fn prepare(
@@ -49,6 +60,13 @@ pub(super) fn prepare(
     let (agentless, resolved): (Vec<_>, Vec<_>) = resolved
         .into_iter()
         .partition(|r| r.task.agent.harness.as_deref() == Some(coder_eval::run::NO_AGENT));
+    // They run once: say so when replicates were asked for (once per task file).
+    let mut told = std::collections::BTreeSet::new();
+    for r in agentless.iter().filter(|r| r.repeats > 1) {
+        if told.insert(r.task.path.clone()) {
+            eprintln!("note: {}", agentless_repeats_note(&r.task, r.repeats));
+        }
+    }
     let agentless: Vec<Task> = agentless.into_iter().map(|r| r.task).collect();
     let prepared = if resolved.is_empty() {
         Vec::new()

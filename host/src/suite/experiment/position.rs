@@ -141,9 +141,44 @@ pub(super) fn variant_lines(text: &str, id: &str) -> Vec<usize> {
         .collect()
 }
 
-pub(super) fn is_plain_name(s: &str) -> bool {
+/// The longest `variant_id`, in characters (ASCII: bytes). It names a folder at the top of
+/// a run's folder: well under a file name's 255 bytes, and readable in tables.
+pub const MAX_VARIANT_ID: usize = 64;
+
+/// `s` for a message: its first 32 characters and `…` when longer.
+pub(super) fn shorten(s: &str) -> String {
+    match s.char_indices().nth(32) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s.to_string(),
+    }
+}
+
+/// What a `variant_id` must be, for the error ([`is_variant_id`]).
+pub(super) const VARIANT_ID_RULE: &str = "must be 1 to 64 characters, each an ASCII letter, \
+     digit, `-`, `_` or `.`, not starting with `.` (it names a folder)";
+
+/// Whether `s` can be a `variant_id`: 1 to [`MAX_VARIANT_ID`] ASCII letters, digits, `-`,
+/// `_` and `.`, not starting with `.` (a hidden folder).
+pub(super) fn is_variant_id(s: &str) -> bool {
     !s.is_empty()
+        && s.len() <= MAX_VARIANT_ID
         && !s.starts_with('.')
         && s.chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// The id among `earlier` that differs from `id` in case alone: folders named `Fast` and
+/// `fast` are one folder on a case-insensitive file system (macOS, Windows).
+pub(super) fn case_twin<'a>(id: &str, earlier: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    earlier
+        .into_iter()
+        .find(|w| *w != id && w.eq_ignore_ascii_case(id))
+}
+
+/// The error of a variant (`at`: `variants[<id>]`) whose id is `twin`'s but for case.
+pub(super) fn case_twin_message(at: &str, twin: &str) -> String {
+    format!(
+        "{at}.variant_id: the same folder as variants[{twin}] on a case-insensitive file \
+         system (variant ids name folders: make them differ in more than case)"
+    )
 }

@@ -228,3 +228,42 @@ fn a_duplicate_id_a_zero_repeats_a_bad_regex_and_a_missing_script_name_their_lin
         "{msg}"
     );
 }
+
+#[test]
+fn a_long_an_unusual_or_a_case_colliding_variant_id_is_refused_naming_the_rule() {
+    let p = Path::new("/x/exp.yaml");
+    let parse = |variants: &str| {
+        Experiment::parse(&format!("experiment_id: a\nvariants:\n{variants}"), p)
+            .err()
+            .map(|e| e.to_string())
+    };
+    let long = "v".repeat(MAX_VARIANT_ID + 1);
+    let msg = parse(&format!("  - variant_id: {long}\n")).expect("a 65-character id refused");
+    assert!(
+        msg.contains(&format!("1 to {MAX_VARIANT_ID} characters")),
+        "{msg}"
+    );
+    assert!(
+        !msg.contains(&long),
+        "the id is shortened in the message: {msg}"
+    );
+    assert_eq!(
+        parse(&format!("  - variant_id: {}\n", "v".repeat(MAX_VARIANT_ID))),
+        None
+    );
+    for bad in ["dïl-🚀", ".hidden", "a/b", "a b"] {
+        let msg = parse(&format!("  - variant_id: \"{bad}\"\n")).expect(bad);
+        assert!(
+            msg.contains("each an ASCII letter, digit, `-`, `_` or `.`, not starting with `.`"),
+            "{bad}: {msg}"
+        );
+    }
+    let msg = parse("  - variant_id: fast\n  - variant_id: slow\n  - variant_id: Fast\n")
+        .expect("Fast and fast refused");
+    assert!(
+        msg.starts_with(
+            "/x/exp.yaml:5:5: variants[Fast].variant_id: the same folder as variants[fast]"
+        ),
+        "{msg}"
+    );
+}

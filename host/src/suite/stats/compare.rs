@@ -76,5 +76,8 @@ pub fn compare(a: &VariantStatistics, b: &VariantStatistics) -> CompareReport {
         test: "paired t-test on per-task pass rates (two-sided, tasks − 1 df)".into(),
         tasks,
         unpaired,
+        a_run: None,
+        b_run: None,
+        warnings: Vec::new(),
     }
 }
