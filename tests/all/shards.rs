@@ -610,6 +610,19 @@ fn launches(dir: &Path) -> usize {
     lines(&dir.join("launches"))
 }
 
+/// Waits (up to 60 s) until the stand-in CLI in `dir` has been launched once; `who` (the
+/// process that launches it) is named when it never is.
+fn wait_for_first_launch(dir: &Path, who: &str) {
+    let start = std::time::Instant::now();
+    while launches(dir) == 0 {
+        assert!(
+            start.elapsed().as_secs() < 60,
+            "{who} never started its CLI"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// `plan` of the experiment (2 units) with `extra` arguments, into `plan_file`.
 fn plan_with(exp: &Path, task: &Path, extra: &[&std::ffi::OsStr], plan_file: &Path) {
     let o = Command::new(bin())
@@ -813,14 +826,7 @@ fn two_shard_processes_into_one_folder_are_refused_not_interleaved() {
         .spawn()
         .unwrap();
     // The first one's CLI is running (it sleeps 4 s per launch).
-    let start = std::time::Instant::now();
-    while launches(&dir) == 0 {
-        assert!(
-            start.elapsed().as_secs() < 60,
-            "the first shard never started its CLI"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_for_first_launch(&dir, "the first shard");
     let o = shard(&plan_file, &[], &out);
     assert_eq!(o.status.code(), Some(exit_codes::USAGE), "{}", show(&o));
     let err = String::from_utf8_lossy(&o.stderr);
@@ -991,14 +997,7 @@ fn a_second_run_or_resume_into_a_run_folder_being_run_into_is_refused() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let start = std::time::Instant::now();
-    while launches(&dir) == 0 {
-        assert!(
-            start.elapsed().as_secs() < 60,
-            "the first run never started its CLI"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_for_first_launch(&dir, "the first run");
     let busy = |o: &Output| {
         assert_eq!(o.status.code(), Some(exit_codes::USAGE), "{}", show(o));
         let err = String::from_utf8_lossy(&o.stderr);
