@@ -280,24 +280,7 @@ fn no_process_survives_any_stop_path_with_the_group_and_mark() {
 
 #[test]
 fn no_process_survives_any_stop_path_in_a_pid_namespace() {
-    let available = Command::new("unshare")
-        .args(if unsafe { libc::geteuid() } == 0 {
-            &[][..]
-        } else {
-            &["--user", "--map-current-user"][..]
-        })
-        .args([
-            "--pid",
-            "--fork",
-            "--kill-child",
-            "--mount-proc",
-            "--",
-            "true",
-        ])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !available {
+    if !crate::support::pid_namespace_available() {
         eprintln!("note: no PID namespace can be made here");
         return;
     }

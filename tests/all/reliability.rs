@@ -4,7 +4,7 @@
 //! prints the head of a recorded Claude Code stream, then starts processes the ways an
 //! agent does), so nothing leaves the machine.
 
-use crate::support::{bin, corpus, scratch};
+use crate::support::{bin, corpus, pid_namespace_available, scratch};
 use coder_eval::results::TaskResult;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -363,28 +363,6 @@ fn isolate_network_never_runs_without_isolation() {
         "{stderr}"
     );
     assert!(!out.join("one/claude-code/task.json").exists());
-}
-
-/// Whether this machine can make a PID namespace as this user (what `--pid-namespace`
-/// needs).
-fn pid_namespace_available() -> bool {
-    // SAFETY: geteuid has no preconditions.
-    let root = unsafe { libc::geteuid() } == 0;
-    let mut cmd = Command::new("unshare");
-    if !root {
-        cmd.args(["--user", "--map-current-user"]);
-    }
-    cmd.args([
-        "--pid",
-        "--fork",
-        "--kill-child",
-        "--mount-proc",
-        "--",
-        "true",
-    ])
-    .stderr(Stdio::null())
-    .status()
-    .is_ok_and(|s| s.success())
 }
 
 /// SIGKILL of the host cannot be handled by it; with `--pid-namespace` nothing of the

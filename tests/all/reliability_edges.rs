@@ -3,7 +3,7 @@
 //! test drives the real binary against a stand-in CLI (a script printing a recorded
 //! Claude Code stream), so nothing leaves the machine.
 
-use crate::support::{bin, corpus, scratch};
+use crate::support::{bin, corpus, executable, pid_namespace_available, scratch};
 use coder_eval::results::TaskResult;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -13,18 +13,16 @@ use std::process::{Command, Output, Stdio};
 pub fn cli(dir: &Path, body: &str) -> PathBuf {
     let cli = dir.join("cli.sh");
     std::fs::create_dir_all(dir).unwrap();
-    std::fs::write(
+    executable(
         &cli,
-        format!(
+        &format!(
             "#!/bin/bash\nif [ \"$1\" = \"--version\" ]; then echo 'stand-in 1.0'; exit 0; fi\n{}\n",
             body.replace(
                 "{HELLO}",
                 &corpus("live/claude/hello.jsonl").display().to_string()
             )
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&cli, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    );
     cli
 }
 
@@ -56,24 +54,24 @@ pub fn result(out: &Path, id: &str) -> TaskResult {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-fn pid_namespace_available() -> bool {
-    Command::new("unshare")
-        .args(if unsafe { libc::geteuid() } == 0 {
-            &[][..]
-        } else {
-            &["--user", "--map-current-user"][..]
-        })
-        .args([
-            "--pid",
-            "--fork",
-            "--kill-child",
-            "--mount-proc",
-            "--",
-            "true",
-        ])
-        .stderr(Stdio::null())
+/// Runs the sh `script` with the arguments `args` (`$1`…) in a private mount namespace of
+/// its own. False when that cannot be done here or the script's tmpfs mount fails (it
+/// exits 77): the test has nothing to check, which CI (root) must never meet.
+fn in_a_mount_namespace(script: &str, args: &[&Path]) -> bool {
+    let status = Command::new("unshare")
+        .args(["-m", "--propagation", "private", "sh", "-c", script, "sh"])
+        .args(args)
         .status()
-        .is_ok_and(|s| s.success())
+        .unwrap();
+    if status.code() != Some(0) {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CI runs as root and can mount a tmpfs"
+        );
+        eprintln!("note: no tmpfs can be mounted here; the test has nothing to check");
+        return false;
+    }
+    true
 }
 
 /// By default (no flag) each CLI runs in a PID namespace of its own under an init that
@@ -234,21 +232,8 @@ echo $? > "$5/rc"
 cp "$1/o/a/claude-code/task.json" "$5/" 2>/dev/null
 cp "$1/o/run.json" "$5/" 2>/dev/null
 exit 0"#;
-    let status = Command::new("unshare")
-        .args(["-m", "--propagation", "private", "sh", "-c", script, "sh"])
-        .arg(&mnt)
-        .arg(bin())
-        .arg(&task)
-        .arg(&cli)
-        .arg(&kept)
-        .status()
-        .unwrap();
-    if status.code() != Some(0) {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI runs as root and can mount a tmpfs"
-        );
-        eprintln!("note: no tmpfs can be mounted here; the test has nothing to check");
+    let bin = bin();
+    if !in_a_mount_namespace(script, &[&mnt, &bin, &task, &cli, &kept]) {
         return;
     }
     let rc: i32 = std::fs::read_to_string(kept.join("rc"))
@@ -389,22 +374,8 @@ dd if=/dev/zero of="$1/filler" bs=4096 2>/dev/null
 echo $? > "$6/rc"
 ls -A "$1" > "$6/ls"
 exit 0"#;
-    let status = Command::new("unshare")
-        .args(["-m", "--propagation", "private", "sh", "-c", script, "sh"])
-        .arg(&unit)
-        .arg(bin())
-        .arg(&task)
-        .arg(&cli)
-        .arg(&out)
-        .arg(&kept)
-        .status()
-        .unwrap();
-    if status.code() != Some(0) {
-        assert!(
-            std::env::var_os("CI").is_none(),
-            "CI runs as root and can mount a tmpfs"
-        );
-        eprintln!("note: no tmpfs can be mounted here; the test has nothing to check");
+    let bin = bin();
+    if !in_a_mount_namespace(script, &[&unit, &bin, &task, &cli, &out, &kept]) {
         return;
     }
     let read = |name: &str| std::fs::read_to_string(kept.join(name)).unwrap();

@@ -3,8 +3,10 @@
 //! model, started through a stand-in script (`--cli`) that counts its launches and its
 //! `--version` probes, and crashes on its first launch where a test asks it to.
 
-use crate::support::{Crash, bin, lines, root, scratch, stand_in_claude};
-use coder_eval::results::{TaskResult, TaskStatus};
+use crate::support::{
+    Crash, bin, executable, lines, root, run_isolated, scratch, show, stand_in_claude, task_json,
+};
+use coder_eval::results::TaskStatus;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -32,42 +34,63 @@ fn task_with(dir: &Path, criterion: &str, extra: &str) -> PathBuf {
     task
 }
 
-/// [`stand_in_claude`] crashing on launch `crash_on` (0: none), without a pause.
-fn stand_in(path: &Path, dir: &Path, crash_on: u32) {
-    stand_in_claude(path, dir, Crash::Launches(&[crash_on]), 0);
+/// [`stand_in_claude`] at `<dir>/claude`, crashing on launch `crash_on` (0: none), without
+/// a pause; returns its path.
+fn stand_in(dir: &Path, crash_on: u32) -> PathBuf {
+    let cli = dir.join("claude");
+    stand_in_claude(&cli, dir, Crash::Launches(&[crash_on]), 0);
+    cli
 }
 
-fn run(args: &[&str], extra: &[&Path]) -> Output {
-    let mut cmd = Command::new(bin());
-    cmd.args(args).args(extra);
-    if crate::live_claude::netns_available() {
-        cmd.arg("--isolate-network");
-    }
-    cmd.output().expect("coder-eval runs")
+/// `coder-eval ARGS… --out OUT --cli CLI TASK` (isolated where the machine can), waited
+/// for.
+fn run_task(args: &[&str], out: &Path, cli: &Path, task: &Path) -> Output {
+    let mut args = args.to_vec();
+    args.push("--out");
+    run_isolated(&args, &[out, Path::new("--cli"), cli, task])
 }
 
-fn task_json(path: &Path) -> TaskResult {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap())
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-fn show(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout: {}\nstderr: {}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
+/// A task `id` on the scripted model playing `replies` (the script's `replies:` list, as
+/// YAML), stopped after `turn_timeout` s, passed when `out.txt` exists.
+fn scripted_task(dir: &Path, id: &str, replies: &str, turn_timeout: u32) -> PathBuf {
+    std::fs::write(
+        dir.join("script.yaml"),
+        format!("name: {id}\nreplies:\n{replies}"),
     )
+    .unwrap();
+    let task = dir.join("task.yaml");
+    std::fs::write(
+        &task,
+        format!("task_id: {id}\ninitial_prompt: Write out.txt.\nagent:\n  type: claude-code\n  scripted_model: script.yaml\nrun_limits:\n  max_turns: 5\n  turn_timeout: {turn_timeout}\nsuccess_criteria:\n  - type: file_exists\n    path: out.txt\n"),
+    )
+    .unwrap();
+    task
+}
+
+/// A stand-in for `claude` at `<dir>/claude`: answers `--version`, appends a line to
+/// `<dir>/launches` at each launch, runs the bash lines `setup`, then the real Claude Code
+/// CLI.
+fn counting_claude(dir: &Path, setup: &str) -> PathBuf {
+    let cli = dir.join("claude");
+    let real = root().join("harnesses/node_modules/.bin/claude");
+    executable(
+        &cli,
+        &format!(
+            "#!/bin/bash\nif [ \"$1\" = \"--version\" ]; then echo \"stand-in 1.0\"; exit 0; fi\necho l >> {d}/launches\n{setup}\nexec {real} \"$@\"\n",
+            d = dir.display(),
+            real = real.display()
+        ),
+    );
+    cli
 }
 
 #[test]
 fn a_cli_crash_before_the_first_model_call_is_run_again_and_the_attempt_kept() {
     let dir = scratch("retry-crash");
-    let cli = dir.join("claude");
-    stand_in(&cli, &dir, 1);
+    let cli = stand_in(&dir, 1);
     let task = task(&dir, "test -f out.txt");
     let out = dir.join("out");
-    let o = run(
+    let o = run_task(
         &[
             "run",
             "--retry-initial-delay",
@@ -76,9 +99,10 @@ fn a_cli_crash_before_the_first_model_call_is_run_again_and_the_attempt_kept() {
             "2",
             "--jobs",
             "1",
-            "--out",
         ],
-        &[&out, Path::new("--cli"), &cli, &task],
+        &out,
+        &cli,
+        &task,
     );
     assert_eq!(o.status.code(), Some(0), "{}", show(&o));
     // Replicate r00's first launch crashes: r00 runs twice, r01 once.
@@ -118,14 +142,10 @@ fn a_cli_crash_before_the_first_model_call_is_run_again_and_the_attempt_kept() {
 #[test]
 fn a_graded_failure_is_never_run_again() {
     let dir = scratch("retry-graded");
-    let cli = dir.join("claude");
-    stand_in(&cli, &dir, 0);
+    let cli = stand_in(&dir, 0);
     let task = task(&dir, "test -f missing.txt");
     let out = dir.join("out");
-    let o = run(
-        &["run", "--retry-initial-delay", "0.2", "--out"],
-        &[&out, Path::new("--cli"), &cli, &task],
-    );
+    let o = run_task(&["run", "--retry-initial-delay", "0.2"], &out, &cli, &task);
     assert_eq!(o.status.code(), Some(1), "{}", show(&o));
     assert_eq!(lines(&dir.join("launches")), 1, "{}", show(&o));
     let unit = out.join("retried/claude-code");
@@ -146,14 +166,10 @@ fn a_graded_failure_is_never_run_again() {
 #[test]
 fn retries_can_be_turned_off() {
     let dir = scratch("retry-off");
-    let cli = dir.join("claude");
-    stand_in(&cli, &dir, 1);
+    let cli = stand_in(&dir, 1);
     let task = task(&dir, "test -f out.txt");
     let out = dir.join("out");
-    let o = run(
-        &["run", "--infra-retries", "0", "--out"],
-        &[&out, Path::new("--cli"), &cli, &task],
-    );
+    let o = run_task(&["run", "--infra-retries", "0"], &out, &cli, &task);
     assert_eq!(o.status.code(), Some(1), "{}", show(&o));
     assert_eq!(lines(&dir.join("launches")), 1);
     let t = task_json(&out.join("retried/claude-code/task.json"));
@@ -166,8 +182,7 @@ fn retries_can_be_turned_off() {
 fn an_interrupt_during_a_retry_backoff_leaves_the_unit_for_resume_to_run_again() {
     use std::io::BufRead;
     let dir = scratch("retry-sigterm");
-    let cli = dir.join("claude");
-    stand_in(&cli, &dir, 1);
+    let cli = stand_in(&dir, 1);
     let task = task(&dir, "test -f out.txt");
     let out = dir.join("out");
     let mut child = Command::new(bin())
@@ -259,16 +274,17 @@ fn a_unit_run_again_keeps_the_attempts_of_the_earlier_run_and_numbers_on() {
     let task = task(&dir, "test -f out.txt");
     let out = dir.join("out");
     // Both launches crash: attempt 1 is kept, attempt 2 is the result (retries ran out).
-    let o = run(
+    let o = run_task(
         &[
             "run",
             "--infra-retries",
             "1",
             "--retry-initial-delay",
             "0.1",
-            "--out",
         ],
-        &[&out, Path::new("--cli"), &cli, &task],
+        &out,
+        &cli,
+        &task,
     );
     let unit = out.join("retried/claude-code");
     let t = task_json(&unit.join("task.json"));
@@ -315,16 +331,12 @@ fn a_unit_run_again_keeps_the_attempts_of_the_earlier_run_and_numbers_on() {
 #[test]
 fn a_suite_off_a_terminal_prints_plain_progress_lines_and_probes_the_version_once_across_runs() {
     let dir = scratch("progress-plain");
-    let cli = dir.join("claude");
-    stand_in(&cli, &dir, 0);
+    let cli = stand_in(&dir, 0);
     let task = task(&dir, "test -f out.txt");
     let mut outputs = Vec::new();
     for n in 0..2 {
         let out = dir.join(format!("out{n}"));
-        let o = run(
-            &["run", "--repeats", "2", "--out"],
-            &[&out, Path::new("--cli"), &cli, &task],
-        );
+        let o = run_task(&["run", "--repeats", "2"], &out, &cli, &task);
         assert_eq!(o.status.code(), Some(0), "{}", show(&o));
         let t = task_json(&out.join("retried/claude-code/r01/task.json"));
         assert_eq!(t.cli.version.as_deref(), Some("stand-in 1.0"));
@@ -372,13 +384,13 @@ fn the_version_comes_from_the_package_manifest_without_a_probe() {
         r#"{"name":"stand-in-agent","version":"7.7.7","bin":{"claude":"bin/claude.sh"}}"#,
     )
     .unwrap();
-    stand_in(&pkg.join("bin/claude.sh"), &dir, 0);
+    stand_in_claude(&pkg.join("bin/claude.sh"), &dir, Crash::Launches(&[0]), 0);
     std::fs::create_dir_all(dir.join("node_modules/.bin")).unwrap();
     let link = dir.join("node_modules/.bin/claude");
     std::os::unix::fs::symlink("../stand-in-agent/bin/claude.sh", &link).unwrap();
     let task = task(&dir, "test -f out.txt");
     let out = dir.join("out");
-    let o = run(&["run", "--out"], &[&out, Path::new("--cli"), &link, &task]);
+    let o = run_task(&["run"], &out, &link, &task);
     assert_eq!(o.status.code(), Some(0), "{}", show(&o));
     let t = task_json(&out.join("retried/claude-code/task.json"));
     assert_eq!(t.cli.version.as_deref(), Some("7.7.7"));
@@ -423,8 +435,7 @@ fn the_progress_never_counts_more_tasks_running_than_the_jobs() {
     // Every launch crashes at once (no retries): the suite is quick, and each task ends
     // while the next one waits for its place.
     let cli = dir.join("claude");
-    std::fs::write(&cli, "#!/bin/sh\nexit 3\n").unwrap();
-    std::fs::set_permissions(&cli, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    executable(&cli, "#!/bin/sh\nexit 3\n");
     let task = task(&dir, "true");
     let overrides = coder_eval::suite::experiment::Overrides {
         repeats: Some(4),
@@ -465,30 +476,29 @@ fn the_progress_never_counts_more_tasks_running_than_the_jobs() {
 fn a_task_files_retry_block_sets_its_retries_and_the_command_line_beats_it() {
     // `retry: {max_retries: 0}`: the crash is the result.
     let dir = scratch("retry-block-off");
-    let cli = dir.join("claude");
-    stand_in(&cli, &dir, 1);
+    let cli = stand_in(&dir, 1);
     let task = task_with(&dir, "test -f out.txt", "retry:\n  max_retries: 0\n");
     let out = dir.join("out");
-    let o = run(&["run", "--out"], &[&out, Path::new("--cli"), &cli, &task]);
+    let o = run_task(&["run"], &out, &cli, &task);
     assert_eq!(o.status.code(), Some(1), "{}", show(&o));
     assert_eq!(lines(&dir.join("launches")), 1);
     std::fs::remove_dir_all(&dir).ok();
     // The command line beats the file: one retry, after 0.1 s.
     let dir = scratch("retry-block-cli");
-    let cli = dir.join("claude");
-    stand_in(&cli, &dir, 1);
+    let cli = stand_in(&dir, 1);
     let task = task_with(&dir, "test -f out.txt", "retry:\n  max_retries: 0\n");
     let out = dir.join("out");
-    let o = run(
+    let o = run_task(
         &[
             "run",
             "--infra-retries",
             "1",
             "--retry-initial-delay",
             "0.1",
-            "--out",
         ],
-        &[&out, Path::new("--cli"), &cli, &task],
+        &out,
+        &cli,
+        &task,
     );
     assert_eq!(o.status.code(), Some(0), "{}", show(&o));
     let t = task_json(&out.join("retried/claude-code/task.json"));
@@ -498,14 +508,10 @@ fn a_task_files_retry_block_sets_its_retries_and_the_command_line_beats_it() {
 
     // The block's delay, set from the command line's -D layer (merged per key).
     let dir = scratch("retry-block-delay");
-    let cli = dir.join("claude");
-    stand_in(&cli, &dir, 1);
+    let cli = stand_in(&dir, 1);
     let task = task_with(&dir, "test -f out.txt", "retry:\n  max_retries: 1\n");
     let out = dir.join("out");
-    let o = run(
-        &["run", "-D", "retry.initial_delay=0.3", "--out"],
-        &[&out, Path::new("--cli"), &cli, &task],
-    );
+    let o = run_task(&["run", "-D", "retry.initial_delay=0.3"], &out, &cli, &task);
     assert_eq!(o.status.code(), Some(0), "{}", show(&o));
     let t = task_json(&out.join("retried/claude-code/task.json"));
     assert_eq!((t.attempts, t.infra_retries[0].delay_ms), (Some(2), 300));
@@ -513,17 +519,13 @@ fn a_task_files_retry_block_sets_its_retries_and_the_command_line_beats_it() {
 
     // A bad block is refused before anything starts, naming the field and its line.
     let dir = scratch("retry-block-bad");
-    let cli = dir.join("claude");
-    stand_in(&cli, &dir, 0);
+    let cli = stand_in(&dir, 0);
     for (block, says) in [
         ("retry:\n  max_retries: 50\n", "retry.max_retries"),
         ("retry:\n  max_retry: 1\n", "max_retry"),
     ] {
         let task = task_with(&dir, "true", block);
-        let o = run(
-            &["run", "--out"],
-            &[&dir.join("out"), Path::new("--cli"), &cli, &task],
-        );
+        let o = run_task(&["run"], &dir.join("out"), &cli, &task);
         assert_eq!(o.status.code(), Some(2), "{}", show(&o));
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(
@@ -542,34 +544,21 @@ fn a_429_from_the_model_api_is_retried_and_recorded_with_its_status() {
     // told not to retry by itself (CLAUDE_CODE_MAX_RETRIES=0), so its turn ends on the
     // 429; the second may retry once and gets past it.
     let dir = scratch("retry-429");
-    std::fs::write(
-        dir.join("script.yaml"),
-        "name: r429\nreplies:\n  - http_error: {status: 429, message: Slow down, times: 1}\n    text: I'll write it.\n    tool_calls:\n      - write_file: {path: out.txt, content: \"hi\\n\"}\n  - text: Done.\n",
-    )
-    .unwrap();
-    let task = dir.join("task.yaml");
-    std::fs::write(
-        &task,
-        "task_id: r429\ninitial_prompt: Write out.txt.\nagent:\n  type: claude-code\n  scripted_model: script.yaml\nrun_limits:\n  max_turns: 5\n  turn_timeout: 120\nsuccess_criteria:\n  - type: file_exists\n    path: out.txt\n",
-    )
-    .unwrap();
-    let cli = dir.join("claude");
-    let real = root().join("harnesses/node_modules/.bin/claude");
-    std::fs::write(
-        &cli,
-        format!(
-            "#!/bin/bash\nif [ \"$1\" = \"--version\" ]; then echo \"stand-in 1.0\"; exit 0; fi\necho l >> {d}/launches\nif [ \"$(wc -l < {d}/launches)\" -eq 1 ]; then export CLAUDE_CODE_MAX_RETRIES=0; else export CLAUDE_CODE_MAX_RETRIES=2; fi\nexec {real} \"$@\"\n",
-            d = dir.display(),
-            real = real.display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&cli, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let out = dir.join("out");
-    let o = run(
-        &["run", "--retry-initial-delay", "0.2", "--out"],
-        &[&out, Path::new("--cli"), &cli, &task],
+    let task = scripted_task(
+        &dir,
+        "r429",
+        "  - http_error: {status: 429, message: Slow down, times: 1}\n    text: I'll write it.\n    tool_calls:\n      - write_file: {path: out.txt, content: \"hi\\n\"}\n  - text: Done.\n",
+        120,
     );
+    let cli = counting_claude(
+        &dir,
+        &format!(
+            "if [ \"$(wc -l < {d}/launches)\" -eq 1 ]; then export CLAUDE_CODE_MAX_RETRIES=0; else export CLAUDE_CODE_MAX_RETRIES=2; fi",
+            d = dir.display()
+        ),
+    );
+    let out = dir.join("out");
+    let o = run_task(&["run", "--retry-initial-delay", "0.2"], &out, &cli, &task);
     assert_eq!(o.status.code(), Some(0), "{}", show(&o));
     assert_eq!(lines(&dir.join("launches")), 2);
     let unit = out.join("r429/claude-code");
@@ -600,40 +589,25 @@ fn a_sustained_5xx_outage_that_runs_into_the_timeout_is_an_infrastructure_retry(
     // The scripted model answers every request with HTTP 503; Claude Code retries by
     // itself (up to 10 times, with its own backoff) until the turn's timeout stops it.
     let dir = scratch("retry-outage");
-    std::fs::write(
-        dir.join("script.yaml"),
-        "name: outage\nreplies:\n  - http_error: {status: 503, message: Service Unavailable}\n    text: never seen\n",
-    )
-    .unwrap();
-    let task = dir.join("task.yaml");
-    std::fs::write(
-        &task,
-        "task_id: outage\ninitial_prompt: Write out.txt.\nagent:\n  type: claude-code\n  scripted_model: script.yaml\nrun_limits:\n  max_turns: 5\n  turn_timeout: 8\nsuccess_criteria:\n  - type: file_exists\n    path: out.txt\n",
-    )
-    .unwrap();
-    let cli = dir.join("claude");
-    let real = root().join("harnesses/node_modules/.bin/claude");
-    std::fs::write(
-        &cli,
-        format!(
-            "#!/bin/bash\nif [ \"$1\" = \"--version\" ]; then echo \"stand-in 1.0\"; exit 0; fi\necho l >> {d}/launches\nexport CLAUDE_CODE_MAX_RETRIES=10\nexec {real} \"$@\"\n",
-            d = dir.display(),
-            real = real.display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&cli, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let task = scripted_task(
+        &dir,
+        "outage",
+        "  - http_error: {status: 503, message: Service Unavailable}\n    text: never seen\n",
+        8,
+    );
+    let cli = counting_claude(&dir, "export CLAUDE_CODE_MAX_RETRIES=10");
     let out = dir.join("out");
-    let o = run(
+    let o = run_task(
         &[
             "run",
             "--infra-retries",
             "1",
             "--retry-initial-delay",
             "0.1",
-            "--out",
         ],
-        &[&out, Path::new("--cli"), &cli, &task],
+        &out,
+        &cli,
+        &task,
     );
     assert_eq!(o.status.code(), Some(1), "{}", show(&o));
     // Run again once (the outage went on): two launches, both kept.

@@ -6,33 +6,13 @@
 //! installed by scripts/setup.sh). Each run drives the real Claude Code CLI against the
 //! scripted model.
 
-use crate::support::{Crash, bin, lines, scratch, stand_in_claude};
+use crate::support::{Crash, bin, isolate, lines, scratch, show, stand_in_claude, summary};
 use coder_eval::exit_codes;
 use coder_eval::results::{RunSummary, TaskResult};
 use coder_eval::suite::plan::Plan;
 use coder_eval::suite::shard::ShardRecord;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-fn show(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout: {}\nstderr: {}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn isolate(cmd: &mut Command) -> &mut Command {
-    if crate::live_claude::netns_available() {
-        cmd.arg("--isolate-network");
-    }
-    cmd
-}
-
-fn summary(out: &Path) -> RunSummary {
-    serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
-}
 
 /// Two variants (a scripted model that writes ok.txt, one that does not) of one task.
 fn experiment(dir: &Path) -> (PathBuf, PathBuf) {
@@ -630,6 +610,19 @@ fn launches(dir: &Path) -> usize {
     lines(&dir.join("launches"))
 }
 
+/// Waits (up to 60 s) until the stand-in CLI in `dir` has been launched once; `who` (the
+/// process that launches it) is named when it never is.
+fn wait_for_first_launch(dir: &Path, who: &str) {
+    let start = std::time::Instant::now();
+    while launches(dir) == 0 {
+        assert!(
+            start.elapsed().as_secs() < 60,
+            "{who} never started its CLI"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// `plan` of the experiment (2 units) with `extra` arguments, into `plan_file`.
 fn plan_with(exp: &Path, task: &Path, extra: &[&std::ffi::OsStr], plan_file: &Path) {
     let o = Command::new(bin())
@@ -833,14 +826,7 @@ fn two_shard_processes_into_one_folder_are_refused_not_interleaved() {
         .spawn()
         .unwrap();
     // The first one's CLI is running (it sleeps 4 s per launch).
-    let start = std::time::Instant::now();
-    while launches(&dir) == 0 {
-        assert!(
-            start.elapsed().as_secs() < 60,
-            "the first shard never started its CLI"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_for_first_launch(&dir, "the first shard");
     let o = shard(&plan_file, &[], &out);
     assert_eq!(o.status.code(), Some(exit_codes::USAGE), "{}", show(&o));
     let err = String::from_utf8_lossy(&o.stderr);
@@ -1011,14 +997,7 @@ fn a_second_run_or_resume_into_a_run_folder_being_run_into_is_refused() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let start = std::time::Instant::now();
-    while launches(&dir) == 0 {
-        assert!(
-            start.elapsed().as_secs() < 60,
-            "the first run never started its CLI"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_for_first_launch(&dir, "the first run");
     let busy = |o: &Output| {
         assert_eq!(o.status.code(), Some(exit_codes::USAGE), "{}", show(o));
         let err = String::from_utf8_lossy(&o.stderr);
@@ -1158,6 +1137,16 @@ fn agentless_plan(dir: &Path) -> PathBuf {
     plan_file
 }
 
+/// `run --plan plan.json --shard 0/1 --out OUT` in `dir` (where a plan such as
+/// [`agentless_plan`]'s was made), waited for.
+fn run_plan_in(dir: &Path, out: &str) -> Output {
+    Command::new(bin())
+        .current_dir(dir)
+        .args(["run", "--plan", "plan.json", "--shard", "0/1", "--out", out])
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn merge_locks_its_folder_counts_skipped_units_and_writes_statistics_when_all_are_missing() {
     let dir = scratch("merge-lock");
@@ -1169,19 +1158,7 @@ fn merge_locks_its_folder_counts_skipped_units_and_writes_statistics_when_all_ar
         "pass_ok once (agentless), 2 replicates of skip_me"
     );
     let s0 = dir.join("s0");
-    let o = Command::new(bin())
-        .current_dir(&dir)
-        .args([
-            "run",
-            "--plan",
-            "plan.json",
-            "--shard",
-            "0/1",
-            "--out",
-            "s0",
-        ])
-        .output()
-        .unwrap();
+    let o = run_plan_in(&dir, "s0");
     assert_eq!(o.status.code(), Some(0), "{}", show(&o));
     // Where the plan was made: merge resolves its arguments again.
     let merge = |dirs: &[&Path], plan_file: &Path, out: &Path| {
@@ -1236,19 +1213,7 @@ fn merge_locks_its_folder_counts_skipped_units_and_writes_statistics_when_all_ar
     assert!(stats.to_string().contains("\"missing\":2"), "{stats}");
 
     // A shard run into the merged folder is told it is one.
-    let o = Command::new(bin())
-        .current_dir(&dir)
-        .args([
-            "run",
-            "--plan",
-            "plan.json",
-            "--shard",
-            "0/1",
-            "--out",
-            "merged-none",
-        ])
-        .output()
-        .unwrap();
+    let o = run_plan_in(&dir, "merged-none");
     assert_eq!(o.status.code(), Some(exit_codes::USAGE), "{}", show(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -1312,19 +1277,7 @@ fn a_plan_made_with_absolute_paths_runs_after_its_tree_moved() {
     assert!(!text.contains(&orig.display().to_string()), "{text}");
     let moved = dir.join("moved");
     std::fs::rename(&orig, &moved).unwrap();
-    let o = Command::new(bin())
-        .current_dir(&moved)
-        .args([
-            "run",
-            "--plan",
-            "plan.json",
-            "--shard",
-            "0/1",
-            "--out",
-            "s0",
-        ])
-        .output()
-        .unwrap();
+    let o = run_plan_in(&moved, "s0");
     assert_eq!(o.status.code(), Some(0), "{}", show(&o));
 }
 
@@ -1408,19 +1361,7 @@ fn merging_into_an_earlier_merge_keeps_its_units_and_a_refused_merge_creates_not
     let dir = scratch("merge-earlier");
     let plan_file = agentless_plan(&dir);
     let p = Plan::read(&plan_file).unwrap();
-    let o = Command::new(bin())
-        .current_dir(&dir)
-        .args([
-            "run",
-            "--plan",
-            "plan.json",
-            "--shard",
-            "0/1",
-            "--out",
-            "s0",
-        ])
-        .output()
-        .unwrap();
+    let o = run_plan_in(&dir, "s0");
     assert_eq!(o.status.code(), Some(0), "{}", show(&o));
     let merge = |dirs: &[&str], out: &str| {
         Command::new(bin())

@@ -1,6 +1,11 @@
 //! Helpers shared by the test modules.
 
+mod command;
+
 use coder_eval::results::{ToolOutcome, TurnRecord};
+pub use command::{
+    executable, isolate, pid_namespace_available, run_isolated, show, summary, task_json,
+};
 use std::path::{Path, PathBuf};
 
 /// The repository root.
@@ -94,16 +99,14 @@ pub fn stand_in_claude(path: &Path, dir: &Path, crash: Crash, sleep: u32) {
         Crash::Launches([]) => "0".to_string(),
         Crash::Launches(n) => n.iter().map(u32::to_string).collect::<Vec<_>>().join("|"),
     };
-    std::fs::write(
+    executable(
         path,
-        format!(
+        &format!(
             "#!/bin/bash\nif [ \"$1\" = \"--version\" ]; then echo v >> {d}/versions; echo \"stand-in 1.0\"; exit 0; fi\necho l >> {d}/launches\nn=$(wc -l < {d}/launches)\ncase \"$n\" in {pattern}) sleep {sleep}; echo 'stand-in: crashed before the first model call' >&2; exit 3;; esac\nexec {real} \"$@\"\n",
             d = dir.display(),
             real = real.display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(path, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    );
 }
 
 /// How many lines `path` has (0 when it does not exist): a stand-in's launches or probes.

@@ -171,6 +171,17 @@ impl<R> Reduced<R> {
         out
     }
 
+    /// The status of every tool-call end, in order, a second end of a call included.
+    pub fn tool_ends(&self) -> Vec<ToolStatus> {
+        self.events
+            .iter()
+            .filter_map(|e| match e {
+                Event::ToolCallFinished { status, .. } => Some(*status),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// The retries, as (announced, call_started, abandoned id, attempt, delay ms, status).
     #[allow(clippy::type_complexity)]
     pub fn retries(

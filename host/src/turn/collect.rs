@@ -2,8 +2,12 @@
 //!
 //! Fed event by event (live, so caps can stop the CLI at the right event) and finished
 //! once with how the turn ended ([`Collector::finish`], in `finish.rs`). Same events and
-//! stamps in, same [`TurnRecord`](crate::results::TurnRecord) out. Each event kind has
-//! its own handler below; the timing maths are in `timing.rs`.
+//! stamps in, same [`TurnRecord`](crate::results::TurnRecord) out. Here: the collector's
+//! state and [`Collector::push`], which hands each event kind to its handler: sessions,
+//! model calls and messages in `calls.rs`, tool calls in `tools.rs`, retries and
+//! unreported work in `retries.rs`, diagnostics in `diagnostics.rs`; where counting
+//! stops (freeze, held calls, the cut) is in `cut.rs`. The timing maths are in
+//! `timing.rs`.
 //!
 //! Caps (DESIGN.md): `max_turns: N` lets main-thread call N and its tools run, and fires
 //! when main-thread call N+1 begins; `max_tool_calls: N` fires when tool call N+1 starts
@@ -13,10 +17,10 @@
 //! The same holds after any other stop (an early stop, a budget, or one the host decides,
 //! [`Collector::freeze`]). That stop is the cut: the trajectory (what the criteria read)
 //! holds the events before it and, of the later ones, only the diagnostics the record
-//! keeps too ([`past_the_cut`]), so criteria and record see the same run.
+//! keeps too ([`cut::past_the_cut`]), so criteria and record see the same run.
 
 use super::early_stop::EarlyStop;
-use super::timing::{ToolUnion, ms};
+use super::timing::ToolUnion;
 use crate::grading::live::BoxedWatcher;
 use crate::limits::Caps;
 use crate::limits::budget::{BudgetMeter, Budgets};
@@ -24,8 +28,9 @@ use crate::results::{
     CliResult, DiagnosticRecord, MessageRecord, ModelCallRecord, StampedEvent, StopReason,
     ToolCallRecord, UnreportedRecord,
 };
+use cut::past_the_cut;
+use harness_kit::Event;
 use harness_kit::reduce::HashMap;
-use harness_kit::{Event, Usage};
 pub(crate) use retries::Retries;
 pub(crate) use totals::{Launch, TotalsBasis};
 
@@ -145,53 +150,9 @@ impl Collector {
         self.budget = budgets.any().then(|| BudgetMeter::new(budgets));
     }
 
-    /// The host has decided to end the turn (a timeout, Ctrl-C, ...): events that still
-    /// arrive while the CLI is stopped are no longer counted, and the trajectory keeps only
-    /// their diagnostics.
-    pub(crate) fn freeze(&mut self) {
-        self.frozen = true;
-    }
-
     /// Whether the CLI's final result has been seen.
     pub(crate) fn final_result_seen(&self) -> bool {
         self.cli_result.is_some()
-    }
-
-    /// A diagnostic from the host itself (line too large, reducer failed).
-    pub(crate) fn host_diagnostic(
-        &mut self,
-        line: u64,
-        stamp_us: u64,
-        kind: &str,
-        message: String,
-    ) {
-        self.push(host_event(line, stamp_us, kind, message));
-    }
-
-    /// A diagnostic about the input as a whole (an unreadable recording line): it goes
-    /// before every event in the record and the trajectory, wherever in the input it was
-    /// met, so a reader that streams the input gives the same record as one that read it
-    /// all first.
-    /// `stamp_us` is the line's own stamp when it has one (else 0), `raw` the line as
-    /// written.
-    pub(crate) fn input_diagnostic(
-        &mut self,
-        line: u64,
-        stamp_us: u64,
-        kind: &str,
-        message: String,
-        raw: String,
-    ) {
-        let mut event = host_event(line, stamp_us, kind, message);
-        if let Event::Diagnostic { raw: kept, .. } = &mut event.event {
-            *kept = raw;
-        }
-        self.leading.push(event);
-    }
-
-    /// Whether events still count (no cap fired, the host has not frozen the turn).
-    fn counting(&self) -> bool {
-        self.stop.is_none() && !self.frozen
     }
 
     /// Takes one event; returns the cap that fires on it, the first time one does.
@@ -323,180 +284,11 @@ impl Collector {
         }
         fired
     }
-
-    /// A main-thread model call the stream does not show began: the scripted model holds
-    /// its request, which it does only past `max_turns` (`reason`
-    /// [`StopReason::MaxTurns`]) or when its reply would hand out tool calls past
-    /// `max_tool_calls` ([`StopReason::MaxToolCalls`]), after answering `calls_before`
-    /// main calls (its own count, the held request's turn index). It counts as a call (in
-    /// the trajectory without a message id), and the cap `reason` fires on it even if the
-    /// stream is behind in showing the calls before it: no answer will come. The count is
-    /// the model's, not the stream's: calls the stream has not shown yet still count
-    /// (their late lines are no longer counted, nor in the trajectory), so `num_turns` is
-    /// `calls_before + 1` however far the CLI's output lags its requests, or ahead of
-    /// them (a stream that showed the held call begin does not count it twice). A
-    /// `max_tool_calls` hold means the reply with tool call N+1 was never sent: the tool
-    /// calls recorded are the ones that ran, at most N.
-    pub(crate) fn held_call(
-        &mut self,
-        stamp_us: u64,
-        calls_before: u32,
-        reason: StopReason,
-    ) -> Option<StopReason> {
-        let counting = self.counting();
-        if counting && self.main_calls > calls_before {
-            // The stream already showed the held call begin (Pi announces a call before it
-            // sends the request): it is not a second call.
-            self.stop = Some(reason);
-            return self.stop;
-        }
-        if counting {
-            self.main_calls = self.main_calls.max(calls_before);
-        }
-        let fired = self.push(StampedEvent {
-            line: 0,
-            stamp_us,
-            event: Event::ModelCallStarted {
-                message_id: None,
-                parent_call_id: None,
-            },
-        });
-        if fired.is_none() && counting {
-            self.stop = Some(reason);
-            return self.stop;
-        }
-        fired
-    }
-
-    fn on_diagnostic(&mut self, line: u64, at: u64, kind: &str, message: &str, raw: &str) {
-        self.diagnostics.push(DiagnosticRecord {
-            line,
-            at_ms: ms(at),
-            kind: kind.to_string(),
-            message: message.to_string(),
-            raw: raw.to_string(),
-        });
-    }
-
-    fn on_session(
-        &mut self,
-        session_id: &Option<String>,
-        cli_version: &Option<String>,
-        model: &Option<String>,
-    ) {
-        if self.session.is_none() {
-            self.session = Some(Session {
-                session_id: session_id.clone(),
-                cli_version: cli_version.clone(),
-                model: model.clone(),
-            });
-        }
-    }
-
-    fn on_model_call(
-        &mut self,
-        at: u64,
-        message_id: &Option<String>,
-        parent_call_id: &Option<String>,
-    ) -> Option<StopReason> {
-        self.output(at);
-        self.last_call_us = Some(at);
-        if parent_call_id.is_none() {
-            self.retries.call_began(at);
-        }
-        let mut fired = None;
-        let main_index = if parent_call_id.is_none() {
-            self.main_calls += 1;
-            if self.caps.max_turns.is_some_and(|n| self.main_calls > n) {
-                fired = Some(StopReason::MaxTurns);
-            }
-            Some(self.main_calls)
-        } else {
-            None
-        };
-        self.model_calls.push(ModelCall {
-            record: ModelCallRecord {
-                main_index,
-                message_id: message_id.clone(),
-                parent_call_id: parent_call_id.clone(),
-                started_ms: ms(at),
-                generation_ms: None,
-            },
-            start_us: at,
-        });
-        fired
-    }
-
-    fn on_message(
-        &mut self,
-        at: u64,
-        message_id: &str,
-        parent_call_id: &Option<String>,
-        text: &str,
-        usage: Option<Usage>,
-        cost_usd: Option<f64>,
-    ) {
-        self.output(at);
-        let record = MessageRecord {
-            message_id: message_id.to_string(),
-            parent_call_id: parent_call_id.clone(),
-            text: text.to_string(),
-            usage,
-            cost_usd,
-            first_ms: ms(at),
-        };
-        match self.message_index.get(message_id) {
-            Some(&i) => {
-                let first_ms = self.messages[i].first_ms;
-                self.messages[i] = MessageRecord { first_ms, ..record };
-            }
-            None => {
-                self.message_index
-                    .insert(message_id.to_string(), self.messages.len());
-                self.messages.push(record);
-            }
-        }
-    }
-
-    fn output(&mut self, at: u64) {
-        self.first_output_us.get_or_insert(at);
-        self.last_output_us = Some(self.last_output_us.map_or(at, |l| l.max(at)));
-    }
 }
 
-/// What the trajectory keeps of an event that arrives after the cut (a cap, an early stop,
-/// a budget or another stop of the host): what the record keeps of it, a diagnostic (an
-/// `Event::Diagnostic` as it came; a retried call or unreported work as the diagnostic it
-/// is noted as), and nothing of any other event. So the criteria, which read the
-/// trajectory, see exactly the events the record counts.
-fn past_the_cut(stamped: StampedEvent) -> Option<StampedEvent> {
-    let event = match stamped.event {
-        event @ Event::Diagnostic { .. } => event,
-        event @ (Event::ModelCallRetried { .. } | Event::Unreported { .. }) => {
-            let (kind, message) = harness_kit::down_to_diagnostic(&event)?;
-            Event::Diagnostic {
-                kind,
-                message,
-                raw: String::new(),
-            }
-        }
-        _ => return None,
-    };
-    Some(StampedEvent { event, ..stamped })
-}
-
-fn host_event(line: u64, stamp_us: u64, kind: &str, message: String) -> StampedEvent {
-    StampedEvent {
-        line,
-        stamp_us,
-        event: Event::Diagnostic {
-            kind: kind.to_string(),
-            message,
-            raw: String::new(),
-        },
-    }
-}
-
+mod calls;
+mod cut;
+mod diagnostics;
 mod retries;
 #[cfg(test)]
 mod tests;

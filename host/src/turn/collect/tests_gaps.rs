@@ -3,7 +3,7 @@
 use super::*;
 use crate::results::{ToolOutcome, TotalsStatus};
 use crate::turn::finish::TurnEnd;
-use harness_kit::{ToolStatus, TotalsScope, UnreportedKind};
+use harness_kit::{ToolStatus, TotalsScope, UnreportedKind, Usage};
 
 fn at(stamp_ms: u64, event: Event) -> StampedEvent {
     StampedEvent {

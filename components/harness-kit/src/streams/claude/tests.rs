@@ -380,13 +380,7 @@ fn a_call_claude_codes_security_checks_blocked_is_denied_at_its_own_result() {
             r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t5","name":"Bash","input":{"command":"rm -rf build"}}]}}"#,
             r#"{"type":"result","subtype":"success","is_error":false,"result":"done","permission_denials":[{"tool_name":"Bash","tool_use_id":"t5"}]}"#,
         ));
-        let ends: Vec<ToolStatus> = r
-            .iter()
-            .filter_map(|e| match e {
-                Event::ToolCallFinished { status, .. } => Some(*status),
-                _ => None,
-            })
-            .collect();
+        let ends = r.tool_ends();
         assert_eq!(ends, [ToolStatus::Denied], "{text}");
         assert!(r.kinds().is_empty(), "{text}: {:?}", r.kinds());
     }
@@ -410,13 +404,7 @@ fn a_listed_refusal_with_an_unfamiliar_text_gets_a_denied_end() {
         "\n",
         r#"{"type":"result","subtype":"success","is_error":false,"result":"done","permission_denials":[{"tool_name":"Bash","tool_use_id":"t5"}]}"#,
     ));
-    let ends: Vec<ToolStatus> = r
-        .iter()
-        .filter_map(|e| match e {
-            Event::ToolCallFinished { status, .. } => Some(*status),
-            _ => None,
-        })
-        .collect();
+    let ends = r.tool_ends();
     assert_eq!(ends, [ToolStatus::Error, ToolStatus::Denied]);
     assert_eq!(r.kinds(), ["permission_denial"]);
 }
