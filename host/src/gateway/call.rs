@@ -151,7 +151,9 @@ pub struct ModelCall {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub held: bool,
     /// Arrived after the host stopped the run (early stop, cap, budget, deadline): never
-    /// forwarded, answered `503` at shutdown. Not a turn of the agent's.
+    /// forwarded, answered `503` at shutdown. Not a turn of the agent's. Also set on a
+    /// call under way at the stop: one awaiting its answer (dropped upstream, then as
+    /// above) or one whose answer was streaming (cut: `response_bytes` were forwarded).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stopped: bool,
     /// What went wrong at the gateway (upstream unreachable, stream cut), when anything.

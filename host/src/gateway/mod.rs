@@ -57,6 +57,14 @@
 //! answered `503` at shutdown, its record saying the host stopped the run. The CLI
 //! cannot go on working in its stop grace.
 //!
+//! A model call already under way when the stop trips is cut too: one still waiting for
+//! the upstream's answer has its upstream request dropped and waits like a call that
+//! arrived after the stop; one whose answer is streaming ends at once (the CLI's
+//! connection is closed mid-body, so it sees the answer end unfinished) and the upstream
+//! is read no further (its connection closed). Either record says `stopped: true`; a cut
+//! stream's keeps its status (the upstream's), `response_bytes` (what the CLI got) and an
+//! `error` saying it was cut.
+//!
 //! # What is recorded
 //!
 //! One [`ModelCall`] per request, appended to the recording as a `model_call` record
