@@ -156,6 +156,12 @@ pub struct ModelCall {
     /// above) or one whose answer was streaming (cut: `response_bytes` were forwarded).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stopped: bool,
+    /// With `stopped`: the call was under way at the stop and cut, so it *was* forwarded
+    /// (the upstream saw it): its upstream request was dropped before the answer began
+    /// (then answered `503` at close), or its streaming answer was cut (`response_bytes`
+    /// reached the CLI). `stopped` without `cut`: never forwarded.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut: bool,
     /// What went wrong at the gateway (upstream unreachable, stream cut), when anything.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -174,6 +180,12 @@ pub struct ModelCall {
 }
 
 impl ModelCall {
+    /// Whether the request went upstream: not held, and not refused by the host's stop
+    /// on arrival (a call cut under way was forwarded).
+    pub fn forwarded(&self) -> bool {
+        !self.held && (!self.stopped || self.cut)
+    }
+
     /// Time to first token, µs.
     pub fn ttft_us(&self) -> Option<u64> {
         self.first_byte_us.map(|f| f.saturating_sub(self.us))
@@ -197,6 +209,7 @@ pub(crate) struct CallState {
     pub status: Option<u16>,
     pub held: bool,
     pub stopped: bool,
+    pub cut: bool,
     pub error: Option<String>,
     pub usage: ApiUsage,
     pub response_bytes: u64,
@@ -223,6 +236,7 @@ impl CallState {
             status: None,
             held: false,
             stopped: false,
+            cut: false,
             error: None,
             usage: ApiUsage::default(),
             response_bytes: 0,
@@ -258,6 +272,7 @@ impl CallState {
             status: self.status,
             held: self.held,
             stopped: self.stopped,
+            cut: self.cut,
             error: self.error.clone(),
             usage: (!self.usage.is_empty()).then_some(self.usage),
             response_bytes: self.response_bytes,

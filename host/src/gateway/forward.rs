@@ -147,8 +147,11 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> R
 enum Unanswered {
     /// Held past `max_turns`: asks for call `turn + 1`.
     Held(usize),
-    /// The host stopped the run (before the call arrived or before its answer began).
+    /// The host stopped the run before the call arrived: never forwarded.
     Stopped,
+    /// The host stopped the run while the call was forwarded and its answer had not
+    /// begun: the upstream request was dropped.
+    StoppedUnderWay,
 }
 
 /// The one path of a call that is never answered while the gateway runs (held past
@@ -170,8 +173,16 @@ async fn unanswered_until_close(mut guard: Guard, api: Option<Api>, why: Unanswe
                 coder_eval_scripted_model::STOPPED_ERROR
             )
         }
+        Unanswered::StoppedUnderWay => {
+            guard.state.stopped = true;
+            guard.state.cut = true;
+            "coder-eval gateway: the host stopped the run (early stop, cap, budget or \
+             deadline) before the upstream answered: the request was dropped upstream, not \
+             answered"
+                .to_string()
+        }
     };
-    if matches!(why, Unanswered::Stopped) {
+    if !matches!(why, Unanswered::Held(_)) {
         guard.state.error = Some(message.clone());
     }
     let _ = guard
@@ -276,7 +287,7 @@ async fn forward(
     // The host's stop before the answer began: the upstream request is dropped (its
     // connection closed) and the call waits like one that arrived after the stop.
     let Some(sent) = sent else {
-        return unanswered_until_close(guard, api, Unanswered::Stopped).await;
+        return unanswered_until_close(guard, api, Unanswered::StoppedUnderWay).await;
     };
     let upstream = match sent {
         Ok(upstream) => upstream,

@@ -61,9 +61,11 @@
 //! the upstream's answer has its upstream request dropped and waits like a call that
 //! arrived after the stop; one whose answer is streaming ends at once (the CLI's
 //! connection is closed mid-body, so it sees the answer end unfinished) and the upstream
-//! is read no further (its connection closed). Either record says `stopped: true`; a cut
-//! stream's keeps its status (the upstream's), `response_bytes` (what the CLI got) and an
-//! `error` saying it was cut.
+//! is read no further (its connection closed). Either record says `stopped: true` and
+//! `cut: true` (it was forwarded, unlike a call refused on arrival); a cut stream's keeps
+//! its status (the upstream's), `response_bytes` (what the CLI got) and an `error` saying
+//! it was cut. A cut stream counts as a turn (its answer began), a call dropped before
+//! its answer began does not.
 //!
 //! # What is recorded
 //!

@@ -111,6 +111,7 @@ impl Passing {
             }
             () = stopper.stopped(), if self.guard.state.api.is_some() => {
                 self.guard.state.stopped = true;
+                self.guard.state.cut = true;
                 Err(format!(
                     "cut: the host stopped the run while the answer streamed ({} bytes \
                      forwarded, the rest not read)",

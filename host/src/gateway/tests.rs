@@ -227,6 +227,7 @@ async fn no_model_call_is_forwarded_after_the_host_stops_the_run() {
     assert_eq!(calls.len(), 3);
     for c in &calls[1..] {
         assert!(c.stopped && !c.held && c.status == Some(503), "{c:?}");
+        assert!(!c.cut && !c.forwarded(), "{c:?}");
     }
 }
 
@@ -484,7 +485,8 @@ async fn an_answer_streaming_when_the_host_stops_is_cut_and_read_no_further() {
     let calls = gw.shutdown(t0).await;
     assert_eq!(calls.len(), 1);
     let c = &calls[0];
-    assert!(c.stopped && !c.held && c.status == Some(200), "{c:?}");
+    assert!(c.stopped && c.cut && c.forwarded(), "{c:?}");
+    assert!(!c.held && c.status == Some(200), "{c:?}");
     assert!(c.end_us.is_some(), "{c:?}");
     assert_eq!(c.response_bytes, received, "forwarded = what the CLI got");
     assert!(
@@ -523,8 +525,10 @@ async fn a_call_awaiting_its_answer_when_the_host_stops_is_dropped_upstream() {
     assert_eq!(pending.await.unwrap().0, 503);
     assert_eq!(calls.len(), 1);
     let c = &calls[0];
+    assert!(c.stopped && c.cut && c.forwarded(), "{c:?}");
+    assert!(c.status == Some(503) && c.first_byte_us.is_none(), "{c:?}");
     assert!(
-        c.stopped && c.status == Some(503) && c.first_byte_us.is_none(),
+        c.error.as_deref().unwrap().contains("dropped upstream"),
         "{c:?}"
     );
 }

@@ -174,6 +174,7 @@ mod tests {
             status,
             held: false,
             stopped: false,
+            cut: false,
             error: None,
             usage: status.filter(|s| *s == 200).map(|_| ApiUsage {
                 input_tokens: Some(10),
@@ -253,6 +254,7 @@ mod tests {
     fn a_stream_cut_by_the_stop_is_a_turn_a_call_refused_by_it_is_not() {
         let mut cut = call(2, CallKind::Main, 1, Some(200));
         cut.stopped = true;
+        cut.cut = true;
         let mut refused = call(3, CallKind::Main, 2, Some(503));
         refused.stopped = true;
         refused.first_byte_us = None;

@@ -120,6 +120,7 @@ fn model_calls_round_trip_after_the_exit() {
         status: Some(200),
         held: false,
         stopped: false,
+        cut: false,
         error: None,
         usage: Some(crate::gateway::ApiUsage {
             input_tokens: Some(3),
