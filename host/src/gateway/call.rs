@@ -137,6 +137,11 @@ pub struct ModelCall {
     /// A model call's completed assistant turns (it asks for call `turn + 1`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn: Option<u32>,
+    /// A main call's counted turn when it is larger than `turn`: the main calls answered
+    /// before it arrived (its history shrank: compaction, trimming; see the module doc).
+    /// `num_turns` and the `max_turns` hold use it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_turn: Option<u32>,
     /// An SSE answer was asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<bool>,
@@ -186,6 +191,11 @@ impl ModelCall {
         !self.held && (!self.stopped || self.cut)
     }
 
+    /// The turn this call counts as (`counted_turn`, else `turn`).
+    pub fn turn_counted(&self) -> Option<u32> {
+        self.counted_turn.or(self.turn)
+    }
+
     /// Time to first token, µs.
     pub fn ttft_us(&self) -> Option<u64> {
         self.first_byte_us.map(|f| f.saturating_sub(self.us))
@@ -204,6 +214,7 @@ pub(crate) struct CallState {
     pub api: Option<Api>,
     pub kind: CallKind,
     pub turn: Option<usize>,
+    pub counted_turn: Option<usize>,
     pub stream: Option<bool>,
     pub model: Option<String>,
     pub status: Option<u16>,
@@ -231,6 +242,7 @@ impl CallState {
             api: None,
             kind: CallKind::Other,
             turn: None,
+            counted_turn: None,
             stream: None,
             model: None,
             status: None,
@@ -267,6 +279,7 @@ impl CallState {
             api: self.api,
             kind: self.kind,
             turn: self.turn.map(|t| t as u32),
+            counted_turn: self.counted_turn.map(|t| t as u32),
             stream: self.stream,
             model: self.model.clone(),
             status: self.status,

@@ -112,8 +112,15 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> R
     if api.is_some() && shared.stopper.is_stopped() {
         return unanswered_until_close(guard, api, Unanswered::Stopped).await;
     }
+    if call.kind == CallKind::Main
+        && let Some(turn) = call.turn
+    {
+        let answered = shared.answered_main.load(Ordering::SeqCst) as usize;
+        call.counted_turn = (answered > turn).then_some(answered);
+    }
     let held_turn = call
-        .turn
+        .counted_turn
+        .or(call.turn)
         .filter(|_| call.kind == CallKind::Main)
         .filter(|&turn| shared.hold_from_turn.is_some_and(|n| turn >= n));
     if let Some(turn) = held_turn {

@@ -76,6 +76,15 @@ impl Passing {
         call.ended = Some(Instant::now());
         call.usage = self.scan.usage;
         call.response_body = self.kept.take();
+        let answered = error.is_none()
+            && call.kind == super::call::CallKind::Main
+            && call.status.is_some_and(|s| (200..300).contains(&s));
+        if answered {
+            self.guard
+                .shared
+                .answered_main
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
         if error.is_some() {
             call.error = error;
         }

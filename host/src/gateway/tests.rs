@@ -532,3 +532,51 @@ async fn a_call_awaiting_its_answer_when_the_host_stops_is_dropped_upstream() {
         "{c:?}"
     );
 }
+
+/// A CLI that compacts its history cannot go past `max_turns`: after two answered main
+/// calls, a call whose history holds none (turn 0) counts as call 3 and is held with
+/// `max_turns: 2`, never forwarded; a retry of a call answered 429 keeps its turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shrunk_history_counts_on_from_the_calls_answered_and_is_held() {
+    let yaml = "name: c\nreplies:\n  - http_error: {status: 429, message: slow down, times: 1}\n    text: one\n  - text: two\n";
+    let behind = scripted(yaml).await;
+    let gw = gateway(behind.base_url(), Some(2)).await;
+    let mut held = gw.held();
+    let t0 = Instant::now();
+    let (path, first) = requests(0).remove(0);
+    assert_eq!(post(&gw.base_url(), path, &first).await.0, 429);
+    assert_eq!(post(&gw.base_url(), path, &first).await.0, 200);
+    let (_, second) = requests(1).remove(0);
+    assert_eq!(post(&gw.base_url(), path, &second).await.0, 200);
+    // Compacted: the history holds no assistant turn again.
+    let base = gw.base_url();
+    let pending = tokio::spawn(async move { post(&base, "/v1/messages", &first).await });
+    // A guard against a hang (a forwarded call is answered and never held), not a
+    // timing assert.
+    tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        held.wait_for(Option::is_some),
+    )
+    .await
+    .expect("the compacted call was held")
+    .unwrap();
+    assert_eq!(held.borrow().as_ref().map(|h| h.turn), Some(2));
+    let calls = gw.shutdown(t0).await;
+    assert_eq!(pending.await.unwrap().0, 503);
+    assert_eq!(
+        behind.requests().len(),
+        3,
+        "the compacted call was not forwarded"
+    );
+    let counted: Vec<_> = calls.iter().map(|c| (c.turn, c.counted_turn)).collect();
+    assert_eq!(
+        counted,
+        [
+            (Some(0), None),
+            (Some(0), None),
+            (Some(1), None),
+            (Some(0), Some(2))
+        ]
+    );
+    assert!(calls[3].held, "{:?}", calls[3]);
+}

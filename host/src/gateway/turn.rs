@@ -64,7 +64,7 @@ pub fn apply(record: &mut TurnRecord, calls: &[ModelCall]) {
         .iter()
         .filter(|c| c.kind == CallKind::Main && !(c.stopped && c.first_byte_us.is_none()))
         .collect();
-    let turns: BTreeSet<u32> = main.iter().filter_map(|c| c.turn).collect();
+    let turns: BTreeSet<u32> = main.iter().filter_map(|c| c.turn_counted()).collect();
     let held = main.iter().any(|c| c.held);
     // A CLI's own cap stops it before it sends call N+1, which DESIGN counts all the same
     // (`num_turns = max_turns + 1`): the gateway saw N calls and no held one.
@@ -169,6 +169,7 @@ mod tests {
             api: Some(coder_eval_scripted_model::Api::Anthropic),
             kind,
             turn: Some(turn),
+            counted_turn: None,
             stream: Some(true),
             model: Some("m".into()),
             status,
@@ -266,6 +267,20 @@ mod tests {
         );
         assert_eq!(r.num_turns, 2);
         assert_eq!(r.gateway.as_ref().unwrap().main_calls, 2);
+    }
+
+    #[test]
+    fn a_counted_turn_past_the_history_counts_as_a_turn_of_its_own() {
+        let mut compacted = call(3, CallKind::Main, 0, Some(200));
+        compacted.counted_turn = Some(2);
+        let mut r = record(2);
+        let calls = [
+            call(1, CallKind::Main, 0, Some(200)),
+            call(2, CallKind::Main, 1, Some(200)),
+            compacted,
+        ];
+        apply(&mut r, &calls);
+        assert_eq!(r.num_turns, 3);
     }
 
     #[test]
