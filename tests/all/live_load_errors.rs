@@ -258,3 +258,31 @@ fn check_reports_every_refusal_of_a_loaded_file() {
     }
     assert!(err.contains("1 of 1 task files did not load"), "{err}");
 }
+
+/// `run --gateway` on a time-budget task is refused at load, before any agent starts:
+/// exit code 2, the error naming the option and the task field at its line, no result
+/// folder made.
+#[test]
+fn gateway_on_a_time_budget_task_is_refused_at_load() {
+    let dir = scratch("live-load-gateway-time");
+    let task = dir.join("tb.yaml");
+    std::fs::write(
+        &task,
+        "task_id: tb\ninitial_prompt: hi\nagent:\n  type: claude-code\n  budget_mode: time\n  timeout_seconds: 30\n",
+    )
+    .unwrap();
+    let out = Command::new(bin())
+        .args(["run", "--gateway", "--out"])
+        .arg(dir.join("out"))
+        .arg(&task)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("tb.yaml:5: task `tb`"), "{err}");
+    assert!(
+        err.contains("--gateway") && err.contains("agent.budget_mode: time"),
+        "{err}"
+    );
+    assert!(!dir.join("out").join("tb").exists(), "a unit started");
+}

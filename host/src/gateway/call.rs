@@ -137,6 +137,11 @@ pub struct ModelCall {
     /// A model call's completed assistant turns (it asks for call `turn + 1`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn: Option<u32>,
+    /// A main call's counted turn when it is larger than `turn`: the main calls answered
+    /// before it arrived (its history shrank: compaction, trimming; see the module doc).
+    /// `num_turns` and the `max_turns` hold use it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_turn: Option<u32>,
     /// An SSE answer was asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stream: Option<bool>,
@@ -151,9 +156,17 @@ pub struct ModelCall {
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub held: bool,
     /// Arrived after the host stopped the run (early stop, cap, budget, deadline): never
-    /// forwarded, answered `503` at shutdown. Not a turn of the agent's.
+    /// forwarded, answered `503` at shutdown. Not a turn of the agent's. Also set on a
+    /// call under way at the stop: one awaiting its answer (dropped upstream, then as
+    /// above) or one whose answer was streaming (cut: `response_bytes` were forwarded).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub stopped: bool,
+    /// With `stopped`: the call was under way at the stop and cut, so it *was* forwarded
+    /// (the upstream saw it): its upstream request was dropped before the answer began
+    /// (then answered `503` at close), or its streaming answer was cut (`response_bytes`
+    /// reached the CLI). `stopped` without `cut`: never forwarded.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut: bool,
     /// What went wrong at the gateway (upstream unreachable, stream cut), when anything.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
@@ -172,6 +185,17 @@ pub struct ModelCall {
 }
 
 impl ModelCall {
+    /// Whether the request went upstream: not held, and not refused by the host's stop
+    /// on arrival (a call cut under way was forwarded).
+    pub fn forwarded(&self) -> bool {
+        !self.held && (!self.stopped || self.cut)
+    }
+
+    /// The turn this call counts as (`counted_turn`, else `turn`).
+    pub fn turn_counted(&self) -> Option<u32> {
+        self.counted_turn.or(self.turn)
+    }
+
     /// Time to first token, µs.
     pub fn ttft_us(&self) -> Option<u64> {
         self.first_byte_us.map(|f| f.saturating_sub(self.us))
@@ -190,11 +214,13 @@ pub(crate) struct CallState {
     pub api: Option<Api>,
     pub kind: CallKind,
     pub turn: Option<usize>,
+    pub counted_turn: Option<usize>,
     pub stream: Option<bool>,
     pub model: Option<String>,
     pub status: Option<u16>,
     pub held: bool,
     pub stopped: bool,
+    pub cut: bool,
     pub error: Option<String>,
     pub usage: ApiUsage,
     pub response_bytes: u64,
@@ -216,11 +242,13 @@ impl CallState {
             api: None,
             kind: CallKind::Other,
             turn: None,
+            counted_turn: None,
             stream: None,
             model: None,
             status: None,
             held: false,
             stopped: false,
+            cut: false,
             error: None,
             usage: ApiUsage::default(),
             response_bytes: 0,
@@ -251,11 +279,13 @@ impl CallState {
             api: self.api,
             kind: self.kind,
             turn: self.turn.map(|t| t as u32),
+            counted_turn: self.counted_turn.map(|t| t as u32),
             stream: self.stream,
             model: self.model.clone(),
             status: self.status,
             held: self.held,
             stopped: self.stopped,
+            cut: self.cut,
             error: self.error.clone(),
             usage: (!self.usage.is_empty()).then_some(self.usage),
             response_bytes: self.response_bytes,

@@ -110,24 +110,17 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> R
         }
     }
     if api.is_some() && shared.stopper.is_stopped() {
-        call.stopped = true;
-        call.error = Some(format!(
-            "coder-eval gateway: {}",
-            coder_eval_scripted_model::STOPPED_ERROR
-        ));
-        let _ = shared
-            .closing
-            .subscribe()
-            .wait_for(|closing| *closing)
-            .await;
-        let call = &mut guard.state;
-        let message = call.error.clone().unwrap_or_default();
-        call.status = Some(503);
-        call.ended = Some(Instant::now());
-        return json_response(503, &error_body(api, 503, &message));
+        return unanswered_until_close(guard, api, Unanswered::Stopped).await;
+    }
+    if call.kind == CallKind::Main
+        && let Some(turn) = call.turn
+    {
+        let answered = shared.answered_main.load(Ordering::SeqCst) as usize;
+        call.counted_turn = (answered > turn).then_some(answered);
     }
     let held_turn = call
-        .turn
+        .counted_turn
+        .or(call.turn)
         .filter(|_| call.kind == CallKind::Main)
         .filter(|&turn| shared.hold_from_turn.is_some_and(|n| turn >= n));
     if let Some(turn) = held_turn {
@@ -142,19 +135,7 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> R
             });
             first
         });
-        let _ = shared
-            .closing
-            .subscribe()
-            .wait_for(|closing| *closing)
-            .await;
-        let call = &mut guard.state;
-        let message = format!(
-            "coder-eval gateway: call {} was held (past max_turns) and never forwarded",
-            turn + 1
-        );
-        call.status = Some(503);
-        call.ended = Some(Instant::now());
-        return json_response(503, &error_body(api, 503, &message));
+        return unanswered_until_close(guard, api, Unanswered::Held(turn)).await;
     }
     forward(
         shared,
@@ -167,6 +148,60 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> R
         api,
     )
     .await
+}
+
+/// Why a model call is left unanswered until the gateway closes.
+enum Unanswered {
+    /// Held past `max_turns`: asks for call `turn + 1`.
+    Held(usize),
+    /// The host stopped the run before the call arrived: never forwarded.
+    Stopped,
+    /// The host stopped the run while the call was forwarded and its answer had not
+    /// begun: the upstream request was dropped.
+    StoppedUnderWay,
+}
+
+/// The one path of a call that is never answered while the gateway runs (held past
+/// `max_turns`, or refused by the host's stop): marks the record, waits for the gateway
+/// to close, then answers `503` with a vendor-shaped error saying why.
+async fn unanswered_until_close(mut guard: Guard, api: Option<Api>, why: Unanswered) -> Response {
+    let message = match why {
+        Unanswered::Held(turn) => {
+            guard.state.held = true;
+            format!(
+                "coder-eval gateway: call {} was held (past max_turns) and never forwarded",
+                turn + 1
+            )
+        }
+        Unanswered::Stopped => {
+            guard.state.stopped = true;
+            format!(
+                "coder-eval gateway: {}",
+                coder_eval_scripted_model::STOPPED_ERROR
+            )
+        }
+        Unanswered::StoppedUnderWay => {
+            guard.state.stopped = true;
+            guard.state.cut = true;
+            "coder-eval gateway: the host stopped the run (early stop, cap, budget or \
+             deadline) before the upstream answered: the request was dropped upstream, not \
+             answered"
+                .to_string()
+        }
+    };
+    if !matches!(why, Unanswered::Held(_)) {
+        guard.state.error = Some(message.clone());
+    }
+    let _ = guard
+        .shared
+        .closing
+        .subscribe()
+        .wait_for(|closing| *closing)
+        .await;
+    let call = &mut guard.state;
+    call.status = Some(503);
+    call.ended = Some(Instant::now());
+    json_response(503, &error_body(api, 503, &message))
 }
 
 /// Sends the request upstream and streams the answer back.
@@ -246,13 +281,20 @@ async fn forward(
     let head = method == Method::HEAD;
     let request = shared.client.request(method, &url).headers(out).body(body);
     let mut closing = shared.closing.subscribe();
+    let stopper = shared.stopper.clone();
     let sent = tokio::select! {
-        sent = request.send() => sent,
+        sent = request.send() => Some(sent),
         _ = closing.wait_for(|c| *c) => {
             let call = &mut guard.state;
             call.error = Some("the gateway closed before the upstream answered".into());
             return json_response(503, &error_body(api, 503, "coder-eval gateway: closing"));
         }
+        () = stopper.stopped(), if api.is_some() => None,
+    };
+    // The host's stop before the answer began: the upstream request is dropped (its
+    // connection closed) and the call waits like one that arrived after the stop.
+    let Some(sent) = sent else {
+        return unanswered_until_close(guard, api, Unanswered::StoppedUnderWay).await;
     };
     let upstream = match sent {
         Ok(upstream) => upstream,
@@ -288,8 +330,10 @@ async fn forward(
     // A body that is known to be empty ends now: the server never polls it.
     let empty =
         head || matches!(status.as_u16(), 204 | 304) || upstream.content_length() == Some(0);
+    let length = upstream.content_length();
     let mut stream = Passing {
-        upstream,
+        upstream: Some(upstream),
+        length,
         scan: if api.is_some() {
             UsageScan::new(sse)
         } else {
@@ -307,23 +351,12 @@ async fn forward(
         if s.done {
             return None;
         }
-        let next = tokio::select! {
-            chunk = s.upstream.chunk() => chunk.map_err(|e| format!("the upstream stream failed: {}", error_chain(&e))),
-            _ = s.closing.wait_for(|c| *c) => Err("cut: the gateway closed while the answer streamed".to_string()),
-        };
-        match next {
-            Ok(Some(bytes)) => {
-                s.chunk(&bytes);
-                Some((Ok(bytes), s))
-            }
-            Ok(None) => {
-                s.end(None);
-                None
-            }
-            Err(message) => {
-                s.end(Some(message.clone()));
-                Some((Err(std::io::Error::other(message)), s))
-            }
+        match s.next().await {
+            Ok(Some(bytes)) => Some((Ok(bytes), s)),
+            Ok(None) => None,
+            // An error ends the CLI's response at once: the connection is closed
+            // mid-body, so the CLI sees the answer end unfinished.
+            Err(message) => Some((Err(std::io::Error::other(message)), s)),
         }
     });
     response
@@ -373,7 +406,7 @@ fn family_of(path: &str) -> Option<Api> {
 }
 
 /// An error and its causes, `: `-separated (reqwest's own message says little).
-fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+pub(super) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut out = e.to_string();
     let mut source = e.source();
     while let Some(cause) = source {

@@ -42,9 +42,20 @@
 //!
 //! # Turns and the `max_turns` hold
 //!
-//! The gateway's `num_turns` is the number of distinct `turn` values among main calls (a
+//! The turn index read from a request's history alone would undercount a CLI that
+//! compacts or trims its history (its next call holds fewer turns than it made), so the
+//! gateway keeps a count across calls: a main call's **counted turn** is the larger of its
+//! `turn` and the number of main calls answered before it arrived (a 2xx answer that
+//! ended whole; a 429/5xx, a cut or a held call is not answered, so its retry keeps its
+//! `turn`). Without compaction the two agree (call N+1 is sent after N answers); a call
+//! whose history shrank counts on from the calls made. The record keeps `turn` (what the
+//! request holds) and, when larger, `counted_turn`. A limit of the rule: a sub-agent's
+//! calls (main calls, above) count on too, as does a CLI's re-send of a call it had an
+//! answer to.
+//!
+//! The gateway's `num_turns` is the number of distinct counted turns among main calls (a
 //! retried call counts once; Codex's parallel tool calls come in one reply, so count
-//! once). With `max_turns: N`, a main call at turn index `N` or later is **held**: never
+//! once). With `max_turns: N`, a main call at counted turn `N` or later is **held**: never
 //! forwarded (never billed), left unanswered while the turn runs and answered `503` when
 //! the gateway shuts down; [`Gateway::held`] reports it to the turn loop, which stops the
 //! turn with `max_turns` exactly as on the scripted model's hold.
@@ -56,6 +67,16 @@
 //! forwarded any more: like a held call it is left unanswered while the turn ends and
 //! answered `503` at shutdown, its record saying the host stopped the run. The CLI
 //! cannot go on working in its stop grace.
+//!
+//! A model call already under way when the stop trips is cut too: one still waiting for
+//! the upstream's answer has its upstream request dropped and waits like a call that
+//! arrived after the stop; one whose answer is streaming ends at once (the CLI's
+//! connection is closed mid-body, so it sees the answer end unfinished) and the upstream
+//! is read no further (its connection closed). Either record says `stopped: true` and
+//! `cut: true` (it was forwarded, unlike a call refused on arrival); a cut stream's keeps
+//! its status (the upstream's), `response_bytes` (what the CLI got) and an `error` saying
+//! it was cut. A cut stream counts as a turn (its answer began), a call dropped before
+//! its answer began does not.
 //!
 //! # What is recorded
 //!
@@ -232,6 +253,9 @@ pub(crate) struct Shared {
     pub(crate) hold_from_turn: Option<usize>,
     pub(crate) keep_bodies: bool,
     pub(crate) seq: AtomicU64,
+    /// Main calls answered so far: a 2xx answer that ended whole (not cut, not held). A
+    /// main call's counted turn is at least this (see *Turns* in the module doc).
+    pub(crate) answered_main: AtomicU64,
     /// Finished calls (a call is pushed when its response ends, fails or is dropped).
     pub(crate) calls: Mutex<Vec<call::CallState>>,
     /// Responses API: response id → completed assistant turns after it.
@@ -288,6 +312,7 @@ impl Gateway {
             hold_from_turn: config.hold_from_turn.map(|n| n as usize),
             keep_bodies: config.keep_bodies,
             seq: AtomicU64::new(0),
+            answered_main: AtomicU64::new(0),
             calls: Mutex::new(Vec::new()),
             responses_turns: Mutex::new(HashMap::new()),
             held: watch::Sender::new(None),

@@ -34,7 +34,11 @@ impl Drop for Guard {
 
 /// A response body on its way to the CLI, watched as it passes.
 pub(super) struct Passing {
-    pub(super) upstream: reqwest::Response,
+    /// The upstream's answer, read chunk by chunk; dropped when the call ends (so a cut
+    /// answer is read no further: its connection is closed).
+    pub(super) upstream: Option<reqwest::Response>,
+    /// The upstream's announced body length, bytes (`content-length`), when it gave one.
+    pub(super) length: Option<u64>,
     pub(super) scan: UsageScan,
     /// The body kept for the record (`--gateway-bodies`), at most [`BODY_KEEP_BYTES`].
     pub(super) kept: Option<Vec<u8>>,
@@ -57,8 +61,7 @@ impl Passing {
         }
         // A body of announced length ends with its last byte: the server reads no further.
         if self
-            .upstream
-            .content_length()
+            .length
             .is_some_and(|n| self.guard.state.response_bytes >= n)
         {
             self.end(None);
@@ -67,11 +70,21 @@ impl Passing {
 
     pub(super) fn end(&mut self, error: Option<String>) {
         self.done = true;
+        self.upstream = None;
         self.scan.finish();
         let call = &mut self.guard.state;
         call.ended = Some(Instant::now());
         call.usage = self.scan.usage;
         call.response_body = self.kept.take();
+        let answered = error.is_none()
+            && call.kind == super::call::CallKind::Main
+            && call.status.is_some_and(|s| (200..300).contains(&s));
+        if answered {
+            self.guard
+                .shared
+                .answered_main
+                .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        }
         if error.is_some() {
             call.error = error;
         }
@@ -84,6 +97,50 @@ impl Passing {
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .insert(id, turn + 1);
+        }
+    }
+}
+
+impl Passing {
+    /// The next chunk of the answer: `Ok(None)` at its end, `Err` (the message for the
+    /// record) when the upstream failed, the gateway closed, or the host stopped the run
+    /// (then the call is marked [`super::call::CallState::stopped`]). Every `Err` ends the
+    /// call: the upstream is read no further.
+    pub(super) async fn next(&mut self) -> Result<Option<axum::body::Bytes>, String> {
+        let Some(upstream) = self.upstream.as_mut() else {
+            return Ok(None);
+        };
+        let stopper = self.guard.shared.stopper.clone();
+        let next = tokio::select! {
+            chunk = upstream.chunk() => chunk.map_err(|e| {
+                format!("the upstream stream failed: {}", super::forward::error_chain(&e))
+            }),
+            _ = self.closing.wait_for(|c| *c) => {
+                Err("cut: the gateway closed while the answer streamed".to_string())
+            }
+            () = stopper.stopped(), if self.guard.state.api.is_some() => {
+                self.guard.state.stopped = true;
+                self.guard.state.cut = true;
+                Err(format!(
+                    "cut: the host stopped the run while the answer streamed ({} bytes \
+                     forwarded, the rest not read)",
+                    self.guard.state.response_bytes
+                ))
+            }
+        };
+        match next {
+            Ok(Some(bytes)) => {
+                self.chunk(&bytes);
+                Ok(Some(bytes))
+            }
+            Ok(None) => {
+                self.end(None);
+                Ok(None)
+            }
+            Err(message) => {
+                self.end(Some(message.clone()));
+                Err(message)
+            }
         }
     }
 }

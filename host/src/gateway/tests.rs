@@ -227,6 +227,7 @@ async fn no_model_call_is_forwarded_after_the_host_stops_the_run() {
     assert_eq!(calls.len(), 3);
     for c in &calls[1..] {
         assert!(c.stopped && !c.held && c.status == Some(503), "{c:?}");
+        assert!(!c.cut && !c.forwarded(), "{c:?}");
     }
 }
 
@@ -396,4 +397,186 @@ async fn other_requests_pass_through_and_end_cleanly() {
         assert!(c.end_us.is_some(), "{c:?}");
         assert_eq!(c.usage, None, "not a model call: not read");
     }
+}
+
+/// An upstream that streams an SSE answer without end, one event every 10 ms, counting the
+/// events it produced and saying when its stream was dropped (the gateway stopped reading).
+async fn endless_upstream() -> (
+    String,
+    Arc<std::sync::atomic::AtomicU64>,
+    tokio::sync::watch::Receiver<bool>,
+    tokio::task::JoinHandle<()>,
+) {
+    struct Dropped(tokio::sync::watch::Sender<bool>);
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            self.0.send_replace(true);
+        }
+    }
+    let produced = Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let (dropped_tx, dropped) = tokio::sync::watch::channel(false);
+    let dropped_tx = Arc::new(dropped_tx);
+    let (count, tx) = (produced.clone(), dropped_tx.clone());
+    let app = axum::Router::new().fallback(move || {
+        let (count, tx) = (count.clone(), tx.clone());
+        async move {
+            let guard = Dropped((*tx).clone());
+            let events = futures_util::stream::unfold((guard, count), |(guard, count)| async move {
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let event = "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"type\":\"text_delta\",\"text\":\"la\"}}\n\n";
+                Some((Ok::<_, std::io::Error>(event), (guard, count)))
+            });
+            (
+                [("content-type", "text/event-stream")],
+                axum::body::Body::from_stream(events),
+            )
+        }
+    });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let upstream = format!("http://{}", listener.local_addr().unwrap());
+    let server = tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (upstream, produced, dropped, server)
+}
+
+/// An answer streaming when the host stops the run is cut at once: the CLI's response
+/// ends unfinished while the gateway still runs, the upstream is read no further (its
+/// stream dropped), and the record says `stopped` with the bytes forwarded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_streaming_when_the_host_stops_is_cut_and_read_no_further() {
+    let (upstream, produced, mut dropped, server) = endless_upstream().await;
+    let gw = gateway(upstream, None).await;
+    let t0 = Instant::now();
+    let (path, body) = requests(0).remove(0);
+    let mut response = client()
+        .post(format!("{}{path}", gw.base_url()))
+        .header("content-type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status().as_u16(), 200);
+    let mut received = 0u64;
+    for _ in 0..3 {
+        received += response.chunk().await.unwrap().unwrap().len() as u64;
+    }
+    gw.stopper().stop();
+    // The CLI's response ends (unfinished) while the gateway runs: no close needed. A
+    // guard against a hang, not a timing assert: the stream never ends by itself.
+    let ended = tokio::time::timeout(std::time::Duration::from_secs(20), async {
+        loop {
+            match response.chunk().await {
+                Ok(Some(bytes)) => received += bytes.len() as u64,
+                Ok(None) => return false,
+                Err(_) => return true,
+            }
+        }
+    })
+    .await;
+    assert_eq!(
+        ended,
+        Ok(true),
+        "the CLI's stream must end cut, not cleanly"
+    );
+    tokio::time::timeout(std::time::Duration::from_secs(20), dropped.wait_for(|d| *d))
+        .await
+        .expect("the gateway stopped reading the upstream")
+        .unwrap();
+    let calls = gw.shutdown(t0).await;
+    assert_eq!(calls.len(), 1);
+    let c = &calls[0];
+    assert!(c.stopped && c.cut && c.forwarded(), "{c:?}");
+    assert!(!c.held && c.status == Some(200), "{c:?}");
+    assert!(c.end_us.is_some(), "{c:?}");
+    assert_eq!(c.response_bytes, received, "forwarded = what the CLI got");
+    assert!(
+        c.error
+            .as_deref()
+            .unwrap()
+            .contains("the host stopped the run"),
+        "{c:?}"
+    );
+    // It had produced more than the CLI got only by what was in flight: a handful.
+    assert!(produced.load(std::sync::atomic::Ordering::SeqCst) >= 3);
+    server.abort();
+}
+
+/// A model call still waiting for its answer when the host stops the run is not answered
+/// with it: the upstream request is dropped, and the call waits for the close like one
+/// that arrived after the stop (`503`, `stopped`).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_awaiting_its_answer_when_the_host_stops_is_dropped_upstream() {
+    let yaml = "name: slow\nreplies:\n  - text: late\n    delay_s: 30\n";
+    let behind = scripted(yaml).await;
+    let gw = gateway(behind.base_url(), None).await;
+    let t0 = Instant::now();
+    let base = gw.base_url();
+    let pending = tokio::spawn(async move {
+        let (path, body) = requests(0).remove(0);
+        post(&base, path, &body).await
+    });
+    while behind.requests().is_empty() {
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    gw.stopper().stop();
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    assert!(!pending.is_finished(), "answered after the stop");
+    let calls = gw.shutdown(t0).await;
+    assert_eq!(pending.await.unwrap().0, 503);
+    assert_eq!(calls.len(), 1);
+    let c = &calls[0];
+    assert!(c.stopped && c.cut && c.forwarded(), "{c:?}");
+    assert!(c.status == Some(503) && c.first_byte_us.is_none(), "{c:?}");
+    assert!(
+        c.error.as_deref().unwrap().contains("dropped upstream"),
+        "{c:?}"
+    );
+}
+
+/// A CLI that compacts its history cannot go past `max_turns`: after two answered main
+/// calls, a call whose history holds none (turn 0) counts as call 3 and is held with
+/// `max_turns: 2`, never forwarded; a retry of a call answered 429 keeps its turn.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_shrunk_history_counts_on_from_the_calls_answered_and_is_held() {
+    let yaml = "name: c\nreplies:\n  - http_error: {status: 429, message: slow down, times: 1}\n    text: one\n  - text: two\n";
+    let behind = scripted(yaml).await;
+    let gw = gateway(behind.base_url(), Some(2)).await;
+    let mut held = gw.held();
+    let t0 = Instant::now();
+    let (path, first) = requests(0).remove(0);
+    assert_eq!(post(&gw.base_url(), path, &first).await.0, 429);
+    assert_eq!(post(&gw.base_url(), path, &first).await.0, 200);
+    let (_, second) = requests(1).remove(0);
+    assert_eq!(post(&gw.base_url(), path, &second).await.0, 200);
+    // Compacted: the history holds no assistant turn again.
+    let base = gw.base_url();
+    let pending = tokio::spawn(async move { post(&base, "/v1/messages", &first).await });
+    // A guard against a hang (a forwarded call is answered and never held), not a
+    // timing assert.
+    tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        held.wait_for(Option::is_some),
+    )
+    .await
+    .expect("the compacted call was held")
+    .unwrap();
+    assert_eq!(held.borrow().as_ref().map(|h| h.turn), Some(2));
+    let calls = gw.shutdown(t0).await;
+    assert_eq!(pending.await.unwrap().0, 503);
+    assert_eq!(
+        behind.requests().len(),
+        3,
+        "the compacted call was not forwarded"
+    );
+    let counted: Vec<_> = calls.iter().map(|c| (c.turn, c.counted_turn)).collect();
+    assert_eq!(
+        counted,
+        [
+            (Some(0), None),
+            (Some(0), None),
+            (Some(1), None),
+            (Some(0), Some(2))
+        ]
+    );
+    assert!(calls[3].held, "{:?}", calls[3]);
 }

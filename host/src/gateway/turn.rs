@@ -57,12 +57,14 @@ pub struct GatewayTurn {
 /// diagnostic (one per distinct message). `cost_usd` stays the CLI's: the gateway never
 /// prices tokens.
 pub fn apply(record: &mut TurnRecord, calls: &[ModelCall]) {
-    // A call the host's stop kept from going upstream is no turn of the agent's.
+    // A call the host's stop kept from being answered (never forwarded, or dropped before
+    // its answer began) is no turn of the agent's; one whose answer was streaming when the
+    // stop cut it is (the model was called and its answer began).
     let main: Vec<&ModelCall> = calls
         .iter()
-        .filter(|c| c.kind == CallKind::Main && !c.stopped)
+        .filter(|c| c.kind == CallKind::Main && !(c.stopped && c.first_byte_us.is_none()))
         .collect();
-    let turns: BTreeSet<u32> = main.iter().filter_map(|c| c.turn).collect();
+    let turns: BTreeSet<u32> = main.iter().filter_map(|c| c.turn_counted()).collect();
     let held = main.iter().any(|c| c.held);
     // A CLI's own cap stops it before it sends call N+1, which DESIGN counts all the same
     // (`num_turns = max_turns + 1`): the gateway saw N calls and no held one.
@@ -167,11 +169,13 @@ mod tests {
             api: Some(coder_eval_scripted_model::Api::Anthropic),
             kind,
             turn: Some(turn),
+            counted_turn: None,
             stream: Some(true),
             model: Some("m".into()),
             status,
             held: false,
             stopped: false,
+            cut: false,
             error: None,
             usage: status.filter(|s| *s == 200).map(|_| ApiUsage {
                 input_tokens: Some(10),
@@ -245,6 +249,38 @@ mod tests {
         apply(&mut r, &two);
         assert_eq!(r.num_turns, 3);
         assert!(r.diagnostics.is_empty());
+    }
+
+    #[test]
+    fn a_stream_cut_by_the_stop_is_a_turn_a_call_refused_by_it_is_not() {
+        let mut cut = call(2, CallKind::Main, 1, Some(200));
+        cut.stopped = true;
+        cut.cut = true;
+        let mut refused = call(3, CallKind::Main, 2, Some(503));
+        refused.stopped = true;
+        refused.first_byte_us = None;
+        refused.usage = None;
+        let mut r = record(2);
+        apply(
+            &mut r,
+            &[call(1, CallKind::Main, 0, Some(200)), cut, refused],
+        );
+        assert_eq!(r.num_turns, 2);
+        assert_eq!(r.gateway.as_ref().unwrap().main_calls, 2);
+    }
+
+    #[test]
+    fn a_counted_turn_past_the_history_counts_as_a_turn_of_its_own() {
+        let mut compacted = call(3, CallKind::Main, 0, Some(200));
+        compacted.counted_turn = Some(2);
+        let mut r = record(2);
+        let calls = [
+            call(1, CallKind::Main, 0, Some(200)),
+            call(2, CallKind::Main, 1, Some(200)),
+            compacted,
+        ];
+        apply(&mut r, &calls);
+        assert_eq!(r.num_turns, 3);
     }
 
     #[test]

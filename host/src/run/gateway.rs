@@ -13,8 +13,10 @@ use coder_eval_scripted_model::{Hold, ScriptedModel};
 use std::path::Path;
 use tokio::sync::watch;
 
-/// Errors ([`RunError::Refused`]): a time-budget task (several launches; not wired yet),
-/// or `sandbox.driver: docker` (the container does not reach the gateway's port yet).
+/// Errors ([`RunError::Refused`]): a time-budget task (several launches; not wired yet:
+/// refused at load already, `prepare`'s `run_option_refusal`; kept here for a caller that
+/// skips it), or `sandbox.driver: docker` (the container does not reach the gateway's port
+/// yet).
 pub(super) fn supported(p: &Prepared, time_mode: bool) -> Result<(), RunError> {
     if time_mode {
         return Err(RunError::Refused(Cause(

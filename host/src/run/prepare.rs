@@ -85,6 +85,14 @@ pub enum PrepareError {
     },
     #[error("task `{task}`: no harness given (set agent.type or pass --harness)")]
     NoHarness { task: String },
+    /// An option of the run that the task cannot take (`--gateway` on a time-budget
+    /// task); `at` is `FILE:LINE` of the task field it clashes with.
+    #[error("{at}: task `{task}`: {reason}")]
+    Option {
+        at: String,
+        task: String,
+        reason: String,
+    },
     /// Two runs would share one result folder.
     #[error(
         "task `{task}` on `{harness}` is given twice, by {first} and by {second} (task ids \
@@ -138,6 +146,13 @@ pub fn prepare(
     let mut prepared = Vec::new();
     for task in tasks {
         let live = early_stop(&task)?;
+        if let Some(reason) = run_option_refusal(&task, options) {
+            return Err(PrepareError::Option {
+                at: crate::task::locate(&task.path, &reason),
+                task: task.task_id.clone(),
+                reason,
+            });
+        }
         let names: Vec<String> = if harnesses.is_empty() {
             vec![
                 task.agent
@@ -206,6 +221,19 @@ pub fn prepare(
         }
     }
     Ok(prepared)
+}
+
+/// Why the run's options cannot run `task`, naming the option and the task field: the
+/// model gateway (`--gateway`) serves one launch, and a time-budget task
+/// (`agent.budget_mode: time`) launches several sessions. `None`: it can run.
+fn run_option_refusal(task: &Task, options: &RunOptions) -> Option<String> {
+    let time = task.agent.budget_mode == Some(crate::task::time_budget::BudgetMode::Time);
+    (options.gateway && time).then(|| {
+        "--gateway does not run time-budget tasks yet (agent.budget_mode: time launches \
+         several sessions; the gateway serves one): run without --gateway, or set \
+         agent.budget_mode: iterations"
+            .to_string()
+    })
 }
 
 /// The task's early stop checked (`grading::live`): its plan, `None` when it arms nothing.

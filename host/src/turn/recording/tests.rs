@@ -115,11 +115,13 @@ fn model_calls_round_trip_after_the_exit() {
         api: Some(coder_eval_scripted_model::Api::Responses),
         kind: crate::gateway::CallKind::Main,
         turn: Some(0),
+        counted_turn: None,
         stream: Some(true),
         model: Some("gpt-x".into()),
         status: Some(200),
         held: false,
         stopped: false,
+        cut: false,
         error: None,
         usage: Some(crate::gateway::ApiUsage {
             input_tokens: Some(3),
