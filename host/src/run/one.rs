@@ -36,8 +36,13 @@ pub async fn run_one(
     let executed = execute(&p, options, cancel, &dir).await;
     // Every process of the task is gone now: its temporary folder goes too.
     setup::remove_tmp(&dir);
+    // Time-budget mode: the earlier sessions' turns, for cost.json.
+    let mut earlier_turns = Vec::new();
     let mut result = match executed {
-        Ok(done) => assemble(&p, done),
+        Ok(mut done) => {
+            earlier_turns = std::mem::take(&mut done.turn.earlier_turns);
+            assemble(&p, done)
+        }
         Err((error, established)) => {
             let mut result = failed(&p, &error, established);
             if matches!(error, RunError::Interrupted) && result.turn.is_none() {
@@ -71,7 +76,7 @@ pub async fn run_one(
     }
     crate::suite::stamp(&mut result, &p, &options.retry_given);
     // cost.json first, so task.json carries its summary; it never changes the outcome.
-    if let Some(record) = cost::record(&p, &result) {
+    if let Some(record) = cost::record(&p, &result, &earlier_turns) {
         result.cost = Some(record.summary());
         cost::write(&dir, &record);
     }
@@ -410,6 +415,7 @@ pub(super) async fn turn(
         turn,
         scripted_model_requests,
         time_budget: None,
+        earlier_turns: Vec::new(),
     })
 }
 

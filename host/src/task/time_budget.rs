@@ -297,9 +297,7 @@ mod tests {
             timeout: Some(Duration::from_secs(timeout)),
             ..Requested::default()
         };
-        let err = time(30)
-            .resolve(Some(Duration::from_secs(10)))
-            .unwrap_err();
+        let err = time(30).resolve(Some(Duration::from_secs(10))).unwrap_err();
         assert!(
             err.contains("run_limits.task_timeout (10 s)")
                 && err.contains("agent.timeout_seconds (30 s)"),

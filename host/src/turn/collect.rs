@@ -96,6 +96,10 @@ pub(crate) struct Collector {
     /// How the CLI's reported totals accumulate, and whether this process resumed a
     /// session (`totals.rs`).
     pub(super) totals: TotalsBasis,
+    /// Main-thread model calls the session's earlier launches made (a resumed session:
+    /// the assistant turns its replayed history holds); a held call's index, the
+    /// scripted model's count over that history, less these is this launch's own.
+    earlier_turns: u32,
 }
 
 impl Collector {
@@ -128,7 +132,15 @@ impl Collector {
             retries: Retries::default(),
             unreported: Vec::new(),
             totals: TotalsBasis::default(),
+            earlier_turns: 0,
         }
+    }
+
+    /// This process resumed a session whose earlier launches made `earlier_turns`
+    /// main-thread model calls (time-budget mode): a held call's index
+    /// ([`Collector::held_call`]) counts them, this launch's `num_turns` does not.
+    pub(crate) fn resumed_after(&mut self, earlier_turns: u32) {
+        self.earlier_turns = earlier_turns;
     }
 
     /// Keeps no trajectory: [`Collector::finish`] returns an empty one. For a caller that
@@ -343,6 +355,8 @@ impl Collector {
         calls_before: u32,
         reason: StopReason,
     ) -> Option<StopReason> {
+        // The model counts the resumed history's calls too: this launch's are the rest.
+        let calls_before = calls_before.saturating_sub(self.earlier_turns);
         let counting = self.counting();
         if counting && self.main_calls > calls_before {
             // The stream already showed the held call begin (Pi announces a call before it
