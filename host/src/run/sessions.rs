@@ -379,7 +379,7 @@ async fn resume(
         session: Some(SessionRequest::Resume(id.to_string())),
         ..planned.settings.clone()
     };
-    let mut limits = planned.limits.clone();
+    let mut limits = planned.limits;
     let left = session.remaining(crate::limits::Caps {
         max_turns: limits.max_turns,
         max_tool_calls: limits.max_tool_calls,
