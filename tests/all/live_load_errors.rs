@@ -286,3 +286,67 @@ fn gateway_on_a_time_budget_task_is_refused_at_load() {
     );
     assert!(!dir.join("out").join("tb").exists(), "a unit started");
 }
+
+/// `check` reports every error of a file in one pass (trial of 16, F4, its files
+/// t5/bad1.yaml and bad2.yaml): each bad field of a flow-style `run_limits`, and the
+/// refusals of the checks after loading (an early stop that cannot work) beside the
+/// loader's errors, not once those are fixed.
+#[test]
+fn check_reports_every_error_of_a_file_in_one_pass() {
+    let dir = scratch("check-one-pass");
+    std::fs::write(
+        dir.join("script.yaml"),
+        "name: s\nreplies:\n  - text: done\n",
+    )
+    .unwrap();
+    let bad1 = "task_id: bad1\ndescription: several errors\ninitial_prompt: go\nagent:\n  type: claude-code\n  scripted_model: script.yaml\n  budget_mode: time\n  timeout_seconds: 30\n  min_resume_seconds: 60\n  max_sessions: 0\nrun_limits: {max_tool_calls: -1, max_usd: 0, max_total_tokens: 0}\nsuccess_criteria:\n  - type: file_exists\n    path: x\n    stop_early: {on_pass: stop}\n  - type: command_executed\n    command_pattern: '('\n  - type: command_executed\n    command_pattern: 'x'\n    stop_early: {decide_within: 0}\n";
+    let bad2 = "task_id: bad2\ndescription: several errors\ninitial_prompt: go\nagent:\n  type: claude-code\n  scripted_model: script.yaml\nrun_limits: {max_usd: 0}\nsuccess_criteria:\n  - type: file_exists\n    path: x\n    stop_early: {on_pass: stop}\n";
+    let check = |file: &str, text: &str| {
+        let path = dir.join(file);
+        std::fs::write(&path, text).unwrap();
+        let out = Command::new(bin())
+            .arg("check")
+            .arg(&path)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        err
+    };
+    let err = check("bad1.yaml", bad1);
+    for want in [
+        "bad1.yaml:10:3: agent: agent.max_sessions",
+        "bad1.yaml:11:13: run_limits: max_tool_calls",
+        "max_usd",
+        "max_total_tokens",
+        "success_criteria[1].command_pattern",
+        "success_criteria[2].stop_early: decide_within",
+        "agent.min_resume_seconds (60 s)",
+        "bad1.yaml:15: task `bad1`: early stop: criterion 1 (`file_exists`)",
+    ] {
+        assert!(
+            err.lines()
+                .any(|l| l.starts_with("error: ") && l.contains(want)),
+            "`{want}` not in: {err}"
+        );
+    }
+    assert_eq!(
+        err.lines().filter(|l| l.starts_with("error: ")).count(),
+        8,
+        "{err}"
+    );
+    let err = check("bad2.yaml", bad2);
+    for want in [
+        "bad2.yaml:7:13: run_limits: max_usd",
+        "bad2.yaml:11: task `bad2`: early stop: criterion 1 (`file_exists`)",
+    ] {
+        assert!(err.contains(want), "`{want}` not in: {err}");
+    }
+    // A criterion taken out before the one refused later does not shift its number.
+    let shifted = "task_id: s\ninitial_prompt: go\nsuccess_criteria:\n  - type: command_executed\n    command_pattern: '('\n  - type: file_exists\n    path: x\n    stop_early: {on_pass: stop}\n";
+    let err = check("shifted.yaml", shifted);
+    assert!(
+        err.contains("shifted.yaml:8: task `s`: early stop: criterion 2 (`file_exists`)"),
+        "{err}"
+    );
+}

@@ -149,6 +149,41 @@ fn sessions_are_resumed_until_the_deadline_on_every_harness() {
                 "{what}: {a:#}"
             );
         }
+        // Every attempt carries its raw provider reports and its model, as an
+        // iterations-mode attempt does (trial of 16, F3: the sessions that completed had
+        // `provider_reports` empty and `model` null): each as its session's recording
+        // replays.
+        let (replayed, _) = replay_sessions(
+            &dir.join("recording.jsonl"),
+            &ReplayOptions::new(&row.harness),
+            false,
+        )
+        .unwrap();
+        assert_eq!(replayed.len(), attempts.len(), "{what}");
+        for (a, got) in attempts.iter().zip(&replayed) {
+            let t = &got.turn;
+            assert_eq!(
+                a["settings"]["model"].as_str(),
+                t.model.as_deref(),
+                "{what}: {a:#}"
+            );
+            let reports = &a["provider_reports"];
+            assert_eq!(
+                reports["cli_result"].is_null(),
+                t.cli_result.is_none(),
+                "{what}: {a:#}"
+            );
+            let with_figures = t
+                .messages
+                .iter()
+                .filter(|m| m.usage.is_some() || m.cost_usd.is_some())
+                .count();
+            assert_eq!(
+                reports["messages"].as_array().map(Vec::len),
+                Some(with_figures),
+                "{what}: {a:#}"
+            );
+        }
         // (The session stopped at the deadline may have reported nothing: then the total
         // is partial, the sum of what was reported.)
         let known: f64 = s.iter().filter_map(|x| x.cost_usd).sum();
@@ -201,6 +236,65 @@ fn sessions_are_resumed_until_the_deadline_on_every_harness() {
         );
         assert_whole_run_replays(&dir, &r, what);
     }
+}
+
+/// `run_limits.max_turns` counts every session (the scripted model holds the call past
+/// it over the resumed history), and each session reports its own calls: a resumed
+/// session that ends at the cap counts its calls, not the history's (trial of 16, F2:
+/// `main_index` [1, 4], `num_turns` 4 for 2 calls), and is started with what is left of
+/// the cap as its native `--max-turns`.
+#[test]
+fn a_resumed_session_at_max_turns_counts_its_own_calls() {
+    let out = scratch("time-budget-max-turns");
+    let task = "tasks/scenarios/time_budget/task.yaml";
+    let run = run_on_harnesses_with(&[task], &["claude-code"], &out, 1, |cmd| {
+        cmd.args([
+            "-D",
+            "agent.timeout_seconds=20",
+            "-D",
+            "run_limits.max_turns=3",
+        ]);
+    });
+    let (row, r) = &run.rows[0];
+    let tb = r.time_budget.as_ref().expect("time_budget");
+    let s = &tb.sessions;
+    assert_eq!(s.len(), 2, "{s:#?}");
+    assert_eq!(s[0].num_turns, 2, "{s:#?}");
+    assert_eq!(s[0].final_status, TurnStatus::Completed, "{s:#?}");
+    // Session 2 made 1 call of its own (answered), then call 2 was stopped, by the CLI's
+    // native cap (counted as the call it stopped, as in iterations mode) or the model's
+    // hold: 2, never the history's 2 counted again.
+    assert_eq!(s[1].num_turns, 2, "{s:#?}");
+    assert_eq!(s[1].final_status, TurnStatus::MaxTurnsExhausted, "{s:#?}");
+    assert_eq!(tb.ended, SessionsEnd::SessionStopped, "{tb:#?}");
+    let turn = r.turn.as_ref().unwrap();
+    assert_eq!(turn.num_turns, s[1].num_turns);
+    let index: Vec<Option<u32>> = turn
+        .model_calls
+        .iter()
+        .filter(|m| m.parent_call_id.is_none())
+        .map(|m| m.main_index)
+        .collect();
+    // The calls the stream shows (and a held one) are numbered from this session's 1.
+    let own: Vec<Option<u32>> = (1..=index.len() as u32).map(Some).collect();
+    assert_eq!(index, own, "{:#?}", turn.model_calls);
+    assert!(
+        !index.is_empty() && index.len() <= 2,
+        "{:#?}",
+        turn.model_calls
+    );
+    // The totals are the sessions' sum.
+    assert_eq!(row.num_turns, Some(s[0].num_turns + s[1].num_turns));
+    // Natively, each session gets what is left: 3, then 3 - 2.
+    let cap = |argv: &[String]| {
+        argv.windows(2)
+            .find(|w| w[0] == "--max-turns")
+            .map(|w| w[1].clone())
+    };
+    assert_eq!(cap(&s[0].argv).as_deref(), Some("3"), "{:?}", s[0].argv);
+    assert_eq!(cap(&s[1].argv).as_deref(), Some("1"), "{:?}", s[1].argv);
+    let dir = out.join("time_budget/claude-code");
+    assert_whole_run_replays(&dir, r, "claude-code");
 }
 
 /// The run replays whole from its first recording, every session as the live run had

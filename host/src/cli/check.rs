@@ -133,18 +133,25 @@ fn check_file(file: &Path, harnesses: &[String]) -> Result<(String, Vec<String>)
             });
     }
     let loaded = Task::load_file(file).map_err(|first| {
-        // Every error of the file, not only the first (each on its own `error:` line).
-        let all = std::fs::read_to_string(file)
-            .map(|text| coder_eval::task::every_error::every_error(file, &text))
+        // Every error of the file, not only the first (each on its own `error:` line),
+        // and the refusals of the checks after loading, run on what is left of the file
+        // without the parts that failed: all in one pass, not one layer at a time.
+        let (all, rest) = std::fs::read_to_string(file)
+            .map(|text| coder_eval::task::every_error::every_error_and_rest(file, &text))
             .unwrap_or_default();
-        if all.len() > 1 {
-            all.iter()
-                .map(|e| error_chain(e))
-                .collect::<Vec<_>>()
-                .join("\nerror: ")
+        let mut lines: Vec<String> = if all.len() > 1 {
+            all.iter().map(|e| error_chain(e)).collect()
         } else {
-            error_chain(&first)
+            vec![error_chain(&first)]
+        };
+        if let Some(loaded) = rest.and_then(|text| Task::parse_file(&text, file).ok()) {
+            for refusal in refusals(file, &loaded.tasks, harnesses) {
+                if !lines.contains(&refusal) {
+                    lines.push(refusal);
+                }
+            }
         }
+        lines.join("\nerror: ")
     })?;
     print_warnings(file, &loaded.notes);
     if harnesses.is_empty()
@@ -157,29 +164,7 @@ fn check_file(file: &Path, harnesses: &[String]) -> Result<(String, Vec<String>)
             task.task_id
         );
     }
-    // Every refusal of every task (its early stop, each harness), each once.
-    let mut errors: Vec<String> = Vec::new();
-    let mut refuse = |message: String| {
-        if !errors.contains(&message) {
-            errors.push(message);
-        }
-    };
-    for task in &loaded.tasks {
-        let agentless = task.agent.harness.as_deref() == Some(coder_eval::run::NO_AGENT);
-        if !agentless {
-            // The early stop `run` checks before any agent starts (harness-independent).
-            if let Err(e) = coder_eval::run::prepare::early_stop(task) {
-                refuse(with_file(file, &error_chain(&e)));
-            }
-        }
-    }
-    for task in &loaded.tasks {
-        for harness in harnesses_of(task, harnesses) {
-            if let Err(message) = check_on(file, task, &harness, harnesses.is_empty()) {
-                refuse(message);
-            }
-        }
-    }
+    let errors = refusals(file, &loaded.tasks, harnesses);
     if !errors.is_empty() {
         return Err(errors.join("\nerror: "));
     }
@@ -199,6 +184,34 @@ fn check_file(file: &Path, harnesses: &[String]) -> Result<(String, Vec<String>)
         line,
         loaded.tasks.iter().map(|t| t.task_id.clone()).collect(),
     ))
+}
+
+/// Every refusal of every task of `file` after loading (its early stop, each harness),
+/// each once, in that order.
+fn refusals(file: &Path, tasks: &[Task], harnesses: &[String]) -> Vec<String> {
+    let mut errors: Vec<String> = Vec::new();
+    let mut refuse = |message: String| {
+        if !errors.contains(&message) {
+            errors.push(message);
+        }
+    };
+    for task in tasks {
+        let agentless = task.agent.harness.as_deref() == Some(coder_eval::run::NO_AGENT);
+        if !agentless {
+            // The early stop `run` checks before any agent starts (harness-independent).
+            if let Err(e) = coder_eval::run::prepare::early_stop(task) {
+                refuse(with_file(file, &error_chain(&e)));
+            }
+        }
+    }
+    for task in tasks {
+        for harness in harnesses_of(task, harnesses) {
+            if let Err(message) = check_on(file, task, &harness, harnesses.is_empty()) {
+                refuse(message);
+            }
+        }
+    }
+    errors
 }
 
 /// The harnesses `task` is checked on: `--harness` (`given`), else its own `agent.type`;

@@ -46,6 +46,9 @@ pub(super) struct TurnDone {
     /// Time-budget mode's sessions (`turn` is then the last one's, with every session's
     /// events in its trajectory).
     pub(super) time_budget: Option<crate::results::TimeBudgetRecord>,
+    /// Time-budget mode: the turn records of the sessions before the last, in order
+    /// (`cost.json` keeps each one's provider reports and model); empty otherwise.
+    pub(super) earlier_turns: Vec<crate::results::TurnRecord>,
 }
 
 /// The grade stage's product.
@@ -76,6 +79,7 @@ pub(super) fn assemble(p: &Prepared, done: Done) -> TaskResult {
                 turn,
                 scripted_model_requests,
                 time_budget,
+                earlier_turns: _,
             },
         graded:
             Graded {

@@ -6,7 +6,7 @@
 use super::Prepared;
 use crate::results::{
     AttemptSettings, CostAttempt, CostRecord, ProviderReports, SessionRecord, TaskResult,
-    TotalsStatus, write_json_atomically,
+    TotalsStatus, TurnRecord, write_json_atomically,
 };
 use crate::runtime::harness::Launcher;
 use harness_kit::TotalsScope;
@@ -17,14 +17,26 @@ use std::path::Path;
 /// nothing.
 const LAUNCH_KINDS: &[&str] = &["launch", "cli"];
 
-/// The task's cost record, or `None` when no CLI was launched.
-pub(super) fn record(p: &Prepared, result: &TaskResult) -> Option<CostRecord> {
-    let attempts = attempts(p, result);
+/// The task's cost record, or `None` when no CLI was launched. `earlier_turns`: in
+/// time-budget mode, the turn records of the sessions before the last (each attempt
+/// then carries its provider reports and model, as the last does); empty when they are
+/// not at hand (the task failed after its turn), then those attempts are made from
+/// `task.json`'s session records alone.
+pub(super) fn record(
+    p: &Prepared,
+    result: &TaskResult,
+    earlier_turns: &[TurnRecord],
+) -> Option<CostRecord> {
+    let attempts = attempts(p, result, earlier_turns);
     (!attempts.is_empty()).then(|| CostRecord::new(&result.task_id, &result.harness, attempts))
 }
 
-/// One attempt per launch of the CLI, in order.
-pub(super) fn attempts(p: &Prepared, result: &TaskResult) -> Vec<CostAttempt> {
+/// One attempt per launch of the CLI, in order (`earlier_turns`: as [`record`]'s).
+pub(super) fn attempts(
+    p: &Prepared,
+    result: &TaskResult,
+    earlier_turns: &[TurnRecord],
+) -> Vec<CostAttempt> {
     let launcher_error = result
         .error
         .clone()
@@ -63,9 +75,14 @@ pub(super) fn attempts(p: &Prepared, result: &TaskResult) -> Vec<CostAttempt> {
     // Time-budget mode: the sessions before the last from their records (each launch's
     // own figures: a resumed launch's running total was read with what the session had
     // spent before it), the last from the turn record.
+    let turns = (earlier_turns.len() == earlier.len()).then_some(earlier_turns);
     let mut attempts: Vec<CostAttempt> = earlier
         .iter()
-        .map(|s| session_attempt(s, &settings, scope, usage_scope))
+        .enumerate()
+        .map(|(i, s)| match turns.map(|t| &t[i]) {
+            Some(turn) => session_turn_attempt(s, turn, &settings, scope, usage_scope),
+            None => session_attempt(s, &settings, scope, usage_scope),
+        })
         .collect();
     let mut last = CostAttempt::new(
         sessions.len() as u32,
@@ -130,7 +147,35 @@ fn cut_before_final_result(attempt: &mut CostAttempt, result: &TaskResult, repor
     }
 }
 
-/// The attempt of one earlier session of a time-budget run, from its record.
+/// The attempt of one earlier session of a time-budget run, from its turn record (its
+/// provider reports and model kept, as an iterations-mode attempt's) and its session
+/// record (its argv, timeout, duration).
+fn session_turn_attempt(
+    s: &SessionRecord,
+    turn: &TurnRecord,
+    settings: &AttemptSettings,
+    scope: Option<TotalsScope>,
+    usage_scope: Option<TotalsScope>,
+) -> CostAttempt {
+    let mut attempt = CostAttempt::new(
+        s.index,
+        Some(turn),
+        AttemptSettings {
+            argv: s.argv.clone(),
+            timeout_ms: s.timeout_ms.or(settings.timeout_ms),
+            ..settings.clone()
+        },
+        scope,
+        None,
+    );
+    attempt.session_id = s.stream_session_id.clone().or_else(|| s.session_id.clone());
+    attempt.resumed = s.resumed;
+    attempt.agent_seconds = Some(s.duration_ms as f64 / 1000.0);
+    attempt.usage_totals_scope = usage_scope;
+    attempt
+}
+
+/// The attempt of one earlier session of a time-budget run, from its record alone.
 fn session_attempt(
     s: &SessionRecord,
     settings: &AttemptSettings,

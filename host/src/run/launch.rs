@@ -247,12 +247,15 @@ pub(super) async fn launch(
             .collect(),
         ..CliInfo::default()
     };
+    // The caps count every session of a time-budget run: a continuation gets what its
+    // session's earlier launches left.
+    let caps = attempt.session.remaining(p.task.run_limits.caps());
     let header = Header {
         harness: Some(p.harness.clone()),
         cli_version: cli.version.clone(),
         argv: cli.argv.clone(),
-        max_turns: p.task.run_limits.max_turns,
-        max_tool_calls: p.task.run_limits.max_tool_calls,
+        max_turns: caps.max_turns,
+        max_tool_calls: caps.max_tool_calls,
         early_stop: p.live.clone(),
         budgets: BudgetsHeader::of(p.task.run_limits.budgets()),
         session: Some(attempt.session),
@@ -268,8 +271,11 @@ pub(super) async fn launch(
         RecordingWriter::create(&recording_path, &header).map_err(RunError::Recording)?;
     let stderr_log =
         std::fs::File::create(dir.join(attempt.stderr)).map_err(RunError::StderrLog)?;
-    let mut pipeline = Pipeline::new(&p.harness, &planned.loaded, p.task.run_limits.caps())
-        .map_err(RunError::Component)?;
+    let mut pipeline =
+        Pipeline::new(&p.harness, &planned.loaded, caps).map_err(RunError::Component)?;
+    pipeline
+        .collector
+        .resumed_after(attempt.session.earlier_turns.unwrap_or(0));
     // Fresh watchers for this run (failing open, as `Pipeline::watch` says).
     pipeline.watch(p.live.as_ref(), p.task.run_limits.budgets());
     let (scope, usage_scope) = Launcher::new(&planned.loaded)

@@ -22,6 +22,7 @@ mod container;
 mod cost;
 pub mod error;
 mod gateway;
+mod grade;
 mod judge;
 pub mod junit;
 mod launch;

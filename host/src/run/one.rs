@@ -3,13 +3,13 @@
 //! whose sentence and kind reach `task.json` (`error`, `error_kind`) with what the task
 //! had established by then.
 
-use super::assemble::{AfterTurn, Done, Established, Graded, TurnDone, assemble, failed};
+use super::assemble::{AfterTurn, Done, Established, TurnDone, assemble, failed};
 use super::container;
 use super::cost;
 use super::error::{Cause, RunError};
+use super::grade::grade;
 use super::launch::{Attempt, Launched, Planned, agent_settings, launch};
 use super::setup::{self, Dirs};
-use super::verdict;
 use super::{Prepared, RunOptions};
 use crate::limits::Deadlines;
 use crate::results::{StopRecord, TaskResult};
@@ -17,7 +17,7 @@ use crate::runtime::harness::Launcher;
 use crate::runtime::translator::ComponentTranslator;
 use crate::sandbox::docker::DockerSandbox;
 use crate::task::sandbox::Driver;
-use crate::turn::live::{self, LiveTurn};
+use crate::turn::live;
 use crate::turn::recording::SessionHeader;
 use coder_eval_scripted_model::{ScriptedModel, ServerConfig};
 use std::path::Path;
@@ -36,8 +36,13 @@ pub async fn run_one(
     let executed = execute(&p, options, cancel, &dir).await;
     // Every process of the task is gone now: its temporary folder goes too.
     setup::remove_tmp(&dir);
+    // Time-budget mode: the earlier sessions' turns, for cost.json.
+    let mut earlier_turns = Vec::new();
     let mut result = match executed {
-        Ok(done) => assemble(&p, done),
+        Ok(mut done) => {
+            earlier_turns = std::mem::take(&mut done.turn.earlier_turns);
+            assemble(&p, done)
+        }
         Err((error, established)) => {
             let mut result = failed(&p, &error, established);
             if matches!(error, RunError::Interrupted) && result.turn.is_none() {
@@ -71,7 +76,7 @@ pub async fn run_one(
     }
     crate::suite::stamp(&mut result, &p, &options.retry_given);
     // cost.json first, so task.json carries its summary; it never changes the outcome.
-    if let Some(record) = cost::record(&p, &result) {
+    if let Some(record) = cost::record(&p, &result, &earlier_turns) {
         result.cost = Some(record.summary());
         cost::write(&dir, &record);
     }
@@ -410,67 +415,6 @@ pub(super) async fn turn(
         turn,
         scripted_model_requests,
         time_budget: None,
-    })
-}
-
-/// Grade: the reference staged (only now that the agent has finished, beside the
-/// workspace, not in it), the `post_run` steps (informational, as in coder_eval: a
-/// failing one never fails the task), then the criteria and the task's status. Errors:
-/// as the stages' ([`RunError::Interrupted`] once `cancel`, when given, is set after a
-/// `post_run` step).
-async fn grade(
-    p: &Prepared,
-    options: &RunOptions,
-    dirs: &Dirs,
-    dir: &Path,
-    turn: &LiveTurn,
-    container: Option<&DockerSandbox>,
-    cancel: Option<&watch::Receiver<bool>>,
-) -> Result<Graded, RunError> {
-    let start = Instant::now();
-    let reference_dir = crate::workspace::stage_reference(&p.task, dir)
-        .map_err(|e| RunError::Reference(Cause(e)))?;
-    if let Some(container) = container {
-        container::after_turn(container, &p.task, reference_dir.as_deref()).await?;
-    }
-    let mut steps = dirs.pre_run.clone();
-    for step in &p.task.post_run {
-        let step = crate::task::Step {
-            fail_on_error: false,
-            ..step.clone()
-        };
-        // Only a shell that cannot start is an Err here; it is left out of the record.
-        if let Ok(record) = setup::run_step(&step, dirs, "post_run", container).await {
-            steps.push(record);
-        }
-        // A signal stopped the step (or came during it): the criteria are not run on
-        // what it left half done.
-        if cancel.is_some_and(|c| *c.borrow() || crate::interrupt::raised().is_some()) {
-            return Err(RunError::Interrupted);
-        }
-    }
-    // The agent ran in `working_dir`: the workspace gets what it (and post_run) left.
-    if let Some(container) = container {
-        container.copy_out().await.map_err(container::failed)?;
-    }
-    let judges = verdict::Judges::new(options, dir, &p.task);
-    let verdict = verdict::grade(
-        &p.task,
-        &dirs.workspace,
-        &turn.record,
-        &turn.trajectory,
-        &judges,
-        verdict::Env {
-            reference_dir: reference_dir.as_deref(),
-            path: dirs.env.path(&crate::workspace::host_path()).as_deref(),
-            container,
-        },
-    )
-    .await;
-    Ok(Graded {
-        verdict,
-        grading_ms: start.elapsed().as_millis() as u64,
-        reference_staged: reference_dir.is_some(),
-        steps,
+        earlier_turns: Vec::new(),
     })
 }

@@ -24,7 +24,7 @@ use super::setup::Dirs;
 use super::{Prepared, RunOptions};
 use crate::limits::Deadlines;
 use crate::results::{
-    SessionRecord, SessionsEnd, StampedEvent, StopReason, TimeBudgetRecord, TurnStatus,
+    SessionRecord, SessionsEnd, StampedEvent, StopReason, TimeBudgetRecord, TurnRecord, TurnStatus,
 };
 use crate::runtime::harness::Launcher;
 use crate::sandbox::docker::DockerSandbox;
@@ -147,6 +147,8 @@ pub(super) async fn run(
     let first_start = Instant::now();
     let end = first_start + r.budget.budget;
     let mut sessions: Vec<SessionRecord> = Vec::new();
+    // Each session's turn record, in order (cost.json's provider reports).
+    let mut records: Vec<TurnRecord> = Vec::new();
     let mut trajectory: Vec<StampedEvent> = Vec::new();
     let (mut host_work_us, mut leftover) = (0u64, 0u32);
     let mut launched = first;
@@ -223,6 +225,7 @@ pub(super) async fn run(
             recording: files.0.clone(),
             stderr: files.1.clone(),
         });
+        records.push(live.record.clone());
         // Whether, and how, to go on.
         let left = end.saturating_duration_since(Instant::now());
         if let Some(stop) = why_not_go_on(&r.budget, &live, index, left) {
@@ -232,6 +235,13 @@ pub(super) async fn run(
             let note = "the first session's stream reported no session id to resume".into();
             break (live, (SessionsEnd::NotResumable, Some(note)));
         };
+        // The caps count every session: one whose earlier launches spent a cap would be
+        // stopped at its first call.
+        let earlier_turns: u32 = sessions.iter().map(|s| s.num_turns).sum();
+        let earlier_tool_calls = sessions.iter().map(|s| s.tool_calls as u32).sum::<u32>();
+        if let Some(note) = cap_spent(&r.p.task.run_limits, earlier_turns, earlier_tool_calls) {
+            break (live, (SessionsEnd::NotResumable, Some(note)));
+        }
         index += 1;
         prompt = continuation_prompt(left, index);
         files = (
@@ -264,6 +274,8 @@ pub(super) async fn run(
             earlier_cost_usd,
             earlier_usage,
             offset_us: Some(next_start.duration_since(first_start).as_micros() as u64),
+            earlier_turns: Some(earlier_turns),
+            earlier_tool_calls: Some(earlier_tool_calls),
         };
         match resume(&r, planned, &id, &prompt, &files, session).await {
             Ok(next) => {
@@ -284,6 +296,8 @@ pub(super) async fn run(
         );
         model.shutdown().await;
     }
+    // The last session's record is the task's turn.
+    records.pop();
     let record = TimeBudgetRecord {
         budget_ms: r.budget.budget.as_millis() as u64,
         min_resume_ms: r.budget.min_resume.as_millis() as u64,
@@ -308,6 +322,7 @@ pub(super) async fn run(
         },
         scripted_model_requests,
         time_budget: Some(record),
+        earlier_turns: records,
     })
 }
 
@@ -332,7 +347,25 @@ fn why_not_go_on(
     }
 }
 
+/// Why no session can follow once the sessions so far made `turns` main-thread model
+/// calls and `tool_calls` tool calls: `run_limits.max_turns` or `max_tool_calls` (which
+/// count every session) is spent. `None` = some of each is left.
+fn cap_spent(limits: &crate::limits::RunLimitsSpec, turns: u32, tool_calls: u32) -> Option<String> {
+    if let Some(n) = limits.max_turns.filter(|&n| turns >= n) {
+        return Some(format!(
+            "run_limits.max_turns ({n}) is spent: the sessions so far made {turns} model calls"
+        ));
+    }
+    let n = limits.max_tool_calls.filter(|&n| tool_calls >= n)?;
+    Some(format!(
+        "run_limits.max_tool_calls ({n}) is spent: the sessions so far made {tool_calls} tool \
+         calls"
+    ))
+}
+
 /// The plan and launch of a continuation resuming session `id`; `Err` = why it cannot be.
+/// Its native limits are what the session's earlier launches left of the caps
+/// (`session.remaining`), as the host's are.
 async fn resume(
     r: &Run<'_>,
     planned: &mut Planned,
@@ -346,8 +379,14 @@ async fn resume(
         session: Some(SessionRequest::Resume(id.to_string())),
         ..planned.settings.clone()
     };
+    let mut limits = planned.limits;
+    let left = session.remaining(crate::limits::Caps {
+        max_turns: limits.max_turns,
+        max_tool_calls: limits.max_tool_calls,
+    });
+    (limits.max_turns, limits.max_tool_calls) = (left.max_turns, left.max_tool_calls);
     planned.plan = launcher
-        .plan(&settings, &planned.limits)
+        .plan(&settings, &limits)
         .map_err(|e| e.to_string())?
         .map_err(|reason| format!("the harness refused to resume session `{id}`: {reason}"))?;
     let attempt = Attempt {
@@ -421,6 +460,78 @@ mod tests {
                 "{status:?}"
             );
         }
+    }
+
+    /// A resumed session that ends on a held call counts its own calls (trial of 16, F2:
+    /// the held call's index counted the replayed history's, `main_index` [1, 4] and
+    /// `num_turns` 4 for 2 calls).
+    #[test]
+    fn a_held_call_in_a_resumed_session_counts_only_its_own_calls() {
+        use crate::results::StampedEvent;
+        use crate::turn::collect::Collector;
+        use harness_kit::Event;
+        let session = |earlier: Option<u32>| {
+            let mut c = Collector::new(crate::limits::Caps {
+                max_turns: Some(1),
+                max_tool_calls: None,
+            });
+            if let Some(n) = earlier {
+                c.resumed_after(n);
+            }
+            // One call the stream shows, then the model holds the next: its index counts
+            // the 2 assistant turns of the replayed history and this session's one.
+            c.push(StampedEvent {
+                line: 1,
+                stamp_us: 10,
+                event: Event::ModelCallStarted {
+                    message_id: Some("m1".into()),
+                    parent_call_id: None,
+                },
+            });
+            c.held_call(20, 3, StopReason::MaxTurns);
+            let (record, _) = c.finish(crate::turn::finish::TurnEnd::default());
+            let index: Vec<Option<u32>> = record.model_calls.iter().map(|m| m.main_index).collect();
+            (record.num_turns, index)
+        };
+        assert_eq!(session(Some(2)), (2, vec![Some(1), Some(2)]));
+        // Without what came before, the history's calls were taken as this session's.
+        assert_eq!(session(None), (4, vec![Some(1), Some(4)]));
+    }
+
+    #[test]
+    fn the_caps_count_every_session() {
+        let caps = crate::limits::Caps {
+            max_turns: Some(3),
+            max_tool_calls: Some(1),
+        };
+        let after = |turns, tools| SessionHeader {
+            resumed: true,
+            earlier_turns: Some(turns),
+            earlier_tool_calls: Some(tools),
+            ..SessionHeader::default()
+        };
+        // A continuation's (native and host) caps are what the earlier launches left.
+        assert_eq!(
+            after(2, 0).remaining(caps),
+            crate::limits::Caps {
+                max_turns: Some(1),
+                max_tool_calls: Some(1),
+            }
+        );
+        assert_eq!(SessionHeader::default().remaining(caps), caps);
+        let none = crate::limits::Caps::default();
+        assert_eq!(after(2, 1).remaining(none), none);
+        // A spent cap: no session follows, and the note names it.
+        let limits = crate::limits::RunLimitsSpec {
+            max_turns: Some(3),
+            max_tool_calls: Some(1),
+            ..Default::default()
+        };
+        assert_eq!(cap_spent(&limits, 2, 0), None);
+        let note = cap_spent(&limits, 3, 0).unwrap();
+        assert!(note.contains("run_limits.max_turns (3)"), "{note}");
+        let note = cap_spent(&limits, 2, 1).unwrap();
+        assert!(note.contains("run_limits.max_tool_calls (1)"), "{note}");
     }
 
     #[test]

@@ -7,13 +7,19 @@
 //!   `time`;
 //! - `timeout_seconds`: the time budget, s (else `run_limits.task_timeout`); fixed when the
 //!   first session starts, after setup;
-//! - `min_resume_seconds` (default 600): a session is resumed only while at least this
-//!   much time is left;
+//! - `min_resume_seconds` (default 600 s, or half the budget when the budget is under
+//!   1200 s: [`default_min_resume`]): a session is resumed only while at least this much
+//!   time is left;
 //! - `max_sessions` (default 20): at most this many sessions, the first included.
 //!
 //! Each is checked at load: a zero, negative or fractional count or duration is an error
-//! naming the field, and so is `budget_mode: time` without a budget, or with a
-//! `min_resume_seconds` greater than the budget.
+//! naming the field, and so is `budget_mode: time` without a budget, with a
+//! `min_resume_seconds` equal to or greater than the budget (no session could ever be
+//! resumed), or with both `timeout_seconds` and a shorter `run_limits.task_timeout`.
+//! When both are set, `timeout_seconds` is the budget (counted from the first session's
+//! start) and `task_timeout` stays the task's hard limit (counted from the task's start,
+//! setup included): whichever comes first stops the run, so a `task_timeout` shorter than
+//! the budget would cut every budget short and is refused.
 
 use serde::{Deserialize, Deserializer};
 use std::time::Duration;
@@ -29,8 +35,15 @@ pub enum BudgetMode {
     Time,
 }
 
-/// The default `agent.min_resume_seconds`.
+/// The default `agent.min_resume_seconds` of a budget of 1200 s or more.
 pub const DEFAULT_MIN_RESUME: Duration = Duration::from_secs(600);
+
+/// The `agent.min_resume_seconds` of a task that sets none: [`DEFAULT_MIN_RESUME`]
+/// (600 s), or half the budget when that is less (a budget under 1200 s), so a
+/// short budget can still resume a session that ends in its first half.
+pub fn default_min_resume(budget: Duration) -> Duration {
+    DEFAULT_MIN_RESUME.min(budget / 2)
+}
 /// The default `agent.max_sessions`.
 pub const DEFAULT_MAX_SESSIONS: u32 = 20;
 
@@ -109,8 +122,9 @@ pub struct Requested {
 impl Requested {
     /// The time budget of a `budget_mode: time` task (`None` in iterations mode), from
     /// `timeout_seconds`, else `task_timeout` (the run limit). Errors name the field:
-    /// time mode without a budget, `min_resume_seconds` greater than the budget (both
-    /// values, in seconds), or time-mode fields in iterations mode.
+    /// time mode without a budget, `min_resume_seconds` equal to or greater than the
+    /// budget (both values, in seconds), a `task_timeout` shorter than `timeout_seconds`
+    /// (both values), or time-mode fields in iterations mode.
     pub fn resolve(self, task_timeout: Option<Duration>) -> Result<Option<TimeBudget>, String> {
         match self.mode.unwrap_or_default() {
             BudgetMode::Iterations => {
@@ -133,25 +147,44 @@ impl Requested {
                     "agent.budget_mode: `time` needs a time budget: set `agent.timeout_seconds` \
                      (or `run_limits.task_timeout`)",
                 )?;
-                if let Some(min_resume) = self.min_resume
-                    && min_resume > budget
+                let from = if self.timeout.is_some() {
+                    "agent.timeout_seconds"
+                } else {
+                    "run_limits.task_timeout"
+                };
+                if let (Some(budget), Some(hard)) = (self.timeout, task_timeout)
+                    && hard < budget
                 {
-                    let from = if self.timeout.is_some() {
-                        "agent.timeout_seconds"
+                    return Err(format!(
+                        "run_limits.task_timeout ({} s) is shorter than the time budget, \
+                         agent.timeout_seconds ({} s): the task's hard limit (counted from \
+                         its start, setup included) would stop the run before its budget is \
+                         spent; raise run_limits.task_timeout, or remove it (the budget then \
+                         bounds the run)",
+                        hard.as_secs_f64(),
+                        budget.as_secs_f64()
+                    ));
+                }
+                if let Some(min_resume) = self.min_resume
+                    && min_resume >= budget
+                {
+                    let than = if min_resume == budget {
+                        "equal to"
                     } else {
-                        "run_limits.task_timeout"
+                        "greater than"
                     };
                     return Err(format!(
-                        "agent.min_resume_seconds ({} s) is greater than the time budget, \
-                         {from} ({} s): no session would ever be resumed; lower it or raise \
-                         the budget",
+                        "agent.min_resume_seconds ({} s) is {than} the time budget, \
+                         {from} ({} s): no session would ever be resumed (the first \
+                         session always takes some of the budget); lower it or raise the \
+                         budget",
                         min_resume.as_secs_f64(),
                         budget.as_secs_f64()
                     ));
                 }
                 Ok(Some(TimeBudget {
                     budget,
-                    min_resume: self.min_resume.unwrap_or(DEFAULT_MIN_RESUME),
+                    min_resume: self.min_resume.unwrap_or(default_min_resume(budget)),
                     max_sessions: self.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS),
                 }))
             }
@@ -225,14 +258,55 @@ mod tests {
                 && err.contains("run_limits.task_timeout (60 s)"),
             "{err}"
         );
-        // Up to the budget is accepted; the default (600 s) is not checked against it.
-        assert!(time(Some(300), 300).resolve(None).unwrap().is_some());
-        let default = Requested {
+        // Equal to the budget is refused too: the time left is always less once the
+        // first session has run.
+        let err = time(Some(30), 30).resolve(None).unwrap_err();
+        assert!(
+            err.contains("agent.min_resume_seconds (30 s) is equal to the time budget"),
+            "{err}"
+        );
+        assert!(time(Some(300), 299).resolve(None).unwrap().is_some());
+    }
+
+    #[test]
+    fn the_default_min_resume_is_halved_for_a_short_budget() {
+        let with_budget = |timeout: Option<f64>, task_timeout: Option<f64>| {
+            Requested {
+                mode: Some(BudgetMode::Time),
+                timeout: timeout.map(Duration::from_secs_f64),
+                ..Requested::default()
+            }
+            .resolve(task_timeout.map(Duration::from_secs_f64))
+            .unwrap()
+            .unwrap()
+            .min_resume
+        };
+        // A budget under the default (600 s) could never resume with it.
+        assert_eq!(with_budget(Some(0.5), None), Duration::from_millis(250));
+        assert_eq!(with_budget(None, Some(30.0)), Duration::from_secs(15));
+        assert_eq!(with_budget(Some(900.0), None), Duration::from_secs(450));
+        // From 1200 s on, the default stands.
+        assert_eq!(with_budget(Some(1200.0), None), DEFAULT_MIN_RESUME);
+        assert_eq!(with_budget(Some(3600.0), None), DEFAULT_MIN_RESUME);
+    }
+
+    #[test]
+    fn a_task_timeout_shorter_than_the_budget_is_refused_naming_both() {
+        let time = |timeout: u64| Requested {
             mode: Some(BudgetMode::Time),
-            timeout: Some(Duration::from_secs(60)),
+            timeout: Some(Duration::from_secs(timeout)),
             ..Requested::default()
         };
-        assert!(default.resolve(None).unwrap().is_some());
+        let err = time(30).resolve(Some(Duration::from_secs(10))).unwrap_err();
+        assert!(
+            err.contains("run_limits.task_timeout (10 s)")
+                && err.contains("agent.timeout_seconds (30 s)"),
+            "{err}"
+        );
+        // A longer (or equal) hard limit stands beside the budget.
+        let tb = time(30).resolve(Some(Duration::from_secs(40))).unwrap();
+        assert_eq!(tb.unwrap().budget, Duration::from_secs(30));
+        assert!(time(30).resolve(Some(Duration::from_secs(30))).is_ok());
     }
 
     #[test]

@@ -101,6 +101,10 @@ pub(crate) struct Collector {
     /// How the CLI's reported totals accumulate, and whether this process resumed a
     /// session (`totals.rs`).
     pub(super) totals: TotalsBasis,
+    /// Main-thread model calls the session's earlier launches made (a resumed session:
+    /// the assistant turns its replayed history holds); a held call's index, the
+    /// scripted model's count over that history, less these is this launch's own.
+    earlier_turns: u32,
 }
 
 impl Collector {
@@ -133,7 +137,15 @@ impl Collector {
             retries: Retries::default(),
             unreported: Vec::new(),
             totals: TotalsBasis::default(),
+            earlier_turns: 0,
         }
+    }
+
+    /// This process resumed a session whose earlier launches made `earlier_turns`
+    /// main-thread model calls (time-budget mode): a held call's index
+    /// ([`Collector::held_call`]) counts them, this launch's `num_turns` does not.
+    pub(crate) fn resumed_after(&mut self, earlier_turns: u32) {
+        self.earlier_turns = earlier_turns;
     }
 
     /// Keeps no trajectory: [`Collector::finish`] returns an empty one. For a caller that

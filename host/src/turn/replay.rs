@@ -112,6 +112,9 @@ fn run(
             Some(session) => session.launch(),
             None => Launch::FromArgv(header.argv.clone()),
         };
+        if let Some(earlier) = header.session.and_then(|s| s.earlier_turns) {
+            pipeline.collector.resumed_after(earlier);
+        }
         pipeline.collector.totals_basis(TotalsBasis {
             scope,
             usage_scope,

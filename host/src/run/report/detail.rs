@@ -64,16 +64,25 @@ pub(super) fn run_detail(r: &TaskResult) -> Markup {
                 p { (n) " process(es) the agent left running were stopped." }
             }
             @if let Some(t) = &r.turn {
+                // The whole run's figures: in time-budget mode every session's (the
+                // turn is the last session's), tokens and cost from cost.json's totals.
+                @let sessions = r.time_budget.as_ref().map_or(0, |tb| tb.sessions.len());
+                @let (usage, cost_usd) = match (&r.time_budget, &r.cost) {
+                    (Some(_), Some(c)) => (c.usage, c.total_cost_usd),
+                    (Some(_), None) => (None, None),
+                    (None, _) => (t.usage, t.cost_usd),
+                };
                 p.muted {
                     (t.cli_version.as_deref().or(r.cli.version.as_deref()).unwrap_or("unknown version"))
                     " · model " (t.model.as_deref().unwrap_or("not reported"))
-                    " · " (plural(t.num_turns as usize, "turn")) " · "
-                    (plural(t.tool_calls.len(), "tool call")) " · "
-                    @match t.usage {
+                    " · " (plural(r.task_num_turns().unwrap_or(t.num_turns) as usize, "turn")) " · "
+                    (plural(r.task_tool_calls().unwrap_or(t.tool_calls.len()), "tool call")) " · "
+                    @match usage {
                         Some(u) => { (u.input_tokens) " in / " (u.output_tokens) " out tokens" }
                         None => { "tokens not reported" }
                     }
-                    @if let Some(c) = t.cost_usd { " · " (format!("{c:.4}")) " USD" }
+                    @if let Some(c) = cost_usd { " · " (format!("{c:.4}")) " USD" }
+                    @if sessions > 1 { " (all " (sessions) " sessions)" }
                 }
                 (timing(&t.timing))
                 (crate::run::trajectory_view::timeline(t, &r.cli.caveats))

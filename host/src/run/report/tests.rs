@@ -109,7 +109,17 @@ fn a_time_budget_run_lists_its_sessions() {
             session(2, 12_500, Some(crate::results::StopReason::TimeBudget)),
         ],
     });
+    // The turn is the last session's (here, no call of its own): the per-run line shows
+    // the run's totals (trial of 16, F7: it said 0 turns, 0 tool calls).
+    let (mut last, _) = crate::turn::collect::Collector::new(Default::default())
+        .finish(crate::turn::finish::TurnEnd::default());
+    last.num_turns = 0;
+    r.turn = Some(last);
     let html = render(&[r], &[], &[]);
+    assert!(
+        html.contains("4 turns · 2 tool calls · tokens not reported (all 2 sessions)"),
+        "{html}"
+    );
     assert!(html.contains("Time budget: "), "{html}");
     assert!(
         html.contains("2 sessions; ended: deadline_reached"),

@@ -62,10 +62,10 @@ mod time_budget {
         let err = a.time_budget(None).unwrap_err();
         assert!(err.contains("agent.timeout_seconds"), "{err}");
         let b = a
-            .time_budget(Some(Duration::from_secs(90)))
+            .time_budget(Some(Duration::from_secs(3600)))
             .unwrap()
             .unwrap();
-        assert_eq!(b.budget, Duration::from_secs(90));
+        assert_eq!(b.budget, Duration::from_secs(3600));
         assert_eq!(b.min_resume, DEFAULT_MIN_RESUME);
         assert_eq!(b.max_sessions, DEFAULT_MAX_SESSIONS);
         let a = agent(

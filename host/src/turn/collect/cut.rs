@@ -38,6 +38,8 @@ impl Collector {
         calls_before: u32,
         reason: StopReason,
     ) -> Option<StopReason> {
+        // The model counts the resumed history's calls too: this launch's are the rest.
+        let calls_before = calls_before.saturating_sub(self.earlier_turns);
         let counting = self.counting();
         if counting && self.main_calls > calls_before {
             // The stream already showed the held call begin (Pi announces a call before it

@@ -131,9 +131,32 @@ pub struct SessionHeader {
     /// recordings made before it was written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub offset_us: Option<u64>,
+    /// Main-thread model calls the session's earlier launches made (a time-budget
+    /// continuation; the assistant turns its resumed history replays): a held call's
+    /// index counts them, the launch's own `num_turns` does not. Absent for a first
+    /// session, and in recordings made before it was written (then taken as 0).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub earlier_turns: Option<u32>,
+    /// Tool calls the session's earlier launches made (a time-budget continuation).
+    /// Absent for a first session, and in recordings made before it was written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub earlier_tool_calls: Option<u32>,
 }
 
 impl SessionHeader {
+    /// `caps` (the task's `max_turns`, `max_tool_calls`, which count every session of a
+    /// time-budget run) as they apply to this launch: less what the session's earlier
+    /// launches made (at least 0). The caps the host's collector enforces on this launch,
+    /// and the native limits a continuation is started with.
+    pub fn remaining(&self, caps: crate::limits::Caps) -> crate::limits::Caps {
+        let less =
+            |cap: Option<u32>, used: Option<u32>| cap.map(|n| n.saturating_sub(used.unwrap_or(0)));
+        crate::limits::Caps {
+            max_turns: less(caps.max_turns, self.earlier_turns),
+            max_tool_calls: less(caps.max_tool_calls, self.earlier_tool_calls),
+        }
+    }
+
     /// How the collector reads this process's running totals.
     pub(crate) fn launch(&self) -> crate::turn::collect::Launch {
         use crate::turn::collect::Launch;
