@@ -119,3 +119,67 @@ fn a_time_budget_run_lists_its_sessions() {
     assert!(html.contains("12.5 s") && html.contains("32.5 s"), "{html}");
     assert!(html.contains("(stopped: time_budget)"), "{html}");
 }
+
+/// The *Harnesses* table of a page.
+fn harnesses_table(html: &str) -> &str {
+    let from = html.find("<h2>Harnesses</h2>").expect(html);
+    &html[from..from + html[from..].find("</table>").unwrap()]
+}
+
+/// Trial 16u S1 and M1: the *Harnesses* table sums each run's `cost.json` summary (a
+/// time-budget run's sessions, not its last session's turn), and a figure the host's stop
+/// cut off is partial, not "not reported".
+#[test]
+fn the_harness_totals_are_the_runs_cost_summaries_and_say_partial() {
+    use crate::results::{CostSummary, TotalsStatus};
+    let usage = |input: u64, output: u64| harness_kit::Usage {
+        input_tokens: input,
+        output_tokens: output,
+        cache_read_tokens: 0,
+        cache_write_tokens: None,
+    };
+    // A time-budget run: its last session's turn spent $0.19 and 19034 input tokens, its
+    // three sessions $0.384245 and 76589.
+    let (mut last, _) = crate::turn::collect::Collector::new(Default::default())
+        .finish(crate::turn::finish::TurnEnd::default());
+    last.usage = Some(usage(19034, 9));
+    last.usage_source = "cli_result".into();
+    last.cost_usd = Some(0.19);
+    let mut time = result(None, 0, TaskStatus::Success);
+    time.turn = Some(last);
+    time.cost = Some(CostSummary {
+        total_cost_usd: Some(0.384245),
+        usage: Some(usage(76589, 27)),
+        cost_status: TotalsStatus::Complete,
+        usage_status: TotalsStatus::Complete,
+        attempts: 3,
+    });
+    let html = render(std::slice::from_ref(&time), &[], &[]);
+    let table = harnesses_table(&html);
+    assert!(table.contains("76589 / 27"), "{table}");
+    assert!(table.contains("0.3842"), "{table}");
+    assert!(
+        !table.contains("19034") && !table.contains("0.1900"),
+        "{table}"
+    );
+    // Early-stopped before the final result: tokens a lower bound, cost cut off.
+    let mut stopped = result(None, 0, TaskStatus::Success);
+    stopped.cost = Some(CostSummary {
+        total_cost_usd: None,
+        usage: Some(usage(38185, 2)),
+        cost_status: TotalsStatus::Partial,
+        usage_status: TotalsStatus::Partial,
+        attempts: 1,
+    });
+    let html = render(&[stopped.clone()], &[], &[]);
+    assert!(html.contains("38185 / 2"), "{html}");
+    assert!(html.contains("a lower bound: 1 of 1 partial"), "{html}");
+    assert!(
+        html.contains("unknown: cut off by the stop") && !html.contains("not reported"),
+        "{html}"
+    );
+    // A CLI that reports no cost still says so.
+    stopped.cost.as_mut().unwrap().cost_status = TotalsStatus::NotReported;
+    let html = render(&[stopped], &[], &[]);
+    assert!(html.contains("not reported"), "{html}");
+}
