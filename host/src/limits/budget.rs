@@ -94,11 +94,13 @@ impl BudgetMeter {
             }
             output = output.saturating_add(u.output_tokens);
         }
+        // To 1e-10 USD: a sum of reported decimals without float noise.
         let usd = if self.cost.is_empty() {
             self.final_cost
         } else {
-            Some(self.cost.values().sum())
-        };
+            Some(self.cost.values().sum::<f64>())
+        }
+        .map(|usd| (usd * 1e10).round() / 1e10);
         (input, output, usd)
     }
 
