@@ -114,14 +114,14 @@ fn arming_what_cannot_be_live_is_refused() {
         "claude-code",
         "{}",
         &format!("{CE}    min_count: 0\n    stop_early: {{on_pass: stop}}\n"),
-        &["criterion 1", "can decide nothing"],
+        &["success_criteria[0]", "can decide nothing"],
     );
     refused(
         "inert",
         "claude-code",
         "{}",
         &format!("{CE}    min_count: 0\n    stop_early: {{}}\n"),
-        &["criterion 1"],
+        &["success_criteria[0]"],
     );
     refused(
         "stop_when",

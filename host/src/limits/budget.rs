@@ -318,12 +318,25 @@ pub fn refusal(harness: &str, budgets: &Budgets) -> Option<String> {
     }
 }
 
+/// The tool calls that count toward the soft budgets: those that ran. A call the CLI
+/// refused or could not run (`denied`) or that never ended (`interrupted`: the host
+/// stopped the CLI as it started) did no work, and counting it would make the same run's
+/// verdict differ by CLI (Claude Code streams the call it was stopped at, Pi does not).
+pub fn tool_calls_that_ran(calls: &[crate::results::ToolCallRecord]) -> u32 {
+    use crate::results::ToolOutcome;
+    calls
+        .iter()
+        .filter(|c| !matches!(c.status, ToolOutcome::Denied | ToolOutcome::Interrupted))
+        .count() as u32
+}
+
 /// The soft budgets: over them is a warning and a badge, never a stop.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SoftBudgets {
-    /// coder_eval's visible turns: one per tool call, plus one for the final reply.
+    /// coder_eval's visible turns: one per tool call that ran, plus one for the final
+    /// reply (not model calls, which the summary line calls "turns").
     pub expected_turns: Option<u32>,
-    /// Tool calls (sub-agents' included, as `max_tool_calls` counts them).
+    /// Tool calls that ran ([`tool_calls_that_ran`]; sub-agents' included).
     pub expected_tool_calls: Option<u32>,
 }
 

@@ -166,8 +166,8 @@ pub struct StepRecord {
 
 impl TaskResult {
     /// When the early-stop watcher stopped the run, what decided it, for people:
-    /// "early stop: criterion_passed by `command_executed: step 2 ran` at tool call 2
-    /// (model call 2, 0.4 s); armed gate 1.00 ≥ 1.00".
+    /// "early stop: criterion_passed by success_criteria[1] `command_executed: step 2 ran`
+    /// at tool call 2 (model call 2, 0.4 s); armed gate 1.00 ≥ 1.00" (the index 0-based).
     pub fn early_stop_note(&self) -> Option<String> {
         let fired = self.turn.as_ref()?.early_stop.as_ref()?.fired.as_ref()?;
         let gate = self.armed_gate.as_ref().map_or(String::new(), |g| {
@@ -179,8 +179,10 @@ impl TaskResult {
             )
         });
         Some(format!(
-            "early stop: {} by `{}` at tool call {} (model call {}, {:.1} s){gate}",
+            "early stop: {} by success_criteria[{}] `{}` at tool call {} (model call {}, \
+             {:.1} s){gate}",
             fired.reason.as_str(),
+            fired.deciding_index,
             fired.deciding_criterion,
             fired.tool_call_index,
             fired.model_call_index,

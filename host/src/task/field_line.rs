@@ -36,7 +36,7 @@ pub(crate) fn place(text: &str, line: usize, column: usize, message: &str) -> (u
 }
 
 /// `FILE:LINE` of what a load-time refusal `hint` names in task file `path` (read again),
-/// else `FILE`: `criterion N` (the N-th `success_criteria` item, at its `stop_early:` /
+/// else `FILE`: `success_criteria[i]` (the item at 0-based `i`, at its `stop_early:` /
 /// `stop_when:` key when it has one), else the first `run_limits.KEY` or `agent.KEY` the
 /// hint mentions. For the refusals made once the file has loaded (a harness refusing
 /// `max_usd`, an early stop that cannot work), which have the task but not the text.
@@ -58,9 +58,10 @@ fn line_of(text: &str, hint: &str) -> Option<usize> {
             .next()
             .and_then(|n| n.parse().ok())
     };
-    if let Some(at) = hint.find("criterion ")
-        && let Some(n) = number(&hint[at + "criterion ".len()..])
-        && let Some(line) = criterion_line(text, n)
+    // `success_criteria[i]` (0-based, as field errors and early-stop refusals number it).
+    if let Some(at) = hint.find("success_criteria[")
+        && let Some(n) = number(&hint[at + "success_criteria[".len()..])
+        && let Some(line) = criterion_line(text, n + 1)
     {
         return Some(line);
     }
@@ -150,10 +151,13 @@ mod tests {
         let text = "task_id: t\nrun_limits:\n  max_turns: 3\n  max_usd: 1\nsuccess_criteria:\n  - type: file_exists\n    path: a\n  - type: command_executed\n    command_pattern: x\n    stop_early: {}\n";
         assert_eq!(line_of(text, "run_limits.max_usd needs a stream"), Some(4));
         assert_eq!(
-            line_of(text, "criterion 2 (`command_executed`): x"),
+            line_of(text, "success_criteria[1] (`command_executed`): x"),
             Some(10)
         );
-        assert_eq!(line_of(text, "criterion 1 (`file_exists`): x"), Some(6));
+        assert_eq!(
+            line_of(text, "success_criteria[0] (`file_exists`): x"),
+            Some(6)
+        );
         assert_eq!(line_of(text, "agent.plugins"), None);
     }
 }

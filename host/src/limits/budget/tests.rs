@@ -303,3 +303,34 @@ fn a_final_usage_below_the_messages_counts_the_messages() {
         Some((38108, 20))
     );
 }
+
+/// Trial 16u M2: a tool call that never ran (interrupted as the host stopped the CLI,
+/// or denied) does not count toward expected_tool_calls / expected_turns.
+#[test]
+fn a_tool_call_that_never_ran_does_not_count() {
+    use crate::results::{ToolCallRecord, ToolOutcome};
+    let call = |status| ToolCallRecord {
+        call_id: "c".into(),
+        name: "Bash".into(),
+        input: serde_json::Value::Null,
+        parent_call_id: None,
+        status,
+        exit_code: None,
+        output_excerpt: String::new(),
+        started_ms: 0,
+        finished_ms: None,
+        duration_ms: 0,
+    };
+    let calls = [
+        call(ToolOutcome::Ok),
+        call(ToolOutcome::Error),
+        call(ToolOutcome::Interrupted),
+        call(ToolOutcome::Denied),
+    ];
+    assert_eq!(tool_calls_that_ran(&calls), 2);
+    let s = SoftBudgets {
+        expected_turns: Some(2),
+        expected_tool_calls: Some(2),
+    };
+    assert_eq!(s.check(tool_calls_that_ran(&calls), false), []);
+}

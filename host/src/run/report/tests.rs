@@ -183,3 +183,71 @@ fn the_harness_totals_are_the_runs_cost_summaries_and_say_partial() {
     let html = render(&[stopped], &[], &[]);
     assert!(html.contains("not reported"), "{html}");
 }
+
+/// Trial 16u M7, N2, N5: after a pass-stop gated on the armed subset, the criterion
+/// outside it is marked advisory in task.json's criteria[] and the report's table; the
+/// early-stop line says "Early stop:" once and names the deciding criterion's index.
+#[test]
+fn a_pass_stop_marks_the_unarmed_criteria_advisory_and_names_the_deciding_index() {
+    let (mut turn, _) = crate::turn::collect::Collector::new(Default::default())
+        .finish(crate::turn::finish::TurnEnd::default());
+    turn.early_stop = Some(crate::results::EarlyStopOutcome {
+        armed: Vec::new(),
+        gate_threshold: 1.0,
+        fired: Some(crate::results::EarlyStopRecord {
+            reason: crate::results::EarlyStopReason::CriterionPassed,
+            deciding_index: 1,
+            deciding_criterion: "command_executed: ran app.py".into(),
+            armed: vec!["command_executed: ran app.py".into()],
+            model_call_index: 2,
+            tool_call_index: 2,
+            event_index: 9,
+            elapsed_ms: 2300,
+            turns_remaining: None,
+            gate_threshold: 1.0,
+        }),
+        disarmed: None,
+    });
+    let criterion = |kind: &str, passed: bool| crate::results::CriterionResult {
+        kind: kind.into(),
+        description: format!("{kind} row"),
+        weight: 1.0,
+        pass_threshold: 1.0,
+        score: if passed { 1.0 } else { 0.0 },
+        passed,
+        details: String::new(),
+        duration_ms: 0,
+        error: None,
+        judge: None,
+        advisory: false,
+    };
+    let gate = crate::results::ArmedGate {
+        score: 1.0,
+        threshold: 1.0,
+        passed: true,
+        armed: vec![1],
+    };
+    let criteria = crate::run::verdict::mark_advisory(
+        vec![
+            criterion("file_contains", false),
+            criterion("command_executed", true),
+        ],
+        Some(&gate),
+    );
+    assert!(criteria[0].advisory && !criteria[1].advisory);
+    let json = serde_json::to_value(&criteria).unwrap();
+    assert_eq!(json[0]["advisory"], true);
+    assert!(json[1].get("advisory").is_none(), "absent when it counted");
+    let mut r = result(None, 0, TaskStatus::Success);
+    r.turn = Some(turn);
+    r.criteria = criteria;
+    r.armed_gate = Some(gate);
+    let html = render(&[r], &[], &[]);
+    assert!(html.contains("(advisory: early stop)"), "{html}");
+    assert_eq!(html.matches("(advisory: early stop)").count(), 1, "{html}");
+    assert!(!html.contains("Early stop: </b>early stop:"), "{html}");
+    assert!(
+        html.contains("criterion_passed by success_criteria[1] `command_executed: ran app.py`"),
+        "{html}"
+    );
+}
