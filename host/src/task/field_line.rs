@@ -191,8 +191,7 @@ mod tests {
         let text =
             "task_id: t\ninitial_prompt: hi\nagent:\n  type: claude-code\n  budget_mode: time\n";
         let err = crate::task::Task::parse_file(text, std::path::Path::new("tasks/b.yaml"))
-            .err()
-            .expect("refused")
+            .unwrap_err()
             .to_string();
         assert!(
             err.starts_with("tasks/b.yaml:5:3: agent.budget_mode"),
