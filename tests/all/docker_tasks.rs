@@ -48,7 +48,7 @@ fn a_docker_block_is_checked_at_load_naming_the_field_and_its_line() {
     let (code, stderr) = check_with(&bad, socket);
     assert_eq!(code, 2, "{stderr}");
     assert!(
-        stderr.contains("line 8: sandbox.docker.working_dir"),
+        stderr.contains(":8:5: sandbox.docker.working_dir"),
         "{stderr}"
     );
     // A Dockerfile that leaves the task folder.
@@ -73,7 +73,7 @@ fn a_docker_block_is_checked_at_load_naming_the_field_and_its_line() {
     assert_eq!(code, 2, "{stderr}");
     assert!(
         stderr.contains(
-            "line 8: sandbox.docker.network: bridge contradicts sandbox.network_enabled: false"
+            ":8:5: sandbox.docker.network: bridge contradicts sandbox.network_enabled: false"
         ),
         "{stderr}"
     );

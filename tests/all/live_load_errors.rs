@@ -114,14 +114,14 @@ fn arming_what_cannot_be_live_is_refused() {
         "claude-code",
         "{}",
         &format!("{CE}    min_count: 0\n    stop_early: {{on_pass: stop}}\n"),
-        &["criterion 1", "can decide nothing"],
+        &["success_criteria[0]", "can decide nothing"],
     );
     refused(
         "inert",
         "claude-code",
         "{}",
         &format!("{CE}    min_count: 0\n    stop_early: {{}}\n"),
-        &["criterion 1"],
+        &["success_criteria[0]"],
     );
     refused(
         "stop_when",
@@ -200,14 +200,14 @@ fn refusals_name_the_file_and_line_of_their_field() {
     for cmd in ["run", "check"] {
         let (code, err) = on_file("usd-line", "usd.yaml", usd, &[cmd, "--harness", "codex"]);
         assert_eq!(code, 2, "{err}");
-        assert!(err.contains("usd.yaml:5: task `my_usd`"), "{cmd}: {err}");
+        assert!(err.contains("usd.yaml:5:3: task `my_usd`"), "{cmd}: {err}");
     }
     let stop = "task_id: st\ninitial_prompt: hi\nagent: {type: claude-code}\nsuccess_criteria:\n  - type: command_executed\n    command_pattern: x\n  - type: file_exists\n    path: a.txt\n    stop_early: {}\n";
     for cmd in ["run", "check"] {
         let (code, err) = on_file("stop-line", "stop.yaml", stop, &[cmd]);
         assert_eq!(code, 2, "{err}");
         assert!(
-            err.contains("stop.yaml:9: task `st`: early stop"),
+            err.contains("stop.yaml:9:5: task `st`: early stop"),
             "{cmd}: {err}"
         );
     }
@@ -232,7 +232,7 @@ fn check_places_each_bad_field_at_its_own_line() {
     let time = "task_id: t\ninitial_prompt: hi\nagent:\n  type: claude-code\n  budget_mode: time\n";
     let (code, err) = on_file("budget-line", "b.yaml", time, &["check"]);
     assert_eq!(code, 2, "{err}");
-    assert!(err.contains("line 5: agent.budget_mode"), "{err}");
+    assert!(err.contains("b.yaml:5:3: agent.budget_mode"), "{err}");
 }
 
 /// `check` reports every refusal of a file that loads, not only the first: the early stop
@@ -245,13 +245,13 @@ fn check_reports_every_refusal_of_a_loaded_file() {
     let (code, err) = on_file("every-refusal", "every.yaml", text, &args);
     assert_eq!(code, 2, "{err}");
     assert!(
-        err.contains("every.yaml:11: task `every`: early stop"),
+        err.contains("every.yaml:11:5: task `every`: early stop"),
         "{err}"
     );
     for harness in ["codex", "gemini-cli"] {
         assert!(
             err.lines().any(|l| l.starts_with("error: ")
-                && l.contains("every.yaml:5: task `every`")
+                && l.contains("every.yaml:5:3: task `every`")
                 && l.contains(harness)),
             "no max_usd refusal on {harness} in: {err}"
         );

@@ -48,7 +48,7 @@ pub struct LivePlan {
     /// The prompt the watchers are armed with.
     pub prompt: String,
     /// Triggers that can never fire on their instance (inert), for people:
-    /// `criterion 2 (command_executed: …): on_pass: stop`.
+    /// `success_criteria[1] (command_executed: …): on_pass: stop` (0-based, as field errors number it).
     #[serde(default)]
     pub inert: Vec<String>,
 }
@@ -122,15 +122,14 @@ pub fn plan(task: &Task) -> Result<Option<LivePlan>, String> {
             (None, Some(when)) if legacy => when.block(None),
             (None, Some(_)) => {
                 return Err(format!(
-                    "criterion {} (`{}`): `stop_when:` arms only with run_limits.stop_early: \
+                    "success_criteria[{}] (`{}`): `stop_when:` arms only with run_limits.stop_early: \
                      true (the older form); or write `stop_early: {{...}}` on it",
-                    index + 1,
-                    spec.kind
+                    index, spec.kind
                 ));
             }
             (None, None) => continue,
         };
-        let at = |e: String| format!("criterion {} (`{}`): {e}", index + 1, spec.kind);
+        let at = |e: String| format!("success_criteria[{index}] (`{}`): {e}", spec.kind);
         let (component, params) = match &spec.criterion {
             Criterion::Builtin { family, params, .. } => {
                 (format!("builtin:{}", family.name), params.clone())
@@ -199,9 +198,8 @@ pub fn plan(task: &Task) -> Result<Option<LivePlan>, String> {
         let arming = to_arming(&armed_spec, d);
         for trigger in arming.inert_triggers() {
             inert.push(format!(
-                "criterion {} ({}): {trigger}",
-                index + 1,
-                armed_spec.label
+                "success_criteria[{}] ({}): {trigger}",
+                index, armed_spec.label
             ));
         }
         armed.push(armed_spec);
@@ -235,7 +233,7 @@ pub fn arm(plan: &LivePlan) -> Result<EarlyStop<BoxedWatcher>, String> {
     let mut watchers: Vec<BoxedWatcher> = Vec::new();
     for spec in &plan.armed {
         let watcher = arm_one(spec, &plan.prompt)
-            .map_err(|e| format!("criterion {} ({}): {e}", spec.index + 1, spec.label))?;
+            .map_err(|e| format!("success_criteria[{}] ({}): {e}", spec.index, spec.label))?;
         arming.push(to_arming(spec, watcher.decidability()));
         watchers.push(Box::new(watcher));
     }

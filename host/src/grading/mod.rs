@@ -310,6 +310,7 @@ fn result(spec: &CriterionSpec, outcome: Outcome, started: Instant) -> Criterion
         duration_ms: started.elapsed().as_millis() as u64,
         error,
         judge: None,
+        advisory: false,
     }
 }
 
@@ -343,6 +344,7 @@ mod tests {
             duration_ms: 0,
             error: None,
             judge: None,
+            advisory: false,
         }
     }
 

@@ -10,7 +10,9 @@
 //! message's usage is taken once per message id (the last report of it wins, as in the
 //! turn record); once the CLI's final result reports its own usage total, that total is
 //! the figure (as in the turn record: Claude Code's per-message usage carries only the
-//! output count of the message's start). USD is the sum of the messages' own `cost_usd`,
+//! output count of the message's start), each count at least the messages' own sum (see
+//! [`usage_floor`]: Claude Code's `error_max_budget_usd` result reports only its first
+//! call's usage). USD is the sum of the messages' own `cost_usd`,
 //! else the CLI's final result's total; dollars are never estimated from tokens.
 
 pub use crate::results::{BudgetBreach, BudgetKind, SoftBudgetWarning};
@@ -74,7 +76,10 @@ impl BudgetMeter {
     /// Input, output tokens and USD so far (USD `None` while no cost was reported).
     pub fn totals(&self) -> (u64, u64, Option<f64>) {
         let (mut input, mut output) = (0u64, 0u64);
-        let usages: Vec<&Usage> = match &self.final_usage {
+        let floor = self
+            .final_usage
+            .map(|total| usage_floor(total, self.usage.values()).unwrap_or(total));
+        let usages: Vec<&Usage> = match &floor {
             Some(total) => vec![total],
             None => self.usage.values().collect(),
         };
@@ -89,11 +94,13 @@ impl BudgetMeter {
             }
             output = output.saturating_add(u.output_tokens);
         }
+        // To 1e-10 USD: a sum of reported decimals without float noise.
         let usd = if self.cost.is_empty() {
             self.final_cost
         } else {
-            Some(self.cost.values().sum())
-        };
+            Some(self.cost.values().sum::<f64>())
+        }
+        .map(|usd| (usd * 1e10).round() / 1e10);
         (input, output, usd)
     }
 
@@ -174,6 +181,39 @@ impl BudgetMeter {
         });
         self.breach
     }
+}
+
+/// A final result's usage `total` raised to what the stream's own `messages` already
+/// showed, when the messages' sum is larger in any count (input, output, cache reads,
+/// cache writes): each count the larger of the two, a lower bound. `None` when the total
+/// covers the messages (the usual case: the total is the figure). Claude Code's
+/// `error_max_budget_usd` result reports only its first model call's usage, below the sum
+/// of the calls its stream showed.
+pub fn usage_floor<'a>(
+    total: Usage,
+    messages: impl IntoIterator<Item = &'a Usage>,
+) -> Option<Usage> {
+    let mut sum = Usage::default();
+    for u in messages {
+        sum.input_tokens = sum.input_tokens.saturating_add(u.input_tokens);
+        sum.output_tokens = sum.output_tokens.saturating_add(u.output_tokens);
+        sum.cache_read_tokens = sum.cache_read_tokens.saturating_add(u.cache_read_tokens);
+        sum.cache_write_tokens =
+            Usage::add_cache_writes(sum.cache_write_tokens, u.cache_write_tokens);
+    }
+    let below = sum.input_tokens > total.input_tokens
+        || sum.output_tokens > total.output_tokens
+        || sum.cache_read_tokens > total.cache_read_tokens
+        || sum.cache_writes_or_zero() > total.cache_writes_or_zero();
+    below.then(|| Usage {
+        input_tokens: total.input_tokens.max(sum.input_tokens),
+        output_tokens: total.output_tokens.max(sum.output_tokens),
+        cache_read_tokens: total.cache_read_tokens.max(sum.cache_read_tokens),
+        cache_write_tokens: match (total.cache_write_tokens, sum.cache_write_tokens) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        },
+    })
 }
 
 /// When a harness's stream reports what the budgets count (until harness@0.2.0's
@@ -279,12 +319,25 @@ pub fn refusal(harness: &str, budgets: &Budgets) -> Option<String> {
     }
 }
 
+/// The tool calls that count toward the soft budgets: those that ran. A call the CLI
+/// refused or could not run (`denied`) or that never ended (`interrupted`: the host
+/// stopped the CLI as it started) did no work, and counting it would make the same run's
+/// verdict differ by CLI (Claude Code streams the call it was stopped at, Pi does not).
+pub fn tool_calls_that_ran(calls: &[crate::results::ToolCallRecord]) -> u32 {
+    use crate::results::ToolOutcome;
+    calls
+        .iter()
+        .filter(|c| !matches!(c.status, ToolOutcome::Denied | ToolOutcome::Interrupted))
+        .count() as u32
+}
+
 /// The soft budgets: over them is a warning and a badge, never a stop.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SoftBudgets {
-    /// coder_eval's visible turns: one per tool call, plus one for the final reply.
+    /// coder_eval's visible turns: one per tool call that ran, plus one for the final
+    /// reply (not model calls, which the summary line calls "turns").
     pub expected_turns: Option<u32>,
-    /// Tool calls (sub-agents' included, as `max_tool_calls` counts them).
+    /// Tool calls that ran ([`tool_calls_that_ran`]; sub-agents' included).
     pub expected_tool_calls: Option<u32>,
 }
 

@@ -29,6 +29,11 @@ pub struct CriterionResult {
     /// A judge's prompt, verdict, usage and cost (`llm_judge`, `agent_judge`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub judge: Option<super::JudgeRecord>,
+    /// `true` when the criterion did not count toward the status: an early stop gated
+    /// the run on its armed criteria (`armed_gate.armed`), and this one is not among them
+    /// (coder_eval's rule: the others are advisory). Absent (false) otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub advisory: bool,
 }
 
 /// Why a criterion could not judge.
@@ -147,6 +152,7 @@ mod tests {
                 message: "m".into(),
             }),
             judge: None,
+            advisory: false,
         };
         let json = serde_json::to_value(&one).unwrap();
         assert_eq!(json["type"], "file_exists");

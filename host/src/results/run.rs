@@ -10,6 +10,10 @@ pub struct RunRow {
     pub task_id: String,
     pub harness: String,
     pub status: TaskStatus,
+    /// Why the row is an ERROR (or what else ended it badly): `task.json`'s `error_kind`
+    /// (`interrupted`, `launch`, `cli_error`, ...); absent when it has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error_kind: Option<String>,
     pub weighted_score: Option<f64>,
     pub num_turns: Option<u32>,
     pub tool_calls: Option<usize>,
@@ -25,6 +29,10 @@ pub struct RunRow {
     /// When a token or USD budget stopped the run (see [`super::TaskResult::budget_note`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget: Option<String>,
+    /// A time-budget run's outcome: "time budget: 3 sessions, ended: deadline_reached"
+    /// (see [`super::TaskResult::time_budget_note`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_budget: Option<String>,
     /// Soft budgets gone over (a badge, never a stop).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub soft_budgets: Option<String>,
@@ -56,6 +64,11 @@ pub struct RunSummary {
     /// the rest here. Absent (0) once the run has finished.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub unfinished: usize,
+    /// `true` when the run was interrupted (the host received SIGINT, SIGTERM or SIGHUP,
+    /// or a row ended by it: stop reason or `error_kind` `interrupted`); absent otherwise.
+    /// `run --resume` finishes such a run.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
     /// The experiment this run resolved its tasks with (`experiment_id`, its file and
     /// variant ids); absent outside an experiment.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -166,8 +166,8 @@ pub struct StepRecord {
 
 impl TaskResult {
     /// When the early-stop watcher stopped the run, what decided it, for people:
-    /// "early stop: criterion_passed by `command_executed: step 2 ran` at tool call 2
-    /// (model call 2, 0.4 s); armed gate 1.00 ≥ 1.00".
+    /// "early stop: criterion_passed by success_criteria[1] `command_executed: step 2 ran`
+    /// at tool call 2 (model call 2, 0.4 s); armed gate 1.00 ≥ 1.00" (the index 0-based).
     pub fn early_stop_note(&self) -> Option<String> {
         let fired = self.turn.as_ref()?.early_stop.as_ref()?.fired.as_ref()?;
         let gate = self.armed_gate.as_ref().map_or(String::new(), |g| {
@@ -179,8 +179,10 @@ impl TaskResult {
             )
         });
         Some(format!(
-            "early stop: {} by `{}` at tool call {} (model call {}, {:.1} s){gate}",
+            "early stop: {} by success_criteria[{}] `{}` at tool call {} (model call {}, \
+             {:.1} s){gate}",
             fired.reason.as_str(),
+            fired.deciding_index,
             fired.deciding_criterion,
             fired.tool_call_index,
             fired.model_call_index,
@@ -188,15 +190,45 @@ impl TaskResult {
         ))
     }
 
-    /// When a token or USD budget stopped the run, which and by how much, for people.
+    /// When a token or USD budget stopped the run, which and by how much, for people:
+    /// "over max_usd: $0.19207 > $0.15 at model call 2 (the CLI's own cap)". USD rounded to
+    /// 1e-10 (a sum of reported decimals without float noise); "the CLI's own cap" when
+    /// the CLI's native budget stopped it (its final result says `error_max_budget_usd`).
     pub fn budget_note(&self) -> Option<String> {
-        let b = self.turn.as_ref()?.budget.as_ref()?;
+        let turn = self.turn.as_ref()?;
+        let b = turn.budget.as_ref()?;
+        let figure = |n: f64| match b.budget {
+            super::BudgetKind::MaxUsd => format!("${}", (n * 1e10).round() / 1e10),
+            _ => n.to_string(),
+        };
+        let native = turn
+            .cli_result
+            .as_ref()
+            .and_then(|r| r.error_kind.as_deref())
+            .is_some_and(|k| k == "error_max_budget_usd")
+            && b.budget == super::BudgetKind::MaxUsd;
         Some(format!(
-            "over {}: {} > {} at model call {}",
+            "over {}: {} > {} at model call {}{}",
             b.budget.as_str(),
-            b.actual,
-            b.limit,
-            b.model_calls
+            figure(b.actual),
+            figure(b.limit),
+            b.model_calls,
+            if native { " (the CLI's own cap)" } else { "" }
+        ))
+    }
+
+    /// A time-budget run's outcome, for people: "time budget: 3 sessions, ended:
+    /// deadline_reached" (`time_budget.ended`); `None` outside time-budget mode.
+    pub fn time_budget_note(&self) -> Option<String> {
+        let tb = self.time_budget.as_ref()?;
+        let ended = serde_json::to_value(tb.ended)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        Some(format!(
+            "time budget: {} session{}, ended: {ended}",
+            tb.sessions.len(),
+            if tb.sessions.len() == 1 { "" } else { "s" }
         ))
     }
 
@@ -211,10 +243,11 @@ impl TaskResult {
         })
     }
 
-    /// Every stop-and-budget note of the run, joined (cap, early stop, budget, soft
-    /// budgets), for one-line summaries.
+    /// Every stop-and-budget note of the run, joined (time budget, cap, early stop,
+    /// budget, soft budgets), for one-line summaries.
     pub fn notes(&self) -> Option<String> {
         let notes: Vec<String> = [
+            self.time_budget_note(),
             self.cap_note(),
             self.early_stop_note(),
             self.budget_note(),
@@ -378,5 +411,73 @@ mod tests {
         // It follows `error`; the fields before it keep their places.
         let keys: Vec<&String> = json.as_object().unwrap().keys().collect();
         assert_eq!(keys[4..6], ["error", "error_kind"]);
+    }
+
+    fn bare(status: &str) -> TaskResult {
+        serde_json::from_str(&format!(r#"{{"result_version":1,"task_id":"t","harness":"claude-code","status":"{status}","error":null,"description":null,"task_file":"/t.yaml","prompt":"p","requested_model":null,"cli":{{"path":null,"version":null,"argv":[],"pgid":null,"caveats":[]}},"run_limits":{{"max_turns":null,"max_tool_calls":null,"turn_timeout_ms":null,"task_timeout_ms":null,"native":[]}},"stop":null,"turn":null,"criteria":[],"weighted_score":null,"post_failure_criteria_results":[],"setup_ms":0,"grading_ms":0,"host_turn_work_us":0,"stderr_tail":"","scripted_model_requests":null,"paths":{{"recording":"r","stderr":"s","workspace":"w"}}}}"#)).unwrap()
+    }
+
+    /// Trial 16u M8: the time-budget outcome is on the one-line notes (the summary line,
+    /// junit, the report's matrix) and in run.json's row.
+    #[test]
+    fn a_time_budget_runs_outcome_is_in_its_notes() {
+        let mut r = bare("SUCCESS");
+        assert_eq!(r.time_budget_note(), None);
+        r.time_budget = Some(crate::results::TimeBudgetRecord {
+            budget_ms: 12_000,
+            min_resume_ms: 1_000,
+            max_sessions: 5,
+            ended: crate::results::SessionsEnd::DeadlineReached,
+            ended_note: None,
+            sessions: Vec::new(),
+        });
+        assert_eq!(
+            r.time_budget_note().as_deref(),
+            Some("time budget: 0 sessions, ended: deadline_reached")
+        );
+        assert!(
+            r.notes().unwrap().contains("ended: deadline_reached"),
+            "{:?}",
+            r.notes()
+        );
+    }
+
+    /// Trial 16u N1 and N13: a USD budget note without float noise, saying when the CLI's
+    /// own cap stopped it.
+    #[test]
+    fn a_usd_budget_note_rounds_and_names_the_clis_own_cap() {
+        let (mut turn, _) = crate::turn::collect::Collector::new(Default::default())
+            .finish(crate::turn::finish::TurnEnd::default());
+        turn.budget = Some(crate::results::BudgetBreach {
+            budget: crate::results::BudgetKind::MaxUsd,
+            actual: 0.19207000000000002,
+            limit: 0.15,
+            event_index: 8,
+            at_ms: 966,
+            model_calls: 2,
+        });
+        let mut r = bare("COST_BUDGET_EXCEEDED");
+        r.turn = Some(turn.clone());
+        assert_eq!(
+            r.budget_note().as_deref(),
+            Some("over max_usd: $0.19207 > $0.15 at model call 2")
+        );
+        turn.cli_result = Some(crate::results::CliResult {
+            success: false,
+            error_kind: Some("error_max_budget_usd".into()),
+            error_message: None,
+            max_turns_reached: false,
+            num_turns: Some(2),
+            cost_usd: Some(0.19207000000000002),
+            duration_ms: None,
+            text: None,
+            usage: None,
+        });
+        r.turn = Some(turn);
+        assert!(
+            r.budget_note().unwrap().ends_with("(the CLI's own cap)"),
+            "{:?}",
+            r.budget_note()
+        );
     }
 }

@@ -193,15 +193,14 @@ fn soft_budget_warnings(
         .as_ref()
         .and_then(|r| r.text.as_ref())
         .is_some_and(|t| !t.trim().is_empty());
-    let warnings = p
-        .task
-        .run_limits
-        .soft_budgets()
-        .check(turn.tool_calls.len() as u32, final_reply);
+    let warnings = p.task.run_limits.soft_budgets().check(
+        crate::limits::budget::tool_calls_that_ran(&turn.tool_calls),
+        final_reply,
+    );
     for w in &warnings {
         eprintln!(
-            "warning: {} on {}: {} {} over {} (a soft budget: the run was not stopped)",
-            p.task.task_id, p.harness, w.actual, w.budget, w.expected
+            "warning: {} on {}: over {}: {} > {} (a soft budget: the run was not stopped)",
+            p.task.task_id, p.harness, w.budget, w.actual, w.expected
         );
     }
     warnings

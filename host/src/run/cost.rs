@@ -4,6 +4,7 @@
 //! (`task.json`'s `time_budget.sessions`): one attempt each (see [`attempts`]).
 
 use super::Prepared;
+use crate::limits::budget::usage_floor;
 use crate::results::{
     AttemptSettings, CostAttempt, CostRecord, ProviderReports, SessionRecord, TaskResult,
     TotalsStatus, TurnRecord, write_json_atomically,
@@ -69,6 +70,7 @@ pub(super) fn attempts(
     let Some((_, earlier)) = sessions.split_last() else {
         let mut only = CostAttempt::new(1, result.turn.as_ref(), settings, scope, launcher_error);
         only.usage_totals_scope = usage_scope;
+        below_the_stream(&mut only, result);
         cut_before_final_result(&mut only, result, reports_cost);
         return vec![only];
     };
@@ -99,12 +101,58 @@ pub(super) fn attempts(
         launcher_error,
     );
     last.usage_totals_scope = usage_scope;
+    below_the_stream(&mut last, result);
     cut_before_final_result(&mut last, result, reports_cost);
     if sessions.len() > 1 {
         last.resumed = true;
     }
     attempts.push(last);
     attempts
+}
+
+/// A final result whose usage is below what the launch's own stream already showed (the
+/// sum of its messages' usage, in any count): not complete. Claude Code's
+/// `error_max_budget_usd` result (its native `--max-budget-usd` stop) reports only its
+/// first model call's usage; any CLI's result could. Each count becomes the larger of
+/// the two (a lower bound, `limits::budget::usage_floor`), the usage `partial`, with
+/// that reason. A usage read from the messages alone, or not a figure, is left alone.
+fn below_the_stream(attempt: &mut CostAttempt, result: &TaskResult) {
+    let Some(turn) = result.turn.as_ref() else {
+        return;
+    };
+    if !matches!(
+        turn.usage_source.as_str(),
+        "cli_result" | "cli_result_less_earlier"
+    ) || !matches!(
+        attempt.usage_status,
+        TotalsStatus::Complete | TotalsStatus::Partial
+    ) {
+        return;
+    }
+    let Some(total) = attempt.usage else {
+        return;
+    };
+    let messages = attempt.provider_reports.messages.iter();
+    let Some(floor) = usage_floor(total, messages.clone().filter_map(|m| m.usage.as_ref())) else {
+        return;
+    };
+    let count = messages.filter(|m| m.usage.is_some()).count();
+    attempt.usage = Some(floor);
+    attempt.usage_status = TotalsStatus::Partial;
+    attempt.reasons.push(format!(
+        "the CLI's final result{} reports less token usage ({} input, {} output) than its \
+         stream's own {count} message(s) showed: each count is the larger of the two \
+         ({} input, {} output), a lower bound",
+        turn.cli_result
+            .as_ref()
+            .and_then(|r| r.error_kind.as_deref())
+            .map(|k| format!(" (`{k}`)"))
+            .unwrap_or_default(),
+        total.input_tokens,
+        total.output_tokens,
+        floor.input_tokens,
+        floor.output_tokens,
+    ));
 }
 
 /// A launch the host stopped (a cap, a budget, an early stop, a timeout) before the CLI's
@@ -244,6 +292,90 @@ pub(super) fn write(dir: &Path, record: &CostRecord) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::results::{CliResult, MessageRecord};
+    use harness_kit::Usage;
+
+    fn usage(input: u64, output: u64) -> Usage {
+        Usage {
+            input_tokens: input,
+            output_tokens: output,
+            cache_read_tokens: 0,
+            cache_write_tokens: Some(0),
+        }
+    }
+
+    /// Trial 16u S2: Claude Code stopped by its own `--max-budget-usd`; its
+    /// `error_max_budget_usd` result reports 19054 input tokens, the stream's two
+    /// messages 19054 + 19160.
+    #[test]
+    fn a_final_usage_below_the_streams_messages_is_partial_with_the_larger_figure() {
+        let (mut turn, _) = crate::turn::collect::Collector::new(Default::default())
+            .finish(crate::turn::finish::TurnEnd::default());
+        let message = |id: &str, input| MessageRecord {
+            message_id: id.into(),
+            parent_call_id: None,
+            text: String::new(),
+            usage: Some(usage(input, 1)),
+            cost_usd: None,
+            first_ms: 0,
+        };
+        turn.messages = vec![message("a", 19054), message("b", 19160)];
+        turn.usage = Some(usage(19054, 20));
+        turn.usage_source = "cli_result".into();
+        turn.cost_usd = Some(0.19207);
+        turn.cli_result = Some(CliResult {
+            success: false,
+            error_kind: Some("error_max_budget_usd".into()),
+            error_message: None,
+            max_turns_reached: false,
+            num_turns: Some(2),
+            cost_usd: Some(0.19207),
+            duration_ms: None,
+            text: None,
+            usage: Some(usage(19054, 20)),
+        });
+        let mut result: TaskResult = serde_json::from_str(r#"{"result_version":1,"task_id":"t","harness":"claude-code","status":"FAILURE","error":null,"description":null,"task_file":"/t.yaml","prompt":"p","requested_model":null,"cli":{"path":null,"version":null,"argv":[],"pgid":null,"caveats":[]},"run_limits":{"max_turns":null,"max_tool_calls":null,"turn_timeout_ms":null,"task_timeout_ms":null,"native":[]},"stop":null,"turn":null,"criteria":[],"weighted_score":null,"post_failure_criteria_results":[],"setup_ms":0,"grading_ms":0,"host_turn_work_us":0,"stderr_tail":"","scripted_model_requests":null,"paths":{"recording":"r","stderr":"s","workspace":"w"}}"#).unwrap();
+        result.turn = Some(turn.clone());
+        let attempt = |result: &TaskResult| {
+            let mut a = CostAttempt::new(
+                1,
+                result.turn.as_ref(),
+                AttemptSettings::default(),
+                None,
+                None,
+            );
+            below_the_stream(&mut a, result);
+            a
+        };
+        let a = attempt(&result);
+        assert_eq!(a.usage_status, TotalsStatus::Partial);
+        assert_eq!(
+            a.usage.map(|u| (u.input_tokens, u.output_tokens)),
+            Some((38214, 20))
+        );
+        assert!(
+            a.reasons.iter().any(|r| r.contains("error_max_budget_usd")
+                && r.contains("19054 input")
+                && r.contains("lower bound")),
+            "{:?}",
+            a.reasons
+        );
+        assert_eq!(
+            a.cost_status,
+            TotalsStatus::Complete,
+            "the cost covers both calls"
+        );
+        let record = CostRecord::new("t", "claude-code", vec![a]);
+        assert_eq!(record.usage_status, TotalsStatus::Partial);
+        assert_eq!(record.usage.map(|u| u.input_tokens), Some(38214));
+        // A result that covers its messages stays complete, its figure unchanged.
+        let mut covered = turn;
+        covered.usage = Some(usage(38214, 20));
+        result.turn = Some(covered);
+        let a = attempt(&result);
+        assert_eq!(a.usage_status, TotalsStatus::Complete);
+        assert_eq!(a.usage.map(|u| u.input_tokens), Some(38214));
+    }
 
     #[test]
     fn a_failed_write_leaves_no_temporary_file() {

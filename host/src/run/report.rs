@@ -5,8 +5,11 @@
 //!
 //! The page holds:
 //! - per harness: tasks that passed, mean weighted score, median turn duration, tokens
-//!   (input, output, cache read, cache write) and cost in USD (summed over the tasks that
-//!   report one, with how many did);
+//!   (input, output, cache read, cache write) and cost in USD, each run's from its
+//!   `cost.json` summary (a time-budget run's sessions summed), summed over the tasks that
+//!   report one, with how many did and how many are partial (a lower bound: the host's
+//!   stop cut the CLI off before it reported all of it; "not reported" is a CLI that
+//!   reports none);
 //! - in an experiment, the variants take the harnesses' place in the two tables below,
 //!   and a *Variants* section compares them over replicates (`suite::report`);
 //! - a matrix, one row per task and one column per harness: status, score, turns, tool
@@ -18,7 +21,9 @@
 //! The rooms: this file lays out the page (summary, matrix, gates); `detail` renders one
 //! run's section (timing bar, tool calls, criteria).
 
-use crate::results::{SuiteThresholdResult, TaskResult, TaskStatus, VariantStatistics};
+use crate::results::{
+    SuiteThresholdResult, TaskResult, TaskStatus, TotalsStatus, VariantStatistics,
+};
 use maud::{DOCTYPE, Markup, html};
 use std::path::Path;
 
@@ -197,16 +202,24 @@ fn harness_row(harness: &str, results: &[TaskResult]) -> Markup {
         .filter_map(|r| r.turn.as_ref().map(|t| t.timing.turn_duration_ms))
         .collect();
     durations.sort_unstable();
-    let turns = runs.iter().filter_map(|r| r.turn.as_ref());
+    let totals: Vec<RunTotals> = runs.iter().map(|r| run_totals(r)).collect();
     let (mut input, mut output, mut read, mut write) = (0, 0, 0, 0);
-    for u in turns.clone().filter_map(|t| t.usage) {
+    for u in totals.iter().filter_map(|t| t.usage) {
         input += u.input_tokens;
         output += u.output_tokens;
         read += u.cache_read_tokens;
         write += u.cache_writes_or_zero();
     }
-    let costs: Vec<f64> = turns.clone().filter_map(|t| t.cost_usd).collect();
-    let usage_reported = turns.filter(|t| t.usage_source != "none").count();
+    let costs: Vec<f64> = totals.iter().filter_map(|t| t.cost_usd).collect();
+    let usage_reported = totals.iter().filter(|t| t.usage.is_some()).count();
+    let usage_partial = totals
+        .iter()
+        .filter(|t| t.usage_status == TotalsStatus::Partial)
+        .count();
+    let cost_partial = totals
+        .iter()
+        .filter(|t| t.cost_status == TotalsStatus::Partial)
+        .count();
     html! {
         tr {
             td { (harness) }
@@ -227,23 +240,87 @@ fn harness_row(harness: &str, results: &[TaskResult]) -> Markup {
                 }
             }
             td {
-                (input) " / " (output)
-                @if usage_reported < runs.len() {
-                    span.muted { " (" (usage_reported) " of " (runs.len()) " runs report usage)" }
+                @if usage_reported == 0 && usage_partial > 0 {
+                    span.muted.partial { (cut_off(usage_partial, runs.len())) }
+                } @else {
+                    (input) " / " (output)
+                    @if let Some(note) = totals_note(usage_partial, usage_reported, runs.len(), "usage") {
+                        span.muted.partial { " (" (note) ")" }
+                    }
                 }
             }
             td { (read) " / " (write) }
             td {
-                @if costs.is_empty() { span.muted { "not reported" } }
+                @if costs.is_empty() && cost_partial > 0 {
+                    span.muted.partial { (cut_off(cost_partial, runs.len())) }
+                } @else if costs.is_empty() { span.muted { "not reported" } }
                 @else {
                     (format!("{:.4}", costs.iter().sum::<f64>()))
-                    @if costs.len() < runs.len() {
-                        span.muted { " (" (costs.len()) " of " (runs.len()) " runs report one)" }
+                    @if let Some(note) = totals_note(cost_partial, costs.len(), runs.len(), "one") {
+                        span.muted.partial { " (" (note) ")" }
                     }
                 }
             }
         }
     }
+}
+
+/// One run's tokens and cost for the *Harnesses* table.
+struct RunTotals {
+    usage: Option<harness_kit::Usage>,
+    usage_status: TotalsStatus,
+    cost_usd: Option<f64>,
+    cost_status: TotalsStatus,
+}
+
+/// A run's tokens and cost: its `cost.json` summary (every launch of the CLI: a
+/// time-budget run's sessions summed, as `cost.json` and `run.json` say), else, in a
+/// record written before the summary, its turn's figures.
+fn run_totals(r: &TaskResult) -> RunTotals {
+    if let Some(c) = &r.cost {
+        return RunTotals {
+            usage: c.usage,
+            usage_status: c.usage_status,
+            cost_usd: c.total_cost_usd,
+            cost_status: c.cost_status,
+        };
+    }
+    let turn = r.turn.as_ref();
+    let usage = turn.and_then(|t| t.usage.filter(|_| t.usage_source != "none"));
+    let cost_usd = turn.and_then(|t| t.cost_usd);
+    let status = |known: bool| {
+        if known {
+            TotalsStatus::Complete
+        } else {
+            TotalsStatus::NotReported
+        }
+    };
+    RunTotals {
+        usage,
+        usage_status: status(usage.is_some()),
+        cost_usd,
+        cost_status: status(cost_usd.is_some()),
+    }
+}
+
+/// The note after a summed figure: how many runs' figures are partial (a lower bound:
+/// the host's stop cut the CLI off before it reported all of it) and how many report
+/// one at all (`what`: "usage", "one"); `None` when every run's figure is complete.
+fn totals_note(partial: usize, reported: usize, runs: usize, what: &str) -> Option<String> {
+    let mut notes = Vec::new();
+    if partial > 0 {
+        notes.push(format!("a lower bound: {partial} of {runs} partial"));
+    }
+    if reported < runs {
+        notes.push(format!("{reported} of {runs} runs report {what}"));
+    }
+    (!notes.is_empty()).then(|| notes.join("; "))
+}
+
+/// The cell of a figure no run reported because the host's stop cut it off (`partial`
+/// with no figure), unlike a CLI that reports none ("not reported").
+fn cut_off(partial: usize, runs: usize) -> String {
+    format!("unknown: cut off by the stop before the CLI reported it ({partial} of {runs} partial)")
 }
 
 /// "12 runs: 3 tasks on 1 harness, 2 variants, 2 replicates each": harnesses are the

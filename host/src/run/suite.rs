@@ -224,6 +224,7 @@ fn summary_of(
                 task_id: r.task_id.clone(),
                 harness: r.harness.clone(),
                 status: r.status,
+                error_kind: r.error_kind.clone(),
                 weighted_score: r.weighted_score,
                 // The whole task: every session of a time-budget run.
                 num_turns: r.task_num_turns(),
@@ -232,6 +233,7 @@ fn summary_of(
                 capped: r.cap_note(),
                 early_stop: r.early_stop_note(),
                 budget: r.budget_note(),
+                time_budget: r.time_budget_note(),
                 soft_budgets: r.soft_budget_note(),
                 result: format!("{}/task.json", crate::suite::unit_of(r).rel_dir().display()),
                 variant: r.variant.clone(),
@@ -241,6 +243,13 @@ fn summary_of(
             .collect(),
         suite_thresholds: Vec::new(),
         unfinished,
+        interrupted: crate::interrupt::raised().is_some()
+            || results.iter().any(|r| {
+                r.error_kind.as_deref() == Some("interrupted")
+                    || r.stop
+                        .as_ref()
+                        .is_some_and(|s| s.reason == crate::results::StopReason::Interrupted)
+            }),
         experiment: experiment.clone(),
         statistics: Vec::new(),
     }
@@ -365,5 +374,29 @@ mod tests {
         );
         pace.written(t);
         assert_eq!(pace.pending_until(), None);
+    }
+
+    /// Trial 16u M6: a row says why it is an ERROR, and the run says it was interrupted.
+    #[test]
+    fn run_json_rows_carry_the_error_kind_and_the_run_its_interrupt() {
+        let result = |status: &str, kind: Option<&str>| {
+            let mut r: crate::results::TaskResult = serde_json::from_str(&format!(r#"{{"result_version":1,"task_id":"t","harness":"claude-code","status":"{status}","error":null,"description":null,"task_file":"/t.yaml","prompt":"p","requested_model":null,"cli":{{"path":null,"version":null,"argv":[],"pgid":null,"caveats":[]}},"run_limits":{{"max_turns":null,"max_tool_calls":null,"turn_timeout_ms":null,"task_timeout_ms":null,"native":[]}},"stop":null,"turn":null,"criteria":[],"weighted_score":null,"post_failure_criteria_results":[],"setup_ms":0,"grading_ms":0,"host_turn_work_us":0,"stderr_tail":"","scripted_model_requests":null,"paths":{{"recording":"r","stderr":"s","workspace":"w"}}}}"#)).unwrap();
+            r.error_kind = kind.map(String::from);
+            r
+        };
+        let ok = result("SUCCESS", None);
+        let cut = result("ERROR", Some("interrupted"));
+        let summary = super::summary_of(vec![&ok, &cut], 0, &None);
+        assert_eq!(summary.rows[1].error_kind.as_deref(), Some("interrupted"));
+        assert!(summary.interrupted);
+        let json = serde_json::to_value(&summary).unwrap();
+        assert_eq!(json["interrupted"], true);
+        assert_eq!(json["rows"][1]["error_kind"], "interrupted");
+        assert!(json["rows"][0].get("error_kind").is_none());
+        // A run nothing interrupted says nothing of it.
+        let summary = super::summary_of(vec![&ok], 0, &None);
+        assert!(!summary.interrupted);
+        let json = serde_json::to_value(&summary).unwrap();
+        assert!(json.get("interrupted").is_none(), "{json}");
     }
 }

@@ -102,6 +102,7 @@ pub async fn grade(
         let passed = armed_gate
             .as_ref()
             .map_or_else(|| grading::passed(&criteria), |g| g.passed);
+        let criteria = mark_advisory(criteria, armed_gate.as_ref());
         let status = grading::task_status(turn.final_status, passed);
         TaskVerdict {
             weighted_score: grading::weighted_score(&criteria),
@@ -125,6 +126,20 @@ pub async fn grade(
             armed_gate: None,
         }
     }
+}
+
+/// The criteria with those outside the armed gate (an early-stopped run is gated on its
+/// armed criteria only) marked `advisory`; unchanged without a gate.
+pub(crate) fn mark_advisory(
+    mut criteria: Vec<crate::results::CriterionResult>,
+    gate: Option<&ArmedGate>,
+) -> Vec<crate::results::CriterionResult> {
+    if let Some(gate) = gate {
+        for (i, c) in criteria.iter_mut().enumerate() {
+            c.advisory = !gate.armed.contains(&i);
+        }
+    }
+    criteria
 }
 
 /// Grades a task that ran no agent (`agent.type: none`): every criterion on the prepared

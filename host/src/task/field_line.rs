@@ -35,20 +35,40 @@ pub(crate) fn place(text: &str, line: usize, column: usize, message: &str) -> (u
     found.unwrap_or((line, column))
 }
 
-/// `FILE:LINE` of what a load-time refusal `hint` names in task file `path` (read again),
-/// else `FILE`: `criterion N` (the N-th `success_criteria` item, at its `stop_early:` /
+/// `FILE:LINE:COLUMN` of what a load-time refusal `hint` names in task file `path` (read again),
+/// else `FILE`: `success_criteria[i]` (the item at 0-based `i`, at its `stop_early:` /
 /// `stop_when:` key when it has one), else the first `run_limits.KEY` or `agent.KEY` the
-/// hint mentions. For the refusals made once the file has loaded (a harness refusing
+/// hint mentions; `FILE` relative to the working folder when it is under it. For the
+/// refusals made once the file has loaded (a harness refusing
 /// `max_usd`, an early stop that cannot work), which have the task but not the text.
 pub fn locate(path: &std::path::Path, hint: &str) -> String {
-    let file = path.display().to_string();
+    // The task keeps its path absolute; a file under the working folder is named as the
+    // user most likely gave it, relative (as the load errors name it).
+    let shown = std::env::current_dir()
+        .ok()
+        .and_then(|cwd| {
+            path.strip_prefix(cwd)
+                .ok()
+                .map(std::path::Path::to_path_buf)
+        })
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or_else(|| path.to_path_buf());
+    let file = shown.display().to_string();
     let Ok(text) = std::fs::read_to_string(path) else {
         return file;
     };
     match line_of(&text, hint) {
-        Some(line) => format!("{file}:{line}"),
+        Some(line) => format!("{file}:{line}:{}", column_of(&text, line)),
         None => file,
     }
+}
+
+/// The 1-based column of the first non-blank character (a key, or a list item's `-`) of
+/// 1-based `line` in `text`; 1 when there is no such line.
+pub(crate) fn column_of(text: &str, line: usize) -> usize {
+    text.lines()
+        .nth(line.saturating_sub(1))
+        .map_or(1, |l| l.len() - l.trim_start().len() + 1)
 }
 
 /// The 1-based line [`locate`] finds in `text`.
@@ -58,9 +78,10 @@ fn line_of(text: &str, hint: &str) -> Option<usize> {
             .next()
             .and_then(|n| n.parse().ok())
     };
-    if let Some(at) = hint.find("criterion ")
-        && let Some(n) = number(&hint[at + "criterion ".len()..])
-        && let Some(line) = criterion_line(text, n)
+    // `success_criteria[i]` (0-based, as field errors and early-stop refusals number it).
+    if let Some(at) = hint.find("success_criteria[")
+        && let Some(n) = number(&hint[at + "success_criteria[".len()..])
+        && let Some(line) = criterion_line(text, n + 1)
     {
         return Some(line);
     }
@@ -150,10 +171,31 @@ mod tests {
         let text = "task_id: t\nrun_limits:\n  max_turns: 3\n  max_usd: 1\nsuccess_criteria:\n  - type: file_exists\n    path: a\n  - type: command_executed\n    command_pattern: x\n    stop_early: {}\n";
         assert_eq!(line_of(text, "run_limits.max_usd needs a stream"), Some(4));
         assert_eq!(
-            line_of(text, "criterion 2 (`command_executed`): x"),
+            line_of(text, "success_criteria[1] (`command_executed`): x"),
             Some(10)
         );
-        assert_eq!(line_of(text, "criterion 1 (`file_exists`): x"), Some(6));
+        assert_eq!(
+            line_of(text, "success_criteria[0] (`file_exists`): x"),
+            Some(6)
+        );
         assert_eq!(line_of(text, "agent.plugins"), None);
+        // The column of the key on that line (trial 16u M4: one location format).
+        assert_eq!(column_of(text, 10), 5);
+        assert_eq!(column_of(text, 4), 3);
+    }
+
+    /// Trial 16u M4: a rule's error (time-budget mode here) in the one location format,
+    /// `FILE:LINE:COLUMN: message`, the path as given.
+    #[test]
+    fn a_rule_error_has_file_line_and_column() {
+        let text =
+            "task_id: t\ninitial_prompt: hi\nagent:\n  type: claude-code\n  budget_mode: time\n";
+        let err = crate::task::Task::parse_file(text, std::path::Path::new("tasks/b.yaml"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("tasks/b.yaml:5:3: agent.budget_mode"),
+            "{err}"
+        );
     }
 }

@@ -84,9 +84,23 @@ impl Task {
                 message,
             }
         };
-        let rule = |message: String| TaskError::Rule {
-            path: path.to_path_buf(),
-            message,
+        // A rule's "line N: ..." (time-budget mode, docker, criteria inputs) in the one
+        // location format, `FILE:LINE:COLUMN: ...` (the column of the key on that line).
+        let rule = |message: String| match message
+            .strip_prefix("line ")
+            .and_then(|rest| rest.split_once(": "))
+            .and_then(|(n, rest)| Some((n.parse::<usize>().ok()?, rest)))
+        {
+            Some((line, rest)) => TaskError::Invalid {
+                path: path.to_path_buf(),
+                line,
+                column: super::field_line::column_of(text, line),
+                message: rest.to_string(),
+            },
+            None => TaskError::Rule {
+                path: path.to_path_buf(),
+                message,
+            },
         };
         super::yaml_limits::check(text).map_err(rule)?;
         let value: serde_yaml_ng::Value = serde_yaml_ng::from_str(text).map_err(invalid)?;

@@ -96,7 +96,10 @@ impl Arming {
         if self.decide_within.is_some() && !self.decidability.can_pass {
             inert.push("decide_within");
         }
-        if !self.decidability.can_fail {
+        // A pass-only arm (`on_pass: stop`) has no fail trigger to be inert, and a
+        // `decide_within` budget fails the criterion when it runs out (its fail trigger
+        // can fire: it is never listed as inert).
+        if !self.decidability.can_fail && !self.on_pass_stop && self.budget().is_none() {
             inert.push("the fail trigger");
         }
         inert
@@ -251,9 +254,8 @@ impl<W: LiveWatcher> EarlyStop<W> {
                 Ok(v) => v,
                 Err(e) => {
                     self.disarm(format!(
-                        "the live watcher of criterion {} (`{}`) failed: {e}",
-                        self.arming[i].index + 1,
-                        self.arming[i].label
+                        "the live watcher of success_criteria[{}] (`{}`) failed: {e}",
+                        self.arming[i].index, self.arming[i].label
                     ));
                     return None;
                 }
@@ -273,9 +275,8 @@ impl<W: LiveWatcher> EarlyStop<W> {
                 }
                 LiveVerdict::Passed(s) => {
                     self.disarm(format!(
-                        "the live watcher of criterion {} (`{}`) passed with score {s}",
-                        self.arming[i].index + 1,
-                        self.arming[i].label
+                        "the live watcher of success_criteria[{}] (`{}`) passed with score {s}",
+                        self.arming[i].index, self.arming[i].label
                     ));
                     return None;
                 }
@@ -287,9 +288,9 @@ impl<W: LiveWatcher> EarlyStop<W> {
 
     fn contradiction(&mut self, i: usize, said: &str) -> Option<&EarlyStopRecord> {
         self.disarm(format!(
-            "the live watcher of criterion {} (`{}`) {said}, which its decidability said it \
+            "the live watcher of success_criteria[{}] (`{}`) {said}, which its decidability said it \
              cannot",
-            self.arming[i].index + 1,
+            self.arming[i].index,
             self.arming[i].label
         ));
         None

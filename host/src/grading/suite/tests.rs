@@ -14,6 +14,7 @@ fn result(kind: &str, score: f64, details: &str) -> CriterionResult {
         duration_ms: 0,
         error: None,
         judge: None,
+        advisory: false,
     }
 }
 

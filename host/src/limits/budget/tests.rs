@@ -236,3 +236,101 @@ fn the_results_own_total_wins_over_the_messages() {
     let hit = run(b, &events).unwrap();
     assert_eq!((hit.actual, hit.event_index), (45.0, 6));
 }
+
+#[test]
+fn a_final_usage_below_the_messages_counts_the_messages() {
+    // Claude Code stopped by its own --max-budget-usd: the error_max_budget_usd result
+    // reports the first call's usage (19054 input), the stream showed two calls.
+    let b = Budgets {
+        max_input_tokens: Some(30_000),
+        ..Budgets::default()
+    };
+    let fin = |input| Event::FinalResult {
+        success: false,
+        error_kind: Some("error_max_budget_usd".into()),
+        error_message: None,
+        max_turns_reached: false,
+        num_turns: Some(2),
+        cost_usd: None,
+        duration_ms: None,
+        text: None,
+        usage: Some(Usage {
+            input_tokens: input,
+            output_tokens: 20,
+            cache_read_tokens: 0,
+            cache_write_tokens: Some(0),
+        }),
+    };
+    let mut meter = BudgetMeter::new(b);
+    meter.observe(0, &message("a", 19054, 1, 0, 0, None));
+    meter.observe(1000, &message("b", 9000, 1, 0, 0, None));
+    meter.observe(2000, &fin(19054));
+    assert_eq!(
+        meter.totals(),
+        (28054, 20, None),
+        "the messages' input, the result's output"
+    );
+    assert!(meter.breach().is_none());
+    let events = [
+        call(),
+        message("a", 19054, 1, 0, 0, None),
+        call(),
+        message("b", 19160, 1, 0, 0, None),
+        fin(19054),
+    ];
+    // Over 30000 already at the second message; the result does not take it back.
+    assert_eq!(run(b, &events).map(|h| h.actual), Some(38214.0));
+    // A result that covers the messages is the figure, unchanged.
+    let total = Usage {
+        input_tokens: 40_000,
+        output_tokens: 20,
+        cache_read_tokens: 0,
+        cache_write_tokens: None,
+    };
+    let m = Usage {
+        input_tokens: 19054,
+        output_tokens: 1,
+        cache_read_tokens: 0,
+        cache_write_tokens: None,
+    };
+    assert_eq!(usage_floor(total, [&m, &m]), None);
+    let low = Usage {
+        input_tokens: 19054,
+        ..total
+    };
+    assert_eq!(
+        usage_floor(low, [&m, &m]).map(|u| (u.input_tokens, u.output_tokens)),
+        Some((38108, 20))
+    );
+}
+
+/// Trial 16u M2: a tool call that never ran (interrupted as the host stopped the CLI,
+/// or denied) does not count toward expected_tool_calls / expected_turns.
+#[test]
+fn a_tool_call_that_never_ran_does_not_count() {
+    use crate::results::{ToolCallRecord, ToolOutcome};
+    let call = |status| ToolCallRecord {
+        call_id: "c".into(),
+        name: "Bash".into(),
+        input: serde_json::Value::Null,
+        parent_call_id: None,
+        status,
+        exit_code: None,
+        output_excerpt: String::new(),
+        started_ms: 0,
+        finished_ms: None,
+        duration_ms: 0,
+    };
+    let calls = [
+        call(ToolOutcome::Ok),
+        call(ToolOutcome::Error),
+        call(ToolOutcome::Interrupted),
+        call(ToolOutcome::Denied),
+    ];
+    assert_eq!(tool_calls_that_ran(&calls), 2);
+    let s = SoftBudgets {
+        expected_turns: Some(2),
+        expected_tool_calls: Some(2),
+    };
+    assert_eq!(s.check(tool_calls_that_ran(&calls), false), []);
+}

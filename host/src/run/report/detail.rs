@@ -31,7 +31,7 @@ pub(super) fn run_detail(r: &TaskResult) -> Markup {
             }
             @if let Some(note) = r.early_stop_note() {
                 p {
-                    b { "Early stop: " } (note)
+                    b { "Early stop: " } (note.strip_prefix("early stop: ").unwrap_or(&note))
                     ", a clean stop: the armed criteria decide the status, the others are advisory."
                 }
             }
@@ -201,6 +201,7 @@ fn criteria(title: &str, criteria: &[CriterionResult]) -> Markup {
                     td {
                         (if c.passed { "passed" } else { "failed" })
                         @if informational { span.muted { " (informational)" } }
+                        @if c.advisory { span.muted { " (advisory: early stop)" } }
                     }
                     td { (format!("{:.2}", c.score)) " / " (format!("{:.2}", c.pass_threshold)) }
                     td {

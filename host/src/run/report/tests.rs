@@ -129,3 +129,135 @@ fn a_time_budget_run_lists_its_sessions() {
     assert!(html.contains("12.5 s") && html.contains("32.5 s"), "{html}");
     assert!(html.contains("(stopped: time_budget)"), "{html}");
 }
+
+/// The *Harnesses* table of a page.
+fn harnesses_table(html: &str) -> &str {
+    let from = html.find("<h2>Harnesses</h2>").expect(html);
+    &html[from..from + html[from..].find("</table>").unwrap()]
+}
+
+/// Trial 16u S1 and M1: the *Harnesses* table sums each run's `cost.json` summary (a
+/// time-budget run's sessions, not its last session's turn), and a figure the host's stop
+/// cut off is partial, not "not reported".
+#[test]
+fn the_harness_totals_are_the_runs_cost_summaries_and_say_partial() {
+    use crate::results::{CostSummary, TotalsStatus};
+    let usage = |input: u64, output: u64| harness_kit::Usage {
+        input_tokens: input,
+        output_tokens: output,
+        cache_read_tokens: 0,
+        cache_write_tokens: None,
+    };
+    // A time-budget run: its last session's turn spent $0.19 and 19034 input tokens, its
+    // three sessions $0.384245 and 76589.
+    let (mut last, _) = crate::turn::collect::Collector::new(Default::default())
+        .finish(crate::turn::finish::TurnEnd::default());
+    last.usage = Some(usage(19034, 9));
+    last.usage_source = "cli_result".into();
+    last.cost_usd = Some(0.19);
+    let mut time = result(None, 0, TaskStatus::Success);
+    time.turn = Some(last);
+    time.cost = Some(CostSummary {
+        total_cost_usd: Some(0.384245),
+        usage: Some(usage(76589, 27)),
+        cost_status: TotalsStatus::Complete,
+        usage_status: TotalsStatus::Complete,
+        attempts: 3,
+    });
+    let html = render(std::slice::from_ref(&time), &[], &[]);
+    let table = harnesses_table(&html);
+    assert!(table.contains("76589 / 27"), "{table}");
+    assert!(table.contains("0.3842"), "{table}");
+    assert!(
+        !table.contains("19034") && !table.contains("0.1900"),
+        "{table}"
+    );
+    // Early-stopped before the final result: tokens a lower bound, cost cut off.
+    let mut stopped = result(None, 0, TaskStatus::Success);
+    stopped.cost = Some(CostSummary {
+        total_cost_usd: None,
+        usage: Some(usage(38185, 2)),
+        cost_status: TotalsStatus::Partial,
+        usage_status: TotalsStatus::Partial,
+        attempts: 1,
+    });
+    let html = render(&[stopped.clone()], &[], &[]);
+    assert!(html.contains("38185 / 2"), "{html}");
+    assert!(html.contains("a lower bound: 1 of 1 partial"), "{html}");
+    assert!(
+        html.contains("unknown: cut off by the stop") && !html.contains("not reported"),
+        "{html}"
+    );
+    // A CLI that reports no cost still says so.
+    stopped.cost.as_mut().unwrap().cost_status = TotalsStatus::NotReported;
+    let html = render(&[stopped], &[], &[]);
+    assert!(html.contains("not reported"), "{html}");
+}
+
+/// Trial 16u M7, N2, N5: after a pass-stop gated on the armed subset, the criterion
+/// outside it is marked advisory in task.json's criteria[] and the report's table; the
+/// early-stop line says "Early stop:" once and names the deciding criterion's index.
+#[test]
+fn a_pass_stop_marks_the_unarmed_criteria_advisory_and_names_the_deciding_index() {
+    let (mut turn, _) = crate::turn::collect::Collector::new(Default::default())
+        .finish(crate::turn::finish::TurnEnd::default());
+    turn.early_stop = Some(crate::results::EarlyStopOutcome {
+        armed: Vec::new(),
+        gate_threshold: 1.0,
+        fired: Some(crate::results::EarlyStopRecord {
+            reason: crate::results::EarlyStopReason::CriterionPassed,
+            deciding_index: 1,
+            deciding_criterion: "command_executed: ran app.py".into(),
+            armed: vec!["command_executed: ran app.py".into()],
+            model_call_index: 2,
+            tool_call_index: 2,
+            event_index: 9,
+            elapsed_ms: 2300,
+            turns_remaining: None,
+            gate_threshold: 1.0,
+        }),
+        disarmed: None,
+    });
+    let criterion = |kind: &str, passed: bool| crate::results::CriterionResult {
+        kind: kind.into(),
+        description: format!("{kind} row"),
+        weight: 1.0,
+        pass_threshold: 1.0,
+        score: if passed { 1.0 } else { 0.0 },
+        passed,
+        details: String::new(),
+        duration_ms: 0,
+        error: None,
+        judge: None,
+        advisory: false,
+    };
+    let gate = crate::results::ArmedGate {
+        score: 1.0,
+        threshold: 1.0,
+        passed: true,
+        armed: vec![1],
+    };
+    let criteria = crate::run::verdict::mark_advisory(
+        vec![
+            criterion("file_contains", false),
+            criterion("command_executed", true),
+        ],
+        Some(&gate),
+    );
+    assert!(criteria[0].advisory && !criteria[1].advisory);
+    let json = serde_json::to_value(&criteria).unwrap();
+    assert_eq!(json[0]["advisory"], true);
+    assert!(json[1].get("advisory").is_none(), "absent when it counted");
+    let mut r = result(None, 0, TaskStatus::Success);
+    r.turn = Some(turn);
+    r.criteria = criteria;
+    r.armed_gate = Some(gate);
+    let html = render(&[r], &[], &[]);
+    assert!(html.contains("(advisory: early stop)"), "{html}");
+    assert_eq!(html.matches("(advisory: early stop)").count(), 1, "{html}");
+    assert!(!html.contains("Early stop: </b>early stop:"), "{html}");
+    assert!(
+        html.contains("criterion_passed by success_criteria[1] `command_executed: ran app.py`"),
+        "{html}"
+    );
+}

@@ -290,6 +290,19 @@ fn decide_within_is_inert_on_a_fail_only_instance() {
     );
 }
 
+/// Trial 16u N4 and M5: a pass-only arm (`on_pass: stop`) lists no inert fail trigger,
+/// and a `decide_within` arm's fail trigger (its budget running out, the trigger that
+/// fired in the README's gate example) is not inert.
+#[test]
+fn a_pass_only_or_budgeted_arm_has_no_inert_fail_trigger() {
+    assert!(arm(0, 1.0, true, None, PASS).inert_triggers().is_empty());
+    assert!(
+        arm(0, 1.0, false, Some(3), PASS)
+            .inert_triggers()
+            .is_empty()
+    );
+}
+
 #[test]
 fn a_pass_stop_waits_for_a_pass_capable_sibling_outside_the_subset() {
     let arming = vec![
