@@ -279,7 +279,7 @@ fn gateway_on_a_time_budget_task_is_refused_at_load() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("tb.yaml:5: task `tb`"), "{err}");
+    assert!(err.contains("tb.yaml:5:3: task `tb`"), "{err}");
     assert!(
         err.contains("--gateway") && err.contains("agent.budget_mode: time"),
         "{err}"
@@ -322,7 +322,7 @@ fn check_reports_every_error_of_a_file_in_one_pass() {
         "success_criteria[1].command_pattern",
         "success_criteria[2].stop_early: decide_within",
         "agent.min_resume_seconds (60 s)",
-        "bad1.yaml:15: task `bad1`: early stop: criterion 1 (`file_exists`)",
+        "bad1.yaml:15:5: task `bad1`: early stop: success_criteria[0] (`file_exists`)",
     ] {
         assert!(
             err.lines()
@@ -338,7 +338,7 @@ fn check_reports_every_error_of_a_file_in_one_pass() {
     let err = check("bad2.yaml", bad2);
     for want in [
         "bad2.yaml:7:13: run_limits: max_usd",
-        "bad2.yaml:11: task `bad2`: early stop: criterion 1 (`file_exists`)",
+        "bad2.yaml:11:5: task `bad2`: early stop: success_criteria[0] (`file_exists`)",
     ] {
         assert!(err.contains(want), "`{want}` not in: {err}");
     }
@@ -346,7 +346,7 @@ fn check_reports_every_error_of_a_file_in_one_pass() {
     let shifted = "task_id: s\ninitial_prompt: go\nsuccess_criteria:\n  - type: command_executed\n    command_pattern: '('\n  - type: file_exists\n    path: x\n    stop_early: {on_pass: stop}\n";
     let err = check("shifted.yaml", shifted);
     assert!(
-        err.contains("shifted.yaml:8: task `s`: early stop: criterion 2 (`file_exists`)"),
+        err.contains("shifted.yaml:8:5: task `s`: early stop: success_criteria[1] (`file_exists`)"),
         "{err}"
     );
 }

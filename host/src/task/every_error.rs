@@ -401,7 +401,7 @@ mod tests {
         let lines: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
         assert_eq!(lines.len(), 2, "{lines:#?}");
         assert!(
-            lines[1].contains("line 7: agent.min_resume_seconds (60 s)"),
+            lines[1].contains("t.yaml:7:3: agent.min_resume_seconds (60 s)"),
             "{lines:#?}"
         );
         // Likewise with a bad field just below the one the rule names.
