@@ -23,9 +23,9 @@
 mod find;
 mod shell;
 
+use find::*;
 pub(crate) use find::{MARK_VAR, Scope, boot_ticks, carries_mark, new_mark};
 pub use find::{group_alive, group_members, marked};
-use find::*;
 pub(crate) use shell::{ShellOutcome, read_capped, run_shell};
 
 use crate::limits::StopPolicy;
