@@ -3,7 +3,7 @@
 
 use super::Shared;
 use super::call::{CallKind, CallState};
-use super::passing::{Guard, Passing};
+use super::passing::{Guard, Passing, error_chain};
 use super::scan::UsageScan;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
@@ -403,21 +403,6 @@ fn family_of(path: &str) -> Option<Api> {
     } else {
         None
     }
-}
-
-/// An error and its causes, `: `-separated (reqwest's own message says little).
-pub(super) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut out = e.to_string();
-    let mut source = e.source();
-    while let Some(cause) = source {
-        let text = cause.to_string();
-        if !out.contains(&text) {
-            out.push_str(": ");
-            out.push_str(&text);
-        }
-        source = cause.source();
-    }
-    out
 }
 
 /// A vendor-shaped error body, so the CLI reports the gateway's message as it reports

@@ -113,7 +113,7 @@ impl Passing {
         let stopper = self.guard.shared.stopper.clone();
         let next = tokio::select! {
             chunk = upstream.chunk() => chunk.map_err(|e| {
-                format!("the upstream stream failed: {}", super::forward::error_chain(&e))
+                format!("the upstream stream failed: {}", error_chain(&e))
             }),
             _ = self.closing.wait_for(|c| *c) => {
                 Err("cut: the gateway closed while the answer streamed".to_string())
@@ -154,4 +154,19 @@ impl Drop for Passing {
             ));
         }
     }
+}
+
+/// An error and its causes, `: `-separated (reqwest's own message says little).
+pub(super) fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut source = e.source();
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        source = cause.source();
+    }
+    out
 }
