@@ -203,17 +203,13 @@ impl ClineReducer {
     }
 
     fn tool_start(&mut self, event: &Value, line: &[u8], out: &mut Vec<Event>) {
-        let Some(call_id) = str_field(event, "toolCallId") else {
-            out.push(Event::diagnostic(
-                "missing_field",
-                "tool content has no `toolCallId`",
-                line,
-            ));
+        let id = str_field(event, "toolCallId");
+        let Some(call_id) = self
+            .tools
+            .begin(id, "tool content has no `toolCallId`", line, out)
+        else {
             return;
         };
-        if !self.tools.start(call_id) {
-            return;
-        }
         out.push(Event::ToolCallStarted {
             call_id: call_id.to_string(),
             name: str_field(event, "toolName").unwrap_or("").to_string(),

@@ -206,17 +206,13 @@ impl CopilotReducer {
     }
 
     fn tool_start(&mut self, data: &Value, line: &[u8], out: &mut Vec<Event>) {
-        let Some(call_id) = str_field(data, "toolCallId") else {
-            out.push(Event::diagnostic(
-                "missing_field",
-                "tool.execution_start has no `toolCallId`",
-                line,
-            ));
+        let id = str_field(data, "toolCallId");
+        let Some(call_id) =
+            self.tools
+                .begin(id, "tool.execution_start has no `toolCallId`", line, out)
+        else {
             return;
         };
-        if !self.tools.start(call_id) {
-            return;
-        }
         out.push(Event::ToolCallStarted {
             call_id: call_id.to_string(),
             name: str_field(data, "toolName").unwrap_or("").to_string(),

@@ -111,6 +111,23 @@ impl ToolIds {
         self.started.insert(id.to_string())
     }
 
+    /// The id of a tool call's start when it is the call's first; else `None`: a start
+    /// without an id pushes a `missing_field` diagnostic saying `missing_id` to `out`, and
+    /// a repeated start passes silently.
+    pub fn begin<'a>(
+        &mut self,
+        id: Option<&'a str>,
+        missing_id: &str,
+        line: &[u8],
+        out: &mut Vec<Event>,
+    ) -> Option<&'a str> {
+        let Some(id) = id else {
+            out.push(Event::diagnostic("missing_field", missing_id, line));
+            return None;
+        };
+        self.start(id).then_some(id)
+    }
+
     /// The id of a tool result when it ends a call that started and had not ended; else
     /// `None`, with the diagnostic `words` give pushed to `out` (`missing_field` without an
     /// id, `orphan_tool_result` for a call that never started, `duplicate_tool_result` for
@@ -237,6 +254,17 @@ mod tests {
         let mut out = Vec::new();
         assert_eq!(ids.finish(Some("a"), &silent, b"{}", &mut out), None);
         assert!(out.is_empty());
+    }
+
+    #[test]
+    fn a_tool_start_counts_once_and_needs_an_id() {
+        let mut ids = ToolIds::default();
+        let mut out = Vec::new();
+        assert_eq!(ids.begin(None, "no id", b"{}", &mut out), None);
+        assert_eq!(ids.begin(Some("a"), "no id", b"{}", &mut out), Some("a"));
+        assert_eq!(ids.begin(Some("a"), "no id", b"{}", &mut out), None);
+        assert_eq!(diagnostic_kinds(&out), ["missing_field"]);
+        assert!(matches!(&out[0], Event::Diagnostic { message, .. } if message == "no id"));
     }
 
     #[test]
