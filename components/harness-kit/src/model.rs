@@ -28,6 +28,23 @@ impl Usage {
         }
     }
 
+    /// `self + other`, each count saturating at `u64::MAX` (a CLI may report any number,
+    /// and a sum must neither panic nor wrap to a small one); cache writes as
+    /// [`Usage::add_cache_writes`] adds them.
+    pub fn saturating_add(&self, other: &Usage) -> Usage {
+        Usage {
+            input_tokens: self.input_tokens.saturating_add(other.input_tokens),
+            output_tokens: self.output_tokens.saturating_add(other.output_tokens),
+            cache_read_tokens: self
+                .cache_read_tokens
+                .saturating_add(other.cache_read_tokens),
+            cache_write_tokens: Usage::add_cache_writes(
+                self.cache_write_tokens,
+                other.cache_write_tokens,
+            ),
+        }
+    }
+
     /// Cache writes as a count for sums that need a number (budgets, prompt totals):
     /// an unreported figure adds nothing.
     pub fn cache_writes_or_zero(&self) -> u64 {

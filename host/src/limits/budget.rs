@@ -193,14 +193,9 @@ pub fn usage_floor<'a>(
     total: Usage,
     messages: impl IntoIterator<Item = &'a Usage>,
 ) -> Option<Usage> {
-    let mut sum = Usage::default();
-    for u in messages {
-        sum.input_tokens = sum.input_tokens.saturating_add(u.input_tokens);
-        sum.output_tokens = sum.output_tokens.saturating_add(u.output_tokens);
-        sum.cache_read_tokens = sum.cache_read_tokens.saturating_add(u.cache_read_tokens);
-        sum.cache_write_tokens =
-            Usage::add_cache_writes(sum.cache_write_tokens, u.cache_write_tokens);
-    }
+    let sum = messages
+        .into_iter()
+        .fold(Usage::default(), |sum, u| sum.saturating_add(u));
     let below = sum.input_tokens > total.input_tokens
         || sum.output_tokens > total.output_tokens
         || sum.cache_read_tokens > total.cache_read_tokens

@@ -296,15 +296,7 @@ impl CostRecord {
             attempts
                 .iter()
                 .filter_map(|a| a.usage)
-                .fold(Usage::default(), |t, u| Usage {
-                    input_tokens: t.input_tokens.saturating_add(u.input_tokens),
-                    output_tokens: t.output_tokens.saturating_add(u.output_tokens),
-                    cache_read_tokens: t.cache_read_tokens.saturating_add(u.cache_read_tokens),
-                    cache_write_tokens: Usage::add_cache_writes(
-                        t.cache_write_tokens,
-                        u.cache_write_tokens,
-                    ),
-                })
+                .fold(Usage::default(), |t, u| t.saturating_add(&u))
         });
         let reasons = attempts
             .iter()

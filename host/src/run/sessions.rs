@@ -258,15 +258,7 @@ pub(super) async fn run(
             let u = s
                 .usage
                 .filter(|_| s.usage_source != "cli_result_session_total")?;
-            Some(Usage {
-                input_tokens: t.input_tokens.saturating_add(u.input_tokens),
-                output_tokens: t.output_tokens.saturating_add(u.output_tokens),
-                cache_read_tokens: t.cache_read_tokens.saturating_add(u.cache_read_tokens),
-                cache_write_tokens: Usage::add_cache_writes(
-                    t.cache_write_tokens,
-                    u.cache_write_tokens,
-                ),
-            })
+            Some(t.saturating_add(&u))
         });
         next_start = Instant::now();
         let session = SessionHeader {

@@ -124,8 +124,11 @@ impl Collector {
             .chain(spent.clone().map(|s| s.0))
             .flatten()
             .collect();
-        let message_usage =
-            (!per_message.is_empty()).then(|| per_message.iter().fold(Usage::default(), add));
+        let message_usage = (!per_message.is_empty()).then(|| {
+            per_message
+                .iter()
+                .fold(Usage::default(), |t, u| t.saturating_add(u))
+        });
         let costs: Vec<f64> = (self.messages.iter().map(|m| m.cost_usd))
             .chain(spent.map(|s| s.1))
             .flatten()
@@ -235,17 +238,6 @@ fn dollars(usd: Option<f64>) -> String {
     usd.map_or("unknown".into(), |d| format!("${d}"))
 }
 
-/// `a + b`, each count saturating at `u64::MAX`: a CLI may report any number, and a sum
-/// must neither panic nor wrap to a small one.
-pub(in crate::turn) fn add(a: Usage, b: &Usage) -> Usage {
-    Usage {
-        input_tokens: a.input_tokens.saturating_add(b.input_tokens),
-        output_tokens: a.output_tokens.saturating_add(b.output_tokens),
-        cache_read_tokens: a.cache_read_tokens.saturating_add(b.cache_read_tokens),
-        cache_write_tokens: Usage::add_cache_writes(a.cache_write_tokens, b.cache_write_tokens),
-    }
-}
-
 #[cfg(test)]
 #[test]
 fn a_sum_of_huge_counts_saturates() {
@@ -264,7 +256,7 @@ fn a_sum_of_huge_counts_saturates() {
         cache_read_tokens: 1,
         cache_write_tokens: Some(1),
     };
-    let sum = add(huge, &one);
+    let sum = huge.saturating_add(&one);
     assert_eq!(sum.input_tokens, u64::MAX);
     assert_eq!(sum.output_tokens, u64::MAX);
     assert_eq!(sum.cache_read_tokens, 8);
@@ -274,8 +266,8 @@ fn a_sum_of_huge_counts_saturates() {
         cache_write_tokens: None,
         ..one
     };
-    assert_eq!(add(unknown, &unknown).cache_write_tokens, None);
-    assert_eq!(add(unknown, &one).cache_write_tokens, Some(1));
+    assert_eq!(unknown.saturating_add(&unknown).cache_write_tokens, None);
+    assert_eq!(unknown.saturating_add(&one).cache_write_tokens, Some(1));
 }
 
 fn less(a: Usage, b: Usage) -> Usage {
