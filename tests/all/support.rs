@@ -40,12 +40,39 @@ pub fn test_component(file: &str) -> PathBuf {
     Path::new(env!("CODER_EVAL_TEST_COMPONENTS_DIR")).join(file)
 }
 
-/// A fresh scratch folder for one test.
+/// A fresh scratch folder for one test. Folders of this test process stay after it
+/// ends (to look into a failure); the first call removes those of earlier test processes
+/// that are gone ([`sweep_dead_scratch`]), so they never pile up in the host's `/tmp`.
 pub fn scratch(name: &str) -> PathBuf {
+    static SWEPT: std::sync::Once = std::sync::Once::new();
+    SWEPT.call_once(|| sweep_dead_scratch(&std::env::temp_dir()));
     let dir = std::env::temp_dir().join(format!("coder-eval-test-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
+}
+
+/// Removes the `coder-eval-test-<pid>-…` folders in `tmp` whose test process `<pid>` is
+/// no longer running (a live Copilot scenario alone leaves 1.2 GB; 17 GB had piled up
+/// here). Best effort: what cannot be removed stays.
+pub fn sweep_dead_scratch(tmp: &Path) {
+    let Ok(entries) = std::fs::read_dir(tmp) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("coder-eval-test-"))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+    }
 }
 
 /// The `coder-eval` binary under test: the one cargo built, or `CODER_EVAL_TEST_BIN`
@@ -112,4 +139,34 @@ pub fn stand_in_claude(path: &Path, dir: &Path, crash: Crash, sleep: u32) {
 /// How many lines `path` has (0 when it does not exist): a stand-in's launches or probes.
 pub fn lines(path: &Path) -> usize {
     std::fs::read_to_string(path).map_or(0, |t| t.lines().count())
+}
+
+#[test]
+fn scratch_folders_of_finished_test_processes_are_swept_and_live_ones_kept() {
+    let tmp = scratch("sweep");
+    let mut gone = std::process::Command::new("true").spawn().unwrap();
+    let dead = gone.id();
+    gone.wait().unwrap();
+    let own = std::process::id();
+    for name in [
+        format!("coder-eval-test-{dead}-old"),
+        format!("coder-eval-test-{own}-mine"),
+        "coder-eval-test-1-init".to_string(),
+        format!("other-{dead}"),
+    ] {
+        std::fs::create_dir_all(tmp.join(name).join("inside")).unwrap();
+    }
+    sweep_dead_scratch(&tmp);
+    let mut left: Vec<String> = std::fs::read_dir(&tmp)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    let mut want = vec![
+        "coder-eval-test-1-init".to_string(),
+        format!("coder-eval-test-{own}-mine"),
+        format!("other-{dead}"),
+    ];
+    want.sort();
+    assert_eq!(left, want);
 }

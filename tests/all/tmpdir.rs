@@ -1,7 +1,8 @@
 //! The task's temporary folder: the CLI and the agent's commands get `TMPDIR` (and `TMP`,
 //! `TEMP`) inside the task's private HOME, and it is gone when the task ends. Without it
 //! a Bun-built CLI (OpenCode) left a 5.4 MB native library in the host's `/tmp` on every
-//! run: 648 of them (3.4 GB) after a day of tests here.
+//! run: 648 of them (3.4 GB) after a day of tests here. The Copilot CLI unpacks its
+//! 235 MB bundle into its cache folder on every start: it is pointed at the same folder.
 
 use crate::support::{bin, scratch};
 use coder_eval::results::{TaskResult, TaskStatus};
@@ -26,7 +27,7 @@ fn the_agent_gets_a_private_tmpdir_removed_with_the_task() {
     )
     .unwrap();
     let out = dir.join("out");
-    let harnesses = ["claude-code", "opencode"];
+    let harnesses = ["claude-code", "opencode", "copilot"];
     let mut cmd = Command::new(bin());
     cmd.arg("run").arg(task.join("task.yaml"));
     for h in harnesses {
@@ -48,5 +49,11 @@ fn the_agent_gets_a_private_tmpdir_removed_with_the_task() {
             !home.join(".tmp").exists(),
             "{h}: the task's temporary folder outlived it"
         );
+    }
+    // Copilot's binary unpacks its 235 MB bundle on start: into the task's temporary
+    // folder (gone), not into the private HOME kept with the results.
+    let home = out.join("tmpdir/copilot/home");
+    for kept in [".cache/copilot", ".copilot/pkg"] {
+        assert!(!home.join(kept).exists(), "copilot left {kept} in its HOME");
     }
 }
