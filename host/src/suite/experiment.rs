@@ -163,6 +163,9 @@ pub enum ExperimentError {
     Rule { path: PathBuf, message: String },
     #[error("-D {arg}: {message}")]
     Override { arg: String, message: String },
+    /// The task file as written is not a valid task (its own error, as `check` gives it).
+    #[error(transparent)]
+    Task(crate::task::TaskError),
     /// The task file, merged with the layers above it, is not a valid task.
     #[error("{task} resolved for {context}")]
     Resolve {

@@ -181,7 +181,26 @@ impl Task {
     }
 }
 
+/// The task file's text. A folder is refused by name, pointing at the task file in it
+/// when there is one (`coder-eval run tasks/hello_date` is a common first try).
 fn read(path: &Path) -> Result<String, TaskError> {
+    if path.is_dir() {
+        let inside = ["task.yaml", "task.yml"]
+            .iter()
+            .map(|name| path.join(name))
+            .find(|file| file.is_file());
+        let message = match inside {
+            Some(file) => format!(
+                "is a folder, not a task file: name the task file, e.g. {}",
+                file.display()
+            ),
+            None => "is a folder, not a task file".to_string(),
+        };
+        return Err(TaskError::Rule {
+            path: path.to_path_buf(),
+            message,
+        });
+    }
     std::fs::read_to_string(path).map_err(|source| TaskError::Read {
         path: path.to_path_buf(),
         source,

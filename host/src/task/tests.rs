@@ -79,3 +79,18 @@ fn a_symlinked_task_file_resolves_its_paths_from_the_links_folder() {
     assert_eq!(task.dir, std::path::absolute(&link).unwrap());
     assert_eq!(task.prompt.trim(), "from the link's folder");
 }
+
+#[test]
+fn a_folder_given_as_a_task_file_is_refused_by_name_pointing_at_its_task_file() {
+    let dir = std::env::temp_dir().join(format!("ce-folder-task-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("empty")).unwrap();
+    std::fs::create_dir_all(dir.join("task_dir")).unwrap();
+    std::fs::write(dir.join("task_dir/task.yaml"), "task_id: t\n").unwrap();
+    let err = Task::load(&dir.join("task_dir")).unwrap_err().to_string();
+    assert!(err.contains("is a folder, not a task file"), "{err}");
+    assert!(err.contains("task_dir/task.yaml"), "{err}");
+    let err = Task::load(&dir.join("empty")).unwrap_err().to_string();
+    assert!(err.ends_with("empty: is a folder, not a task file"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
