@@ -83,7 +83,11 @@ impl Reducer for LettaReducer {
                     tools: obj
                         .get("tools")
                         .and_then(Value::as_array)
-                        .map(|t| t.iter().filter_map(|n| n.as_str().map(String::from)).collect())
+                        .map(|t| {
+                            t.iter()
+                                .filter_map(|n| n.as_str().map(String::from))
+                                .collect()
+                        })
                         .unwrap_or_default(),
                 });
             }
@@ -107,7 +111,10 @@ impl Reducer for LettaReducer {
             self.saw_line = true;
         }
         if !self.saw_line {
-            out.push(no_output("Letta Code", Some("see its exit code and stderr")));
+            out.push(no_output(
+                "Letta Code",
+                Some("see its exit code and stderr"),
+            ));
         } else if !self.result_seen {
             // Tools still open may have been running when the stream stopped: the host
             // ends them as interrupted.

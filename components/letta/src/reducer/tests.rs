@@ -8,7 +8,15 @@ fn live(scenario: &str) -> Reduced {
     Reduced::file(&format!("tests/corpus/live/letta/{scenario}.jsonl"))
 }
 
-fn final_parts(r: &Reduced) -> (bool, Option<u32>, Option<String>, Option<Usage>, Option<u64>) {
+fn final_parts(
+    r: &Reduced,
+) -> (
+    bool,
+    Option<u32>,
+    Option<String>,
+    Option<Usage>,
+    Option<u64>,
+) {
     match r.final_result() {
         Some(Event::FinalResult {
             success,
