@@ -79,8 +79,9 @@ pub const BUILTIN_HARNESSES: &[BuiltinHarness] = &[
 
 /// The built-in harnesses whose stream carries no tool results (Letta Code 0.25.x shows
 /// only each call's approval): every tool call ends `unknown`, with no output and no exit
-/// code, once the next model call shows, so a failed command looks like any other. The
-/// parity view (`coder-eval harnesses --parity`, the live parity test) says so, with the
+/// code, once the next model call shows, so a failed command looks like any other; when
+/// the next call never shows (held past `max_turns`), the last call's tools end
+/// interrupted, not commands, though they ran. The parity view (`coder-eval harnesses --parity`, the live parity test) says so, with the
 /// files each writes into the workspace.
 pub const TOOL_RESULTS_UNREPORTED: &[(&str, &str)] = &[(
     "letta",

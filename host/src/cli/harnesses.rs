@@ -310,8 +310,10 @@ fn with_unreported_results(harness: &str, caveats: String) -> String {
     };
     let words = format!(
         "the stream has no tool results: every tool call's outcome is unknown (no output, \
-         no exit code; a failed command looks like any other); it writes {files} into the \
-         workspace"
+         no exit code; a failed command looks like any other), known to have ended only \
+         when the next model call shows, so when max_turns holds the next call the last \
+         allowed call's tools end interrupted and are not commands (command_executed on \
+         them fails though they ran); it writes {files} into the workspace"
     );
     if caveats == "none" {
         words
