@@ -100,7 +100,10 @@ impl Harness for Letta {
             env,
             files: Vec::new(),
             prompt: PromptDelivery::ArgvAt(prompt_at),
-            // No turn or tool-call cap in `-p` mode: the host enforces them.
+            // No usable turn or tool-call cap: 0.25.9 has `--max-turns`, but it compares
+            // the step count, which the local backend leaves at 0 (`step_count: 0` in
+            // every recorded result), and checks it only at the end of a run that needs
+            // no approval. The host enforces both.
             native_limits: Vec::new(),
             unsupported_limits: Vec::new(),
             side_files: Vec::new(),
