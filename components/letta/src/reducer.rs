@@ -20,6 +20,11 @@
 //!   Top-level `error` lines and a `stop_reason` other than `requires_approval` /
 //!   `end_turn` are kept for a failed result's message.
 //!
+//! - **Retries**: a `retry` line (`reason`, `attempt`, `delay_ms`; Letta Code writes one
+//!   before it sends a failed request again, in `letta.js` of 0.25.9, not seen against the
+//!   scripted model) is a `ModelCallRetried`: the call it abandons is the open one, when a
+//!   call had shown output without its `usage_statistics`, else none.
+//!
 //! `system`/`init` starts the session (its tools and model; the stream names no version).
 
 use harness_kit::reduce::{decode_object, no_output, type_diagnostic};
@@ -35,8 +40,9 @@ const NORMAL_STOPS: [&str; 2] = ["requires_approval", "end_turn"];
 pub struct LettaReducer {
     saw_line: bool,
     result_seen: bool,
-    /// Model calls started.
+    /// Model calls started (each id once), and those a retry abandoned.
     calls: u32,
+    abandoned: u32,
     /// Whether the current call is open (started, its `usage_statistics` not seen).
     open: bool,
     /// The current call's text and usage.
@@ -58,6 +64,7 @@ impl Reducer for LettaReducer {
             saw_line: false,
             result_seen: false,
             calls: 0,
+            abandoned: 0,
             open: false,
             text: String::new(),
             usage: None,
@@ -100,6 +107,7 @@ impl Reducer for LettaReducer {
                     .to_string(),
             ),
             "result" => self.result(&obj, &mut out),
+            "retry" => self.retry(&obj, &mut out),
             other => out.push(type_diagnostic(other, line)),
         }
         out
@@ -249,6 +257,24 @@ impl LettaReducer {
         });
     }
 
+    /// A request Letta Code sends again: the open call, if any, is abandoned.
+    fn retry(&mut self, obj: &Map<String, Value>, out: &mut Vec<Event>) {
+        let call_started = std::mem::replace(&mut self.open, false);
+        if call_started {
+            self.abandoned += 1;
+        }
+        out.push(Event::ModelCallRetried {
+            call_started,
+            abandoned_message_id: call_started.then(|| self.message_id()),
+            parent_call_id: None,
+            attempt: obj_u64(obj, "attempt").and_then(|n| u32::try_from(n).ok()),
+            delay_ms: obj_u64(obj, "delay_ms"),
+            status: None,
+            error: field(obj, "reason").map(String::from),
+            announced: true,
+        });
+    }
+
     fn result(&mut self, obj: &Map<String, Value>, out: &mut Vec<Event>) {
         self.result_seen = true;
         self.end_tools(out);
@@ -286,7 +312,7 @@ impl LettaReducer {
             error_message: (!success).then(message),
             max_turns_reached: false,
             // Counted from the stream: the line's `num_turns` is always 0.
-            num_turns: Some(self.calls),
+            num_turns: Some(self.calls - self.abandoned),
             cost_usd: None,
             duration_ms: obj.get("duration_ms").and_then(Value::as_u64),
             text,

@@ -187,6 +187,44 @@ fn unknown_lines_are_diagnostics_and_a_cut_stream_leaves_tools_open() {
 }
 
 #[test]
+fn a_retry_abandons_the_open_call_only() {
+    let text = [
+        r#"{"type":"message","message_type":"assistant_message","content":[{"type":"text","text":"Hal"}],"run_id":"r1"}"#,
+        r#"{"type":"retry","reason":"llm_api_error","attempt":1,"max_attempts":3,"delay_ms":1000}"#,
+        r#"{"type":"message","message_type":"assistant_message","content":[{"type":"text","text":"done"}],"run_id":"r2"}"#,
+        r#"{"type":"message","message_type":"usage_statistics","prompt_tokens":5,"completion_tokens":1,"run_id":"r2"}"#,
+        r#"{"type":"retry","reason":"llm_api_error","attempt":1,"delay_ms":500}"#,
+        r#"{"type":"result","subtype":"success","num_turns":0,"result":"done"}"#,
+    ]
+    .join("\n");
+    let r = Reduced::new(&text);
+    assert_eq!(r.turns(), 1);
+    assert_eq!(r.messages(), [("letta-call-2", "done")]);
+    let retries: Vec<(bool, Option<String>, Option<u64>)> = r
+        .iter()
+        .filter_map(|e| match e {
+            Event::ModelCallRetried {
+                call_started,
+                abandoned_message_id,
+                delay_ms,
+                ..
+            } => Some((*call_started, abandoned_message_id.clone(), *delay_ms)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        retries,
+        [
+            (true, Some("letta-call-1".to_string()), Some(1000)),
+            // A retry before any output of its call: nothing to un-count.
+            (false, None, Some(500)),
+        ]
+    );
+    assert_eq!(final_parts(&r).1, Some(1));
+    assert!(r.kinds().is_empty(), "{:?}", r.kinds());
+}
+
+#[test]
 fn no_output_at_all() {
     let r = Reduced::new("");
     assert!(matches!(
