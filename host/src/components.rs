@@ -70,7 +70,23 @@ pub const BUILTIN_HARNESSES: &[BuiltinHarness] = &[
         program: "copilot",
         wasm: embedded::COPILOT,
     },
+    BuiltinHarness {
+        name: "letta",
+        program: "letta",
+        wasm: embedded::LETTA,
+    },
 ];
+
+/// The built-in harnesses whose stream carries no tool results (Letta Code 0.25.x shows
+/// only each call's approval): every tool call ends `unknown`, with no output and no exit
+/// code, once the next model call shows, so a failed command looks like any other; when
+/// the next call never shows (held past `max_turns`), the last call's tools end
+/// interrupted, not commands, though they ran. The parity view (`coder-eval harnesses --parity`, the live parity test) says so, with the
+/// files each writes into the workspace.
+pub const TOOL_RESULTS_UNREPORTED: &[(&str, &str)] = &[(
+    "letta",
+    ".letta/settings.local.json and .letta/.lettaignore",
+)];
 
 /// A harness a `--components` folder adds ([`ComponentSource::added_harnesses`]).
 #[derive(Debug, Clone, PartialEq, Eq)]

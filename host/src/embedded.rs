@@ -28,6 +28,8 @@ pub(crate) const KILO: &[u8] = component!("kilo_harness.wasm");
 pub(crate) const CLINE: &[u8] = component!("cline_harness.wasm");
 /// The GitHub Copilot CLI harness component.
 pub(crate) const COPILOT: &[u8] = component!("copilot_harness.wasm");
+/// The Letta Code harness component.
+pub(crate) const LETTA: &[u8] = component!("letta_harness.wasm");
 
 /// The `criteria-files` criteria component.
 pub(crate) const CRITERIA_FILES: &[u8] = component!("criteria_files.wasm");

@@ -250,7 +250,7 @@ fn parity_lists_the_agent_fields() {
         );
         assert_eq!(
             line.contains("is not checked on this CLI yet"),
-            ["qwen-code", "cline", "copilot"].contains(&harness),
+            ["qwen-code", "cline", "copilot", "letta"].contains(&harness),
             "{line}"
         );
     }
@@ -262,6 +262,16 @@ fn parity_lists_the_agent_fields() {
         coder_eval::components::BUILTIN_HARNESSES.len(),
         "{stdout}"
     );
+    // Letta Code's stream has no tool results: its limits row says so, and names the
+    // files it writes into the workspace; no other row does.
+    for line in stdout.lines().filter(|l| l.contains("host-enforced |")) {
+        let harness = line.split('|').nth(1).unwrap_or("").trim();
+        assert_eq!(
+            line.contains("the stream has no tool results") && line.contains(".letta/"),
+            harness == "letta",
+            "{line}"
+        );
+    }
 }
 
 /// Runs `coder-eval run` on task files; returns the exit code and the results by

@@ -33,6 +33,7 @@ const HARNESSES: &[(&str, &[&str])] = &[
     ("kilo", &["live/kilo"]),
     ("cline", &["live/cline"]),
     ("copilot", &["live/copilot"]),
+    ("letta", &["live/letta"]),
 ];
 
 /// Every distinct stdout line of a harness's captures.
@@ -284,6 +285,7 @@ fuzz_reducer!(qwen_code_reducer_never_traps, "qwen-code");
 fuzz_reducer!(kilo_reducer_never_traps, "kilo");
 fuzz_reducer!(cline_reducer_never_traps, "cline");
 fuzz_reducer!(copilot_reducer_never_traps, "copilot");
+fuzz_reducer!(letta_reducer_never_traps, "letta");
 
 /// The corpus lines themselves reduce without a trap (the base the mutations start from).
 #[test]

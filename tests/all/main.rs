@@ -39,6 +39,7 @@ mod replay_codex_pi;
 mod replay_copilot;
 mod replay_corpus;
 mod replay_field2;
+mod replay_letta;
 mod replay_opencode_gemini;
 mod replay_qwen_kilo;
 mod retries;

@@ -1,7 +1,9 @@
 //! `coder-eval harnesses`.
 
 use super::print_stdout;
-use coder_eval::components::{BUILTIN_HARNESSES, ComponentSource, parse_override};
+use coder_eval::components::{
+    BUILTIN_HARNESSES, ComponentSource, TOOL_RESULTS_UNREPORTED, parse_override,
+};
 use coder_eval::limits::limit_name;
 use coder_eval::run::locate;
 use coder_eval::runtime::harness::Launcher;
@@ -192,7 +194,10 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
                 l["max_turns"].as_str().unwrap_or(""),
                 l["max_tool_calls"].as_str().unwrap_or(""),
                 l["turn_timeout"].as_str().unwrap_or(""),
-                caveat_text(&r["caveats"])
+                with_unreported_results(
+                    r["harness"].as_str().unwrap_or(""),
+                    caveat_text(&r["caveats"])
+                )
             );
         }
         text += "\nhost-enforced: the host stops the CLI when call N+1 (or tool call N+1) \
@@ -296,7 +301,26 @@ pub(crate) const TOOL_RUNS_BEFORE_STREAMED: &[&str] = &["codex", "opencode", "ge
 /// The built-in harnesses the early_fail scenario has not been checked on yet (added
 /// after that measurement): their stop_early row says so rather than promise a hold.
 /// Kilo shares OpenCode's stream (tools reported once done), so it is in the list above.
-pub(crate) const STOP_HOLD_UNCHECKED: &[&str] = &["qwen-code", "cline", "copilot"];
+pub(crate) const STOP_HOLD_UNCHECKED: &[&str] = &["qwen-code", "cline", "copilot", "letta"];
+
+/// `caveats` (table text) with what a harness in [`TOOL_RESULTS_UNREPORTED`] cannot say.
+fn with_unreported_results(harness: &str, caveats: String) -> String {
+    let Some((_, files)) = TOOL_RESULTS_UNREPORTED.iter().find(|(h, _)| *h == harness) else {
+        return caveats;
+    };
+    let words = format!(
+        "the stream has no tool results: every tool call's outcome is unknown (no output, \
+         no exit code; a failed command looks like any other), known to have ended only \
+         when the next model call shows, so when max_turns holds the next call the last \
+         allowed call's tools end interrupted and are not commands (command_executed on \
+         them fails though they ran); it writes {files} into the workspace"
+    );
+    if caveats == "none" {
+        words
+    } else {
+        format!("{caveats}; {words}")
+    }
+}
 
 /// The caveats of one harness as table text.
 fn caveat_text(caveats: &serde_json::Value) -> String {

@@ -264,7 +264,8 @@ impl ReportedAt {
 /// count is that of its start (1), so output tokens and cost come in its result; Codex and
 /// Gemini CLI usage only in their final totals and no cost; OpenCode, its fork Kilo and Pi
 /// usage and cost per step / message; Qwen Code usage per call (each reply's last line)
-/// and no cost; Cline usage per call and its cost in its final `run_result`; Copilot
+/// and no cost; Letta Code usage per call (`usage_statistics`) and no cost; Cline usage
+/// per call and its cost in its final `run_result`; Copilot
 /// usage only in its usage file, read after it exits (its final result) and no cost.
 pub fn reporting(harness: &str) -> Option<Reporting> {
     use ReportedAt::*;
@@ -285,6 +286,12 @@ pub fn reporting(harness: &str) -> Option<Reporting> {
             output: EachCall,
         },
         "qwen-code" => Reporting {
+            cost: None,
+            input: EachCall,
+            output: EachCall,
+        },
+        // Letta Code: each request's `usage_statistics`, no cost.
+        "letta" => Reporting {
             cost: None,
             input: EachCall,
             output: EachCall,
