@@ -70,6 +70,16 @@ pub const BUILTIN_HARNESSES: &[BuiltinHarness] = &[
         program: "copilot",
         wasm: embedded::COPILOT,
     },
+    BuiltinHarness {
+        name: "grok-cli",
+        program: "grok",
+        wasm: embedded::GROK_CLI,
+    },
+    BuiltinHarness {
+        name: "continue",
+        program: "cn",
+        wasm: embedded::CONTINUE,
+    },
 ];
 
 /// A harness a `--components` folder adds ([`ComponentSource::added_harnesses`]).

@@ -28,6 +28,10 @@ pub(crate) const KILO: &[u8] = component!("kilo_harness.wasm");
 pub(crate) const CLINE: &[u8] = component!("cline_harness.wasm");
 /// The GitHub Copilot CLI harness component.
 pub(crate) const COPILOT: &[u8] = component!("copilot_harness.wasm");
+/// The grok-cli harness component.
+pub(crate) const GROK_CLI: &[u8] = component!("grok_cli_harness.wasm");
+/// The Continue CLI harness component.
+pub(crate) const CONTINUE: &[u8] = component!("continue_harness.wasm");
 
 /// The `criteria-files` criteria component.
 pub(crate) const CRITERIA_FILES: &[u8] = component!("criteria_files.wasm");

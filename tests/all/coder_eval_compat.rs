@@ -253,6 +253,12 @@ fn parity_lists_the_agent_fields() {
             ["qwen-code", "cline", "copilot"].contains(&harness),
             "{line}"
         );
+        // Their events come only once the CLI exited.
+        assert_eq!(
+            line.contains("after the run only"),
+            ["grok-cli", "continue"].contains(&harness),
+            "{line}"
+        );
     }
     assert_eq!(
         stdout

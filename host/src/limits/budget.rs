@@ -265,7 +265,9 @@ impl ReportedAt {
 /// Gemini CLI usage only in their final totals and no cost; OpenCode, its fork Kilo and Pi
 /// usage and cost per step / message; Qwen Code usage per call (each reply's last line)
 /// and no cost; Cline usage per call and its cost in its final `run_result`; Copilot
-/// usage only in its usage file, read after it exits (its final result) and no cost.
+/// usage only in its usage file, read after it exits (its final result) and no cost;
+/// Continue usage per call, but only in its session file, read after it exits, and no
+/// cost. grok-cli reports no usage at all: not known here, so its budgets are refused.
 pub fn reporting(harness: &str) -> Option<Reporting> {
     use ReportedAt::*;
     Some(match harness {
@@ -274,7 +276,7 @@ pub fn reporting(harness: &str) -> Option<Reporting> {
             input: EachCall,
             output: FinalResult,
         },
-        "codex" | "gemini-cli" | "copilot" => Reporting {
+        "codex" | "gemini-cli" | "copilot" | "continue" => Reporting {
             cost: None,
             input: FinalResult,
             output: FinalResult,
