@@ -260,6 +260,16 @@ fn parity_lists_the_agent_fields() {
             "{line}"
         );
     }
+    // The limits row of the CLIs that report only once they exited says so.
+    for harness in ["grok-cli", "continue"] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(&format!("| {harness} |"))
+                    && l.contains("every event comes once the CLI exited")),
+            "{harness}: {stdout}"
+        );
+    }
     assert_eq!(
         stdout
             .lines()

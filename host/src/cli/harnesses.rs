@@ -191,13 +191,21 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
         text += "| harness | max_turns | max_tool_calls | turn_timeout | differences the CLI imposes |\n|---|---|---|---|---|\n";
         for r in &rows {
             let l = &r["limits"];
+            let name = r["harness"].as_str().unwrap_or("");
+            let mut differences = caveat_text(&r["caveats"]);
+            if EVENTS_AFTER_EXIT.contains(&name) {
+                differences += "; every event comes once the CLI exited: against a real \
+                                model the host sees call N+1 only then (the limits act after \
+                                the run, the turn_timeout excepted), and a run the host stops \
+                                reports no call";
+            }
             text += &format!(
                 "| {} | {} | {} | {} | {} |\n",
-                r["harness"].as_str().unwrap_or(""),
+                name,
                 l["max_turns"].as_str().unwrap_or(""),
                 l["max_tool_calls"].as_str().unwrap_or(""),
                 l["turn_timeout"].as_str().unwrap_or(""),
-                caveat_text(&r["caveats"])
+                differences
             );
         }
         text += "\nhost-enforced: the host stops the CLI when call N+1 (or tool call N+1) \
