@@ -75,6 +75,16 @@ pub const BUILTIN_HARNESSES: &[BuiltinHarness] = &[
         program: "letta",
         wasm: embedded::LETTA,
     },
+    BuiltinHarness {
+        name: "grok-cli",
+        program: "grok",
+        wasm: embedded::GROK_CLI,
+    },
+    BuiltinHarness {
+        name: "continue",
+        program: "cn",
+        wasm: embedded::CONTINUE,
+    },
 ];
 
 /// The built-in harnesses whose stream carries no tool results (Letta Code 0.25.x shows

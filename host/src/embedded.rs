@@ -30,6 +30,10 @@ pub(crate) const CLINE: &[u8] = component!("cline_harness.wasm");
 pub(crate) const COPILOT: &[u8] = component!("copilot_harness.wasm");
 /// The Letta Code harness component.
 pub(crate) const LETTA: &[u8] = component!("letta_harness.wasm");
+/// The grok-cli harness component.
+pub(crate) const GROK_CLI: &[u8] = component!("grok_cli_harness.wasm");
+/// The Continue CLI harness component.
+pub(crate) const CONTINUE: &[u8] = component!("continue_harness.wasm");
 
 /// The `criteria-files` criteria component.
 pub(crate) const CRITERIA_FILES: &[u8] = component!("criteria_files.wasm");

@@ -253,6 +253,22 @@ fn parity_lists_the_agent_fields() {
             ["qwen-code", "cline", "copilot", "letta"].contains(&harness),
             "{line}"
         );
+        // Their events come only once the CLI exited.
+        assert_eq!(
+            line.contains("after the run only"),
+            ["grok-cli", "continue"].contains(&harness),
+            "{line}"
+        );
+    }
+    // The limits row of the CLIs that report only once they exited says so.
+    for harness in ["grok-cli", "continue"] {
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(&format!("| {harness} |"))
+                    && l.contains("every event comes once the CLI exited")),
+            "{harness}: {stdout}"
+        );
     }
     assert_eq!(
         stdout

@@ -34,6 +34,8 @@ fn the_builtin_harnesses_speak_0_2_0_and_declare_what_they_can_do() {
         ("cline", false, true, TotalsScope::PerCall),
         ("copilot", false, false, TotalsScope::PerProcess),
         ("letta", false, false, TotalsScope::PerProcess),
+        ("grok-cli", false, false, TotalsScope::PerProcess),
+        ("continue", false, false, TotalsScope::PerProcess),
     ];
     for (name, resume, cost, totals) in expect {
         let mut l = launcher(name, None);

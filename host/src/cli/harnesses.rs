@@ -144,7 +144,12 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
         live_limits.insert("max_usd".into(), usd.into());
         live_limits.insert(
             "stop_early".into(),
-            if TOOL_RUNS_BEFORE_STREAMED.contains(&name.as_str()) {
+            if EVENTS_AFTER_EXIT.contains(&name.as_str()) {
+                "host-enforced on the event that decides, but after the run only: the CLI \
+                 reports its calls once it exited (grok-cli prints its transcript at the \
+                 end, Continue's calls are in its session file), so nothing stops it early; \
+                 a fail-stop decides the verdict and holds no command"
+            } else if TOOL_RUNS_BEFORE_STREAMED.contains(&name.as_str()) {
                 "host-enforced, live, on the event that decides (a command counts once it \
                  ran); a fail-stop cannot hold the forbidden command, even with \
                  count_attempts (the CLI starts a tool before it streams the call): it \
@@ -188,16 +193,21 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
         text += "| harness | max_turns | max_tool_calls | turn_timeout | differences the CLI imposes |\n|---|---|---|---|---|\n";
         for r in &rows {
             let l = &r["limits"];
+            let name = r["harness"].as_str().unwrap_or("");
+            let mut differences = with_unreported_results(name, caveat_text(&r["caveats"]));
+            if EVENTS_AFTER_EXIT.contains(&name) {
+                differences += "; every event comes once the CLI exited: against a real \
+                                model the host sees call N+1 only then (the limits act after \
+                                the run, the turn_timeout excepted), and a run the host stops \
+                                reports no call";
+            }
             text += &format!(
                 "| {} | {} | {} | {} | {} |\n",
-                r["harness"].as_str().unwrap_or(""),
+                name,
                 l["max_turns"].as_str().unwrap_or(""),
                 l["max_tool_calls"].as_str().unwrap_or(""),
                 l["turn_timeout"].as_str().unwrap_or(""),
-                with_unreported_results(
-                    r["harness"].as_str().unwrap_or(""),
-                    caveat_text(&r["caveats"])
-                )
+                differences
             );
         }
         text += "\nhost-enforced: the host stops the CLI when call N+1 (or tool call N+1) \
@@ -297,6 +307,11 @@ pub(crate) const DECIDE_WITHIN_RULE: &str = "stop_early.decide_within: N counts 
 /// (tasks/scenarios/early_fail: `echo step 2` reaches steps.txt on these; asserted in
 /// tests/all/live_early_stop.rs).
 pub(crate) const TOOL_RUNS_BEFORE_STREAMED: &[&str] = &["codex", "opencode", "gemini-cli", "kilo"];
+
+/// The built-in harnesses whose every event reaches the host only after the CLI exited
+/// (grok-cli's transcript, Continue's session file): nothing can stop them early. By
+/// construction of their output, not measured.
+pub(crate) const EVENTS_AFTER_EXIT: &[&str] = &["grok-cli", "continue"];
 
 /// The built-in harnesses the early_fail scenario has not been checked on yet (added
 /// after that measurement): their stop_early row says so rather than promise a hold.

@@ -264,9 +264,11 @@ impl ReportedAt {
 /// count is that of its start (1), so output tokens and cost come in its result; Codex and
 /// Gemini CLI usage only in their final totals and no cost; OpenCode, its fork Kilo and Pi
 /// usage and cost per step / message; Qwen Code usage per call (each reply's last line)
-/// and no cost; Letta Code usage per call (`usage_statistics`) and no cost; Cline usage
-/// per call and its cost in its final `run_result`; Copilot
-/// usage only in its usage file, read after it exits (its final result) and no cost.
+/// and no cost; Letta Code usage per call (`usage_statistics`) and no cost; Cline usage per
+/// call and its cost in its final `run_result`; Copilot
+/// usage only in its usage file, read after it exits (its final result) and no cost;
+/// Continue usage per call, but only in its session file, read after it exits, and no
+/// cost. grok-cli reports no usage at all: not known here, so its budgets are refused.
 pub fn reporting(harness: &str) -> Option<Reporting> {
     use ReportedAt::*;
     Some(match harness {
@@ -275,7 +277,7 @@ pub fn reporting(harness: &str) -> Option<Reporting> {
             input: EachCall,
             output: FinalResult,
         },
-        "codex" | "gemini-cli" | "copilot" => Reporting {
+        "codex" | "gemini-cli" | "copilot" | "continue" => Reporting {
             cost: None,
             input: FinalResult,
             output: FinalResult,

@@ -32,7 +32,7 @@ use std::time::Duration;
 #[serde(deny_unknown_fields)]
 pub struct AgentSpec {
     /// The harness (`claude-code`, `codex`, `pi`, `opencode`, `gemini-cli`, `qwen-code`,
-    /// `kilo`, `cline`, `copilot`, `letta`, or one a `--components` folder adds).
+    /// `kilo`, `cline`, `copilot`, `letta`, `grok-cli`, `continue`, or one a `--components` folder adds).
     #[serde(default, rename = "type")]
     pub harness: Option<String>,
     #[serde(default)]
