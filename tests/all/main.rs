@@ -50,6 +50,7 @@ mod sandbox_promises;
 mod shards;
 mod sleeping_components;
 mod suites;
+mod suites_more;
 mod support;
 mod time_budget;
 mod tmpdir;

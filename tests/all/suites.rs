@@ -1109,7 +1109,7 @@ fn an_interrupted_suite_writes_run_json_once_at_the_stop_not_once_per_unit_not_r
     assert_eq!(s.rows.len(), units);
     let results = (0..units)
         .filter(|r| {
-            out.join(format!("hang/claude-code/r{r:02}/task.json"))
+            out.join(format!("hang/claude-code/r{r:03}/task.json"))
                 .is_file()
         })
         .count();

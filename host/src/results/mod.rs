@@ -97,7 +97,7 @@ pub use turn::{
     RetryRecord, StampedEvent, Timing, ToolCallRecord, ToolOutcome, TotalsStatus, TurnRecord,
     TurnStatus, UnreportedRecord,
 };
-pub use unit::{UnitId, replicate_dir};
+pub use unit::{UnitId, replicate_dir, replicate_dir_of};
 
 /// The version of the shape of `task.json` and `run.json`.
 pub const TASK_RESULT_VERSION: u32 = 1;

@@ -94,6 +94,11 @@ pub struct TaskResult {
     /// The replicate index (0-based; folder `rNN`); absent when the task ran once.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub replicate: Option<u32>,
+    /// How many replicates its task × variant × harness has (its folder's number is as
+    /// wide as the largest index's: `r005` of 200); absent when the task ran once, and in
+    /// results of an older coder-eval (their folders have two digits at least: `r05`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replicates: Option<u32>,
     /// Per resolved field (dotted path), the layer that set it: `{value, source:
     /// default|experiment-defaults|task|variant|cli|mutation, source_detail?}`; a field
     /// without an entry has its built-in default. Absent when the task file was run as

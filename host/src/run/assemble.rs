@@ -257,6 +257,7 @@ fn blank_for(task: &Task, harness: &str, native: &[LimitKind]) -> TaskResult {
         steps: Vec::new(),
         variant: None,
         replicate: None,
+        replicates: None,
         lineage: None,
         cost: None,
         tags: p.task.tags.clone(),

@@ -61,7 +61,11 @@ pub fn report_with_missing(
             status.set_type("MISSING");
             status.set_message(format!("MISSING: {why}"));
             let name = match unit.replicate {
-                Some(i) => format!("{} [{}]", unit.task_id, crate::suite::replicate_dir(i)),
+                Some(i) => format!(
+                    "{} [{}]",
+                    unit.task_id,
+                    crate::suite::replicate_dir_of(i, unit.replicates)
+                ),
                 None => unit.task_id.clone(),
             };
             let mut case = TestCase::new(name, status);
@@ -224,7 +228,11 @@ pub fn write_with_missing(
 /// A case's name: the task id, with its replicate (`flaky [r02]`) when it has one.
 fn case_name(r: &TaskResult) -> String {
     match r.replicate {
-        Some(i) => format!("{} [{}]", r.task_id, crate::suite::replicate_dir(i)),
+        Some(i) => format!(
+            "{} [{}]",
+            r.task_id,
+            crate::suite::replicate_dir_of(i, r.replicates)
+        ),
         None => r.task_id.clone(),
     }
 }

@@ -210,6 +210,7 @@ pub fn prepare(
                     task_id: task.task_id.clone(),
                     harness: harness.clone(),
                     replicate: None,
+                    replicates: None,
                 },
                 lineage: None,
                 task: task.clone(),

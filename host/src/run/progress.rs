@@ -8,8 +8,12 @@
 //! ```
 //!
 //! After an interrupt, a task the signal stopped is counted `interrupted` (done, not
-//! failed) and one that never started `not run` (neither done nor failed):
-//! `progress: 13/18 done, 0 running, 9 failed, 4 interrupted, 5 not run; …`.
+//! failed) and one that never started `not run` (neither done nor failed); the ETA gives
+//! way to `stopping` ([`Progress::stop`]), the tasks that never started print no line of
+//! their own, and one line at the end ([`Progress::finish`]) counts them:
+//! `progress: 13/18 done, 0 running, 9 failed, 4 interrupted, 5 not run; elapsed 2:03,
+//! stopping; …`. A task's line comes after its row ([`Progress::finished`] is called
+//! once the row is printed), so `4/4 done` follows the last row.
 //!
 //! The cost is the sum of the tasks' `cost.total_cost_usd` (earlier attempts of a retried
 //! task included); a task whose CLI ran but reported no cost is counted as unknown, never
@@ -49,6 +53,11 @@ struct State {
     /// Tasks with a known cost.
     cost_known: usize,
     start: Option<Instant>,
+    /// The host's interrupt came: no ETA, no line per task that never starts.
+    stopping: bool,
+    /// Counts changed since the last plain line (tasks that never started): the line
+    /// [`Progress::finish`] prints.
+    unprinted: bool,
 }
 
 /// What the display says at one moment (for the plain line, and tests).
@@ -70,6 +79,9 @@ pub struct Snapshot {
     /// USD of the tasks with a known cost; `None` when no task's cost is known.
     pub cost_usd: Option<f64>,
     pub cost_unknown: usize,
+    /// The host's interrupt came ([`Progress::stop`]): `eta` is `None`, the line says
+    /// `stopping`.
+    pub stopping: bool,
 }
 
 impl Progress {
@@ -120,13 +132,34 @@ impl Progress {
         self.redraw(false);
     }
 
-    /// A task ended with `result`; `ran_here` is false for one kept from an earlier run
-    /// or skipped (it never started in this run).
+    /// A task that [`Progress::started`] has ended: it is not running any more (called
+    /// before its place among the `--jobs` goes to the next task, so that the count never
+    /// shows one running too many). It is counted done by [`Progress::finished`], once
+    /// its row is printed.
+    pub fn left(&self) {
+        {
+            let mut s = self.state.lock().unwrap();
+            s.running = s.running.saturating_sub(1);
+        }
+        self.redraw(false);
+    }
+
+    /// The host's interrupt came: the ETA stops (the line says `stopping`), and the tasks
+    /// that never start print no line each ([`Progress::not_run`]).
+    pub fn stop(&self) {
+        let changed = !std::mem::replace(&mut self.state.lock().unwrap().stopping, true);
+        if changed {
+            self.redraw(false);
+        }
+    }
+
+    /// A task ended with `result` and its row is printed; `ran_here` is false for one
+    /// kept from an earlier run or skipped (it never started in this run). One that ran
+    /// here has [`Progress::left`] the running ones already.
     pub fn finished(&self, result: &TaskResult, ran_here: bool) {
         {
             let mut s = self.state.lock().unwrap();
             if ran_here {
-                s.running = s.running.saturating_sub(1);
                 s.finished_here += 1;
             }
             s.done += 1;
@@ -165,8 +198,13 @@ impl Progress {
         if !stopped_by_interrupt(result) {
             return self.finished(result, false);
         }
-        self.state.lock().unwrap().not_run += 1;
-        self.redraw(true);
+        {
+            let mut s = self.state.lock().unwrap();
+            s.not_run += 1;
+            s.stopping = true;
+            s.unprinted = true;
+        }
+        self.redraw(false);
     }
 
     /// Prints a task's row: above the bar on a terminal, else on stdout.
@@ -182,11 +220,26 @@ impl Progress {
         }
     }
 
-    /// The bar is removed (the suite ended or was interrupted).
+    /// The bar is removed (the suite ended or was interrupted); in plain mode, the line
+    /// counting the tasks that never started (when any did not), once.
     pub fn finish(&self) {
-        if let Some(bar) = self.state.lock().unwrap().bar.take() {
-            bar.finish_and_clear();
+        let bar = self.state.lock().unwrap().bar.take();
+        match bar {
+            Some(bar) => bar.finish_and_clear(),
+            None => {
+                if let Some(line) = self.final_line() {
+                    eprintln!("{line}");
+                }
+            }
         }
+    }
+
+    /// The plain line [`Progress::finish`] prints: `None` when the last line printed
+    /// already says it all (or the suite shows nothing).
+    fn final_line(&self) -> Option<String> {
+        let unprinted = std::mem::take(&mut self.state.lock().unwrap().unprinted);
+        let snap = self.snapshot();
+        (unprinted && snap.total > 1).then(|| snap.plain_line())
     }
 
     /// What the display says now.
@@ -194,7 +247,7 @@ impl Progress {
         let s = self.state.lock().unwrap();
         let elapsed = s.start.map_or(Duration::ZERO, |t| t.elapsed());
         let remaining = s.total.saturating_sub(s.done + s.not_run);
-        let eta = (s.finished_here > 0)
+        let eta = (s.finished_here > 0 && !s.stopping)
             .then(|| elapsed.mul_f64(remaining as f64 / s.finished_here as f64));
         Snapshot {
             total: s.total,
@@ -208,6 +261,7 @@ impl Progress {
             eta,
             cost_usd: (s.cost_known > 0).then_some(s.cost_usd),
             cost_unknown: s.cost_unknown,
+            stopping: s.stopping,
         }
     }
 
@@ -217,13 +271,16 @@ impl Progress {
         if snap.total < 2 {
             return;
         }
-        let s = self.state.lock().unwrap();
+        let mut s = self.state.lock().unwrap();
         match &s.bar {
             Some(bar) => {
                 bar.set_position(snap.done as u64);
                 bar.set_message(snap.message());
             }
-            None if task_ended => eprintln!("{}", snap.plain_line()),
+            None if task_ended => {
+                s.unprinted = false;
+                eprintln!("{}", snap.plain_line());
+            }
             None => {}
         }
     }
@@ -233,11 +290,11 @@ impl Snapshot {
     /// "2 running, 1 failed; ETA 1:35; cost $0.0421 (1 unknown)".
     pub fn message(&self) -> String {
         format!(
-            "{} running, {} failed{}; ETA {}; {}",
+            "{} running, {} failed{}; {}; {}",
             self.running,
             self.failed,
             self.stopped(),
-            self.eta.map_or("-".to_string(), clock),
+            self.eta_text(),
             self.cost()
         )
     }
@@ -245,16 +302,25 @@ impl Snapshot {
     /// The plain line (module docs).
     pub fn plain_line(&self) -> String {
         format!(
-            "progress: {}/{} done, {} running, {} failed{}; elapsed {}, ETA {}; {}",
+            "progress: {}/{} done, {} running, {} failed{}; elapsed {}, {}; {}",
             self.done,
             self.total,
             self.running,
             self.failed,
             self.stopped(),
             clock(self.elapsed),
-            self.eta.map_or("-".to_string(), clock),
+            self.eta_text(),
             self.cost()
         )
+    }
+
+    /// "ETA 1:35", "ETA -" (no task of this run ended yet), or "stopping" (interrupted).
+    fn eta_text(&self) -> String {
+        match (self.stopping, self.eta) {
+            (true, _) => "stopping".to_string(),
+            (false, Some(eta)) => format!("ETA {}", clock(eta)),
+            (false, None) => "ETA -".to_string(),
+        }
     }
 
     /// ", 2 interrupted, 5 not run" (each part only when not 0).
@@ -318,6 +384,7 @@ mod tests {
             eta: Some(Duration::from_secs(95)),
             cost_usd: Some(0.0421),
             cost_unknown: 1,
+            stopping: false,
         };
         assert_eq!(
             snap.plain_line(),
@@ -331,5 +398,45 @@ mod tests {
         };
         assert!(none.plain_line().ends_with("ETA -; cost unknown"));
         assert_eq!(clock(Duration::from_secs(3725)), "1:02:05");
+    }
+
+    fn result(status: TaskStatus, interrupted: bool) -> TaskResult {
+        let mut r: TaskResult = serde_json::from_str(r#"{"result_version":1,"task_id":"t","harness":"codex","status":"SUCCESS","error":null,"description":null,"task_file":"/t.yaml","prompt":"p","requested_model":null,"cli":{"path":null,"version":null,"argv":[],"pgid":null,"caveats":[]},"run_limits":{"max_turns":null,"max_tool_calls":null,"turn_timeout_ms":null,"task_timeout_ms":null,"native":[]},"stop":null,"turn":null,"criteria":[],"weighted_score":null,"post_failure_criteria_results":[],"setup_ms":0,"grading_ms":0,"host_turn_work_us":0,"stderr_tail":"","scripted_model_requests":null,"paths":{"recording":"recording.jsonl","stderr":"stderr.log","workspace":"workspace"}}"#).unwrap();
+        r.status = status;
+        if interrupted {
+            r.error_kind = Some("interrupted".into());
+        }
+        r
+    }
+
+    /// Issue 15 trial (N7): after Ctrl-C the ETA kept growing, and every task that never
+    /// started printed a progress line of its own.
+    #[test]
+    fn after_an_interrupt_the_eta_stops_and_the_tasks_not_run_print_one_line() {
+        let p = Progress::new(false);
+        p.begin(5);
+        p.started();
+        p.left();
+        p.finished(&result(TaskStatus::Success, false), true);
+        assert!(p.snapshot().eta.is_some());
+        assert_eq!(p.final_line(), None, "the last line said it all");
+        p.stop();
+        let snap = p.snapshot();
+        assert_eq!(snap.eta, None);
+        assert!(
+            snap.plain_line().contains(", stopping; "),
+            "{}",
+            snap.plain_line()
+        );
+        // Three never start: no line each (redraw prints none), one at the end.
+        for _ in 0..3 {
+            p.not_run(&result(TaskStatus::Error, true));
+        }
+        let line = p.final_line().expect("one line for the tasks not run");
+        assert!(
+            line.starts_with("progress: 1/5 done, 0 running, 0 failed, 3 not run; elapsed "),
+            "{line}"
+        );
+        assert_eq!(p.final_line(), None, "printed once");
     }
 }

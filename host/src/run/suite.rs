@@ -21,6 +21,7 @@ pub fn record_skipped(
     let mut result = super::assemble::skipped(task, &unit.harness);
     result.variant = unit.variant.clone();
     result.replicate = unit.replicate;
+    result.replicates = unit.replicates;
     let dir = out_dir.join(unit.rel_dir());
     super::write_result::write_task_json(&dir, &mut result);
     result
@@ -90,16 +91,14 @@ pub async fn run_all(
                 progress.started();
             }
             let result = super::retry::run_with_retries(p, &options, cancel).await;
-            // Counted as ended before its permit goes: the next task's start never
-            // counts one running task too many.
-            if let Some(progress) = &options.progress {
-                if before {
-                    progress.not_run(&result);
-                } else {
-                    progress.finished(&result, true);
-                }
+            // Not running any more before its permit goes: the next task's start never
+            // counts one running task too many. Counted done once its row is printed.
+            if let Some(progress) = &options.progress
+                && !before
+            {
+                progress.left();
             }
-            (index, result)
+            (index, result, before)
         });
     }
     let total = set.len();
@@ -144,8 +143,19 @@ pub async fn run_all(
             }
         };
         let Some(joined) = joined else { break };
-        let (index, result) = joined.map_err(std::io::Error::other)?;
+        let (index, result, before) = joined.map_err(std::io::Error::other)?;
         on_done(&result);
+        // The progress line after the row: `4/4 done` follows the last row.
+        if let Some(progress) = &options.progress {
+            if stopping(&cancel) {
+                progress.stop();
+            }
+            if before {
+                progress.not_run(&result);
+            } else {
+                progress.finished(&result, true);
+            }
+        }
         done.push((index, result));
         if pace.ended(std::time::Instant::now(), stopping(&cancel)) {
             keep_current(&mut done);

@@ -200,7 +200,7 @@ pub fn glance(results: &[TaskResult]) -> Markup {
                         a href={ "#" (super::anchors::run_anchor(r)) } { b { (r.harness) } }
                         br; (r.task_id)
                         @if let Some(v) = &r.variant { br; "variant " (v) }
-                        @if let Some(i) = r.replicate { " · " (crate::suite::replicate_dir(i)) }
+                        @if let Some(i) = r.replicate { " · " (crate::suite::replicate_dir_of(i, r.replicates)) }
                         br; (r.status.as_str())
                     }
                     @if let Some(t) = &r.turn {

@@ -8,15 +8,25 @@ use std::path::PathBuf;
 
 /// Why `part` (a part of a task id below the first, e.g. a dataset row id) cannot name a
 /// folder: `None` when it can. Reserved: `workspace` and `home` (a unit's own folders), a
-/// replicate folder (`r00`, `r01`, … as [`super::replicate_dir`] spells them; `r1` is
-/// not one), a built-in harness, or a harness of this run.
+/// replicate folder (`r00`, `r01`, `r007`, `r0007`, … at any width
+/// [`super::replicate_dir_of`] writes; `r1` is not one), a built-in harness, or a harness of this run.
 fn reserved(part: &str, harnesses: &[&str]) -> Option<&'static str> {
     match part {
         "workspace" | "home" => Some("a unit's own folder"),
         _ if part
             .strip_prefix('r')
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
             .and_then(|n| n.parse::<u32>().ok())
-            .is_some_and(|n| super::replicate_dir(n) == part) =>
+            .is_some_and(|n| {
+                let unit = super::UnitId {
+                    variant: None,
+                    task_id: String::new(),
+                    harness: String::new(),
+                    replicate: Some(n),
+                    replicates: None,
+                };
+                unit.candidate_dirs().iter().any(|d| d.ends_with(part))
+            }) =>
         {
             Some("a replicate's folder")
         }
@@ -115,6 +125,9 @@ mod tests {
             "r00",
             "r07",
             "r123",
+            "r007",
+            "r0007",
+            "r1079",
             "claude-code",
             "codex",
             "mine",
@@ -122,7 +135,7 @@ mod tests {
             assert!(reserved(name, &["mine"]).is_some(), "{name}");
         }
         for name in [
-            "r", "r1", "r7", "r007", "r+1", "rx1", "row1", "s", "claude", "r0a",
+            "r", "r1", "r7", "r00007", "r+1", "rx1", "row1", "s", "claude", "r0a",
         ] {
             assert_eq!(reserved(name, &["mine"]), None, "{name}");
         }

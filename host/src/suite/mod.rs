@@ -23,7 +23,7 @@ pub mod resume;
 pub mod shard;
 pub mod stats;
 
-pub use crate::results::{UnitId, replicate_dir};
+pub use crate::results::{UnitId, replicate_dir, replicate_dir_of};
 
 use crate::results::{TaskResult, VariantStatistics};
 use crate::run::{PrepareError, Prepared, RunOptions, prepare};
@@ -37,6 +37,7 @@ pub fn unit_of(r: &TaskResult) -> UnitId {
         task_id: r.task_id.clone(),
         harness: r.harness.clone(),
         replicate: r.replicate,
+        replicates: r.replicates,
     }
 }
 
@@ -47,6 +48,7 @@ pub fn unit_of(r: &TaskResult) -> UnitId {
 pub fn stamp(result: &mut TaskResult, p: &Prepared, retry_given: &crate::task::retry::RetrySpec) {
     result.variant = p.unit.variant.clone();
     result.replicate = p.unit.replicate;
+    result.replicates = p.unit.replicates;
     let Some(lineage) = &p.lineage else {
         result.lineage = None;
         return;
@@ -112,6 +114,7 @@ pub fn prepare_units(
                 let mut unit = p.clone();
                 unit.unit.variant = r.variant.clone();
                 unit.unit.replicate = (r.repeats > 1).then_some(index);
+                unit.unit.replicates = (r.repeats > 1).then_some(r.repeats);
                 unit.lineage = r.lineage.clone();
                 if let Some(first) = seen.insert(unit.unit.clone(), unit.task.path.clone()) {
                     return Err(PrepareError::Duplicate {
@@ -258,6 +261,7 @@ mod tests {
             task_id: t.into(),
             harness: "claude-code".into(),
             replicate: Some(i),
+            replicates: Some(3),
         };
         // Asked: 2 variants × 2 tasks × 3 replicates; b/y has no result at all.
         let asked: Vec<UnitId> = ["a", "b"]

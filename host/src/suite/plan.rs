@@ -46,6 +46,25 @@ use std::path::{Path, PathBuf};
 mod digest;
 pub use digest::{DIGEST_SKIPS, digest_dir, digest_file, is_plan_file, task_reads};
 
+/// A group's [`UnitInputs`] as canonical JSON, split where the replicate index goes
+/// ([`UnitInputs::id_template`]).
+#[derive(Debug, Clone)]
+pub struct IdTemplate {
+    prefix: String,
+    suffix: String,
+}
+
+impl IdTemplate {
+    /// The id of the group's replicate `replicate`: sha256 (hex) of the canonical JSON.
+    pub fn id(&self, replicate: u32) -> String {
+        let mut hasher = Sha256::new();
+        hasher.update(self.prefix.as_bytes());
+        hasher.update(replicate.to_string().as_bytes());
+        hasher.update(self.suffix.as_bytes());
+        hex(&hasher.finalize())
+    }
+}
+
 /// The version of `plan.json` this build writes; it reads it and version 1.
 pub const PLAN_VERSION: u32 = 2;
 
@@ -130,6 +149,37 @@ impl UnitInputs {
     pub fn id(&self) -> String {
         let value = serde_json::to_value(self).unwrap_or(serde_json::Value::Null);
         hex(&Sha256::digest(canonical_json(&value).as_bytes()))
+    }
+
+    /// The ids of this unit's group (the same inputs, another replicate index), made
+    /// without serializing the inputs again for each: [`IdTemplate::id`] of `r` is
+    /// [`UnitInputs::id`] with `replicate: r`. `None` when the canonical JSON cannot be
+    /// split so (each replicate's id is then made whole).
+    pub fn id_template(&self) -> Option<IdTemplate> {
+        let text = |r: u32| {
+            let mut inputs = self.clone();
+            inputs.replicate = Some(r);
+            serde_json::to_value(&inputs)
+                .ok()
+                .map(|v| canonical_json(&v))
+        };
+        let (zero, one) = (text(0)?, text(1)?);
+        if zero.len() != one.len() {
+            return None;
+        }
+        let mut differ = zero
+            .bytes()
+            .zip(one.bytes())
+            .enumerate()
+            .filter(|(_, (a, b))| a != b);
+        let (at, _) = differ.next()?;
+        if differ.next().is_some() {
+            return None;
+        }
+        Some(IdTemplate {
+            prefix: zero[..at].to_string(),
+            suffix: zero[at + 1..].to_string(),
+        })
     }
 
     /// The names of the inputs that differ from `other`'s (for a shard that refuses to

@@ -146,9 +146,21 @@ impl Invocation {
     }
 }
 
-/// The unit's result in `run_dir` when it is complete (see the module docs).
+/// The unit's result folder in `run_dir`, relative to it: the first of
+/// [`UnitId::candidate_dirs`] that holds a `task.json` (its own, else its replicate folder
+/// at another width: `r05` written by an older coder-eval, or by the run before its
+/// repeat count went past 100). `None`: no folder holds one.
+pub fn locate(run_dir: &Path, unit: &UnitId) -> Option<PathBuf> {
+    unit.candidate_dirs()
+        .into_iter()
+        .find(|rel| run_dir.join(rel).join("task.json").is_file())
+}
+
+/// The unit's result in `run_dir` when it is complete (see the module docs), found where
+/// [`locate`] finds it (the result's own count gives that folder again).
 pub fn completed(run_dir: &Path, unit: &UnitId) -> Option<TaskResult> {
-    let text = std::fs::read_to_string(run_dir.join(unit.rel_dir()).join("task.json")).ok()?;
+    let text =
+        std::fs::read_to_string(run_dir.join(locate(run_dir, unit)?).join("task.json")).ok()?;
     let result: TaskResult = serde_json::from_str(&text).ok()?;
     let same_unit = super::unit_of(&result) == *unit;
     (!interrupted(&result) && same_unit).then_some(result)
@@ -242,14 +254,29 @@ pub fn split<T>(
     recorded: &BTreeMap<String, String>,
     now: &BTreeMap<String, String>,
 ) -> Split<T> {
+    // The recorded ids by unit, whatever the width of their replicate folders then
+    // (`r05` before the repeat count went past 100, `r005` after).
+    let recorded_by_unit: BTreeMap<String, &String> = recorded
+        .iter()
+        .map(|(rel, id)| (same_width(rel), id))
+        .collect();
     // Absent ids (an older run) say nothing about which units it had.
     let (removed, added) = if recorded.is_empty() {
         (Vec::new(), Vec::new())
     } else {
-        let only = |a: &BTreeMap<String, String>, b: &BTreeMap<String, String>| {
-            a.keys().filter(|k| !b.contains_key(*k)).cloned().collect()
-        };
-        (only(recorded, now), only(now, recorded))
+        let now_by_unit: std::collections::BTreeSet<String> =
+            now.keys().map(|rel| same_width(rel)).collect();
+        let removed = recorded
+            .keys()
+            .filter(|k| !now_by_unit.contains(&same_width(k)))
+            .cloned()
+            .collect();
+        let added = now
+            .keys()
+            .filter(|k| !recorded_by_unit.contains_key(&same_width(k)))
+            .cloned()
+            .collect();
+        (removed, added)
     };
     let mut out = Split {
         kept: Vec::new(),
@@ -265,7 +292,10 @@ pub fn split<T>(
             continue;
         };
         let rel = unit.rel_dir().display().to_string();
-        match (recorded.get(&rel), now.get(&rel)) {
+        match (
+            recorded_by_unit.get(&same_width(&rel)).copied(),
+            now.get(&rel),
+        ) {
             (Some(was), Some(is)) if was != is => {
                 out.changed.push(format!(
                     "{}: its inputs changed since it ran (unit id {was} then, {is} now: the \
@@ -281,6 +311,28 @@ pub fn split<T>(
     out
 }
 
+/// A result folder (relative to the run's) with its replicate folder's number unpadded
+/// (`v/t/codex/r005` → `v/t/codex/r5`): one key per unit whatever the width it was
+/// written at.
+fn same_width(rel: &str) -> String {
+    let (parent, last) = rel.rsplit_once('/').unwrap_or(("", rel));
+    match last
+        .strip_prefix('r')
+        .filter(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    {
+        Some(n) => {
+            let n = n.trim_start_matches('0');
+            let n = if n.is_empty() { "0" } else { n };
+            if parent.is_empty() {
+                format!("r{n}")
+            } else {
+                format!("{parent}/r{n}")
+            }
+        }
+        None => rel.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -291,6 +343,7 @@ mod tests {
             task_id: "t".into(),
             harness: "codex".into(),
             replicate: Some(0),
+            replicates: Some(2),
         }
     }
 
@@ -319,5 +372,49 @@ mod tests {
         assert_eq!(same.units_changed_note(), None);
         let older = split(&dir, units, |u| u, &BTreeMap::new(), &now);
         assert_eq!(older.units_changed_note(), None);
+    }
+
+    /// Issue 15 trial (N5): replicate folders are as wide as the largest index now (`r005`
+    /// of 200). A run written with two digits (`r05`: an older coder-eval, or 50 repeats
+    /// before the count went to 200) is resumed: its units are found and kept there.
+    #[test]
+    fn a_resume_finds_replicates_written_at_the_older_width() {
+        let dir = tempfile::tempdir().unwrap();
+        let legacy = dir.path().join("v/t/codex/r05");
+        std::fs::create_dir_all(&legacy).unwrap();
+        // An older result: no `replicates`, two digits.
+        std::fs::write(
+            legacy.join("task.json"),
+            r#"{"result_version":1,"task_id":"t","harness":"codex","status":"SUCCESS","error":null,"description":null,"task_file":"/t.yaml","prompt":"p","requested_model":null,"cli":{"path":null,"version":null,"argv":[],"pgid":null,"caveats":[]},"run_limits":{"max_turns":null,"max_tool_calls":null,"turn_timeout_ms":null,"task_timeout_ms":null,"native":[]},"stop":null,"turn":null,"criteria":[],"weighted_score":null,"post_failure_criteria_results":[],"setup_ms":0,"grading_ms":0,"host_turn_work_us":0,"stderr_tail":"","scripted_model_requests":null,"paths":{"recording":"recording.jsonl","stderr":"stderr.log","workspace":"workspace"},"variant":"v","replicate":5}"#,
+        )
+        .unwrap();
+        let unit = |i: u32| UnitId {
+            variant: Some("v".into()),
+            task_id: "t".into(),
+            harness: "codex".into(),
+            replicate: Some(i),
+            replicates: Some(200),
+        };
+        assert_eq!(unit(5).label(), "v/t/codex/r005");
+        assert_eq!(locate(dir.path(), &unit(5)), Some("v/t/codex/r05".into()));
+        let found = completed(dir.path(), &unit(5)).expect("found at r05");
+        // Where it lies, as run.json will name it.
+        assert_eq!(crate::suite::unit_of(&found).label(), "v/t/codex/r05");
+        // Its id recorded under r05, the same now under r005: the same unit, kept, no note.
+        let recorded = BTreeMap::from([("v/t/codex/r05".to_string(), "a".to_string())]);
+        let now = BTreeMap::from([
+            ("v/t/codex/r005".to_string(), "a".to_string()),
+            ("v/t/codex/r006".to_string(), "b".to_string()),
+        ]);
+        let s = split(dir.path(), vec![unit(5), unit(6)], |u| u, &recorded, &now);
+        assert_eq!(s.kept.len(), 1);
+        assert_eq!(s.todo, vec![unit(6)]);
+        assert!(s.removed.is_empty(), "{:?}", s.removed);
+        assert_eq!(s.added, vec!["v/t/codex/r006".to_string()]);
+        // Its id changed since: run again, said so.
+        let now = BTreeMap::from([("v/t/codex/r005".to_string(), "c".to_string())]);
+        let s = split(dir.path(), vec![unit(5)], |u| u, &recorded, &now);
+        assert_eq!(s.todo.len(), 1);
+        assert_eq!(s.changed.len(), 1, "{:?}", s.changed);
     }
 }

@@ -246,10 +246,15 @@ pub fn gather(plan: &Plan, plan_file: &Path, dirs: &[PathBuf]) -> Result<Gathere
         duplicates: Vec::new(),
         missing: Vec::new(),
     };
+    // Sets, not scans: a shard folder may list 100000 units.
+    let records: Vec<(&PathBuf, std::collections::HashSet<&str>)> = records
+        .iter()
+        .map(|(dir, r)| (*dir, r.units.iter().map(String::as_str).collect()))
+        .collect();
     for unit in &plan.units {
         let mut hits: Vec<(PathBuf, TaskResult)> = records
             .iter()
-            .filter(|(_, r)| r.units.contains(&unit.id))
+            .filter(|(_, ids)| ids.contains(unit.id.as_str()))
             .filter_map(|(dir, _)| {
                 super::resume::completed(dir, &unit.unit).map(|r| ((*dir).clone(), r))
             })
@@ -271,8 +276,10 @@ pub fn gather(plan: &Plan, plan_file: &Path, dirs: &[PathBuf]) -> Result<Gathere
     Ok(gathered)
 }
 
-/// Copies the folder `from` to `to` (created): files hard-linked where the file system
-/// allows, else copied; symbolic links recreated as they are.
+/// Copies the folder `from` to `to` (created): each file a copy of its own ([`copy_file`]:
+/// a reflink where the file system can, so no block is written twice), never a hard
+/// link (editing a merged file must not edit the shard's, nor another merge's); symbolic
+/// links recreated as they are.
 pub fn copy_tree(from: &Path, to: &Path) -> Result<(), MergeError> {
     let fail = |path: &Path| {
         let path = path.to_path_buf();
@@ -291,17 +298,61 @@ pub fn copy_tree(from: &Path, to: &Path) -> Result<(), MergeError> {
             copy_tree(&src, &dst)?;
         } else {
             let _ = std::fs::remove_file(&dst);
-            if std::fs::hard_link(&src, &dst).is_err() {
-                std::fs::copy(&src, &dst).map_err(fail(&src))?;
-            }
+            copy_file(&src, &dst).map_err(fail(&src))?;
         }
     }
     Ok(())
 }
 
+/// Copies the file `from` to `to` (created, with `from`'s permissions): a reflink
+/// (`FICLONE`: btrfs, XFS, bcachefs share the blocks until either file is written) where
+/// the file system can, else a byte copy (`std::fs::copy`).
+pub fn copy_file(from: &Path, to: &Path) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let src = std::fs::File::open(from)?;
+    let permissions = src.metadata()?.permissions();
+    let dst = std::fs::File::create(to)?;
+    // SAFETY: FICLONE takes the source's file descriptor as its argument; both
+    // descriptors are open files owned by this function for the whole call.
+    let cloned = unsafe { libc::ioctl(dst.as_raw_fd(), libc::FICLONE, src.as_raw_fd()) } == 0;
+    drop(dst);
+    if cloned {
+        std::fs::set_permissions(to, permissions)
+    } else {
+        std::fs::copy(from, to).map(|_| ())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_copied_tree_shares_no_file_with_its_source() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (from, to) = (tmp.path().join("shard"), tmp.path().join("merged"));
+        std::fs::create_dir_all(from.join("workspace")).unwrap();
+        std::fs::write(from.join("task.json"), "{}").unwrap();
+        std::fs::write(from.join("workspace/a.txt"), "shard").unwrap();
+        copy_tree(&from, &to).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(to.join("workspace/a.txt")).unwrap(),
+            "shard"
+        );
+        // Editing the copy in place leaves the source as it was (a hard link would not).
+        std::fs::write(to.join("workspace/a.txt"), "edited").unwrap();
+        std::fs::write(to.join("task.json"), "[]").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(from.join("workspace/a.txt")).unwrap(),
+            "shard"
+        );
+        assert_eq!(
+            std::fs::read_to_string(from.join("task.json")).unwrap(),
+            "{}"
+        );
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!(std::fs::metadata(to.join("task.json")).unwrap().nlink(), 1);
+    }
 
     #[test]
     fn shards_parse_and_come_from_the_environment() {

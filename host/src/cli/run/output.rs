@@ -44,11 +44,15 @@ pub(super) fn row(r: &TaskResult) -> String {
     let unit = match (&r.variant, r.replicate) {
         (None, None) => r.task_id.clone(),
         (Some(v), None) => format!("{} [{v}]", r.task_id),
-        (None, Some(i)) => format!("{} [{}]", r.task_id, coder_eval::suite::replicate_dir(i)),
+        (None, Some(i)) => format!(
+            "{} [{}]",
+            r.task_id,
+            coder_eval::suite::replicate_dir_of(i, r.replicates)
+        ),
         (Some(v), Some(i)) => format!(
             "{} [{v} {}]",
             r.task_id,
-            coder_eval::suite::replicate_dir(i)
+            coder_eval::suite::replicate_dir_of(i, r.replicates)
         ),
     };
     format!(

@@ -189,19 +189,28 @@ pub(super) fn apply(
             plan_file,
             shard,
         } => {
-            let here = runtime.block_on(plan_units(prepared, skip, agentless, options))?;
-            if let Some(problem) = changed(plan, plan_file, &here) {
-                eprintln!("error: {problem}");
-                return Ok(Next::Stop(exit_codes::USAGE));
-            }
             let mine: Vec<&PlanUnit> = plan.units.iter().filter(|u| shard.owns(&u.id)).collect();
             // A set: a plan may hold 100000 units.
             let mine_set: std::collections::HashSet<&UnitId> =
                 mine.iter().map(|u| &u.unit).collect();
             let owned = |unit: &UnitId| mine_set.contains(unit);
+            // Only this shard's units are checked against the plan (their ids worked out
+            // here); the others are another shard's business (the plan's id already
+            // vouches for their ids).
+            let resolved_here: Vec<UnitId> = prepared
+                .iter()
+                .map(|p| p.unit.clone())
+                .chain(skip.iter().map(|(_, u)| u.clone()))
+                .chain(agentless.iter().map(agentless_unit))
+                .collect();
             prepared.retain(|p| owned(&p.unit));
             skip.retain(|(_, u)| owned(u));
             agentless.retain(|t| owned(&agentless_unit(t)));
+            let here = runtime.block_on(plan_units(prepared, skip, agentless, options))?;
+            if let Some(problem) = changed(plan, plan_file, &resolved_here, &here, &mine) {
+                eprintln!("error: {problem}");
+                return Ok(Next::Stop(exit_codes::USAGE));
+            }
             let dir = &options.out_dir;
             let record = ShardRecord {
                 plan_id: plan.plan_id.clone(),
@@ -301,11 +310,28 @@ pub(super) fn apply(
     }
 }
 
-/// Why this machine's units are not the plan's, if they are not.
-fn changed(plan: &Plan, plan_file: &Path, here: &[PlanUnit]) -> Option<String> {
+/// Why this machine's units are not the plan's, if they are not: a unit resolved here
+/// (`resolved`: of the task files resolved, every unit) that the plan does not have, one
+/// of the shard's units (`here`, with their inputs and ids as worked out here) whose id
+/// is not the plan's, or one of the shard's planned units (`mine`) that does not
+/// resolve here.
+fn changed(
+    plan: &Plan,
+    plan_file: &Path,
+    resolved: &[UnitId],
+    here: &[PlanUnit],
+    mine: &[&PlanUnit],
+) -> Option<String> {
     // Maps, not scans: a plan may hold 100000 units.
     let planned_units: HashMap<&UnitId, &PlanUnit> =
         plan.units.iter().map(|u| (&u.unit, u)).collect();
+    if let Some(u) = resolved.iter().find(|u| !planned_units.contains_key(u)) {
+        return Some(format!(
+            "unit {} resolves here but is not in the plan {} (make a new plan)",
+            u.label(),
+            plan_file.display()
+        ));
+    }
     let here_units: std::collections::HashSet<&UnitId> = here.iter().map(|u| &u.unit).collect();
     for u in here {
         let Some(planned) = planned_units.get(&u.unit) else {
@@ -327,8 +353,7 @@ fn changed(plan: &Plan, plan_file: &Path, here: &[PlanUnit]) -> Option<String> {
             ));
         }
     }
-    plan.units
-        .iter()
+    mine.iter()
         .find(|p| !here_units.contains(&p.unit))
         .map(|p| {
             format!(

@@ -107,6 +107,7 @@ fn skip_units(skip: &[ResolvedTask], harnesses: &[String]) -> Vec<(Task, UnitId)
                             task_id: r.task.task_id.clone(),
                             harness: h.clone(),
                             replicate: (r.repeats > 1).then_some(i),
+                            replicates: (r.repeats > 1).then_some(r.repeats),
                         },
                     )
                 })

@@ -19,7 +19,7 @@ pub(super) fn run_detail(r: &TaskResult) -> Markup {
             h4 {
                 span class=(status) { (status) } " " (r.harness)
                 @if let Some(v) = &r.variant { " · " (v) }
-                @if let Some(i) = r.replicate { " · " (crate::suite::replicate_dir(i)) }
+                @if let Some(i) = r.replicate { " · " (crate::suite::replicate_dir_of(i, r.replicates)) }
                 " · score " (r.weighted_score.map_or("-".into(), |s| format!("{s:.2}")))
                 " · " a href={ (folder) "/task.json" } { "task.json" }
                 " · " a href={ (folder) "/recording.jsonl" } { "recording" }

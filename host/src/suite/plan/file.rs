@@ -40,6 +40,12 @@ impl PlanFile {
     pub(super) fn into_plan(self) -> Result<Plan, (usize, String)> {
         let mut units = self.units;
         for (g, group) in self.groups.into_iter().enumerate() {
+            // The group's count: every replicate of its task × variant × harness is in it.
+            let count = group
+                .replicates
+                .as_ref()
+                .and_then(|r| r.iter().max())
+                .map(|m| m.saturating_add(1));
             let replicates: Vec<Option<u32>> = match &group.replicates {
                 Some(r) => r.iter().copied().map(Some).collect(),
                 None => vec![None],
@@ -60,6 +66,7 @@ impl PlanFile {
                     task_id: group.task_id.clone(),
                     harness: group.harness.clone(),
                     replicate,
+                    replicates: count,
                 };
                 let mut inputs = group.inputs.clone();
                 inputs.replicate = replicate;

@@ -238,6 +238,7 @@ fn a_plan_reads_back_and_an_edited_one_is_refused() {
                 task_id: "t".into(),
                 harness: "claude-code".into(),
                 replicate: Some(r),
+                replicates: Some(2),
             },
             result_dir: format!("t/claude-code/r{r:02}"),
             task_file: "t/task.yaml".into(),
@@ -272,6 +273,7 @@ fn a_plan_writes_what_replicates_share_once_and_reads_its_older_version() {
             task_id: task.into(),
             harness: "claude-code".into(),
             replicate: r,
+            replicates: r.map(|_| 50),
         };
         PlanUnit {
             id: inputs.id(),
@@ -324,4 +326,15 @@ fn a_plan_writes_what_replicates_share_once_and_reads_its_older_version() {
         err.contains("groups[1]: 50 replicate(s) but 49 id(s)"),
         "{err}"
     );
+}
+
+/// Issue 15 trial (M1): a plan's replicates had their inputs serialized whole for each
+/// id. A group's template gives every replicate the id its whole inputs give.
+#[test]
+fn a_groups_id_template_gives_each_replicate_its_own_id() {
+    let group = inputs(None);
+    let template = group.id_template().expect("a template");
+    for r in [0, 1, 9, 10, 99, 100, 1234, 9999, u32::MAX] {
+        assert_eq!(template.id(r), inputs(Some(r)).id(), "replicate {r}");
+    }
 }

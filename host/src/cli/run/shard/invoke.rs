@@ -263,6 +263,7 @@ pub(crate) fn shard_mode(args: RunArgs) -> Result<(RunArgs, Mode), i32> {
         }
     };
     let mut run = parse_stored(&plan)?;
+    narrow_to_shard(&mut run, &plan, &shard);
     run.out = Some(args.out.clone().unwrap_or_else(|| {
         PathBuf::from("runs").join(format!("shard-{}-of-{}", shard.index, shard.count))
     }));
@@ -286,6 +287,48 @@ pub(crate) fn shard_mode(args: RunArgs) -> Result<(RunArgs, Mode), i32> {
             shard,
         },
     ))
+}
+
+/// Keeps of `run`'s task paths those that hold a unit of `shard` (by the plan's
+/// `task_file`s, compared as real paths), so that a shard resolves its own units, not
+/// the whole suite's (a shard of 2 units of a 60000-unit plan resolved all 60000). Left
+/// as they are when that cannot be told: a unit's task file is missing (resolving them
+/// all says which), or a unit's task file is not among the paths given (a folder or a
+/// dataset given, whose rows name their file otherwise). A shard with no unit keeps the
+/// first path that is a file (a run needs one; it runs nothing).
+fn narrow_to_shard(run: &mut RunArgs, plan: &Plan, shard: &Shard) {
+    let real = |p: &Path| p.canonicalize().ok();
+    let mut owned = std::collections::HashSet::new();
+    for unit in plan.units.iter().filter(|u| shard.owns(&u.id)) {
+        match real(&unit.task_file) {
+            Some(path) => owned.insert(path),
+            None => return,
+        };
+    }
+    if owned.is_empty() {
+        if let Some(first) = run.tasks.iter().find(|t| t.is_file()).cloned() {
+            run.tasks = vec![first];
+        }
+        return;
+    }
+    let mut given = std::collections::HashSet::new();
+    let kept: Vec<PathBuf> = run
+        .tasks
+        .iter()
+        .filter(|t| {
+            real(t).is_some_and(|path| {
+                let mine = owned.contains(&path);
+                if mine {
+                    given.insert(path);
+                }
+                mine
+            })
+        })
+        .cloned()
+        .collect();
+    if given.len() == owned.len() {
+        run.tasks = kept;
+    }
 }
 
 #[cfg(test)]

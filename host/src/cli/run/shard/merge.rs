@@ -138,25 +138,38 @@ pub(super) fn merge_into(
     // An earlier merge's folder of a unit missing now goes: what the folder holds is what
     // run.json lists.
     for unit in &gathered.missing {
-        let stale = out.join(unit.unit.rel_dir());
-        if stale.exists() {
-            std::fs::remove_dir_all(&stale).map_err(|e| format!("{}: {e}", stale.display()))?;
+        // At whatever width its replicate folder was written (`r05`, `r005`).
+        for rel in unit.unit.candidate_dirs() {
+            let stale = out.join(rel);
+            if stale.exists() {
+                std::fs::remove_dir_all(&stale).map_err(|e| format!("{}: {e}", stale.display()))?;
+            }
         }
     }
     let mut results: Vec<TaskResult> = Vec::new();
     for (unit, result, dir) in &gathered.found {
+        // The plan's folder (its replicate folder as wide as the plan's count); the
+        // result's `replicates` says so, for run.json's path to it.
         let rel = unit.unit.rel_dir();
+        let mut result = result.clone();
+        result.replicates = unit.unit.replicates;
+        // Where the folder given holds it: another width when an older coder-eval ran it.
+        let found = coder_eval::suite::resume::locate(dir, &unit.unit).unwrap_or(rel.clone());
+        let target = out.join(&rel);
         if dir == out {
-            // Kept from the earlier merge: already in place.
-            results.push(result.clone());
+            // Kept from the earlier merge: already in place (moved to the plan's width).
+            if found != rel {
+                std::fs::rename(out.join(&found), &target)
+                    .map_err(|e| format!("{}: {e}", target.display()))?;
+            }
+            results.push(result);
             continue;
         }
-        let target = out.join(&rel);
         if target.exists() {
             std::fs::remove_dir_all(&target).map_err(|e| format!("{}: {e}", target.display()))?;
         }
-        coder_eval::suite::shard::copy_tree(&dir.join(&rel), &target)?;
-        results.push(result.clone());
+        coder_eval::suite::shard::copy_tree(&dir.join(&found), &target)?;
+        results.push(result);
     }
     let expected = coder_eval::suite::expected(plan.units.iter().map(|u| &u.unit));
     let summary = coder_eval::run::write_run(

@@ -4,7 +4,9 @@
 use coder_eval::components::BUILTIN_HARNESSES;
 use coder_eval::run::{Prepared, RunOptions};
 use coder_eval::suite::UnitId;
-use coder_eval::suite::plan::{PlanUnit, UnitInputs, UnitKind, digest_dir, digest_file};
+use coder_eval::suite::plan::{
+    IdTemplate, PlanUnit, UnitInputs, UnitKind, digest_dir, digest_file,
+};
 use coder_eval::task::Task;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -55,17 +57,22 @@ pub(super) async fn plan_units(
     // Relative to the folder the plan is made in (its arguments are), so that a plan
     // names no path of this checkout.
     let cwd = std::env::current_dir().unwrap_or_default();
-    let make = |kind: UnitKind, unit: &UnitId, task: &Task, inputs: UnitInputs| PlanUnit {
-        id: inputs.id(),
-        kind,
-        unit: unit.clone(),
-        result_dir: unit.rel_dir().display().to_string(),
-        task_file: task
-            .path
-            .strip_prefix(&cwd)
-            .map_or_else(|_| task.path.clone(), Path::to_path_buf),
-        inputs,
-    };
+    // `id`: the unit's id when its group's template made it, else made from `inputs`.
+    let make_with =
+        |kind: UnitKind, unit: &UnitId, task: &Task, inputs: UnitInputs, id: Option<String>| {
+            PlanUnit {
+                id: id.unwrap_or_else(|| inputs.id()),
+                kind,
+                unit: unit.clone(),
+                result_dir: unit.rel_dir().display().to_string(),
+                task_file: task
+                    .path
+                    .strip_prefix(&cwd)
+                    .map_or_else(|_| task.path.clone(), Path::to_path_buf),
+                inputs,
+            }
+        };
+    let make = |kind, unit: &UnitId, task: &Task, inputs| make_with(kind, unit, task, inputs, None);
     let mut units = Vec::new();
     for (task, unit) in skip {
         let inputs = UnitInputs {
@@ -97,7 +104,30 @@ pub(super) async fn plan_units(
     let mut components: HashMap<String, Option<String>> = HashMap::new();
     // One look-up per harness, not per unit.
     let mut versions: HashMap<String, Option<String>> = HashMap::new();
+    // The replicates of one task × variant × harness share all their inputs but the
+    // replicate index: worked out once per group, not once per replicate (a plan of
+    // 10000 replicates hashed the task's files and script 10000 times).
+    type GroupKey = (PathBuf, String, Option<String>, String);
+    let mut groups: HashMap<GroupKey, (UnitInputs, Option<IdTemplate>)> = HashMap::new();
     for p in prepared {
+        let key = (
+            p.task.path.clone(),
+            p.unit.task_id.clone(),
+            p.unit.variant.clone(),
+            p.harness.clone(),
+        );
+        if let Some((shared, template)) = groups.get(&key) {
+            let inputs = UnitInputs {
+                replicate: p.unit.replicate,
+                ..shared.clone()
+            };
+            let id = template
+                .as_ref()
+                .zip(p.unit.replicate)
+                .map(|(t, r)| t.id(r));
+            units.push(make_with(UnitKind::Agent, &p.unit, &p.task, inputs, id));
+            continue;
+        }
         let component = match components.get(&p.harness) {
             Some(c) => c.clone(),
             None => {
@@ -140,6 +170,8 @@ pub(super) async fn plan_units(
             coder_eval_version: version.clone(),
             replicate: p.unit.replicate,
         };
+        let template = inputs.id_template();
+        groups.insert(key, (inputs.clone(), template));
         units.push(make(UnitKind::Agent, &p.unit, &p.task, inputs));
     }
     Ok(units)
@@ -208,5 +240,6 @@ pub(super) fn agentless_unit(task: &Task) -> UnitId {
         task_id: task.task_id.clone(),
         harness: coder_eval::run::NO_AGENT.to_string(),
         replicate: None,
+        replicates: None,
     }
 }
