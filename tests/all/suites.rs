@@ -3,72 +3,41 @@
 //! after the host was killed mid-suite. Each test runs the `coder-eval` binary with the
 //! real Claude Code CLI against the scripted model.
 
-use crate::support::{bin, scratch};
-use coder_eval::results::{CompareReport, RunSummary, TaskResult, TaskStatus};
+use crate::support::{Folder, bin, exits, run_isolated, show, summary, task_json};
+use coder_eval::results::{CompareReport, TaskStatus};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 /// A task whose criterion passes on every second check (a counter file outside the
 /// workspace): with `--jobs 1`, exactly half its replicates pass.
-fn flaky_task(dir: &Path, pre_run_sleep: &str) -> PathBuf {
-    std::fs::write(
-        dir.join("script.yaml"),
+fn flaky_task(dir: &Folder, pre_run_sleep: &str) -> PathBuf {
+    dir.write(
+        "script.yaml",
         "name: flaky\nreplies:\n  - text: I'll write it.\n    tool_calls:\n      - write_file: {path: out.txt, content: \"hi\\n\"}\n  - text: Done.\n",
-    )
-    .unwrap();
+    );
     // Hidden: the grader's state, not one of the task folder's files (a unit's id
     // digests those; `--resume` would run a changed one again).
     let counter = dir.join(".count");
-    let task = dir.join("task.yaml");
-    std::fs::write(
-        &task,
-        format!(
+    dir.write(
+        "task.yaml",
+        &format!(
             "task_id: flaky\ninitial_prompt: Write out.txt.\nagent:\n  type: claude-code\n  scripted_model: script.yaml\nrun_limits:\n  max_turns: 5\n  turn_timeout: 120\npre_run: [\"sleep {pre_run_sleep}\"]\nsuccess_criteria:\n  - type: run_command\n    description: every second check passes\n    command: \"n=$(( $(cat {c} 2>/dev/null || echo 0) + 1 )); echo $n > {c}; [ $((n % 2)) -eq 0 ]\"\n    expected_exit_code: 0\n",
             c = counter.display()
         ),
-    )
-    .unwrap();
-    task
-}
-
-fn run(args: &[&str], extra: &[&Path]) -> Output {
-    let mut cmd = Command::new(bin());
-    cmd.args(args).args(extra);
-    if crate::live_claude::netns_available() {
-        cmd.arg("--isolate-network");
-    }
-    cmd.output().expect("coder-eval runs")
-}
-
-fn summary(out: &Path) -> RunSummary {
-    serde_json::from_str(&std::fs::read_to_string(out.join("run.json")).unwrap()).unwrap()
-}
-
-fn task_json(path: &Path) -> TaskResult {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap())
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-fn show(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout: {}\nstderr: {}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
     )
 }
 
 #[test]
 fn repeats_of_a_flaky_task_give_pass_at_k_and_the_flaky_flag() {
-    let dir = scratch("suite-repeats");
+    let dir = Folder::new("suite-repeats");
     let task = flaky_task(&dir, "0");
     let out = dir.join("out");
-    let o = run(
+    let o = run_isolated(
         &["run", "--repeats", "4", "--jobs", "1", "--out"],
         &[&out, &task],
     );
     // Two replicates failed: exit code 1.
-    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    exits(&o, 1);
     for r in 0..4 {
         let t = task_json(&out.join(format!("flaky/claude-code/r{r:02}/task.json")));
         assert_eq!(t.replicate, Some(r));
@@ -108,33 +77,26 @@ fn repeats_of_a_flaky_task_give_pass_at_k_and_the_flaky_flag() {
 
 #[test]
 fn experiment_variants_run_offline_with_lineage_and_compare() {
-    let dir = scratch("suite-experiment");
-    std::fs::create_dir_all(dir.join("exp/scripts")).unwrap();
-    std::fs::create_dir_all(dir.join("task")).unwrap();
-    std::fs::write(
-        dir.join("exp/scripts/good.yaml"),
+    let dir = Folder::new("suite-experiment");
+    dir.write(
+        "exp/scripts/good.yaml",
         "name: good\nreplies:\n  - text: Writing.\n    tool_calls:\n      - write_file: {path: ok.txt, content: \"ok\\n\"}\n  - text: Done.\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("exp/scripts/bad.yaml"),
+    );
+    dir.write(
+        "exp/scripts/bad.yaml",
         "name: bad\nreplies:\n  - text: I will not write anything.\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("task/task.yaml"),
+    );
+    dir.write(
+        "task/task.yaml",
         "task_id: write_ok\ninitial_prompt: Write ok.txt.\nagent:\n  type: claude-code\nrun_limits:\n  max_turns: 9\n  turn_timeout: 120\nsuccess_criteria:\n  - type: file_exists\n    path: ok.txt\n",
-    )
-    .unwrap();
-    let exp = dir.join("exp/experiment.yaml");
-    std::fs::write(
-        &exp,
+    );
+    let exp = dir.write(
+        "exp/experiment.yaml",
         "experiment_id: good-vs-bad\ndescription: two scripted models\ndefaults:\n  run_limits: {max_turns: 4, max_tool_calls: 20}\n  prompt_mutations:\n    - {type: prefix, content: \"Be brief.\"}\nvariants:\n  - variant_id: bad\n    agent: {scripted_model: scripts/bad.yaml}\n  - variant_id: good\n    agent: {scripted_model: scripts/good.yaml}\n    run_limits: {max_tool_calls: 7}\n",
-    )
-    .unwrap();
+    );
     let out = dir.join("out");
     let task = dir.join("task/task.yaml");
-    let o = run(
+    let o = run_isolated(
         &[
             "run",
             "--experiment",
@@ -145,7 +107,7 @@ fn experiment_variants_run_offline_with_lineage_and_compare() {
         ],
         &[&out, &task],
     );
-    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    exits(&o, 1);
     let good = task_json(&out.join("good/write_ok/claude-code/task.json"));
     let bad = task_json(&out.join("bad/write_ok/claude-code/task.json"));
     assert_eq!(good.status.as_str(), "SUCCESS", "{:?}", good.error);
@@ -226,7 +188,7 @@ fn experiment_variants_run_offline_with_lineage_and_compare() {
 
 #[test]
 fn resume_after_a_kill_mid_suite_reruns_only_the_unfinished_units() {
-    let dir = scratch("suite-resume");
+    let dir = Folder::new("suite-resume");
     let task = flaky_task(&dir, "1");
     let out = dir.join("out");
     let mut cmd = Command::new(bin());
@@ -276,9 +238,8 @@ fn resume_after_a_kill_mid_suite_reruns_only_the_unfinished_units() {
         Some((4 - rows) as u64),
         "{run_json}"
     );
-    let o = run(&["run", "--resume"], &[&out]);
-    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
-    let stderr = String::from_utf8_lossy(&o.stderr);
+    let o = run_isolated(&["run", "--resume"], &[&out]);
+    let stderr = exits(&o, 1);
     assert!(
         stderr.contains(&format!(
             "{} unit(s) complete and kept, {} to run",
@@ -312,21 +273,19 @@ fn check_validates_experiment_files_too() {
         .arg(root.join("examples/experiments/hello-date.yaml"))
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    exits(&o, 0);
     assert!(
         String::from_utf8_lossy(&o.stdout).contains("experiment `hello-date`"),
         "{}",
         show(&o)
     );
-    let dir = scratch("check-experiment");
-    let bad = dir.join("bad.yaml");
-    std::fs::write(
-        &bad,
+    let dir = Folder::new("check-experiment");
+    let bad = dir.write(
+        "bad.yaml",
         "experiment_id: bad-one\nvariants:\n  - variant_id: a\n    agnet: {type: claude-code}\n",
-    )
-    .unwrap();
+    );
     let o = Command::new(bin()).arg("check").arg(&bad).output().unwrap();
-    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    exits(&o, 2);
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("agnet"),
         "{}",
@@ -399,14 +358,12 @@ fn the_example_experiment_resolves() {
 
 #[test]
 fn bad_suite_input_is_refused_before_anything_runs() {
-    let dir = scratch("suite-bad-input");
+    let dir = Folder::new("suite-bad-input");
     let task = flaky_task(&dir, "0");
-    let exp = dir.join("exp.yaml");
-    std::fs::write(
-        &exp,
+    let exp = dir.write(
+        "exp.yaml",
         "experiment_id: x\nvariants:\n  - variant_id: a\n    agent: {modle: m}\n",
-    )
-    .unwrap();
+    );
     let out = dir.join("out");
     for (args, expect) in [
         (
@@ -451,7 +408,7 @@ fn bad_suite_input_is_refused_before_anything_runs() {
         .arg(&dir)
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    exits(&o, 2);
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("invocation.json"),
         "{}",
@@ -459,39 +416,27 @@ fn bad_suite_input_is_refused_before_anything_runs() {
     );
 }
 
-/// Runs `coder-eval` with `args` in `dir`, no network namespace (for load errors).
-fn run_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(bin())
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .expect("coder-eval runs")
-}
-
 #[test]
 fn result_folders_that_would_nest_or_use_a_reserved_name_are_refused_naming_both_files() {
-    let dir = scratch("suite-nested-folders");
-    std::fs::write(
-        dir.join("plain.yaml"),
+    let dir = Folder::new("suite-nested-folders");
+    dir.write(
+        "plain.yaml",
         "task_id: s\ninitial_prompt: hi\nagent: {type: claude-code}\nsuccess_criteria: []\n",
-    )
-    .unwrap();
+    );
     // Row `claude-code` would write to s/claude-code/claude-code/, inside task s's folder.
     for (row, word) in [
         ("claude-code", "harness"),
         ("workspace", "own folder"),
         ("r01", "replicate"),
     ] {
-        std::fs::write(
-            dir.join("rows.yaml"),
-            format!(
+        dir.write(
+            "rows.yaml",
+            &format!(
                 "task_id: s\ninitial_prompt: hi\nagent: {{type: claude-code}}\ndataset:\n  rows: [{{id: ok}}, {{id: {row}}}]\nsuccess_criteria: []\n"
             ),
-        )
-        .unwrap();
-        let o = run_in(&dir, &["run", "--out", "out", "plain.yaml", "rows.yaml"]);
-        assert_eq!(o.status.code(), Some(2), "{}", show(&o));
-        let err = String::from_utf8_lossy(&o.stderr);
+        );
+        let o = dir.run(&["run", "--out", "out", "plain.yaml", "rows.yaml"]);
+        let err = exits(&o, 2);
         assert!(
             err.contains(&format!("s/{row}")) && err.contains("rows.yaml") && err.contains(word),
             "{row}: {err}"
@@ -501,16 +446,14 @@ fn result_folders_that_would_nest_or_use_a_reserved_name_are_refused_naming_both
     // A task id that names a file of the run's folder: refused before anything runs
     // (the run would end unable to write its run.json).
     for name in ["run.json", "report.html"] {
-        std::fs::write(
-            dir.join("file.yaml"),
-            format!(
+        dir.write(
+            "file.yaml",
+            &format!(
                 "task_id: {name}\ninitial_prompt: hi\nagent: {{type: claude-code}}\nsuccess_criteria: []\n"
             ),
-        )
-        .unwrap();
-        let o = run_in(&dir, &["run", "--out", "out", "file.yaml"]);
-        assert_eq!(o.status.code(), Some(2), "{}", show(&o));
-        let err = String::from_utf8_lossy(&o.stderr);
+        );
+        let o = dir.run(&["run", "--out", "out", "file.yaml"]);
+        let err = exits(&o, 2);
         assert!(
             err.contains(name) && err.contains("a file of the run's folder"),
             "{name}: {err}"
@@ -518,14 +461,12 @@ fn result_folders_that_would_nest_or_use_a_reserved_name_are_refused_naming_both
         assert!(!dir.join("out").join(name).exists(), "nothing runs");
     }
     // The same task id in two files: the message names both.
-    std::fs::write(
-        dir.join("again.yaml"),
+    dir.write(
+        "again.yaml",
         "task_id: s\ninitial_prompt: hello\nagent: {type: claude-code}\nsuccess_criteria: []\n",
-    )
-    .unwrap();
-    let o = run_in(&dir, &["run", "--out", "out", "plain.yaml", "again.yaml"]);
-    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
-    let err = String::from_utf8_lossy(&o.stderr);
+    );
+    let o = dir.run(&["run", "--out", "out", "plain.yaml", "again.yaml"]);
+    let err = exits(&o, 2);
     assert!(
         err.contains("given twice") && err.contains("plain.yaml") && err.contains("again.yaml"),
         "{err}"
@@ -534,35 +475,29 @@ fn result_folders_that_would_nest_or_use_a_reserved_name_are_refused_naming_both
 
 #[test]
 fn a_misspelt_define_names_the_command_line_and_resume_refuses_new_options() {
-    let dir = scratch("suite-define-resume");
-    std::fs::write(
-        dir.join("task.yaml"),
+    let dir = Folder::new("suite-define-resume");
+    dir.write(
+        "task.yaml",
         "task_id: t\ninitial_prompt: hi\nagent: {type: claude-code}\nrun_limits:\n  max_turns: 3\nsuccess_criteria: []\n",
-    )
-    .unwrap();
-    let o = run_in(&dir, &["run", "-D", "run_limits.max_turn=2", "task.yaml"]);
-    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
-    let err = String::from_utf8_lossy(&o.stderr);
+    );
+    let o = dir.run(&["run", "-D", "run_limits.max_turn=2", "task.yaml"]);
+    let err = exits(&o, 2);
     assert!(
         err.contains("-D run_limits.max_turn=2") && !err.contains("task.yaml:"),
         "{err}"
     );
-    let o = run_in(
-        &dir,
-        &[
-            "run",
-            "--resume",
-            "runs/x",
-            "--repeats",
-            "2",
-            "--harness",
-            "codex",
-            "-D",
-            "repeats=2",
-        ],
-    );
-    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let o = dir.run(&[
+        "run",
+        "--resume",
+        "runs/x",
+        "--repeats",
+        "2",
+        "--harness",
+        "codex",
+        "-D",
+        "repeats=2",
+    ]);
+    let err = exits(&o, 2);
     assert!(
         err.contains("--repeats") && err.contains("--harness") && err.contains("-D"),
         "{err}"
@@ -571,26 +506,24 @@ fn a_misspelt_define_names_the_command_line_and_resume_refuses_new_options() {
 
 #[test]
 fn grade_write_of_a_replicate_updates_its_run_json_row_statistics_junit_and_report() {
-    let dir = scratch("suite-grade-write");
+    let dir = Folder::new("suite-grade-write");
     let task = flaky_task(&dir, "0");
     let out = dir.join("out");
-    let o = run(
+    let o = run_isolated(
         &["run", "--repeats", "2", "--jobs", "1", "--out"],
         &[&out, &task],
     );
     // r00 fails (first check), r01 passes.
-    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    exits(&o, 1);
     assert_eq!(summary(&out).statistics[0].passes, 1);
     // Graded again by a task file whose criterion always passes.
     let text = std::fs::read_to_string(&task).unwrap();
     let start = text.find("    command:").unwrap();
     let end = start + text[start..].find('\n').unwrap();
-    let lenient = dir.join("lenient.yaml");
-    std::fs::write(
-        &lenient,
-        format!("{}    command: \"true\"{}", &text[..start], &text[end..]),
-    )
-    .unwrap();
+    let lenient = dir.write(
+        "lenient.yaml",
+        &format!("{}    command: \"true\"{}", &text[..start], &text[end..]),
+    );
     let o = Command::new(bin())
         .arg("grade")
         .arg(out.join("flaky/claude-code/r00"))
@@ -599,7 +532,7 @@ fn grade_write_of_a_replicate_updates_its_run_json_row_statistics_junit_and_repo
         .arg("--write")
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    exits(&o, 0);
     let s = summary(&out);
     let rows: Vec<_> = s.rows.iter().map(|r| (r.replicate, r.status)).collect();
     assert_eq!(
@@ -624,22 +557,20 @@ fn grade_write_of_a_replicate_updates_its_run_json_row_statistics_junit_and_repo
 
 #[test]
 fn check_warns_of_a_missing_harness_and_refuses_a_task_id_given_by_two_files() {
-    let dir = scratch("suite-check-consistent");
+    let dir = Folder::new("suite-check-consistent");
     let plain = "task_id: s\ninitial_prompt: hi\nsuccess_criteria: []\n";
-    std::fs::write(dir.join("one.yaml"), plain).unwrap();
-    std::fs::write(dir.join("two.yaml"), plain).unwrap();
-    let o = run_in(&dir, &["check", "one.yaml"]);
-    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
-    let err = String::from_utf8_lossy(&o.stderr);
+    dir.write("one.yaml", plain);
+    dir.write("two.yaml", plain);
+    let o = dir.run(&["check", "one.yaml"]);
+    let err = exits(&o, 0);
     assert!(
         err.contains("warning: one.yaml") && err.contains("no harness given"),
         "{err}"
     );
-    let o = run_in(&dir, &["check", "--harness", "claude-code", "one.yaml"]);
+    let o = dir.run(&["check", "--harness", "claude-code", "one.yaml"]);
     assert!(!String::from_utf8_lossy(&o.stderr).contains("no harness"));
-    let o = run_in(&dir, &["check", "one.yaml", "two.yaml"]);
-    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let o = dir.run(&["check", "one.yaml", "two.yaml"]);
+    let err = exits(&o, 2);
     assert!(
         err.contains("given twice") && err.contains("one.yaml") && err.contains("two.yaml"),
         "{err}"
@@ -648,36 +579,30 @@ fn check_warns_of_a_missing_harness_and_refuses_a_task_id_given_by_two_files() {
 
 #[test]
 fn resume_runs_again_a_complete_unit_whose_task_changed_since_it_ran() {
-    let dir = scratch("suite-resume-changed");
+    let dir = Folder::new("suite-resume-changed");
     let write_task = |name: &str, criterion_path: &str| {
-        std::fs::create_dir_all(dir.join(name)).unwrap();
-        std::fs::write(
-            dir.join(name).join("script.yaml"),
+        dir.write(
+            &format!("{name}/script.yaml"),
             "name: write\nreplies:\n  - text: I'll write it.\n    tool_calls:\n      - write_file: {path: out.txt, content: \"hi\\n\"}\n  - text: Done.\n",
-        )
-        .unwrap();
-        let task = dir.join(name).join("task.yaml");
-        std::fs::write(
-            &task,
-            format!(
+        );
+        dir.write(
+            &format!("{name}/task.yaml"),
+            &format!(
                 "task_id: {name}\ninitial_prompt: Write out.txt.\nagent:\n  type: claude-code\n  scripted_model: script.yaml\nrun_limits:\n  max_turns: 5\n  turn_timeout: 120\nsuccess_criteria:\n  - type: file_exists\n    path: {criterion_path}\n"
             ),
         )
-        .unwrap();
-        task
     };
     let a = write_task("a", "out.txt");
     let b = write_task("b", "out.txt");
     let out = dir.join("out");
-    let o = run(&["run", "--out"], &[&out, &a, &b]);
-    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let o = run_isolated(&["run", "--out"], &[&out, &a, &b]);
+    exits(&o, 0);
     let b_json = out.join("b/claude-code/task.json");
     let b_before = std::fs::read(&b_json).unwrap();
     // a's criterion changes after it ran: its result was graded against the old one.
     write_task("a", "other.txt");
-    let o = run(&["run", "--resume"], &[&out]);
-    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
-    let stderr = String::from_utf8_lossy(&o.stderr);
+    let o = run_isolated(&["run", "--resume"], &[&out]);
+    let stderr = exits(&o, 1);
     assert!(
         stderr.contains("note: a/claude-code: its inputs changed since it ran"),
         "{}",
@@ -694,8 +619,8 @@ fn resume_runs_again_a_complete_unit_whose_task_changed_since_it_ran() {
     );
     assert_eq!(std::fs::read(&b_json).unwrap(), b_before, "b was rewritten");
     // Resumed again with nothing changed: both kept (the ids of now were recorded).
-    let o = run(&["run", "--resume"], &[&out]);
-    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let o = run_isolated(&["run", "--resume"], &[&out]);
+    exits(&o, 1);
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("2 unit(s) complete and kept, 0 to run"),
         "{}",
@@ -706,13 +631,12 @@ fn resume_runs_again_a_complete_unit_whose_task_changed_since_it_ran() {
 
 #[test]
 fn check_refuses_the_experiment_errors_run_refuses() {
-    let dir = scratch("check-experiment-refusals");
-    std::fs::write(
-        dir.join("task.yaml"),
+    let dir = Folder::new("check-experiment-refusals");
+    dir.write(
+        "task.yaml",
         "task_id: t\ninitial_prompt: Write app.py.\nagent:\n  type: claude-code\nsuccess_criteria:\n  - type: file_exists\n    path: app.py\n",
-    )
-    .unwrap();
-    std::fs::write(dir.join("ok.yaml"), "name: ok\nreplies:\n  - text: Done.\n").unwrap();
+    );
+    dir.write("ok.yaml", "name: ok\nreplies:\n  - text: Done.\n");
     for (name, body, says) in [
         (
             "bad-regex",
@@ -761,32 +685,22 @@ fn check_refuses_the_experiment_errors_run_refuses() {
 /// (source `cli`, the command line's script) and the run names the variants it replaced.
 #[test]
 fn a_command_line_script_replaces_the_variants_scripts_and_lineage_says_cli() {
-    let dir = scratch("suite-cli-script");
-    std::fs::create_dir_all(dir.join("exp")).unwrap();
-    std::fs::create_dir_all(dir.join("task")).unwrap();
-    std::fs::write(
-        dir.join("good.yaml"),
+    let dir = Folder::new("suite-cli-script");
+    dir.write(
+        "good.yaml",
         "name: good\nreplies:\n  - text: Writing.\n    tool_calls:\n      - write_file: {path: ok.txt, content: \"ok\\n\"}\n  - text: Done.\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("exp/lazy.yaml"),
-        "name: lazy\nreplies:\n  - text: Done.\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("task/task.yaml"),
+    );
+    dir.write("exp/lazy.yaml", "name: lazy\nreplies:\n  - text: Done.\n");
+    dir.write(
+        "task/task.yaml",
         "task_id: write_ok\ninitial_prompt: Write ok.txt.\nagent:\n  type: claude-code\nretry: {max_retries: 3}\nrun_limits:\n  max_turns: 4\n  turn_timeout: 120\nsuccess_criteria:\n  - type: file_exists\n    path: ok.txt\n",
-    )
-    .unwrap();
-    let exp = dir.join("exp/experiment.yaml");
-    std::fs::write(
-        &exp,
+    );
+    let exp = dir.write(
+        "exp/experiment.yaml",
         "experiment_id: script-vs-lazy\nvariants:\n  - variant_id: base\n  - variant_id: lazy\n    agent: {scripted_model: lazy.yaml}\n",
-    )
-    .unwrap();
+    );
     let out = dir.join("out");
-    let o = run(
+    let o = run_isolated(
         &[
             "run",
             "--experiment",
@@ -830,24 +744,18 @@ fn a_command_line_script_replaces_the_variants_scripts_and_lineage_says_cli() {
 /// names it and where it comes from (was: "No such file or directory (os error 2)").
 #[test]
 fn resume_of_a_moved_run_names_the_recorded_cwd() {
-    let dir = scratch("suite-resume-moved");
-    let a = dir.join("a");
-    std::fs::create_dir_all(a.join("task")).unwrap();
-    std::fs::write(
-        a.join("task/script.yaml"),
-        "name: s\nreplies:\n  - text: Done.\n",
-    )
-    .unwrap();
-    std::fs::write(
-        a.join("task/task.yaml"),
+    let dir = Folder::new("suite-resume-moved");
+    let a = dir.sub("a");
+    a.write("task/script.yaml", "name: s\nreplies:\n  - text: Done.\n");
+    a.write(
+        "task/task.yaml",
         "task_id: t\ninitial_prompt: Say done.\nagent:\n  type: claude-code\n  scripted_model: script.yaml\nrun_limits:\n  max_turns: 3\n  turn_timeout: 120\nsuccess_criteria:\n  - type: run_command\n    command: \"true\"\n",
-    )
-    .unwrap();
-    let o = run_in(&a, &["run", "task/task.yaml", "--out", "runs/x"]);
-    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    );
+    let o = a.run(&["run", "task/task.yaml", "--out", "runs/x"]);
+    exits(&o, 0);
     // And one in the default folder, runs/<timestamp>.
-    let o = run_in(&a, &["run", "task/task.yaml"]);
-    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let o = a.run(&["run", "task/task.yaml"]);
+    exits(&o, 0);
     let stamped = std::fs::read_dir(a.join("runs"))
         .unwrap()
         .flatten()
@@ -863,9 +771,8 @@ fn resume_of_a_moved_run_names_the_recorded_cwd() {
         .unwrap();
     assert!(cp.success());
     for run in ["x", stamped.as_str()] {
-        let o = run_in(&dir, &["run", "--resume", &format!("b/runs/{run}")]);
-        assert_eq!(o.status.code(), Some(0), "{}", show(&o));
-        let stderr = String::from_utf8_lossy(&o.stderr);
+        let o = dir.run(&["run", "--resume", &format!("b/runs/{run}")]);
+        let stderr = exits(&o, 0);
         assert!(
             stderr.contains("is not the folder the run wrote")
                 && stderr.contains(&a.join("runs").join(run).display().to_string()),
@@ -874,16 +781,15 @@ fn resume_of_a_moved_run_names_the_recorded_cwd() {
         );
     }
     // Resuming the original: no such note.
-    let o = run_in(&dir, &["run", "--resume", "a/runs/x"]);
+    let o = dir.run(&["run", "--resume", "a/runs/x"]);
     assert!(
         !String::from_utf8_lossy(&o.stderr).contains("is not the folder"),
         "{}",
         show(&o)
     );
     std::fs::rename(&a, dir.join("c")).unwrap();
-    let o = run_in(&dir, &["run", "--resume", "b/runs/x"]);
-    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
-    let stderr = String::from_utf8_lossy(&o.stderr);
+    let o = dir.run(&["run", "--resume", "b/runs/x"]);
+    let stderr = exits(&o, 2);
     assert!(
         stderr.contains("invocation.json's cwd") && stderr.contains(&a.display().to_string()),
         "{}",
@@ -895,25 +801,20 @@ fn resume_of_a_moved_run_names_the_recorded_cwd() {
 /// (stderr) and exits 1, its JSON holding no pair and a null p.
 #[test]
 fn compare_with_no_paired_task_warns_and_exits_one() {
-    let dir = scratch("suite-compare-unpaired");
-    std::fs::write(
-        dir.join("script.yaml"),
-        "name: s\nreplies:\n  - text: Done.\n",
-    )
-    .unwrap();
+    let dir = Folder::new("suite-compare-unpaired");
+    dir.write("script.yaml", "name: s\nreplies:\n  - text: Done.\n");
     for id in ["one", "two"] {
-        std::fs::write(
-            dir.join(format!("{id}.yaml")),
-            format!(
+        dir.write(
+            &format!("{id}.yaml"),
+            &format!(
                 "task_id: {id}\ninitial_prompt: Say done.\nagent:\n  type: claude-code\n  scripted_model: script.yaml\nrun_limits:\n  max_turns: 3\n  turn_timeout: 120\nsuccess_criteria:\n  - type: run_command\n    command: \"true\"\n"
             ),
-        )
-        .unwrap();
-        let o = run_in(&dir, &["run", &format!("{id}.yaml"), "--out", id]);
-        assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+        );
+        let o = dir.run(&["run", &format!("{id}.yaml"), "--out", id]);
+        exits(&o, 0);
     }
-    let o = run_in(&dir, &["compare", "one", "two", "--json"]);
-    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let o = dir.run(&["compare", "one", "two", "--json"]);
+    exits(&o, 1);
     assert!(
         String::from_utf8_lossy(&o.stderr).contains("nothing compared"),
         "{}",
@@ -928,14 +829,12 @@ fn compare_with_no_paired_task_warns_and_exits_one() {
 /// `agent.type`; it names the experiment file and the variant.
 #[test]
 fn a_variants_unknown_harness_names_the_experiment_and_the_variant() {
-    let dir = scratch("variant-harness");
+    let dir = Folder::new("variant-harness");
     let task = flaky_task(&dir, "0");
-    let exp = dir.join("exp.yaml");
-    std::fs::write(
-        &exp,
+    let exp = dir.write(
+        "exp.yaml",
         "experiment_id: h\nvariants:\n  - variant_id: good\n  - variant_id: bad\n    agent: {type: nosuch}\n",
-    )
-    .unwrap();
+    );
     let o = Command::new(bin())
         .args(["run", "--experiment"])
         .arg(&exp)
@@ -944,8 +843,7 @@ fn a_variants_unknown_harness_names_the_experiment_and_the_variant() {
         .arg(dir.join("out"))
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let err = exits(&o, 2);
     assert!(
         err.contains(&format!("{}: variants[bad].agent.type", exp.display()))
             && err.contains("unknown harness `nosuch`")
@@ -960,15 +858,14 @@ fn a_variants_unknown_harness_names_the_experiment_and_the_variant() {
 /// by name, and no usage line advertises `--resume <RUN_DIR> [TASKS]...`.
 #[test]
 fn resume_refuses_task_files_out_and_experiment_without_advertising_them() {
-    let dir = scratch("suite-resume-usage");
+    let dir = Folder::new("suite-resume-usage");
     for (extra, names) in [
         (&["t.yaml"][..], "task files"),
         (&["--out", "y"][..], "--out"),
         (&["--experiment", "e.yaml"][..], "--experiment"),
     ] {
-        let o = run_in(&dir, &[&["run", "--resume", "runs/x"][..], extra].concat());
-        assert_eq!(o.status.code(), Some(2), "{}", show(&o));
-        let err = String::from_utf8_lossy(&o.stderr);
+        let o = dir.run(&[&["run", "--resume", "runs/x"][..], extra].concat());
+        let err = exits(&o, 2);
         assert!(
             err.contains(&format!("{names} cannot be given with it")) && !err.contains("TASKS"),
             "{err}"
@@ -1043,30 +940,23 @@ impl Drop for Writes {
 /// end: counted by the temporary files it is written through (inotify), not timed.
 #[test]
 fn an_interrupted_suite_writes_run_json_once_at_the_stop_not_once_per_unit_not_run() {
-    let dir = scratch("suite-stop-writes");
+    let dir = Folder::new("suite-stop-writes");
     let out = dir.join("out");
     std::fs::create_dir_all(&out).unwrap();
     // A stand-in for `claude`: `--version` answers; a launch says so, then hangs.
-    let cli = dir.join("claude");
-    std::fs::write(
-        &cli,
-        format!(
+    let cli = dir.write(
+        "claude",
+        &format!(
             "#!/bin/sh\nif [ \"$1\" = \"--version\" ]; then echo \"stand-in 1.0\"; exit 0; fi\ntouch {}/launched\nexec sleep 600\n",
             dir.display()
         ),
-    )
-    .unwrap();
+    );
     std::fs::set_permissions(&cli, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    std::fs::write(
-        dir.join("script.yaml"),
-        "name: quiet\nreplies:\n  - text: Done.\n",
-    )
-    .unwrap();
-    std::fs::write(
-        dir.join("task.yaml"),
+    dir.write("script.yaml", "name: quiet\nreplies:\n  - text: Done.\n");
+    dir.write(
+        "task.yaml",
         "task_id: hang\ninitial_prompt: hi\nagent:\n  type: claude-code\n  scripted_model: script.yaml\nrun_limits:\n  max_turns: 2\n  turn_timeout: 600\nsuccess_criteria: []\n",
-    )
-    .unwrap();
+    );
     let writes = Writes::watch(&out);
     let units = 150;
     let mut child = Command::new(bin())
@@ -1098,7 +988,7 @@ fn an_interrupted_suite_writes_run_json_once_at_the_stop_not_once_per_unit_not_r
     }
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(130), "{}", show(&o));
+    exits(&o, 130);
     // Written at the start and once by the stop; not once per unit.
     let writes = writes.count("run.json");
     assert!(
@@ -1118,19 +1008,15 @@ fn an_interrupted_suite_writes_run_json_once_at_the_stop_not_once_per_unit_not_r
 
 #[test]
 fn repeats_of_an_agentless_task_are_not_applied_and_a_note_says_so() {
-    let dir = scratch("suite-agentless-repeats");
-    std::fs::create_dir_all(dir.join("tpl")).unwrap();
-    std::fs::write(dir.join("tpl/ok.txt"), "ok\n").unwrap();
-    let task = dir.join("task.yaml");
-    std::fs::write(
-        &task,
+    let dir = Folder::new("suite-agentless-repeats");
+    dir.write("tpl/ok.txt", "ok\n");
+    let task = dir.write(
+        "task.yaml",
         "task_id: none_ok\nagent: {type: none}\nsandbox: {template_dir: tpl}\nsuccess_criteria:\n  - type: file_exists\n    path: ok.txt\n",
-    )
-    .unwrap();
+    );
     let out = dir.join("out");
-    let o = run(&["run", "--repeats", "250", "--out"], &[&out, &task]);
-    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
-    let stderr = String::from_utf8_lossy(&o.stderr);
+    let o = run_isolated(&["run", "--repeats", "250", "--out"], &[&out, &task]);
+    let stderr = exits(&o, 0);
     assert_eq!(
         stderr
             .matches("task none_ok is agent.type: none: it runs once")
@@ -1177,12 +1063,12 @@ fn stats_run(dir: &Path, experiment: Option<&str>, tasks: &[(&str, u32)], missin
 
 #[test]
 fn compare_names_both_folders_and_warns_of_other_experiments_and_missing_replicates() {
-    let dir = scratch("suite-compare-warnings");
+    let dir = Folder::new("suite-compare-warnings");
     stats_run(&dir.join("a"), Some("exp-one"), &[("t1", 0), ("t2", 1)], 3);
     stats_run(&dir.join("b"), Some("exp-two"), &[("t1", 2), ("t2", 2)], 0);
     stats_run(&dir.join("c"), Some("exp-two"), &[("t1", 1), ("t2", 2)], 0);
-    let o = run_in(&dir, &["compare", "a", "b"]);
-    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let o = dir.run(&["compare", "a", "b"]);
+    exits(&o, 0);
     let (out, err) = (
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr),
@@ -1197,7 +1083,7 @@ fn compare_names_both_folders_and_warns_of_other_experiments_and_missing_replica
         "{err}"
     );
     // JSON and HTML carry the folders and the warnings too.
-    let o = run_in(&dir, &["compare", "a", "b", "--json", "--html", "cmp.html"]);
+    let o = dir.run(&["compare", "a", "b", "--json", "--html", "cmp.html"]);
     let c: CompareReport = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(
         (c.a_run.as_deref(), c.b_run.as_deref()),
@@ -1210,8 +1096,8 @@ fn compare_names_both_folders_and_warns_of_other_experiments_and_missing_replica
         "{html}"
     );
     // One experiment, nothing missing: no warning.
-    let o = run_in(&dir, &["compare", "b", "c"]);
-    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let o = dir.run(&["compare", "b", "c"]);
+    exits(&o, 0);
     assert!(
         !String::from_utf8_lossy(&o.stderr).contains("warning"),
         "{}",
@@ -1222,15 +1108,13 @@ fn compare_names_both_folders_and_warns_of_other_experiments_and_missing_replica
 
 #[test]
 fn check_reports_every_type_error_of_an_experiment_file() {
-    let dir = scratch("check-experiment-every-error");
-    std::fs::write(
-        dir.join("types.yaml"),
+    let dir = Folder::new("check-experiment-every-error");
+    dir.write(
+        "types.yaml",
         "experiment_id: types\ndefaults:\n  repeats: \"three\"\nvariants:\n  - variant_id: a\n    run_limits: {max_turns: \"lots\"}\n",
-    )
-    .unwrap();
-    let o = run_in(&dir, &["check", "types.yaml"]);
-    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
-    let err = String::from_utf8_lossy(&o.stderr);
+    );
+    let o = dir.run(&["check", "types.yaml"]);
+    let err = exits(&o, 2);
     let errors: Vec<&str> = err.lines().filter(|l| l.starts_with("error: ")).collect();
     assert_eq!(errors.len(), 2, "{}", show(&o));
     assert!(errors[0].contains("types.yaml:3:"), "{}", show(&o));

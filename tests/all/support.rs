@@ -1,11 +1,13 @@
 //! Helpers shared by the test modules.
 
 mod command;
+mod folder;
 
 use coder_eval::results::{ToolOutcome, TurnRecord};
 pub use command::{
     executable, isolate, pid_namespace_available, run_isolated, show, summary, task_json,
 };
+pub use folder::{Folder, exits};
 use std::path::{Path, PathBuf};
 
 /// The repository root.

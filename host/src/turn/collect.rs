@@ -186,15 +186,25 @@ impl Collector {
                 over_budget = Some(breach.budget.stop_reason());
             }
         }
-        let fired = match &stamped.event {
+        // The trajectory keeps the event as it came; the handlers take their own copy, or,
+        // when no trajectory is kept (replay), the event itself: its strings move into the
+        // record instead of being copied.
+        let tool_start = matches!(stamped.event, Event::ToolCallStarted { .. });
+        let (kept, event) = if self.keep_trajectory {
+            let event = stamped.event.clone();
+            (Some(stamped), event)
+        } else {
+            (None, stamped.event)
+        };
+        let fired = match event {
             Event::Diagnostic { kind, message, raw } => {
-                self.on_diagnostic(line, at, kind, message, raw);
+                self.on_diagnostic(line, at, &kind, &message, &raw);
                 None
             }
             // events@0.2.0: also noted as the diagnostic a harness@0.1.0 component sends in
             // their place (harness_kit::down_to_diagnostic), then acted on while counting:
             // a retried call is un-counted, unreported work makes the totals partial.
-            event @ (Event::ModelCallRetried { .. } | Event::Unreported { .. }) => {
+            ref event @ (Event::ModelCallRetried { .. } | Event::Unreported { .. }) => {
                 if let Some((kind, message)) = harness_kit::down_to_diagnostic(event) {
                     self.on_diagnostic(line, at, &kind, &message, "");
                 }
@@ -224,7 +234,7 @@ impl Collector {
                 usage,
                 cost_usd,
             } => {
-                self.on_message(at, message_id, parent_call_id, text, *usage, *cost_usd);
+                self.on_message(at, message_id, parent_call_id, text, usage, cost_usd);
                 None
             }
             Event::ToolCallStarted {
@@ -232,7 +242,7 @@ impl Collector {
                 name,
                 input_json,
                 parent_call_id,
-            } => self.on_tool_start(line, at, call_id, name, input_json, parent_call_id),
+            } => self.on_tool_start(line, at, call_id, name, &input_json, parent_call_id),
             Event::ToolCallFinished {
                 call_id,
                 status,
@@ -244,11 +254,11 @@ impl Collector {
                     line,
                     at,
                     tools::ToolEnd {
-                        call_id,
-                        status: *status,
+                        call_id: &call_id,
+                        status,
                         output_excerpt,
-                        exit_code: *exit_code,
-                        cli_duration_ms: *cli_duration_ms,
+                        exit_code,
+                        cli_duration_ms,
                     },
                 );
                 None
@@ -265,25 +275,23 @@ impl Collector {
                 usage,
             } => {
                 self.cli_result = Some(CliResult {
-                    success: *success,
-                    error_kind: error_kind.clone(),
-                    error_message: error_message.clone(),
-                    max_turns_reached: *max_turns_reached,
-                    num_turns: *num_turns,
-                    cost_usd: *cost_usd,
-                    duration_ms: *duration_ms,
-                    text: text.clone(),
-                    usage: *usage,
+                    success,
+                    error_kind,
+                    error_message,
+                    max_turns_reached,
+                    num_turns,
+                    cost_usd,
+                    duration_ms,
+                    text,
+                    usage,
                 });
                 None
             }
         };
         // The tool start that fires `max_tool_calls` is not counted (the record holds the N
         // calls made): it is past the cut.
-        let counted = counting
-            && !(fired == Some(StopReason::MaxToolCalls)
-                && matches!(stamped.event, Event::ToolCallStarted { .. }));
-        if self.keep_trajectory {
+        let counted = counting && !(fired == Some(StopReason::MaxToolCalls) && tool_start);
+        if let Some(stamped) = kept {
             if counted {
                 self.trajectory.push(stamped);
             } else if let Some(kept) = past_the_cut(stamped) {

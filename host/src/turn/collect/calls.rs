@@ -10,15 +10,15 @@ use harness_kit::Usage;
 impl Collector {
     pub(super) fn on_session(
         &mut self,
-        session_id: &Option<String>,
-        cli_version: &Option<String>,
-        model: &Option<String>,
+        session_id: Option<String>,
+        cli_version: Option<String>,
+        model: Option<String>,
     ) {
         if self.session.is_none() {
             self.session = Some(Session {
-                session_id: session_id.clone(),
-                cli_version: cli_version.clone(),
-                model: model.clone(),
+                session_id,
+                cli_version,
+                model,
             });
         }
     }
@@ -26,8 +26,8 @@ impl Collector {
     pub(super) fn on_model_call(
         &mut self,
         at: u64,
-        message_id: &Option<String>,
-        parent_call_id: &Option<String>,
+        message_id: Option<String>,
+        parent_call_id: Option<String>,
     ) -> Option<StopReason> {
         self.output(at);
         self.last_call_us = Some(at);
@@ -47,8 +47,8 @@ impl Collector {
         self.model_calls.push(ModelCall {
             record: ModelCallRecord {
                 main_index,
-                message_id: message_id.clone(),
-                parent_call_id: parent_call_id.clone(),
+                message_id,
+                parent_call_id,
                 started_ms: ms(at),
                 generation_ms: None,
             },
@@ -60,30 +60,33 @@ impl Collector {
     pub(super) fn on_message(
         &mut self,
         at: u64,
-        message_id: &str,
-        parent_call_id: &Option<String>,
-        text: &str,
+        message_id: String,
+        parent_call_id: Option<String>,
+        text: String,
         usage: Option<Usage>,
         cost_usd: Option<f64>,
     ) {
         self.output(at);
-        let record = MessageRecord {
-            message_id: message_id.to_string(),
-            parent_call_id: parent_call_id.clone(),
-            text: text.to_string(),
-            usage,
-            cost_usd,
-            first_ms: ms(at),
-        };
-        match self.message_index.get(message_id) {
+        match self.message_index.get(&message_id) {
+            // A later copy of a message replaces it, but for when it was first seen.
             Some(&i) => {
-                let first_ms = self.messages[i].first_ms;
-                self.messages[i] = MessageRecord { first_ms, ..record };
+                let message = &mut self.messages[i];
+                message.parent_call_id = parent_call_id;
+                message.text = text;
+                message.usage = usage;
+                message.cost_usd = cost_usd;
             }
             None => {
                 self.message_index
-                    .insert(message_id.to_string(), self.messages.len());
-                self.messages.push(record);
+                    .insert(message_id.clone(), self.messages.len());
+                self.messages.push(MessageRecord {
+                    message_id,
+                    parent_call_id,
+                    text,
+                    usage,
+                    cost_usd,
+                    first_ms: ms(at),
+                });
             }
         }
     }

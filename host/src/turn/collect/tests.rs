@@ -397,3 +397,71 @@ fn no_output_is_all_head() {
     assert_eq!(r.timing.harness_startup_ms, Some(5));
     assert_eq!(r.final_status, TurnStatus::Incomplete);
 }
+
+/// A message printed again (a later line of the same reply) keeps when it was first seen
+/// and takes the later text, usage and thread; and a collector that keeps no trajectory
+/// (replay, whose handlers take the events' own strings) builds the same record as one
+/// that keeps it (the live run, whose handlers copy them).
+#[test]
+fn a_repeated_message_keeps_its_first_stamp_and_the_record_is_the_same_without_a_trajectory() {
+    let message = |text: &str, output_tokens| Event::AssistantMessage {
+        message_id: "m1".into(),
+        parent_call_id: None,
+        text: text.into(),
+        usage: Some(harness_kit::Usage {
+            output_tokens,
+            ..Default::default()
+        }),
+        cost_usd: None,
+    };
+    let events = [
+        at(
+            5,
+            Event::SessionStarted {
+                session_id: Some("s".into()),
+                cli_version: Some("1".into()),
+                model: Some("m".into()),
+                tools: vec!["Bash".into()],
+            },
+        ),
+        at(10, call("m1")),
+        at(20, message("I'll ", 1)),
+        at(30, tool("a")),
+        at(40, message("I'll run it.", 7)),
+        at(
+            50,
+            Event::Diagnostic {
+                kind: "odd".into(),
+                message: "an odd line".into(),
+                raw: "{}".into(),
+            },
+        ),
+        at(60, done("a")),
+    ];
+    let record = |keep: bool| {
+        let mut c = Collector::new(Caps::default());
+        if !keep {
+            c = c.without_trajectory();
+        }
+        for e in events.clone() {
+            c.push(e);
+        }
+        let (r, trajectory) = c.finish(TurnEnd {
+            end_us: 100_000,
+            ..Default::default()
+        });
+        assert_eq!(trajectory.len(), if keep { events.len() } else { 0 });
+        r
+    };
+    let (live, replayed) = (record(true), record(false));
+    assert_eq!(live.messages.len(), 1);
+    let m = &live.messages[0];
+    assert_eq!((m.first_ms, m.text.as_str()), (20, "I'll run it."));
+    assert_eq!(m.usage.map(|u| u.output_tokens), Some(7));
+    assert_eq!(live.tool_calls[0].input["command"], "sleep 1");
+    assert_eq!(live.diagnostics[0].raw, "{}");
+    assert_eq!(
+        serde_json::to_string(&live).unwrap(),
+        serde_json::to_string(&replayed).unwrap()
+    );
+}

@@ -11,12 +11,12 @@ impl Collector {
         &mut self,
         line: u64,
         at: u64,
-        call_id: &str,
-        name: &str,
+        call_id: String,
+        name: String,
         input_json: &str,
-        parent_call_id: &Option<String>,
+        parent_call_id: Option<String>,
     ) -> Option<StopReason> {
-        if self.tool_index.contains_key(call_id) {
+        if self.tool_index.contains_key(&call_id) {
             // A repeated start does not open the call again.
             return None;
         }
@@ -45,14 +45,13 @@ impl Collector {
                 serde_json::Value::String(input_json.to_string())
             }
         };
-        self.tool_index
-            .insert(call_id.to_string(), self.tools.len());
+        self.tool_index.insert(call_id.clone(), self.tools.len());
         self.tools.push(ToolCall {
             record: ToolCallRecord {
-                call_id: call_id.to_string(),
-                name: name.to_string(),
+                call_id,
+                name,
                 input,
-                parent_call_id: parent_call_id.clone(),
+                parent_call_id,
                 status: ToolOutcome::Interrupted,
                 exit_code: None,
                 output_excerpt: String::new(),
@@ -113,7 +112,7 @@ impl Collector {
             ToolStatus::Denied => ToolOutcome::Denied,
         };
         tool.record.exit_code = exit_code;
-        tool.record.output_excerpt = output_excerpt.to_string();
+        tool.record.output_excerpt = output_excerpt;
         tool.record.finished_ms = Some(ms(at));
         let (start, end) = (tool.start_us, at.max(tool.start_us));
         self.tool_union.insert(ms(start), ms(end));
@@ -140,7 +139,7 @@ impl Collector {
 pub(super) struct ToolEnd<'a> {
     pub call_id: &'a str,
     pub status: ToolStatus,
-    pub output_excerpt: &'a str,
+    pub output_excerpt: String,
     pub exit_code: Option<i32>,
     /// ms by the CLI's clock, when it reports the tool's duration.
     pub cli_duration_ms: Option<u64>,
