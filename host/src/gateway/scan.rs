@@ -320,6 +320,58 @@ mod tests {
         }
     }
 
+    fn gzip(text: &str) -> Vec<u8> {
+        use std::io::Write;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(text.as_bytes()).unwrap();
+        gz.finish().unwrap()
+    }
+
+    #[test]
+    fn a_gzipped_body_is_read_in_any_chunking_and_an_unknown_encoding_is_said() {
+        let sse = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":12}}}\n\n\
+                   event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+        let json = "{\"usage\":{\"input_tokens\":3,\"output_tokens\":4}}";
+        for (is_sse, text) in [(true, sse), (false, json)] {
+            let body = gzip(text);
+            for cut in [1, 5, 4096] {
+                let mut s = UsageScan::with_encoding(is_sse, Some("gzip"));
+                body.chunks(cut).for_each(|c| s.push(c));
+                s.finish();
+                assert!(s.usage.input_tokens.is_some(), "{is_sse} cut {cut}");
+                assert!(s.complete && s.unreadable.is_none(), "{is_sse} cut {cut}");
+            }
+        }
+        let mut s = UsageScan::with_encoding(false, Some("br"));
+        s.push(json.as_bytes());
+        s.finish();
+        assert!(s.usage.is_empty() && !s.complete);
+        assert!(s.unreadable.as_deref().unwrap().contains("`br`"));
+    }
+
+    #[test]
+    fn the_end_of_an_answer_is_seen_on_every_api_and_not_before() {
+        let ends = [
+            "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+            "data: {\"type\":\"response.completed\",\"response\":{\"id\":\"r\"}}\n\n",
+            "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+            "data: [DONE]\n\n",
+            "data: {\"candidates\":[{\"finishReason\":\"STOP\"}]}\r\n\r\n",
+        ];
+        for end in ends {
+            assert!(scan(true, end, 3).complete, "{end}");
+        }
+        for not_yet in [
+            "event: content_block_stop\ndata: {\"type\":\"content_block_stop\"}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"content\":\"x\"},\"finish_reason\":null}]}\n\n",
+            "data: {\"candidates\":[{\"content\":{}}]}\n\n",
+            "data: {\"type\":\"response.output_text.delta\",\"delta\":\"message_stop\"}\n\n",
+        ] {
+            assert!(!scan(true, not_yet, 3).complete, "{not_yet}");
+        }
+        assert!(!scan(false, "{\"usage\":", 3).complete, "a cut JSON body");
+    }
+
     #[test]
     fn responses_chat_gemini_and_json() {
         let s = scan(

@@ -290,6 +290,29 @@ mod tests {
     }
 
     #[test]
+    fn the_cross_check_message_names_turns_and_calls_apart() {
+        // Three main calls, two of them one turn (a retry): two turns, three calls.
+        let calls = [
+            call(1, CallKind::Main, 0, Some(429)),
+            call(2, CallKind::Main, 0, Some(200)),
+            call(3, CallKind::Main, 1, Some(200)),
+        ];
+        let mut r = record(5);
+        apply(&mut r, &calls);
+        let d = r
+            .diagnostics
+            .iter()
+            .find(|d| d.kind == "gateway_turns_disagree")
+            .unwrap();
+        assert!(
+            d.message.contains("counted 2 turn(s)") && d.message.contains("of 3 main-thread"),
+            "{}",
+            d.message
+        );
+        assert!(d.message.contains("shows 5"), "{}", d.message);
+    }
+
+    #[test]
     fn a_counted_turn_past_the_history_counts_as_a_turn_of_its_own() {
         let mut compacted = call(3, CallKind::Main, 0, Some(200));
         compacted.counted_turn = Some(2);
