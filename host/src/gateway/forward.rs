@@ -292,7 +292,9 @@ async fn forward(
     route: Route,
 ) -> Response {
     let api = route.model_api();
-    let family = route.credential_family();
+    let family = route
+        .credential_family()
+        .filter(|&f| route::vendor_allows(&shared.upstream_url, f));
     let creds = &shared.credentials;
     let gemini_key = family == Some(Api::Gemini) && creds.gemini_api_key.is_some();
     let query = query

@@ -52,7 +52,8 @@
 //! request's credentials with them (Anthropic `x-api-key`, or `Authorization: Bearer`
 //! for `ANTHROPIC_AUTH_TOKEN`; OpenAI `Authorization: Bearer`; Gemini `x-goog-api-key`,
 //! its `key=` query parameter dropped), for model calls and keyed requests only (the
-//! allow-list above). Key values never reach a record: bodies, when kept, have them
+//! allow-list above), and to a known vendor host (`api.anthropic.com`,
+//! `api.openai.com`, `generativelanguage.googleapis.com`) only that vendor's key. Key values never reach a record: bodies, when kept, have them
 //! replaced by `[redacted]`, and no header is recorded; the upstream URL's userinfo is
 //! shown as `[redacted]` and error texts never hold a request's query.
 //!

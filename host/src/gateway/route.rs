@@ -110,6 +110,23 @@ pub(crate) fn check_url(upstream: &str, path: &str, url: &reqwest::Url) -> Resul
     }
 }
 
+/// Whether the gateway's credentials of `family` may go to `upstream` (a base URL): a
+/// known vendor host (`api.anthropic.com`, `api.openai.com`,
+/// `generativelanguage.googleapis.com`) gets its own vendor's only, so with several keys
+/// passed none goes to another vendor; any other host (a proxy, the scripted model) gets
+/// the family the path names.
+pub(crate) fn vendor_allows(upstream: &str, family: Api) -> bool {
+    let host = reqwest::Url::parse(upstream)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_ascii_lowercase));
+    match host.as_deref() {
+        Some("api.anthropic.com") => family == Api::Anthropic,
+        Some("api.openai.com") => matches!(family, Api::Responses | Api::Chat),
+        Some("generativelanguage.googleapis.com") => family == Api::Gemini,
+        _ => true,
+    }
+}
+
 /// A Gemini `…/models/MODEL:METHOD` path under `v1beta`, `v1` or `v1alpha`: the method.
 fn gemini_method(path: &str) -> Option<&str> {
     let rest = ["/v1beta/models/", "/v1/models/", "/v1alpha/models/"]
@@ -270,6 +287,19 @@ mod tests {
             route(&Method::PUT, "/v1/messages", &HeaderMap::new()),
             Route::Keyless
         );
+    }
+
+    #[test]
+    fn a_vendor_host_gets_its_own_vendors_key_only() {
+        assert!(vendor_allows("https://api.anthropic.com", Api::Anthropic));
+        assert!(!vendor_allows("https://api.anthropic.com", Api::Chat));
+        assert!(!vendor_allows("https://API.OpenAI.com/v1", Api::Anthropic));
+        assert!(vendor_allows("https://api.openai.com", Api::Responses));
+        assert!(!vendor_allows(
+            "https://generativelanguage.googleapis.com",
+            Api::Chat
+        ));
+        assert!(vendor_allows("http://127.0.0.1:9", Api::Gemini));
     }
 
     #[test]
