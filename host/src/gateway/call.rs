@@ -167,7 +167,13 @@ pub struct ModelCall {
     /// reached the CLI). `stopped` without `cut`: never forwarded.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cut: bool,
-    /// What went wrong at the gateway (upstream unreachable, stream cut), when anything.
+    /// Refused by the gateway itself, never forwarded: a path not in canonical form, a
+    /// model call whose body it cannot read (an encoding it does not inflate, not JSON,
+    /// over the size cap). `error` says why; the status is the gateway's own 4xx.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub refused: bool,
+    /// What went wrong at the gateway (upstream unreachable, stream cut, a refusal, an
+    /// answer whose usage could not be read), when anything.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
     /// The usage the API reported in the response; `null` when it reported none.
@@ -175,7 +181,9 @@ pub struct ModelCall {
     pub usage: Option<ApiUsage>,
     /// Response body bytes passed to the CLI.
     pub response_bytes: u64,
-    /// The request body (JSON, secrets redacted), with `--gateway-bodies` only.
+    /// The request body (JSON, secrets redacted), with `--gateway-bodies` only; over
+    /// [`BODY_KEEP_BYTES`] of JSON text, a string of its first [`BODY_KEEP_BYTES`] and a
+    /// note of its length.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub request_body: Option<Value>,
     /// The response body (lossy UTF-8, at most [`BODY_KEEP_BYTES`], secrets redacted),
@@ -185,10 +193,10 @@ pub struct ModelCall {
 }
 
 impl ModelCall {
-    /// Whether the request went upstream: not held, and not refused by the host's stop
-    /// on arrival (a call cut under way was forwarded).
+    /// Whether the request went upstream: not held, not refused by the gateway, and not
+    /// refused by the host's stop on arrival (a call cut under way was forwarded).
     pub fn forwarded(&self) -> bool {
-        !self.held && (!self.stopped || self.cut)
+        !self.held && !self.refused && (!self.stopped || self.cut)
     }
 
     /// The turn this call counts as (`counted_turn`, else `turn`).
@@ -215,12 +223,16 @@ pub(crate) struct CallState {
     pub kind: CallKind,
     pub turn: Option<usize>,
     pub counted_turn: Option<usize>,
+    /// The counted turn this call holds in the gateway's open turns while it is forwarded
+    /// (see `Shared::open_turns`); taken when the call ends.
+    pub open_turn: Option<usize>,
     pub stream: Option<bool>,
     pub model: Option<String>,
     pub status: Option<u16>,
     pub held: bool,
     pub stopped: bool,
     pub cut: bool,
+    pub refused: bool,
     pub error: Option<String>,
     pub usage: ApiUsage,
     pub response_bytes: u64,
@@ -243,12 +255,14 @@ impl CallState {
             kind: CallKind::Other,
             turn: None,
             counted_turn: None,
+            open_turn: None,
             stream: None,
             model: None,
             status: None,
             held: false,
             stopped: false,
             cut: false,
+            refused: false,
             error: None,
             usage: ApiUsage::default(),
             response_bytes: 0,
@@ -286,6 +300,7 @@ impl CallState {
             held: self.held,
             stopped: self.stopped,
             cut: self.cut,
+            refused: self.refused,
             error: self.error.clone(),
             usage: (!self.usage.is_empty()).then_some(self.usage),
             response_bytes: self.response_bytes,

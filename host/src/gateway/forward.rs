@@ -2,14 +2,15 @@
 //! it upstream and stream the answer back while watching it pass ([`super::passing`]).
 
 use super::Shared;
-use super::call::{CallKind, CallState};
+use super::call::{BODY_KEEP_BYTES, CallKind, CallState, redact};
 use super::passing::{Guard, Passing, error_chain};
+use super::route::{self, Route};
 use super::scan::UsageScan;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use coder_eval_scripted_model::{Api, classify, model_call_api};
+use coder_eval_scripted_model::{Api, classify};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -32,6 +33,14 @@ const HOP_BY_HOP: &[&str] = &[
 ];
 
 impl Shared {
+    /// Ends one open main call at counted turn `turn` (see [`Shared::open_turns`]).
+    pub(super) fn close_turn(&self, turn: usize) {
+        let mut open = self.open_turns.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(i) = open.iter().position(|&t| t == turn) {
+            open.swap_remove(i);
+        }
+    }
+
     fn prev_turns(&self, id: &str) -> Option<usize> {
         self.responses_turns
             .lock()
@@ -63,66 +72,101 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> R
         )
             .into_response();
     }
+    // The path as the upstream will see it: one not in canonical form is refused, so no
+    // spelling of a path is classified as one thing and forwarded as another.
+    if let Err(why) = route::check_path(&path) {
+        return refuse(
+            guard,
+            None,
+            400,
+            format!("coder-eval gateway: refused, not forwarded: {why}"),
+        );
+    }
+    let route = route::route(&method, &path, req.headers());
+    let api = route.model_api();
+    call.api = api;
     let query = req.uri().query().map(str::to_string);
     let (parts, body) = req.into_parts();
+    // A body announced over the cap is refused on its announcement, not after reading it.
+    let announced = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.trim().parse::<u64>().ok());
+    if let Some(n) = announced.filter(|&n| n > MAX_REQUEST_BODY as u64) {
+        return refuse(
+            guard,
+            api,
+            413,
+            format!(
+                "coder-eval gateway: refused, not forwarded: Content-Length {n} is over the \
+                 {MAX_REQUEST_BODY}-byte cap"
+            ),
+        );
+    }
     let body = match axum::body::to_bytes(body, MAX_REQUEST_BODY).await {
         Ok(body) => body,
         Err(e) => {
             let message = format!("coder-eval gateway: cannot read the request body: {e}");
-            call.status = Some(400);
-            call.error = Some(message.clone());
-            call.ended = Some(Instant::now());
-            return json_response(400, &error_body(None, 400, &message));
+            return refuse(guard, api, 400, message);
         }
     };
-    let api = matches!(method, Method::POST | Method::PUT)
-        .then(|| model_call_api(&path))
-        .flatten();
     if let Some(api) = api {
-        call.api = Some(api);
         let encoding = parts
             .headers
             .get(header::CONTENT_ENCODING)
-            .and_then(|v| v.to_str().ok())
-            .map(|v| v.trim().to_ascii_lowercase());
-        match decode_json(encoding.as_deref(), &body) {
-            Some(value) => {
-                let c = classify(api, &path, &value, |id| shared.prev_turns(id));
-                call.kind = if c.side {
-                    CallKind::Side
-                } else {
-                    CallKind::Main
-                };
-                call.turn = Some(c.turn);
-                call.stream = Some(c.stream);
-                call.model = c.model;
-                if shared.keep_bodies {
-                    call.request_body = Some(value);
-                }
-            }
-            None => {
-                call.error = Some(
-                    "the request body is not JSON (or in an encoding the gateway does not \
-                     read): forwarded, not classified"
-                        .into(),
+            .map(|v| v.to_str().unwrap_or("?").trim().to_ascii_lowercase());
+        // A model call the gateway cannot read could not be counted or held: refused
+        // (fail closed), never forwarded uncounted.
+        let value = match decode_json(encoding.as_deref(), &body) {
+            Ok(value) => value,
+            Err((status, why)) => {
+                let message = format!(
+                    "coder-eval gateway: refused, not forwarded: a model call's body the \
+                     gateway cannot read ({why}); it must read a model call to count it"
                 );
+                return refuse(guard, Some(api), status, message);
             }
+        };
+        let c = classify(api, &path, &value, |id| shared.prev_turns(id));
+        let call = &mut guard.state;
+        call.kind = if c.side {
+            CallKind::Side
+        } else {
+            CallKind::Main
+        };
+        call.turn = Some(c.turn);
+        call.stream = Some(c.stream);
+        call.model = c.model;
+        if shared.keep_bodies {
+            call.request_body = Some(kept_request_body(value, &shared.secrets));
         }
     }
-    if api.is_some() && shared.stopper.is_stopped() {
+    // After the host's stop nothing that would carry the gateway's credentials goes out.
+    if route.credential_family().is_some() && shared.stopper.is_stopped() {
         return unanswered_until_close(guard, api, Unanswered::Stopped).await;
     }
+    let call = &mut guard.state;
+    let mut held_turn = None;
     if call.kind == CallKind::Main
         && let Some(turn) = call.turn
     {
+        // The counted turn: at least the main calls answered before, and not one that a
+        // main call under way holds (concurrent calls each count); held past max_turns.
+        let mut open = shared.open_turns.lock().unwrap_or_else(|e| e.into_inner());
         let answered = shared.answered_main.load(Ordering::SeqCst) as usize;
-        call.counted_turn = (answered > turn).then_some(answered);
+        let mut counted = turn.max(answered);
+        while open.contains(&counted) {
+            counted += 1;
+        }
+        call.counted_turn = (counted > turn).then_some(counted);
+        if shared.hold_from_turn.is_some_and(|n| counted >= n) {
+            held_turn = Some(counted);
+        } else {
+            open.push(counted);
+            call.open_turn = Some(counted);
+        }
     }
-    let held_turn = call
-        .counted_turn
-        .or(call.turn)
-        .filter(|_| call.kind == CallKind::Main)
-        .filter(|&turn| shared.hold_from_turn.is_some_and(|n| turn >= n));
     if let Some(turn) = held_turn {
         call.held = true;
         shared.held.send_if_modified(|held| {
@@ -145,9 +189,40 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> R
         query,
         parts.headers,
         body,
-        api,
+        route,
     )
     .await
+}
+
+/// Answers a request the gateway refuses (never forwarded) with `status` and a
+/// vendor-shaped error carrying `message`, and marks the record.
+fn refuse(mut guard: Guard, api: Option<Api>, status: u16, message: String) -> Response {
+    let call = &mut guard.state;
+    call.refused = true;
+    call.status = Some(status);
+    call.error = Some(message.clone());
+    call.ended = Some(Instant::now());
+    json_response(status, &error_body(api, status, &message))
+}
+
+/// A request body as kept with `--gateway-bodies`: the JSON, or, over [`BODY_KEEP_BYTES`]
+/// of JSON text, its first [`BODY_KEEP_BYTES`] (secrets redacted before the cut) as a
+/// string.
+fn kept_request_body(value: Value, secrets: &[String]) -> Value {
+    let text = value.to_string();
+    if text.len() <= BODY_KEEP_BYTES {
+        return value;
+    }
+    let text = redact(&text, secrets);
+    let mut end = BODY_KEEP_BYTES.min(text.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Value::String(format!(
+        "{}… [request body cut: {} bytes of JSON text, {BODY_KEEP_BYTES} kept]",
+        &text[..end],
+        text.len()
+    ))
 }
 
 /// Why a model call is left unanswered until the gateway closes.
@@ -214,9 +289,12 @@ async fn forward(
     query: Option<String>,
     headers: HeaderMap,
     body: Bytes,
-    api: Option<Api>,
+    route: Route,
 ) -> Response {
-    let family = api.or_else(|| family_of(path));
+    let api = route.model_api();
+    let family = route
+        .credential_family()
+        .filter(|&f| route::vendor_allows(&shared.upstream_url, f));
     let creds = &shared.credentials;
     let gemini_key = family == Some(Api::Gemini) && creds.gemini_api_key.is_some();
     let query = query
@@ -232,8 +310,24 @@ async fn forward(
         })
         .filter(|q| !q.is_empty());
     let url = match &query {
-        Some(q) => format!("{}{path}?{q}", shared.upstream),
-        None => format!("{}{path}", shared.upstream),
+        Some(q) => format!("{}{path}?{q}", shared.upstream_url),
+        None => format!("{}{path}", shared.upstream_url),
+    };
+    // The URL the upstream gets must have the path classified above (belt and braces:
+    // `route::check_path` already refused every spelling a URL parser rewrites).
+    let parsed = reqwest::Url::parse(&url)
+        .map_err(|e| e.to_string())
+        .and_then(|u| route::check_url(&shared.upstream_url, path, &u).map(|()| u));
+    let url = match parsed {
+        Ok(url) => url,
+        Err(why) => {
+            return refuse(
+                guard,
+                api,
+                400,
+                format!("coder-eval gateway: refused, not forwarded: {why}"),
+            );
+        }
     };
     let mut out = HeaderMap::with_capacity(headers.len() + 1);
     let replace: &[&str] = match family {
@@ -251,7 +345,18 @@ async fn forward(
         if HOP_BY_HOP.contains(&n) || n == "host" || n == "content-length" || replace.contains(&n) {
             continue;
         }
+        if api.is_some() && n == "accept-encoding" {
+            continue;
+        }
         out.append(name.clone(), value.clone());
+    }
+    // A model call's answer is asked for in an encoding the gateway reads (for its usage
+    // and end): of what the CLI accepts, gzip and deflate are kept, else identity.
+    if api.is_some() {
+        let accepted = readable_encodings(&headers);
+        if let Ok(value) = HeaderValue::from_str(&accepted) {
+            out.insert(header::ACCEPT_ENCODING, value);
+        }
     }
     let mut set = |name: &'static str, value: String| {
         if let Ok(value) = HeaderValue::from_str(&value) {
@@ -279,7 +384,7 @@ async fn forward(
         None => {}
     }
     let head = method == Method::HEAD;
-    let request = shared.client.request(method, &url).headers(out).body(body);
+    let request = shared.client.request(method, url).headers(out).body(body);
     let mut closing = shared.closing.subscribe();
     let stopper = shared.stopper.clone();
     let sent = tokio::select! {
@@ -299,10 +404,11 @@ async fn forward(
     let upstream = match sent {
         Ok(upstream) => upstream,
         Err(e) => {
+            // Without the URL: its query may hold a key.
             let message = format!(
                 "coder-eval gateway: upstream {} unreachable: {}",
-                shared.upstream,
-                error_chain(&e)
+                shared.upstream_shown,
+                error_chain(&e.without_url())
             );
             let call = &mut guard.state;
             call.status = Some(502);
@@ -319,6 +425,10 @@ async fn forward(
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("text/event-stream"));
+    let encoding = upstream
+        .headers()
+        .get(header::CONTENT_ENCODING)
+        .map(|v| v.to_str().unwrap_or("?").to_string());
     if let Some(h) = response.headers_mut() {
         for (name, value) in upstream.headers() {
             if !HOP_BY_HOP.contains(&name.as_str()) {
@@ -335,7 +445,7 @@ async fn forward(
         upstream: Some(upstream),
         length,
         scan: if api.is_some() {
-            UsageScan::new(sse)
+            UsageScan::with_encoding(sse, encoding.as_deref())
         } else {
             UsageScan::off()
         },
@@ -365,43 +475,68 @@ async fn forward(
 }
 
 /// A request body as JSON, decoded from `gzip`/`deflate` first (for classifying only:
-/// the bytes go upstream as sent); `None` when it is not JSON or not readable.
-fn decode_json(encoding: Option<&str>, body: &[u8]) -> Option<Value> {
+/// the bytes go upstream as sent). Errors: the status to refuse it with (`415` for an
+/// encoding the gateway does not read, `400` otherwise) and why.
+fn decode_json(encoding: Option<&str>, body: &[u8]) -> Result<Value, (u16, String)> {
     use std::io::Read;
     let mut decoded = Vec::new();
     let limit = MAX_REQUEST_BODY as u64;
+    let inflated = |read: std::io::Result<usize>, decoded: &Vec<u8>| match read {
+        Err(e) => Err((400, format!("its encoded body does not inflate: {e}"))),
+        Ok(_) if decoded.len() as u64 >= limit => Err((
+            413,
+            format!("it inflates to {MAX_REQUEST_BODY} bytes or more, over the cap"),
+        )),
+        Ok(_) => Ok(()),
+    };
     let data: &[u8] = match encoding {
         None | Some("identity") => body,
         Some("gzip" | "x-gzip") => {
-            flate2::read::MultiGzDecoder::new(body)
+            let read = flate2::read::MultiGzDecoder::new(body)
                 .take(limit)
-                .read_to_end(&mut decoded)
-                .ok()?;
+                .read_to_end(&mut decoded);
+            inflated(read, &decoded)?;
             &decoded
         }
         Some("deflate") => {
-            flate2::read::ZlibDecoder::new(body)
+            let read = flate2::read::ZlibDecoder::new(body)
                 .take(limit)
-                .read_to_end(&mut decoded)
-                .ok()?;
+                .read_to_end(&mut decoded);
+            inflated(read, &decoded)?;
             &decoded
         }
-        Some(_) => return None,
+        Some(other) => {
+            return Err((
+                415,
+                format!("Content-Encoding `{other}`: the gateway reads identity, gzip and deflate"),
+            ));
+        }
     };
-    serde_json::from_slice(data).ok()
+    serde_json::from_slice(data).map_err(|e| (400, format!("it is not JSON: {e}")))
 }
 
-/// The API family of a request that is not a model call (token counting, model
-/// listing), for the credentials it needs; `None` when the path does not say.
-fn family_of(path: &str) -> Option<Api> {
-    if path.contains("/messages") {
-        Some(Api::Anthropic)
-    } else if path.contains(":countTokens") || path.contains("/v1beta/") {
-        Some(Api::Gemini)
-    } else if path.contains("/chat/") || path.contains("/responses") {
-        Some(Api::Chat)
+/// The `accept-encoding` a model call is forwarded with: of the codings the CLI's header
+/// names, those the gateway reads (`gzip`, `x-gzip`, `deflate`), in its order; `identity`
+/// when none.
+fn readable_encodings(headers: &HeaderMap) -> String {
+    let mut kept: Vec<String> = Vec::new();
+    for value in headers.get_all(header::ACCEPT_ENCODING) {
+        for item in value.to_str().unwrap_or("").split(',') {
+            let coding = item
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_ascii_lowercase();
+            if matches!(coding.as_str(), "gzip" | "x-gzip" | "deflate") && !kept.contains(&coding) {
+                kept.push(coding);
+            }
+        }
+    }
+    if kept.is_empty() {
+        "identity".into()
     } else {
-        None
+        kept.join(", ")
     }
 }
 

@@ -6,16 +6,44 @@
 //!
 //! # What passes through
 //!
-//! Every request, whatever its path (Anthropic Messages, OpenAI Responses, Chat
-//! Completions, Gemini `generateContent` / `streamGenerateContent`, token counting, model
-//! listing, anything else): method, path and query, headers (minus the hop-by-hop ones
-//! and `Host`) and body go upstream as received; status, headers and body come back as
-//! the upstream sent them. Response bodies are **streamed** chunk by chunk as they arrive
-//! (SSE framing untouched, nothing buffered whole), so a CLI sees the upstream's errors
-//! (429, 5xx, with their bodies and `retry-after`) and makes the retries it would make.
-//! The gateway itself answers only when the upstream cannot: `502` with a vendor-shaped
-//! error naming the upstream and the cause (connection refused, TLS, reset), and `503` for
-//! a held call (below).
+//! A request's path is checked first, as the upstream will see it: a path not in its one
+//! normal form (percent-escapes, backslashes, `.`/`..` segments, `//`, a trailing `/`,
+//! any character but `A-Z a-z 0-9 - . _ ~ : @ + ,`) is **refused** with `400` and never
+//! forwarded, so no spelling of a path is classified as one thing and reaches the
+//! upstream as another (the upstream URL's parsed path is checked too). A normal path is
+//! matched exactly against an allow-list (the table in `route::route`):
+//!
+//! - **model calls**: `POST /v1/messages`, `/v1/responses`, `/v1/chat/completions`,
+//!   `/v1beta/models/M:generateContent` and `…:streamGenerateContent` (also under `v1`
+//!   and `v1alpha`): classified, counted, held and stopped (below), sent with the
+//!   gateway's credentials;
+//! - **keyed requests**: token counting (`POST /v1/messages/count_tokens`,
+//!   `…/models/M:countTokens`) and model listing (`GET /v1/models[/ID]`,
+//!   `/v1beta/models[/ID]`): sent with the credentials, not counted, refused after the
+//!   host's stop;
+//! - **anything else** (Anthropic batches and files, `/v1/responses/ID`, any other path
+//!   or method): forwarded with the CLI's own headers only, never the gateway's
+//!   credentials, not counted.
+//!
+//! Forwarded requests go upstream as received: method, path and query, headers (minus the
+//! hop-by-hop ones and `Host`; a model call's `accept-encoding` keeps only the codings
+//! the gateway reads, gzip and deflate, else `identity`) and body; status, headers and
+//! body come back as the upstream sent them, a redirect (3xx) included: the gateway never
+//! follows one, so its credentials go to the upstream's host only. Response bodies are
+//! **streamed** chunk by chunk as they arrive (SSE framing untouched, nothing buffered
+//! whole), so a CLI sees the upstream's errors (429, 5xx, with their bodies and
+//! `retry-after`) and makes the retries it would make. The gateway itself answers only
+//! when the upstream cannot: `502` with a vendor-shaped error naming the upstream (its
+//! userinfo redacted) and the cause (connection refused, TLS, reset; never the query),
+//! `503` for a held call (below), and a `4xx` for a request it refuses: a path not in
+//! normal form, or a model call whose body it cannot read (`415` for a
+//! `Content-Encoding` other than gzip/deflate, `400` for a body that is not JSON, `413`
+//! over 256 MiB): a model call it cannot read could not be counted, so it is never
+//! forwarded (fail closed). Each refusal is a `gateway_refused` diagnostic of the turn.
+//!
+//! An answer in `Content-Encoding: gzip` or `deflate` is inflated for reading its usage
+//! (the CLI gets the bytes as sent); one in another encoding leaves its usage unknown:
+//! the record's `error` says so and the turn gets a `gateway_usage_unknown` diagnostic.
 //!
 //! # Credentials
 //!
@@ -23,8 +51,11 @@
 //! gateway and never to the CLI, which gets a dummy key: the gateway replaces the
 //! request's credentials with them (Anthropic `x-api-key`, or `Authorization: Bearer`
 //! for `ANTHROPIC_AUTH_TOKEN`; OpenAI `Authorization: Bearer`; Gemini `x-goog-api-key`,
-//! its `key=` query parameter dropped). Key values never reach a record: bodies, when
-//! kept, have them replaced by `[redacted]`, and no header is recorded.
+//! its `key=` query parameter dropped), for model calls and keyed requests only (the
+//! allow-list above), and to a known vendor host (`api.anthropic.com`,
+//! `api.openai.com`, `generativelanguage.googleapis.com`) only that vendor's key. Key values never reach a record: bodies, when kept, have them
+//! replaced by `[redacted]`, and no header is recorded; the upstream URL's userinfo is
+//! shown as `[redacted]` and error texts never hold a request's query.
 //!
 //! # Main thread or side request (how a call is classified)
 //!
@@ -48,14 +79,23 @@
 //! `turn` and the number of main calls answered before it arrived (a 2xx answer that
 //! ended whole; a 429/5xx, a cut or a held call is not answered, so its retry keeps its
 //! `turn`). Without compaction the two agree (call N+1 is sent after N answers); a call
-//! whose history shrank counts on from the calls made. The record keeps `turn` (what the
-//! request holds) and, when larger, `counted_turn`. A limit of the rule: a sub-agent's
-//! calls (main calls, above) count on too, as does a CLI's re-send of a call it had an
-//! answer to.
+//! whose history shrank counts on from the calls made. A 2xx answer whose end the API
+//! marked (Anthropic `message_stop`, Responses `response.completed`, Chat `[DONE]` or a
+//! `finish_reason`, Gemini a `finishReason`, a whole JSON body) counts as answered even
+//! when the CLI closed its connection before the body's last byte. Main calls under way
+//! at once each count: a main call that arrives while another forwarded main call holds
+//! its counted turn (its answer not yet ended) counts as the next turn no open call
+//! holds, so parallel calls (sub-agents, a CLI's concurrent requests) cannot share one
+//! turn. A retry comes after its call ended, so it keeps the turn. Codex's parallel tool
+//! calls come in one reply and their results go back in one next call (sequential
+//! calls), so they count once. The record keeps `turn` (what the request holds) and,
+//! when larger, `counted_turn`. A limit of the rule: a sub-agent's calls (main calls,
+//! above) count on too, as does a CLI's re-send of a call it had an answer to, and a
+//! retry sent before the gateway saw its call end (the CLI's own timeout) counts as a
+//! new turn: the count errs high, never low.
 //!
 //! The gateway's `num_turns` is the number of distinct counted turns among main calls (a
-//! retried call counts once; Codex's parallel tool calls come in one reply, so count
-//! once). With `max_turns: N`, a main call at counted turn `N` or later is **held**: never
+//! retried call counts once). With `max_turns: N`, a main call at counted turn `N` or later is **held**: never
 //! forwarded (never billed), left unanswered while the turn runs and answered `503` when
 //! the gateway shuts down; [`Gateway::held`] reports it to the turn loop, which stops the
 //! turn with `max_turns` exactly as on the scripted model's hold.
@@ -63,8 +103,8 @@
 //! # The host's stop
 //!
 //! Once the host decides to stop the turn (an early stop, a cap, a budget, a deadline:
-//! [`Gateway::stopper`] is tripped), no model call (a request to a model-call path) is
-//! forwarded any more: like a held call it is left unanswered while the turn ends and
+//! [`Gateway::stopper`] is tripped), no model call and no keyed request (nothing that
+//! would carry the gateway's credentials) is forwarded any more: like a held call it is left unanswered while the turn ends and
 //! answered `503` at shutdown, its record saying the host stopped the run. The CLI
 //! cannot go on working in its stop grace.
 //!
@@ -84,14 +124,18 @@
 //! after the turn (see `turn::recording`): request time, first response byte (time to
 //! first token), end, status, API, kind, turn, model, the usage the API itself reported
 //! ([`ApiUsage`]), and the bodies only with `--gateway-bodies` (off by default; request
-//! body as JSON, response body as text up to [`BODY_KEEP_BYTES`]).
+//! body as JSON, or over [`BODY_KEEP_BYTES`] of JSON text its first [`BODY_KEEP_BYTES`]
+//! as a string; response body as text up to [`BODY_KEEP_BYTES`]).
 
 mod call;
 mod forward;
 mod passing;
+mod route;
 mod scan;
 mod turn;
 
+#[cfg(test)]
+mod hardening_tests;
 #[cfg(test)]
 mod tests;
 
@@ -244,9 +288,26 @@ pub fn error_sentence(error: &GatewayError) -> String {
     out
 }
 
+/// `url` with its userinfo (`http://user:password@host`: both may be secrets) replaced
+/// by `[redacted]`; unchanged when it has none.
+pub fn redact_userinfo(url: &str) -> String {
+    let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
+        return url.to_string();
+    };
+    let rest = &url[scheme_end..];
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    match authority.rfind('@') {
+        Some(at) => format!("{}[redacted]{}", &url[..scheme_end], &rest[at..]),
+        None => url.to_string(),
+    }
+}
+
 /// State shared by the gateway's request handlers.
 pub(crate) struct Shared {
-    pub(crate) upstream: String,
+    /// The upstream base URL as given (it may hold a password: never shown).
+    pub(crate) upstream_url: String,
+    /// `upstream_url` with its userinfo replaced (what messages and records show).
+    pub(crate) upstream_shown: String,
     pub(crate) client: reqwest::Client,
     pub(crate) credentials: Credentials,
     pub(crate) secrets: Vec<String>,
@@ -256,6 +317,10 @@ pub(crate) struct Shared {
     /// Main calls answered so far: a 2xx answer that ended whole (not cut, not held). A
     /// main call's counted turn is at least this (see *Turns* in the module doc).
     pub(crate) answered_main: AtomicU64,
+    /// The counted turns of the main calls forwarded and not yet ended (one entry per
+    /// call): a main call that arrives while another at its counted turn is open counts
+    /// as the next free turn (see *Turns* in the module doc).
+    pub(crate) open_turns: Mutex<Vec<usize>>,
     /// Finished calls (a call is pushed when its response ends, fails or is dropped).
     pub(crate) calls: Mutex<Vec<call::CallState>>,
     /// Responses API: response id → completed assistant turns after it.
@@ -288,9 +353,12 @@ impl Gateway {
             return Err(GatewayError::Upstream(config.upstream));
         }
         // The host's own proxy settings are not the agent's: the gateway goes straight to
-        // the upstream. No overall timeout: the turn's timeout bounds a call.
+        // the upstream. No overall timeout: the turn's timeout bounds a call. Redirects
+        // are never followed (a 3xx goes back to the CLI as sent): the gateway's
+        // credentials go to the upstream's host only.
         let client = reqwest::Client::builder()
             .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
             .connect_timeout(Duration::from_secs(30))
             .tcp_nodelay(true)
             .build()
@@ -305,7 +373,8 @@ impl Gateway {
         let port = listener.local_addr().map_err(bind_err)?.port();
         let secrets = config.credentials.secrets();
         let shared = Arc::new(Shared {
-            upstream,
+            upstream_shown: redact_userinfo(&upstream),
+            upstream_url: upstream,
             client,
             credentials: config.credentials,
             secrets,
@@ -313,6 +382,7 @@ impl Gateway {
             keep_bodies: config.keep_bodies,
             seq: AtomicU64::new(0),
             answered_main: AtomicU64::new(0),
+            open_turns: Mutex::new(Vec::new()),
             calls: Mutex::new(Vec::new()),
             responses_turns: Mutex::new(HashMap::new()),
             held: watch::Sender::new(None),
@@ -351,9 +421,10 @@ impl Gateway {
         format!("http://127.0.0.1:{}", self.port)
     }
 
-    /// The upstream base URL requests go to.
+    /// The upstream base URL requests go to, any password in it replaced by
+    /// `[redacted]` (what may be shown or recorded).
     pub fn upstream(&self) -> &str {
-        &self.shared.upstream
+        &self.shared.upstream_shown
     }
 
     /// The turn index of the first held main call (see [`GatewayConfig::hold_from_turn`]):
@@ -404,7 +475,7 @@ impl std::fmt::Debug for Gateway {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Gateway")
             .field("port", &self.port)
-            .field("upstream", &self.shared.upstream)
+            .field("upstream", &self.shared.upstream_shown)
             .finish_non_exhaustive()
     }
 }

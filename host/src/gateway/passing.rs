@@ -20,6 +20,9 @@ pub(super) struct Guard {
 impl Drop for Guard {
     fn drop(&mut self) {
         let mut state = std::mem::replace(&mut self.state, CallState::new(0, "", ""));
+        if let Some(turn) = state.open_turn.take() {
+            self.shared.close_turn(turn);
+        }
         if state.status.is_none() && state.error.is_none() && !state.held {
             state.error =
                 Some("the request ended before an answer was sent (the CLI went away)".into());
@@ -76,7 +79,10 @@ impl Passing {
         call.ended = Some(Instant::now());
         call.usage = self.scan.usage;
         call.response_body = self.kept.take();
-        let answered = error.is_none()
+        // Answered: a 2xx answer that ended whole, or whose end the API marked before it
+        // was cut (a CLI that closes its connection once it has the answer's end still
+        // had the answer: see *Turns* in the module doc).
+        let answered = (error.is_none() || self.scan.complete)
             && call.kind == super::call::CallKind::Main
             && call.status.is_some_and(|s| (200..300).contains(&s));
         if answered {
@@ -85,8 +91,13 @@ impl Passing {
                 .answered_main
                 .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         }
+        if let Some(turn) = call.open_turn.take() {
+            self.guard.shared.close_turn(turn);
+        }
         if error.is_some() {
             call.error = error;
+        } else if call.error.is_none() {
+            call.error = self.scan.unreadable.clone();
         }
         if let (Some(id), Some(Api::Responses), Some(turn)) =
             (self.scan.response_id.take(), call.api, call.turn)
@@ -113,7 +124,7 @@ impl Passing {
         let stopper = self.guard.shared.stopper.clone();
         let next = tokio::select! {
             chunk = upstream.chunk() => chunk.map_err(|e| {
-                format!("the upstream stream failed: {}", error_chain(&e))
+                format!("the upstream stream failed: {}", error_chain(&e.without_url()))
             }),
             _ = self.closing.wait_for(|c| *c) => {
                 Err("cut: the gateway closed while the answer streamed".to_string())

@@ -1,5 +1,8 @@
 //! Reading the usage a model API reported out of a response body as it streams past to
-//! the CLI (Anthropic, OpenAI Responses and Chat, Gemini; SSE or one JSON body).
+//! the CLI (Anthropic, OpenAI Responses and Chat, Gemini; SSE or one JSON body), and
+//! whether the answer was complete (its API's end-of-answer marker seen). A body in
+//! `Content-Encoding: gzip` or `deflate` is inflated for reading (the CLI gets the bytes
+//! as sent); any other encoding leaves the usage unknown, said in [`UsageScan::unreadable`].
 
 use super::call::ApiUsage;
 use serde_json::Value;
@@ -7,6 +10,24 @@ use serde_json::Value;
 /// The most of one SSE line, or of a whole non-streamed JSON body, read for usage (bytes):
 /// a longer one is passed on unread (its call's usage is then `null`).
 const USAGE_SCAN_BYTES: usize = 4 << 20;
+
+/// The most of an encoded body inflated for reading (bytes of inflated output); past it
+/// the usage is unknown (a compression bomb is read no further).
+const INFLATE_BYTES: u64 = 256 << 20;
+
+/// The piece of an encoded chunk inflated at a time (bytes of input): bounds what one
+/// step holds inflated (gzip inflates at most ~1000 times).
+const INFLATE_STEP: usize = 4096;
+
+/// How a response body is encoded for reading.
+enum Inflate {
+    /// Identity: read as is.
+    Plain,
+    /// `gzip` / `x-gzip`.
+    Gzip(Box<flate2::write::MultiGzDecoder<Vec<u8>>>),
+    /// `deflate` (zlib-wrapped, RFC 9110).
+    Deflate(Box<flate2::write::ZlibDecoder<Vec<u8>>>),
+}
 
 /// Reads usage (and a Responses response id) out of a response body as it streams past,
 /// without holding it: SSE bodies line by line (only `data:` lines that mention usage are
@@ -23,6 +44,16 @@ pub(crate) struct UsageScan {
     pub usage: ApiUsage,
     /// A Responses `response.id` seen in an event carrying usage (`response.completed`).
     pub response_id: Option<String>,
+    /// The answer's end was seen: Anthropic `message_stop`, Responses
+    /// `response.completed` / `.incomplete` / `.failed`, Chat `[DONE]` or a `finish_reason`,
+    /// Gemini a `finishReason`; for a body that is not SSE, a whole JSON value (read at
+    /// [`UsageScan::finish`]).
+    pub complete: bool,
+    /// Why the body could not be read (an encoding the gateway does not inflate, or
+    /// inflating failed): its usage is unknown. `None`: read.
+    pub unreadable: Option<String>,
+    inflate: Inflate,
+    inflated: u64,
 }
 
 impl UsageScan {
@@ -34,6 +65,73 @@ impl UsageScan {
             overflow: false,
             usage: ApiUsage::default(),
             response_id: None,
+            complete: false,
+            unreadable: None,
+            inflate: Inflate::Plain,
+            inflated: 0,
+        }
+    }
+
+    /// A scan of a body in `Content-Encoding: encoding` (`None`, `identity`: as is;
+    /// `gzip`, `x-gzip`, `deflate`: inflated for reading; anything else: not read, the
+    /// usage unknown and [`UsageScan::unreadable`] says why).
+    pub(crate) fn with_encoding(sse: bool, encoding: Option<&str>) -> UsageScan {
+        let mut scan = UsageScan::new(sse);
+        let encoding = encoding.map(|e| e.trim().to_ascii_lowercase());
+        match encoding.as_deref() {
+            None | Some("" | "identity") => {}
+            Some("gzip" | "x-gzip") => {
+                scan.inflate =
+                    Inflate::Gzip(Box::new(flate2::write::MultiGzDecoder::new(Vec::new())));
+            }
+            Some("deflate") => {
+                scan.inflate =
+                    Inflate::Deflate(Box::new(flate2::write::ZlibDecoder::new(Vec::new())));
+            }
+            Some(other) => scan.give_up(format!(
+                "the answer's Content-Encoding `{other}` is not one the gateway reads \
+                 (identity, gzip, deflate): its usage is unknown"
+            )),
+        }
+        scan
+    }
+
+    /// Stops reading: the usage is unknown, for `why`.
+    fn give_up(&mut self, why: String) {
+        self.on = false;
+        self.carry = Vec::new();
+        self.usage = ApiUsage::default();
+        self.unreadable = Some(why);
+    }
+
+    /// One chunk of the body as sent (inflated first when encoded).
+    pub(crate) fn push(&mut self, chunk: &[u8]) {
+        use std::io::Write;
+        if !self.on {
+            return;
+        }
+        if matches!(self.inflate, Inflate::Plain) {
+            return self.push_plain(chunk);
+        }
+        for piece in chunk.chunks(INFLATE_STEP) {
+            let (written, out) = match &mut self.inflate {
+                Inflate::Gzip(d) => (d.write_all(piece), std::mem::take(d.get_mut())),
+                Inflate::Deflate(d) => (d.write_all(piece), std::mem::take(d.get_mut())),
+                Inflate::Plain => unreachable!("checked above"),
+            };
+            self.inflated += out.len() as u64;
+            self.push_plain(&out);
+            if let Err(e) = written {
+                return self.give_up(format!(
+                    "the answer's encoded body could not be inflated ({e}): its usage is unknown"
+                ));
+            }
+            if self.inflated > INFLATE_BYTES {
+                return self.give_up(format!(
+                    "the answer inflates past {INFLATE_BYTES} bytes: read no further, its \
+                     usage is unknown"
+                ));
+            }
         }
     }
 
@@ -45,11 +143,8 @@ impl UsageScan {
         }
     }
 
-    /// One chunk of the body.
-    pub(crate) fn push(&mut self, chunk: &[u8]) {
-        if !self.on {
-            return;
-        }
+    /// One chunk of the body, as read (not encoded).
+    fn push_plain(&mut self, chunk: &[u8]) {
         if !self.sse {
             if !self.overflow {
                 if self.carry.len() + chunk.len() > USAGE_SCAN_BYTES {
@@ -87,8 +182,17 @@ impl UsageScan {
 
     /// The body ended.
     pub(crate) fn finish(&mut self) {
+        use std::io::Write;
         if !self.on {
             return;
+        }
+        let flushed = match &mut self.inflate {
+            Inflate::Plain => None,
+            Inflate::Gzip(d) => Some((d.flush(), std::mem::take(d.get_mut()))),
+            Inflate::Deflate(d) => Some((d.flush(), std::mem::take(d.get_mut()))),
+        };
+        if let Some((_, out)) = flushed {
+            self.push_plain(&out);
         }
         let carry = std::mem::take(&mut self.carry);
         if self.sse {
@@ -98,6 +202,7 @@ impl UsageScan {
         } else if !self.overflow
             && let Ok(v) = serde_json::from_slice::<Value>(&carry)
         {
+            self.complete = true;
             // Gemini's non-SSE stream is a JSON array of chunks.
             match v.as_array() {
                 Some(items) => items.iter().for_each(|i| self.value(i)),
@@ -108,14 +213,45 @@ impl UsageScan {
 
     fn line(&mut self, line: &[u8]) {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
+        if let Some(event) = line.strip_prefix(b"event:") {
+            if matches!(
+                event.trim_ascii(),
+                b"message_stop"
+                    | b"response.completed"
+                    | b"response.incomplete"
+                    | b"response.failed"
+            ) {
+                self.complete = true;
+            }
+            return;
+        }
         let Some(data) = line.strip_prefix(b"data:") else {
             return;
         };
-        if memchr::memmem::find(data, b"sage").is_none() {
+        let data = data.trim_ascii();
+        if data == b"[DONE]" {
+            self.complete = true;
             return;
         }
-        if let Ok(v) = serde_json::from_slice::<Value>(data.trim_ascii()) {
-            self.value(&v);
+        let find = |needle: &[u8]| memchr::memmem::find(data, needle).is_some();
+        let usage = find(b"sage");
+        let end = !self.complete
+            && (find(b"message_stop")
+                || find(b"response.completed")
+                || find(b"response.incomplete")
+                || find(b"response.failed")
+                || find(b"inish_reason")
+                || find(b"inishReason"));
+        if !usage && !end {
+            return;
+        }
+        if let Ok(v) = serde_json::from_slice::<Value>(data) {
+            if end && ends_answer(&v) {
+                self.complete = true;
+            }
+            if usage {
+                self.value(&v);
+            }
         }
     }
 
@@ -130,6 +266,25 @@ impl UsageScan {
             self.response_id = Some(id.to_string());
         }
     }
+}
+
+/// Whether one SSE event's data ends its answer (see [`UsageScan::complete`]).
+fn ends_answer(v: &Value) -> bool {
+    let kind = v.get("type").and_then(Value::as_str);
+    if matches!(
+        kind,
+        Some("message_stop" | "response.completed" | "response.incomplete" | "response.failed")
+    ) {
+        return true;
+    }
+    let finished = |list: Option<&Value>, field: &str| {
+        list.and_then(Value::as_array).is_some_and(|items| {
+            items
+                .iter()
+                .any(|i| i.get(field).is_some_and(Value::is_string))
+        })
+    };
+    finished(v.get("choices"), "finish_reason") || finished(v.get("candidates"), "finishReason")
 }
 
 #[cfg(test)]
@@ -163,6 +318,58 @@ mod tests {
                 "cut {cut}"
             );
         }
+    }
+
+    fn gzip(text: &str) -> Vec<u8> {
+        use std::io::Write;
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(text.as_bytes()).unwrap();
+        gz.finish().unwrap()
+    }
+
+    #[test]
+    fn a_gzipped_body_is_read_in_any_chunking_and_an_unknown_encoding_is_said() {
+        let sse = "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":12}}}\n\n\
+                   event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n";
+        let json = "{\"usage\":{\"input_tokens\":3,\"output_tokens\":4}}";
+        for (is_sse, text) in [(true, sse), (false, json)] {
+            let body = gzip(text);
+            for cut in [1, 5, 4096] {
+                let mut s = UsageScan::with_encoding(is_sse, Some("gzip"));
+                body.chunks(cut).for_each(|c| s.push(c));
+                s.finish();
+                assert!(s.usage.input_tokens.is_some(), "{is_sse} cut {cut}");
+                assert!(s.complete && s.unreadable.is_none(), "{is_sse} cut {cut}");
+            }
+        }
+        let mut s = UsageScan::with_encoding(false, Some("br"));
+        s.push(json.as_bytes());
+        s.finish();
+        assert!(s.usage.is_empty() && !s.complete);
+        assert!(s.unreadable.as_deref().unwrap().contains("`br`"));
+    }
+
+    #[test]
+    fn the_end_of_an_answer_is_seen_on_every_api_and_not_before() {
+        let ends = [
+            "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+            "data: {\"type\":\"response.completed\",\"response\":{\"id\":\"r\"}}\n\n",
+            "data: {\"choices\":[{\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n",
+            "data: [DONE]\n\n",
+            "data: {\"candidates\":[{\"finishReason\":\"STOP\"}]}\r\n\r\n",
+        ];
+        for end in ends {
+            assert!(scan(true, end, 3).complete, "{end}");
+        }
+        for not_yet in [
+            "event: content_block_stop\ndata: {\"type\":\"content_block_stop\"}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"content\":\"x\"},\"finish_reason\":null}]}\n\n",
+            "data: {\"candidates\":[{\"content\":{}}]}\n\n",
+            "data: {\"type\":\"response.output_text.delta\",\"delta\":\"message_stop\"}\n\n",
+        ] {
+            assert!(!scan(true, not_yet, 3).complete, "{not_yet}");
+        }
+        assert!(!scan(false, "{\"usage\":", 3).complete, "a cut JSON body");
     }
 
     #[test]

@@ -95,22 +95,41 @@ pub fn apply(record: &mut TurnRecord, calls: &[ModelCall]) {
             at_ms: 0,
             kind: "gateway_turns_disagree".into(),
             message: format!(
-                "the gateway saw {num_turns} main-thread model call(s), the CLI's stream shows \
-                 {reducer_num_turns}: num_turns is the gateway's, the stream's count is in \
-                 gateway.reducer_num_turns"
+                "the gateway counted {num_turns} turn(s) (distinct counted turns of {} \
+                 main-thread model call(s)), the CLI's stream shows {reducer_num_turns}: \
+                 num_turns is the gateway's, the stream's count is in \
+                 gateway.reducer_num_turns",
+                main.len()
             ),
             raw: String::new(),
         });
     }
+    // One diagnostic per distinct message: upstream failures the gateway answered (502),
+    // requests it refused (never forwarded), and answers whose usage it could not read.
     let mut seen = BTreeSet::new();
-    for c in calls.iter().filter(|c| c.status == Some(502)) {
+    for c in calls {
+        let kind = if c.status == Some(502) {
+            "gateway_upstream_error"
+        } else if c.refused {
+            "gateway_refused"
+        } else if c.kind != CallKind::Other
+            && c.usage.is_none()
+            && c.status.is_some_and(|s| (200..300).contains(&s))
+            && c.error
+                .as_deref()
+                .is_some_and(|e| e.contains("usage is unknown"))
+        {
+            "gateway_usage_unknown"
+        } else {
+            continue;
+        };
         if let Some(message) = &c.error
             && seen.insert(message.clone())
         {
             record.diagnostics.push(DiagnosticRecord {
                 line: 0,
                 at_ms: c.us / 1000,
-                kind: "gateway_upstream_error".into(),
+                kind: kind.into(),
                 message: message.clone(),
                 raw: String::new(),
             });
@@ -176,6 +195,7 @@ mod tests {
             held: false,
             stopped: false,
             cut: false,
+            refused: false,
             error: None,
             usage: status.filter(|s| *s == 200).map(|_| ApiUsage {
                 input_tokens: Some(10),
@@ -267,6 +287,29 @@ mod tests {
         );
         assert_eq!(r.num_turns, 2);
         assert_eq!(r.gateway.as_ref().unwrap().main_calls, 2);
+    }
+
+    #[test]
+    fn the_cross_check_message_names_turns_and_calls_apart() {
+        // Three main calls, two of them one turn (a retry): two turns, three calls.
+        let calls = [
+            call(1, CallKind::Main, 0, Some(429)),
+            call(2, CallKind::Main, 0, Some(200)),
+            call(3, CallKind::Main, 1, Some(200)),
+        ];
+        let mut r = record(5);
+        apply(&mut r, &calls);
+        let d = r
+            .diagnostics
+            .iter()
+            .find(|d| d.kind == "gateway_turns_disagree")
+            .unwrap();
+        assert!(
+            d.message.contains("counted 2 turn(s)") && d.message.contains("of 3 main-thread"),
+            "{}",
+            d.message
+        );
+        assert!(d.message.contains("shows 5"), "{}", d.message);
     }
 
     #[test]

@@ -122,6 +122,7 @@ fn model_calls_round_trip_after_the_exit() {
         held: false,
         stopped: false,
         cut: false,
+        refused: false,
         error: None,
         usage: Some(crate::gateway::ApiUsage {
             input_tokens: Some(3),
