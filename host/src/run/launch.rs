@@ -271,8 +271,9 @@ pub(super) async fn launch(
         RecordingWriter::create(&recording_path, &header).map_err(RunError::Recording)?;
     let stderr_log =
         std::fs::File::create(dir.join(attempt.stderr)).map_err(RunError::StderrLog)?;
+    let stream_caps = caps.on_stream(planned.gateway.is_some());
     let mut pipeline =
-        Pipeline::new(&p.harness, &planned.loaded, caps).map_err(RunError::Component)?;
+        Pipeline::new(&p.harness, &planned.loaded, stream_caps).map_err(RunError::Component)?;
     pipeline
         .collector
         .resumed_after(attempt.session.earlier_turns.unwrap_or(0));
