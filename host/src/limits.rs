@@ -297,3 +297,17 @@ pub struct Caps {
     /// Tool calls allowed; call N+1 fires [`StopReason::MaxToolCalls`].
     pub max_tool_calls: Option<u32>,
 }
+
+impl Caps {
+    /// The caps the collector enforces from the CLI's stream. With the model gateway in
+    /// front (`gateway`), `max_turns` is the gateway's alone: it counts the main-thread
+    /// requests it sees and holds call N+1, so a stream that shows one reply's parallel
+    /// tool calls as separate replies (Codex) cannot fire the cap inside that reply and
+    /// leave a tool that ran out of the record. `max_tool_calls` stays the stream's.
+    pub fn on_stream(self, gateway: bool) -> Caps {
+        Caps {
+            max_turns: self.max_turns.filter(|_| !gateway),
+            ..self
+        }
+    }
+}

@@ -279,17 +279,12 @@ fn an_unreachable_upstream_is_a_clear_diagnostic() {
         .unwrap()
         .port();
     let upstream = format!("http://127.0.0.1:{port}");
-    let r = run_task(
-        "tasks/scenarios/hello/task.yaml",
+    let r = run_upstream(
+        &crate::support::root().join("tasks/scenarios/hello/task.yaml"),
+        "hello",
         "claude-code",
         &out,
-        &[
-            "--gateway",
-            "--upstream",
-            &upstream,
-            "-D",
-            "run_limits.turn_timeout=20",
-        ],
+        &["--upstream", &upstream, "-D", "run_limits.turn_timeout=20"],
     );
     assert_ne!(r.status, TaskStatus::Success);
     let t = r.turn.as_ref().expect("the CLI ran");
@@ -310,4 +305,226 @@ fn an_unreachable_upstream_is_a_clear_diagnostic() {
         r.scripted_model_requests.is_none(),
         "no scripted model with --upstream"
     );
+}
+
+/// With the gateway on, `max_turns` is the gateway's count of main-thread calls: a reply
+/// holding two tool calls, which Codex's stream shows as two replies, is one call, so
+/// `max_turns: 1` lets both tools run and holds call 2 at the gateway. The host's
+/// stream-based cap no longer fires inside the reply and leaves a tool that ran out of
+/// the record (issue 12, S1).
+#[test]
+fn max_turns_under_the_gateway_never_fires_inside_a_parallel_reply() {
+    let out = scratch("live-gateway-par-mt1");
+    for harness in ["codex", "claude-code"] {
+        let r = run_task(
+            "tasks/scenarios/parallel/task.yaml",
+            harness,
+            &out,
+            // The gateway enforces it (not Claude Code's own `--max-turns`).
+            &[
+                "--gateway",
+                "--no-native-limits",
+                "-D",
+                "run_limits.max_turns=1",
+            ],
+        );
+        let what = format!("parallel on {harness}");
+        let t = r.turn.as_ref().expect("the CLI ran");
+        let g = t.gateway.as_ref().expect("the gateway's view");
+        assert_eq!(
+            r.stop.as_ref().map(|s| s.reason),
+            Some(StopReason::MaxTurns),
+            "{what}: {r:#?}"
+        );
+        assert!(g.held, "{what}: call 2 is held at the gateway");
+        assert_eq!(t.tool_calls.len(), 2, "{what}: both tools of reply 1 ran");
+        assert_eq!(t.num_turns, 2, "{what}");
+        assert!(t.max_turns_exhausted, "{what}");
+        assert_eq!(
+            r.cap_note().as_deref(),
+            Some("stopped by max_turns 1 (held at the gateway)"),
+            "{what}"
+        );
+        let calls = model_calls(&out, &r);
+        assert!(
+            calls.iter().any(|c| c.held && c.turn == Some(1)),
+            "{what}: {calls:#?}"
+        );
+        assert_replay_matches(&out, &r);
+    }
+}
+
+/// A `coder-eval scripted-model` on loopback standing in for a real API (it knows
+/// nothing of the task's limits): killed when dropped.
+struct Upstream {
+    child: std::process::Child,
+    port: u16,
+}
+
+impl Upstream {
+    fn start(script: &Path, harness: &str) -> Upstream {
+        use std::io::BufRead;
+        let mut child = std::process::Command::new(crate::support::bin())
+            .arg("scripted-model")
+            .arg("--script")
+            .arg(script)
+            .args(["--port", "0", "--harness", harness])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("the scripted model starts");
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .trim()
+            .strip_prefix("PORT ")
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {line:?}"));
+        Upstream { child, port }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for Upstream {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `task` (its folder named `task_id`) with `--gateway` and `extra` (the
+/// `--upstream`), without `--isolate-network` (refused with `--upstream`: the upstream
+/// lives on the host's loopback), and returns its result.
+fn run_upstream(
+    task: &Path,
+    task_id: &str,
+    harness: &str,
+    out: &Path,
+    extra: &[&str],
+) -> TaskResult {
+    let output = std::process::Command::new(crate::support::bin())
+        .arg("run")
+        .arg(task)
+        .args(["--harness", harness, "--out"])
+        .arg(out)
+        .args(["--jobs", "1", "--infra-retries", "0", "--gateway"])
+        .args(extra)
+        .output()
+        .expect("coder-eval runs");
+    let text = std::fs::read_to_string(out.join(task_id).join(harness).join("task.json"))
+        .unwrap_or_else(|e| {
+            panic!(
+                "{e}\nstdout: {}\nstderr: {}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            )
+        });
+    serde_json::from_str(&text).unwrap()
+}
+
+/// `max_tool_calls` against a real upstream: nothing holds the reply that hands out tool
+/// N+1 (the gateway does not read tool calls out of answers), so the host stops the CLI
+/// as tool N+1 starts, and a fast tool may have run by then. The record keeps N tools
+/// and says so: `tool_past_cap`, and `tool_ran_past_cap` once the CLI reports the tool
+/// ended (issue 12, S4: never silently short).
+#[test]
+fn max_tool_calls_against_a_real_upstream_records_the_tool_past_the_cap() {
+    let out = scratch("live-gateway-up-mtc");
+    let dir = out.join("tasks").join("upstream");
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("upstream-script.yaml");
+    std::fs::write(
+        &script,
+        "name: up\nreplies:\n  - tool_calls: [{shell: {command: echo step 1 >> steps.txt}}]\n  \
+         - tool_calls: [{shell: {command: echo step 2 >> steps.txt}}]\n  \
+         - tool_calls: [{shell: {command: echo tool 3 ran > marker.txt}}]\n  - text: done\n",
+    )
+    .unwrap();
+    let task = dir.join("task.yaml");
+    std::fs::write(
+        &task,
+        "task_id: upstream\ninitial_prompt: Run the steps.\nagent: {type: codex}\n\
+         run_limits: {max_tool_calls: 2, turn_timeout: 120}\n\
+         success_criteria: [{type: file_exists, path: steps.txt}]\n",
+    )
+    .unwrap();
+    let upstream = Upstream::start(&script, "codex");
+    let r = run_upstream(
+        &task,
+        "upstream",
+        "codex",
+        &out.join("runs"),
+        &["--upstream", &upstream.url()],
+    );
+    let t = r.turn.as_ref().expect("the CLI ran");
+    assert_eq!(
+        r.stop.as_ref().map(|s| s.reason),
+        Some(StopReason::MaxToolCalls),
+        "{r:#?}"
+    );
+    assert_eq!(
+        t.tool_calls.len(),
+        2,
+        "the record holds the N tools allowed"
+    );
+    let kinds: Vec<&str> = t.diagnostics.iter().map(|d| d.kind.as_str()).collect();
+    assert!(kinds.contains(&"tool_past_cap"), "{:#?}", t.diagnostics);
+    let ran = out
+        .join("runs/upstream/codex/workspace/marker.txt")
+        .exists();
+    // Whenever tool 3 ran (its file is there), the record says so.
+    if ran {
+        assert!(kinds.contains(&"tool_ran_past_cap"), "{:#?}", t.diagnostics);
+    }
+    assert_replay_matches(&out.join("runs"), &r);
+}
+
+/// With `--gateway`, a `--pass-env` key never reaches the agent: neither one the gateway
+/// uses (here with the scripted model as upstream, which needs none) nor another
+/// secret-looking name; a plain variable still passes, and the run says what it held
+/// back (issue 12, S2).
+#[test]
+fn pass_env_secrets_never_reach_the_agent_under_the_gateway() {
+    let out = scratch("live-gateway-pass-env");
+    let script = out.join("script.yaml");
+    std::fs::write(
+        &script,
+        "name: envdump\nreplies:\n  - tool_calls: [{shell: {command: env > env.txt}}]\n  - text: done\n",
+    )
+    .unwrap();
+    let output = std::process::Command::new(crate::support::bin())
+        .arg("run")
+        .arg(crate::support::root().join("tasks/scenarios/hello/task.yaml"))
+        .args(["--harness", "claude-code", "--out"])
+        .arg(&out)
+        .arg("--scripted-model")
+        .arg(&script)
+        .args(["--gateway", "--infra-retries", "0"])
+        .args(["--pass-env", "ANTHROPIC_API_KEY"])
+        .args(["--pass-env", "OPENROUTER_API_KEY"])
+        .args(["--pass-env", "CE_TEST_PLAIN"])
+        .env("ANTHROPIC_API_KEY", "sk-ant-SECRETVALUE123")
+        .env("OPENROUTER_API_KEY", "sk-or-SECRETVALUE789")
+        .env("CE_TEST_PLAIN", "plain-value-42")
+        .output()
+        .expect("coder-eval runs");
+    let err = String::from_utf8_lossy(&output.stderr);
+    let env = std::fs::read_to_string(out.join("hello/claude-code/workspace/env.txt"))
+        .unwrap_or_else(|e| panic!("{e}: {err}"));
+    assert!(!env.contains("SECRETVALUE"), "{env}");
+    assert!(env.contains("CE_TEST_PLAIN=plain-value-42"), "{env}");
+    for name in ["ANTHROPIC_API_KEY", "OPENROUTER_API_KEY"] {
+        assert!(
+            err.lines()
+                .any(|l| l.contains(&format!("--pass-env {name} is held back"))),
+            "{name}: {err}"
+        );
+    }
+    let recording = std::fs::read_to_string(out.join("hello/claude-code/recording.jsonl")).unwrap();
+    assert!(!recording.contains("SECRETVALUE"));
 }

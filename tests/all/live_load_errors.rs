@@ -1,7 +1,7 @@
 //! Early stop and budgets that cannot work as written are refused at load, before any agent
 //! starts, with an error naming the field (exit code 2, nothing run).
 
-use crate::support::{bin, scratch};
+use crate::support::{bin, root, scratch};
 use std::process::Command;
 
 /// Runs `coder-eval run`, then `coder-eval check`, on a task whose `run_limits` and
@@ -349,4 +349,39 @@ fn check_reports_every_error_of_a_file_in_one_pass() {
         err.contains("shifted.yaml:8:5: task `s`: early stop: success_criteria[1] (`file_exists`)"),
         "{err}"
     );
+}
+
+/// `--upstream` is checked before any agent starts (issue 12, M7): a URL without a scheme,
+/// and `--upstream` inside `--isolate-network`'s loopback-only namespace, are exit code 2
+/// naming the option, no result folder made.
+#[test]
+fn a_bad_upstream_is_refused_before_any_agent_starts() {
+    let dir = scratch("live-load-gateway-upstream");
+    let task = root().join("tasks/scenarios/hello/task.yaml");
+    for (extra, says) in [
+        (
+            vec!["--upstream", "127.0.0.1:1"],
+            "not an http:// or https:// URL",
+        ),
+        (vec!["--upstream", "http://"], "--upstream"),
+        (
+            vec!["--upstream", "http://127.0.0.1:1", "--isolate-network"],
+            "--isolate-network",
+        ),
+    ] {
+        let out = Command::new(bin())
+            .args(["run", "--gateway", "--harness", "claude-code", "--out"])
+            .arg(dir.join("out"))
+            .args(&extra)
+            .arg(&task)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
+        assert!(
+            err.contains("--upstream") && err.contains(says),
+            "{extra:?}: {err}"
+        );
+        assert!(!dir.join("out").join("hello").exists(), "a unit started");
+    }
 }

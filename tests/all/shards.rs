@@ -1545,3 +1545,43 @@ fn the_targets_of_symbolic_links_in_a_task_folder_are_part_of_the_unit_id() {
     assert!(err.contains("t/data/again: a symbolic link loop"), "{err}");
     assert!(!dir.join("d.json").exists() && !dir.join("e.json").exists());
 }
+
+/// `--gateway`, `--upstream` and `--gateway-bodies` are part of a unit's id (issue 12,
+/// M9): gateway and direct results count turns and usage differently, so their plans
+/// differ and a gateway shard is never merged under a direct plan silently; the same
+/// flags give the same id.
+#[test]
+fn the_gateway_flags_are_part_of_the_plan_id() {
+    let dir = scratch("plan-gateway-ids");
+    let task = crate::support::root().join("tasks/scenarios/parallel/task.yaml");
+    let plan_id = |name: &str, extra: &[&str]| -> String {
+        let file = dir.join(format!("{name}.json"));
+        let o = Command::new(bin())
+            .arg("plan")
+            .arg(&task)
+            .args(["--harness", "codex"])
+            .args(extra)
+            .arg("--out")
+            .arg(&file)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{name}: {}", show(&o));
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        v["plan_id"].as_str().unwrap().to_string()
+    };
+    let direct = plan_id("direct", &[]);
+    let gateway = plan_id("gateway", &["--gateway"]);
+    let upstream = plan_id(
+        "upstream",
+        &["--gateway", "--upstream", "https://api.openai.com"],
+    );
+    let bodies = plan_id("bodies", &["--gateway", "--gateway-bodies"]);
+    let ids = [&direct, &gateway, &upstream, &bodies];
+    for (i, a) in ids.iter().enumerate() {
+        for b in &ids[i + 1..] {
+            assert_ne!(a, b, "{ids:?}");
+        }
+    }
+    assert_eq!(plan_id("gateway-again", &["--gateway"]), gateway);
+}

@@ -124,7 +124,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "SECONDS", value_parser = parse_delay)]
     retry_initial_delay: Option<f64>,
     /// Pass this host environment variable to the CLI (repeatable). Judges may read it
-    /// too.
+    /// too. With `--gateway`, API keys and other secret-looking names (`…_KEY`,
+    /// `…_TOKEN`, `…_SECRET`, `…_PASSWORD`, `…API_KEY…`) are held back from the CLI (a
+    /// note says so); the gateway's keys go to it with `--upstream`.
     #[arg(long, value_name = "NAME")]
     pass_env: Vec<String>,
     /// Hand this host environment variable to judges only (`llm_judge`, `agent_judge`),
@@ -138,6 +140,7 @@ pub struct RunArgs {
     gateway: bool,
     /// With `--gateway`: the real API's base URL (e.g. `https://api.anthropic.com`). The
     /// API keys among `--pass-env` then go to the gateway only; the CLI gets a dummy key.
+    /// Checked before any agent starts; refused with `--isolate-network`.
     #[arg(long, value_name = "URL", requires = "gateway")]
     upstream: Option<String>,
     /// With `--gateway`: keep request and response bodies in the call records (secrets
@@ -251,6 +254,18 @@ fn steps(mut args: RunArgs, mut mode: Option<shard::Mode>) -> Flow<i32> {
     {
         return usage(format!("--otlp-endpoint: {err}"));
     }
+    // `--upstream` is checked before any agent starts (a bad URL would fail every task).
+    if let Some(url) = &args.upstream {
+        if let Err(err) = coder_eval::gateway::check_upstream(url) {
+            return usage(format!("--upstream: {err}"));
+        }
+        if args.isolate_network {
+            return usage(format!(
+                "--upstream {url} with --isolate-network: the gateway runs inside the \
+                 loopback-only network namespace and cannot reach the upstream; drop one"
+            ));
+        }
+    }
     let mut resume_dir = None;
     if let Some(dir) = args.resume.clone() {
         match resume::reread(args, dir)? {
@@ -265,6 +280,15 @@ fn steps(mut args: RunArgs, mut mode: Option<shard::Mode>) -> Flow<i32> {
         return Ok(reexec_isolated()?);
     }
     let loaded = load::load(&args)?;
+    if let Some(url) = &args.upstream
+        && load::needs_network_namespace(&loaded.tasks)
+    {
+        return usage(format!(
+            "--upstream {url}: a task sets sandbox.network_enabled: false, so the run goes \
+             into a loopback-only network namespace where the gateway cannot reach the \
+             upstream"
+        ));
+    }
     if load::needs_network_namespace(&loaded.tasks) && may_reexec {
         eprintln!(
             "note: a task sets sandbox.network_enabled: false: the whole run goes into a \
@@ -276,6 +300,11 @@ fn steps(mut args: RunArgs, mut mode: Option<shard::Mode>) -> Flow<i32> {
     // Printed once (after a re-run inside the namespace, by that run only).
     for (path, notes) in &loaded.warnings {
         super::check::print_warnings(path, notes);
+    }
+    if args.gateway {
+        for note in coder_eval::gateway::pass_env_notes(&args.pass_env, args.upstream.is_some()) {
+            eprintln!("{note}");
+        }
     }
     let harnesses = load::harnesses(&args, loaded.layered)?;
     let out_dir = options::out_dir(&args);

@@ -140,7 +140,7 @@ mod hardening_tests;
 mod tests;
 
 pub use call::{ApiUsage, BODY_KEEP_BYTES, CallKind, ModelCall};
-pub use turn::{GatewayTurn, apply as apply_to_turn};
+pub use turn::{GatewaySummary, GatewayTurn, apply as apply_to_turn};
 
 use axum::Router;
 use axum::serve::ListenerExt;
@@ -163,6 +163,78 @@ pub const CREDENTIAL_VARS: &[&str] = &[
     "GEMINI_API_KEY",
     "GOOGLE_API_KEY",
 ];
+
+/// Whether `name` looks like a secret: it ends `_KEY`, `_TOKEN`, `_SECRET` or
+/// `_PASSWORD`, or contains `API_KEY` (ASCII case ignored). With `--gateway`, such a
+/// `--pass-env` variable is held back from the agent ([`to_agent`]).
+pub fn looks_secret(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    ["_KEY", "_TOKEN", "_SECRET", "_PASSWORD"]
+        .iter()
+        .any(|s| upper.ends_with(s))
+        || upper.contains("API_KEY")
+}
+
+/// Whether the `--pass-env` variable `name` reaches the agent: always without the gateway
+/// (the CLI then calls its API itself); with it (`gateway`), never for a credential the
+/// gateway uses ([`CREDENTIAL_VARS`]: it goes to the gateway with `--upstream`, and the
+/// scripted model needs none) nor for any other name that [`looks_secret`]; the rest
+/// pass.
+pub fn to_agent(name: &str, gateway: bool) -> bool {
+    !gateway || !(CREDENTIAL_VARS.contains(&name) || looks_secret(name))
+}
+
+/// Checks `--upstream`: an absolute `http://` or `https://` URL with a host. Errors: a
+/// sentence saying what is wrong with it.
+pub fn check_upstream(url: &str) -> Result<(), String> {
+    let trimmed = url.trim_end_matches('/');
+    if !(trimmed.starts_with("http://") || trimmed.starts_with("https://")) {
+        return Err(format!(
+            "`{url}` is not an http:// or https:// URL (e.g. https://api.anthropic.com)"
+        ));
+    }
+    match reqwest::Url::parse(trimmed) {
+        Ok(parsed) if parsed.host_str().is_some_and(|h| !h.is_empty()) => Ok(()),
+        Ok(_) => Err(format!("`{url}` names no host")),
+        Err(err) => Err(format!("`{url}` is not a URL: {err}")),
+    }
+}
+
+/// The notes `run --gateway` prints about `--pass-env` (`pass_env`) before any agent
+/// starts, `upstream` saying whether `--upstream` is given: each variable held back from
+/// the agent ([`to_agent`]) and what becomes of it, and, with `--upstream`, a warning
+/// when no API key among [`CREDENTIAL_VARS`] is passed (the upstream then gets the CLI's
+/// dummy key and answers 401).
+pub fn pass_env_notes(pass_env: &[String], upstream: bool) -> Vec<String> {
+    let mut notes = Vec::new();
+    for name in pass_env.iter().filter(|n| !to_agent(n, true)) {
+        let what = if CREDENTIAL_VARS.contains(&name.as_str()) {
+            if upstream {
+                "it goes to the gateway, which adds it upstream"
+            } else {
+                "the scripted model needs no key, so it goes nowhere"
+            }
+        } else {
+            "its name looks like a secret (…_KEY, …_TOKEN, …_SECRET, …_PASSWORD, …API_KEY…), \
+             and the gateway does not use it: run without --gateway to give it to the CLI"
+        };
+        notes.push(format!(
+            "note: --pass-env {name} is held back from the agent under --gateway: {what}"
+        ));
+    }
+    if upstream
+        && !pass_env
+            .iter()
+            .any(|n| CREDENTIAL_VARS.contains(&n.as_str()))
+    {
+        notes.push(format!(
+            "warning: --upstream without an API key: pass one with --pass-env ({}), else the \
+             upstream gets the CLI's dummy key",
+            CREDENTIAL_VARS.join(", ")
+        ));
+    }
+    notes
+}
 
 /// How long [`Gateway::shutdown`] waits for the server task once every open request was
 /// told to end.
@@ -240,6 +312,9 @@ pub struct GatewayConfig {
     pub hold_from_turn: Option<u32>,
     /// Keep request and response bodies in the call records (`--gateway-bodies`).
     pub keep_bodies: bool,
+    /// More values kept bodies have replaced by `[redacted]`, besides the credentials'
+    /// (the values of the `--pass-env` variables held back from the agent).
+    pub redact: Vec<String>,
     /// Port on 127.0.0.1; 0 picks a free one.
     pub port: u16,
 }
@@ -252,6 +327,7 @@ impl GatewayConfig {
             credentials: Credentials::default(),
             hold_from_turn: None,
             keep_bodies: false,
+            redact: Vec::new(),
             port: 0,
         }
     }
@@ -347,9 +423,7 @@ impl Gateway {
     /// Errors: [`GatewayError`].
     pub async fn start(config: GatewayConfig) -> Result<Gateway, GatewayError> {
         let upstream = config.upstream.trim_end_matches('/').to_string();
-        if !(upstream.starts_with("http://") || upstream.starts_with("https://"))
-            || reqwest::Url::parse(&upstream).is_err()
-        {
+        if check_upstream(&upstream).is_err() {
             return Err(GatewayError::Upstream(config.upstream));
         }
         // The host's own proxy settings are not the agent's: the gateway goes straight to
@@ -371,7 +445,8 @@ impl Gateway {
             .await
             .map_err(bind_err)?;
         let port = listener.local_addr().map_err(bind_err)?.port();
-        let secrets = config.credentials.secrets();
+        let mut secrets = config.credentials.secrets();
+        secrets.extend(config.redact.iter().filter(|v| !v.is_empty()).cloned());
         let shared = Arc::new(Shared {
             upstream_shown: redact_userinfo(&upstream),
             upstream_url: upstream,

@@ -580,3 +580,53 @@ async fn a_shrunk_history_counts_on_from_the_calls_answered_and_is_held() {
     );
     assert!(calls[3].held, "{:?}", calls[3]);
 }
+
+/// With `--gateway`, the keys the gateway uses and every other secret-looking name among
+/// `--pass-env` are held back from the agent, each with a note; without it, all pass.
+#[test]
+fn secret_looking_pass_env_names_are_held_back_under_the_gateway() {
+    for name in [
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+        "OPENROUTER_API_KEY",
+        "GITHUB_TOKEN",
+        "AWS_SECRET",
+        "DB_PASSWORD",
+        "my_api_key_file",
+    ] {
+        assert!(!super::to_agent(name, true), "{name}");
+        assert!(super::to_agent(name, false), "{name}");
+    }
+    for name in ["HOME_DIR", "RUST_LOG", "KEYBOARD", "TOKENIZERS_PARALLELISM"] {
+        assert!(super::to_agent(name, true), "{name}");
+    }
+    let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let notes = super::pass_env_notes(
+        &names(&["ANTHROPIC_API_KEY", "OPENROUTER_API_KEY", "RUST_LOG"]),
+        true,
+    );
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(notes[0].contains("ANTHROPIC_API_KEY") && notes[0].contains("goes to the gateway"));
+    assert!(notes[1].contains("OPENROUTER_API_KEY") && notes[1].contains("held back"));
+    // Without --upstream the real key goes nowhere; with it and no key, a warning.
+    let notes = super::pass_env_notes(&names(&["ANTHROPIC_API_KEY"]), false);
+    assert!(notes[0].contains("goes nowhere"), "{notes:?}");
+    let notes = super::pass_env_notes(&names(&["RUST_LOG"]), true);
+    assert!(
+        notes
+            .iter()
+            .any(|n| n.starts_with("warning: --upstream without an API key")),
+        "{notes:?}"
+    );
+}
+
+/// `--upstream` must be an absolute http(s) URL with a host.
+#[test]
+fn check_upstream_names_what_is_wrong() {
+    assert!(super::check_upstream("https://api.anthropic.com/").is_ok());
+    assert!(super::check_upstream("http://127.0.0.1:40999").is_ok());
+    let err = super::check_upstream("127.0.0.1:1").unwrap_err();
+    assert!(err.contains("not an http:// or https:// URL"), "{err}");
+    assert!(super::check_upstream("http://").is_err());
+    assert!(super::check_upstream("ftp://x").is_err());
+}

@@ -49,6 +49,40 @@ pub struct GatewayTurn {
     pub cli_usage_source: Option<String>,
 }
 
+/// The gateway's figures of one task in `run.json` (`rows[].gateway`) and `report.html`:
+/// requests seen, main and side, the median time to first response byte of the answered
+/// main calls, and where the turn's usage came from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GatewaySummary {
+    /// Every request through the gateway ([`GatewayTurn::calls`]).
+    pub calls: u32,
+    /// Main-thread model requests ([`GatewayTurn::main_calls`]).
+    pub main_calls: u32,
+    /// Side requests ([`GatewayTurn::side_calls`]).
+    pub side_calls: u32,
+    /// The median of [`GatewayTurn::ttft_ms`] (ms; the lower middle of an even count);
+    /// absent when no main call was answered.
+    pub ttft_median_ms: Option<u64>,
+    /// The turn's `usage_source`: `gateway` when the APIs' usage was taken, else the
+    /// CLI's source.
+    pub usage_source: String,
+}
+
+impl GatewayTurn {
+    /// This turn's [`GatewaySummary`], `usage_source` being the turn record's.
+    pub fn summary(&self, usage_source: &str) -> GatewaySummary {
+        let mut ttft = self.ttft_ms.clone();
+        ttft.sort_unstable();
+        GatewaySummary {
+            calls: self.calls,
+            main_calls: self.main_calls,
+            side_calls: self.side_calls,
+            ttft_median_ms: (!ttft.is_empty()).then(|| ttft[(ttft.len() - 1) / 2]),
+            usage_source: usage_source.to_string(),
+        }
+    }
+}
+
 /// Applies the gateway's calls to `record`: sets `record.gateway`; `num_turns` becomes
 /// the gateway's count (the reducer's is kept in `gateway.reducer_num_turns`, and a
 /// difference is a diagnostic); when every successful model request reported its usage,
@@ -136,6 +170,10 @@ pub fn apply(record: &mut TurnRecord, calls: &[ModelCall]) {
         }
     }
     record.num_turns = num_turns;
+    // A stream that names no model (Codex, OpenCode): the requests do.
+    if record.model.is_none() {
+        record.model = main.iter().find_map(|c| c.model.clone());
+    }
     let has_model_calls = calls.iter().any(|c| {
         c.kind != CallKind::Other && !c.held && c.status.is_some_and(|s| (200..300).contains(&s))
     });
@@ -238,6 +276,45 @@ mod tests {
             Some((30, Some(3)))
         );
         assert_eq!(g.cli_usage_source.as_deref(), Some("cli_result"));
+    }
+
+    #[test]
+    fn the_summary_has_the_counts_and_the_median_ttft() {
+        let mut r = record(2);
+        let mut calls = vec![
+            call(1, CallKind::Main, 0, Some(200)),
+            call(2, CallKind::Side, 0, Some(200)),
+            call(3, CallKind::Main, 1, Some(200)),
+            call(4, CallKind::Main, 2, Some(200)),
+        ];
+        for (c, ttft) in calls.iter_mut().zip([900_000, 0, 100_000, 300_000]) {
+            c.first_byte_us = Some(c.us + ttft);
+        }
+        apply(&mut r, &calls);
+        let s = r.gateway.as_ref().unwrap().summary(&r.usage_source);
+        assert_eq!((s.calls, s.main_calls, s.side_calls), (4, 3, 1));
+        assert_eq!(s.ttft_median_ms, Some(300));
+        assert_eq!(s.usage_source, "gateway");
+        let mut r = record(0);
+        apply(&mut r, &[]);
+        let s = r.gateway.as_ref().unwrap().summary(&r.usage_source);
+        assert_eq!(s.ttft_median_ms, None);
+    }
+
+    #[test]
+    fn the_model_comes_from_the_requests_when_the_stream_names_none() {
+        let mut named = call(2, CallKind::Main, 0, Some(200));
+        named.model = Some("gpt-5.5".into());
+        let mut side = call(1, CallKind::Side, 0, Some(200));
+        side.model = Some("small".into());
+        let mut r = record(1);
+        apply(&mut r, &[side.clone(), named.clone()]);
+        assert_eq!(r.model.as_deref(), Some("gpt-5.5"));
+        // The stream's own wins.
+        let mut r = record(1);
+        r.model = Some("from-stream".into());
+        apply(&mut r, &[side, named]);
+        assert_eq!(r.model.as_deref(), Some("from-stream"));
     }
 
     #[test]

@@ -47,6 +47,10 @@ pub struct RunRow {
     /// The summary of the task's `cost.json` (absent when no CLI was launched).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<super::CostSummary>,
+    /// The model gateway's figures (`run --gateway`; absent without it): requests, main
+    /// and side, median time to first response byte, usage source.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway: Option<crate::gateway::GatewaySummary>,
 }
 
 /// `run.json`.

@@ -266,7 +266,8 @@ impl TaskResult {
 
     /// When a cap stopped the turn, which one and who enforced it, for people:
     /// "stopped by max_turns 2 (the CLI's own cap)", "stopped by max_tool_calls 5 (the
-    /// host's backstop)". `None` when no cap fired.
+    /// host's backstop)", "stopped by max_turns 1 (held at the gateway)". `None` when no
+    /// cap fired.
     pub fn cap_note(&self) -> Option<String> {
         let turn = self.turn.as_ref()?;
         let (name, limit) = if turn.max_turns_exhausted {
@@ -276,7 +277,9 @@ impl TaskResult {
         } else {
             return None;
         };
-        let by = if self.stop.is_some() {
+        let by = if name == "max_turns" && turn.gateway.as_ref().is_some_and(|g| g.held) {
+            "held at the gateway"
+        } else if self.stop.is_some() {
             "the host's backstop"
         } else {
             "the CLI's own cap"

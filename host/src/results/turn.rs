@@ -28,7 +28,8 @@ pub struct TurnRecord {
     pub session_id: Option<String>,
     /// The CLI's version as its stream reports it.
     pub cli_version: Option<String>,
-    /// The model the CLI reported.
+    /// The model the CLI reported; with the gateway, when the stream names none, the
+    /// model named by the first main-thread request that names one.
     pub model: Option<String>,
     /// How the turn ended.
     pub final_status: TurnStatus,

@@ -55,6 +55,13 @@ pub(super) async fn start(
     config.credentials = credentials;
     config.hold_from_turn = p.task.run_limits.max_turns;
     config.keep_bodies = options.gateway_bodies;
+    // The values held back from the agent never show in a kept body either.
+    config.redact = options
+        .pass_env
+        .iter()
+        .filter(|k| !crate::gateway::to_agent(k, true))
+        .filter_map(|k| std::env::var(k).ok())
+        .collect();
     Gateway::start(config).await.map_err(RunError::Gateway)
 }
 

@@ -146,10 +146,10 @@ pub(super) fn launch_spec(
     }
     env.extend(workspace_vars.into_iter().filter(|(k, _)| k != "PATH"));
     env.extend(plan.env.iter().map(|(k, v)| (k.clone(), subst(v))));
-    // With the gateway in front of a real API, the keys go to the gateway, not the agent.
-    let keys_to_gateway = options.gateway && options.upstream.is_some();
+    // With the gateway, the keys go to the gateway (or nowhere), never to the agent, nor
+    // any other variable whose name looks like a secret (`gateway::to_agent`).
     for key in &options.pass_env {
-        if keys_to_gateway && crate::gateway::CREDENTIAL_VARS.contains(&key.as_str()) {
+        if !crate::gateway::to_agent(key, options.gateway) {
             continue;
         }
         if let Ok(value) = std::env::var(key) {
@@ -271,8 +271,9 @@ pub(super) async fn launch(
         RecordingWriter::create(&recording_path, &header).map_err(RunError::Recording)?;
     let stderr_log =
         std::fs::File::create(dir.join(attempt.stderr)).map_err(RunError::StderrLog)?;
+    let stream_caps = caps.on_stream(planned.gateway.is_some());
     let mut pipeline =
-        Pipeline::new(&p.harness, &planned.loaded, caps).map_err(RunError::Component)?;
+        Pipeline::new(&p.harness, &planned.loaded, stream_caps).map_err(RunError::Component)?;
     pipeline
         .collector
         .resumed_after(attempt.session.earlier_turns.unwrap_or(0));

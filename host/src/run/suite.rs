@@ -221,7 +221,9 @@ fn summary(
     )
 }
 
-fn summary_of(
+/// `run.json` of `results`, with `unfinished` pairs still to come (no suite thresholds,
+/// no statistics: the caller adds those).
+pub(crate) fn summary_of(
     results: Vec<&TaskResult>,
     unfinished: usize,
     experiment: &Option<crate::results::ExperimentRecord>,
@@ -249,6 +251,10 @@ fn summary_of(
                 variant: r.variant.clone(),
                 replicate: r.replicate,
                 cost: r.cost.clone(),
+                gateway: r
+                    .turn
+                    .as_ref()
+                    .and_then(|t| t.gateway.as_ref().map(|g| g.summary(&t.usage_source))),
             })
             .collect(),
         suite_thresholds: Vec::new(),

@@ -105,6 +105,9 @@ pub(crate) struct Collector {
     /// the assistant turns its replayed history holds); a held call's index, the
     /// scripted model's count over that history, less these is this launch's own.
     earlier_turns: u32,
+    /// The tool call whose start fired `max_tool_calls` (id, name): the CLI may still run
+    /// it, so its end, arriving past the cut, is noted (`tool_ran_past_cap`).
+    past_cap_tool: Option<(String, String)>,
 }
 
 impl Collector {
@@ -138,6 +141,7 @@ impl Collector {
             unreported: Vec::new(),
             totals: TotalsBasis::default(),
             earlier_turns: 0,
+            past_cap_tool: None,
         }
     }
 
@@ -189,7 +193,11 @@ impl Collector {
         // The trajectory keeps the event as it came; the handlers take their own copy, or,
         // when no trajectory is kept (replay), the event itself: its strings move into the
         // record instead of being copied.
-        let tool_start = matches!(stamped.event, Event::ToolCallStarted { .. });
+        let mut past_cap = None;
+        let tool_start = match &stamped.event {
+            Event::ToolCallStarted { call_id, name, .. } => Some((call_id.clone(), name.clone())),
+            _ => None,
+        };
         let (kept, event) = if self.keep_trajectory {
             let event = stamped.event.clone();
             (Some(stamped), event)
@@ -211,6 +219,48 @@ impl Collector {
                 if self.counting() {
                     self.on_gap(line, at, event);
                 }
+                None
+            }
+            // The end of the tool call that fired `max_tool_calls`: it ran past the cap.
+            Event::ToolCallFinished {
+                call_id,
+                status,
+                exit_code,
+                ..
+            } if !self.counting()
+                && self
+                    .past_cap_tool
+                    .as_ref()
+                    .is_some_and(|(id, _)| id == call_id) =>
+            {
+                let (id, name) = self.past_cap_tool.take().unwrap_or_default();
+                let cap = self.caps.max_tool_calls.unwrap_or_default();
+                past_cap = Some(match status {
+                    harness_kit::ToolStatus::Denied => (
+                        "tool_denied_past_cap",
+                        format!(
+                            "tool call `{id}` ({name}), past max_tool_calls ({cap}), was \
+                             refused by the CLI: it never ran"
+                        ),
+                    ),
+                    _ => {
+                        let how = match status {
+                            harness_kit::ToolStatus::Ok => "ok",
+                            harness_kit::ToolStatus::Error => "error",
+                            _ => "unknown outcome",
+                        };
+                        let exit = exit_code.map_or(String::new(), |c| format!(", exit code {c}"));
+                        (
+                            "tool_ran_past_cap",
+                            format!(
+                                "tool call `{id}` ({name}), past max_tool_calls ({cap}), ran: \
+                                 the CLI reported it finished ({how}{exit}) after the host \
+                                 stopped it; its effects can be in the workspace, and it is \
+                                 not in tool_calls"
+                            ),
+                        )
+                    }
+                });
                 None
             }
             _ if !self.counting() => None,
@@ -290,7 +340,8 @@ impl Collector {
         };
         // The tool start that fires `max_tool_calls` is not counted (the record holds the N
         // calls made): it is past the cut.
-        let counted = counting && !(fired == Some(StopReason::MaxToolCalls) && tool_start);
+        let past_cap_start = tool_start.filter(|_| fired == Some(StopReason::MaxToolCalls));
+        let counted = counting && past_cap_start.is_none();
         if let Some(stamped) = kept {
             if counted {
                 self.trajectory.push(stamped);
@@ -301,6 +352,24 @@ impl Collector {
         let fired = early.or(fired).or(over_budget);
         if fired.is_some() {
             self.stop = fired;
+        }
+        // A stream-based `max_tool_calls` stop comes as tool N+1 starts: the CLI may run
+        // it before it is stopped (the scripted model's hold, by contrast, never hands it
+        // out). Said, so a record of N tools is never silently short of what ran.
+        if let Some((id, name)) =
+            past_cap_start.filter(|_| self.stop == Some(StopReason::MaxToolCalls))
+        {
+            let message = format!(
+                "tool call `{id}` ({name}) began after max_tool_calls ({}) was reached: the \
+                 host stopped the CLI then, but the CLI may have run it (its effects can be in \
+                 the workspace); it is not in tool_calls",
+                self.caps.max_tool_calls.unwrap_or_default()
+            );
+            self.past_cap_tool = Some((id, name));
+            past_cap = Some(("tool_past_cap", message));
+        }
+        if let Some((kind, message)) = past_cap {
+            self.host_diagnostic(line, at, kind, message);
         }
         fired
     }

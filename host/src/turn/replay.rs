@@ -87,9 +87,12 @@ fn run(
     let mut reader = Reader::open(path)?;
     let loaded = options.components.harness(&options.harness)?;
     let caps = options.caps.unwrap_or_else(|| {
-        reader.header().map_or(Caps::default(), |h| Caps {
-            max_turns: h.max_turns,
-            max_tool_calls: h.max_tool_calls,
+        reader.header().map_or(Caps::default(), |h| {
+            Caps {
+                max_turns: h.max_turns,
+                max_tool_calls: h.max_tool_calls,
+            }
+            .on_stream(h.gateway)
         })
     });
     let mut pipeline =

@@ -84,6 +84,20 @@ pub(super) fn run_detail(r: &TaskResult) -> Markup {
                     @if let Some(c) = cost_usd { " · " (format!("{c:.4}")) " USD" }
                     @if sessions > 1 { " (all " (sessions) " sessions)" }
                 }
+                @if let Some(g) = &t.gateway {
+                    @let s = g.summary(&t.usage_source);
+                    p.muted {
+                        "Model gateway: " (plural(s.calls as usize, "request")) " ("
+                        (s.main_calls) " main, " (s.side_calls) " side"
+                        @if g.held { ", call " (g.num_turns) " held" }
+                        ") · time to first byte "
+                        @match s.ttft_median_ms {
+                            Some(ms) => { "median " (ms) " ms" }
+                            None => { "-" }
+                        }
+                        " · usage from " (s.usage_source)
+                    }
+                }
                 (timing(&t.timing))
                 (crate::run::trajectory_view::timeline(t, &r.cli.caveats))
                 (crate::run::trajectory_view::trajectory(r))

@@ -261,3 +261,50 @@ fn a_pass_stop_marks_the_unarmed_criteria_advisory_and_names_the_deciding_index(
         "{html}"
     );
 }
+
+/// A gateway run's details show the gateway's figures (issue 12, M1): requests, main and
+/// side, the median time to first byte and where the usage came from; `run.json`'s row
+/// carries the same summary.
+#[test]
+fn a_gateway_run_shows_its_calls_and_ttft() {
+    let mut r = result(None, 0, TaskStatus::Success);
+    let (mut turn, _) = crate::turn::collect::Collector::new(Default::default())
+        .finish(crate::turn::finish::TurnEnd::default());
+    turn.num_turns = 2;
+    let call = |seq: u64, kind: &str, turn: u32, ttft_ms: u64| -> crate::gateway::ModelCall {
+        let us = seq * 1_000_000;
+        serde_json::from_value(serde_json::json!({
+            "seq": seq, "us": us, "first_byte_us": us + ttft_ms * 1000, "end_us": us + 2_000_000,
+            "method": "POST", "path": "/v1/responses", "api": "responses", "kind": kind,
+            "turn": turn, "stream": true, "model": "gpt-5.5", "status": 200,
+            "usage": {"input_tokens": 10, "output_tokens": 2}, "response_bytes": 100
+        }))
+        .unwrap()
+    };
+    crate::gateway::apply_to_turn(
+        &mut turn,
+        &[
+            call(1, "main", 0, 700),
+            call(2, "side", 0, 50),
+            call(3, "main", 1, 1500),
+        ],
+    );
+    r.turn = Some(turn);
+    let html = render(std::slice::from_ref(&r), &[], &[]);
+    assert!(
+        html.contains(
+            "Model gateway: 3 requests (2 main, 1 side) · time to first byte median 700 ms · usage from gateway"
+        ),
+        "{html}"
+    );
+    assert!(html.contains("model gpt-5.5"), "{html}");
+    let summary = crate::run::suite::summary_of(vec![&r], 0, &None);
+    let g = summary.rows[0]
+        .gateway
+        .as_ref()
+        .expect("the row's gateway figures");
+    assert_eq!(
+        (g.calls, g.main_calls, g.side_calls, g.ttft_median_ms),
+        (3, 2, 1, Some(700))
+    );
+}

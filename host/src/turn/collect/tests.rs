@@ -191,9 +191,11 @@ fn the_trajectory_ends_at_the_cut_but_for_later_diagnostics() {
     });
     assert_eq!(r.tool_calls.len(), 1);
     assert_eq!(r.num_turns, 1);
-    assert_eq!(r.diagnostics.last().map(|d| d.kind.as_str()), Some("late"));
+    // Tool call 2 is not counted, but its start and its end (it ran) are said.
+    let kinds: Vec<&str> = r.diagnostics.iter().map(|d| d.kind.as_str()).collect();
+    assert_eq!(kinds, ["tool_past_cap", "tool_ran_past_cap", "late"]);
     let stamps: Vec<u64> = trajectory.iter().map(|e| e.stamp_us / 1000).collect();
-    assert_eq!(stamps, [1, 2, 3, 7]);
+    assert_eq!(stamps, [1, 2, 3, 4, 5, 7]);
     // The same after a stop the host decides (a timeout, Ctrl-C).
     let mut c = Collector::new(Caps::default());
     c.push(at(1, call("m1")));
@@ -204,6 +206,73 @@ fn the_trajectory_ends_at_the_cut_but_for_later_diagnostics() {
         ..Default::default()
     });
     assert_eq!(trajectory.len(), 1);
+}
+
+/// A stream-based `max_tool_calls` stop (no scripted model to hold the reply: a real
+/// upstream, with or without the gateway) comes as tool N+1 starts; the CLI may run it
+/// before it is stopped. The record holds N tools and says which tool began past the cap
+/// and, when its end comes, that it ran (or that the CLI refused it).
+#[test]
+fn a_tool_that_ran_past_max_tool_calls_is_said_not_silently_dropped() {
+    let caps = Caps {
+        max_turns: None,
+        max_tool_calls: Some(2),
+    };
+    let mut c = Collector::new(caps);
+    c.push(at(1, call("m1")));
+    c.push(at(2, tool("t1")));
+    c.push(at(3, done("t1")));
+    c.push(at(4, tool("t2")));
+    c.push(at(5, done("t2")));
+    assert_eq!(c.push(at(6, tool("t3"))), Some(StopReason::MaxToolCalls));
+    c.push(at(
+        7,
+        Event::ToolCallFinished {
+            call_id: "t3".into(),
+            status: ToolStatus::Ok,
+            output_excerpt: String::new(),
+            exit_code: Some(0),
+            cli_duration_ms: None,
+        },
+    ));
+    // A repeated end is said once.
+    c.push(at(8, done("t3")));
+    let (r, _) = c.finish(TurnEnd {
+        end_us: 9_000,
+        stop: Some(StopReason::MaxToolCalls),
+        ..Default::default()
+    });
+    assert_eq!(r.tool_calls.len(), 2);
+    let past: Vec<(&str, u64)> = r
+        .diagnostics
+        .iter()
+        .map(|d| (d.kind.as_str(), d.at_ms))
+        .collect();
+    assert_eq!(past, [("tool_past_cap", 6), ("tool_ran_past_cap", 7)]);
+    assert!(
+        r.diagnostics[1].message.contains("`t3`"),
+        "{:?}",
+        r.diagnostics
+    );
+    assert!(r.diagnostics[1].message.contains("exit code 0"));
+    // Refused by the CLI: it never ran.
+    let mut c = Collector::new(caps);
+    c.push(at(1, tool("t1")));
+    c.push(at(2, tool("t2")));
+    c.push(at(3, tool("t3")));
+    c.push(at(
+        4,
+        Event::ToolCallFinished {
+            call_id: "t3".into(),
+            status: ToolStatus::Denied,
+            output_excerpt: String::new(),
+            exit_code: None,
+            cli_duration_ms: None,
+        },
+    ));
+    let (r, _) = c.finish(TurnEnd::default());
+    let kinds: Vec<&str> = r.diagnostics.iter().map(|d| d.kind.as_str()).collect();
+    assert_eq!(kinds, ["tool_past_cap", "tool_denied_past_cap"]);
 }
 
 /// A `max_tool_calls` hold: the reply with tool call N+1 was never sent, so the stream

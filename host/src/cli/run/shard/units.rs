@@ -38,11 +38,20 @@ pub(super) async fn plan_units(
         coder_eval::suite::plan::task_reads(task)
             .map_err(|e| format!("{}: {e}", task.path.display()).into())
     };
-    let settings = serde_json::json!({
+    let mut settings = serde_json::json!({
         "native_limits": options.native_limits,
         "pass_env": options.pass_env,
         "judge_env": options.judge_env,
     });
+    // The gateway changes what is counted and held (and `--upstream` what answers), so a
+    // gateway unit is never the same unit as a direct one. Only when on: the ids of
+    // direct runs stay what they were.
+    if options.gateway {
+        settings["gateway"] = serde_json::json!({
+            "upstream": options.upstream,
+            "bodies": options.gateway_bodies,
+        });
+    }
     let resolved = |unit: &UnitId, kind: UnitKind, lineage: serde_json::Value| {
         serde_json::json!({
             "task_id": unit.task_id,
