@@ -5,6 +5,7 @@ use super::Shared;
 use super::call::{CallKind, CallState};
 use super::passing::{Guard, Passing, error_chain};
 use super::scan::UsageScan;
+use crate::limits::budget::BudgetKind;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
@@ -118,6 +119,23 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> R
         let answered = shared.answered_main.load(Ordering::SeqCst) as usize;
         call.counted_turn = (answered > turn).then_some(answered);
     }
+    // Over a budget (the gateway's count as the calls ended): the next model call is
+    // held like `max_turns`'s call N+1, never forwarded.
+    if api.is_some()
+        && let Some(kind) = shared.over_budget()
+    {
+        let turn = call.counted_turn.or(call.turn).unwrap_or(0);
+        shared.held.send_if_modified(|held| {
+            let first = held.is_none();
+            held.get_or_insert(coder_eval_scripted_model::Hold {
+                turn,
+                tool_calls_before: 0,
+                reason: hold_reason(kind),
+            });
+            first
+        });
+        return unanswered_until_close(guard, api, Unanswered::OverBudget(kind)).await;
+    }
     let held_turn = call
         .counted_turn
         .or(call.turn)
@@ -154,6 +172,8 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> R
 enum Unanswered {
     /// Held past `max_turns`: asks for call `turn + 1`.
     Held(usize),
+    /// Held because the gateway's count had gone over this budget.
+    OverBudget(BudgetKind),
     /// The host stopped the run before the call arrived: never forwarded.
     Stopped,
     /// The host stopped the run while the call was forwarded and its answer had not
@@ -173,6 +193,15 @@ async fn unanswered_until_close(mut guard: Guard, api: Option<Api>, why: Unanswe
                 turn + 1
             )
         }
+        Unanswered::OverBudget(kind) => {
+            guard.state.held = true;
+            guard.state.over_budget = Some(kind);
+            format!(
+                "coder-eval gateway: the run went over {} (the APIs' own usage, counted at \
+                 the gateway): this call was held and never forwarded",
+                kind.as_str()
+            )
+        }
         Unanswered::Stopped => {
             guard.state.stopped = true;
             format!(
@@ -189,7 +218,7 @@ async fn unanswered_until_close(mut guard: Guard, api: Option<Api>, why: Unanswe
                 .to_string()
         }
     };
-    if !matches!(why, Unanswered::Held(_)) {
+    if !matches!(why, Unanswered::Held(_) | Unanswered::OverBudget(_)) {
         guard.state.error = Some(message.clone());
     }
     let _ = guard
@@ -362,6 +391,17 @@ async fn forward(
     response
         .body(Body::from_stream(body))
         .unwrap_or_else(|e| json_response(502, &error_body(api, 502, &e.to_string())))
+}
+
+/// The hold a budget makes (the turn loop stops with that budget's reason).
+fn hold_reason(kind: BudgetKind) -> coder_eval_scripted_model::HoldReason {
+    use coder_eval_scripted_model::HoldReason;
+    match kind {
+        BudgetKind::MaxInputTokens => HoldReason::MaxInputTokens,
+        BudgetKind::MaxOutputTokens => HoldReason::MaxOutputTokens,
+        BudgetKind::MaxTotalTokens => HoldReason::MaxTotalTokens,
+        BudgetKind::MaxUsd => HoldReason::MaxUsd,
+    }
 }
 
 /// A request body as JSON, decoded from `gzip`/`deflate` first (for classifying only:

@@ -76,6 +76,11 @@ impl Passing {
         call.ended = Some(Instant::now());
         call.usage = self.scan.usage;
         call.response_body = self.kept.take();
+        // Every model call's usage counts toward the budgets (a cut answer's too: it was
+        // billed), as `turn::budget_breach` counts it from the records.
+        if call.api.is_some() && call.kind != super::call::CallKind::Other {
+            self.guard.shared.count_usage(&call.usage);
+        }
         let answered = error.is_none()
             && call.kind == super::call::CallKind::Main
             && call.status.is_some_and(|s| (200..300).contains(&s));
