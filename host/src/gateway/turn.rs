@@ -126,7 +126,7 @@ pub fn apply(record: &mut TurnRecord, calls: &[ModelCall], budgets: &Budgets) {
     }
     record.num_turns = num_turns;
     if let Some(breach) = budget_breach(calls, budgets)
-        && !record.budget.is_some_and(|b| b.at_ms <= breach.at_ms)
+        && record.budget.is_none_or(|b| b.at_ms > breach.at_ms)
     {
         record.budget = Some(breach);
         if matches!(
