@@ -103,6 +103,7 @@
 mod call;
 mod forward;
 mod passing;
+mod price;
 mod scan;
 mod turn;
 
@@ -110,6 +111,7 @@ mod turn;
 mod tests;
 
 pub use call::{ApiUsage, BODY_KEEP_BYTES, CallKind, ModelCall};
+pub use price::{Price, PriceError, PriceTable, Priced};
 pub use turn::{GatewayTurn, apply as apply_to_turn, budget_breach};
 
 use crate::limits::budget::{self, BudgetKind, Budgets};
