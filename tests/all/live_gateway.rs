@@ -354,6 +354,89 @@ fn max_turns_under_the_gateway_never_fires_inside_a_parallel_reply() {
     }
 }
 
+/// Token budgets on the gateway's figures (tasks/scenarios/token_budget: about 9 output
+/// tokens per step, `max_output_tokens: 20`): on Claude Code and on Codex (whose stream
+/// reports usage only at the end of its turn, so without the gateway all five steps run
+/// and the budget is found over at the end), the call after the one that went over is
+/// held at the gateway, never forwarded, and the turn stops with `max_output_tokens`
+/// between model calls: step 5 never runs. The breach says `figures: gateway`, its figure
+/// is the APIs' own output count up to that call, every model call after it was held,
+/// and replay gives the live record.
+#[test]
+fn token_budgets_hold_the_next_call_at_the_gateway_on_claude_code_and_codex() {
+    use coder_eval::results::{BudgetFigures, BudgetKind, TurnStatus};
+    let out = scratch("live-gateway-budget");
+    let run = run_on_harnesses_with(
+        &["tasks/scenarios/token_budget/task.yaml"],
+        &["claude-code", "codex"],
+        &out,
+        2,
+        |cmd| {
+            cmd.arg("--gateway");
+        },
+    );
+    assert_eq!(run.rows.len(), 2);
+    for (_, r) in run.rows {
+        let what = format!("{} on {}", r.task_id, r.harness);
+        let t = r
+            .turn
+            .as_ref()
+            .unwrap_or_else(|| panic!("{what}: {:?}", r.error));
+        let calls = model_calls(&out, &r);
+        assert_exact_counts(&r, &calls);
+        let breach = t.budget.unwrap_or_else(|| panic!("{what}: no breach"));
+        assert_eq!(breach.budget, BudgetKind::MaxOutputTokens, "{what}");
+        assert_eq!(breach.figures, Some(BudgetFigures::Gateway), "{what}");
+        assert_eq!(
+            r.stop.as_ref().map(|s| s.reason),
+            Some(StopReason::MaxOutputTokens),
+            "{what}: {:?}",
+            r.stop
+        );
+        assert_eq!(t.final_status, TurnStatus::TokenBudgetExceeded, "{what}");
+        assert_eq!(r.status, TaskStatus::TokenBudgetExceeded, "{what}");
+        // The figure is the APIs' own count up to the call that took it over.
+        let over = calls
+            .iter()
+            .find(|c| c.seq == breach.event_index)
+            .unwrap_or_else(|| panic!("{what}: {calls:#?}"));
+        let before: u64 = calls
+            .iter()
+            .filter(|c| c.kind != CallKind::Other && c.end_us <= over.end_us)
+            .filter_map(|c| c.usage.and_then(|u| u.output_tokens))
+            .sum();
+        assert_eq!(breach.actual, before as f64, "{what}: {calls:#?}");
+        assert!(breach.actual > 20.0, "{what}");
+        // Every model call that arrived after it was held, never forwarded, and at least
+        // one did (the CLI went on to its next call).
+        let after: Vec<&ModelCall> = calls
+            .iter()
+            .filter(|c| c.api.is_some() && Some(c.us) > over.end_us)
+            .collect();
+        assert!(!after.is_empty(), "{what}: {calls:#?}");
+        for c in after {
+            assert!(
+                c.held && !c.forwarded() && c.over_budget == Some(BudgetKind::MaxOutputTokens),
+                "{what}: {c:?}"
+            );
+        }
+        let steps = std::fs::read_to_string(
+            out.join(&r.task_id)
+                .join(&r.harness)
+                .join("workspace/steps.txt"),
+        )
+        .unwrap_or_default();
+        assert!(!steps.contains("step 5"), "{what}: {steps}");
+        assert!(
+            r.budget_note()
+                .is_some_and(|n| n.contains("the gateway's figures")),
+            "{what}: {:?}",
+            r.budget_note()
+        );
+        assert_replay_matches(&out, &r);
+    }
+}
+
 /// A `coder-eval scripted-model` on loopback standing in for a real API (it knows
 /// nothing of the task's limits): killed when dropped.
 struct Upstream {

@@ -53,6 +53,17 @@ impl ApiUsage {
         *self == ApiUsage::default()
     }
 
+    /// As the host's usage shape: a count not reported adds 0, except cache writes,
+    /// which stay `None` (absent is not zero).
+    pub fn to_usage(&self) -> harness_kit::Usage {
+        harness_kit::Usage {
+            input_tokens: self.input_tokens.unwrap_or(0),
+            output_tokens: self.output_tokens.unwrap_or(0),
+            cache_read_tokens: self.cache_read_tokens.unwrap_or(0),
+            cache_write_tokens: self.cache_write_tokens,
+        }
+    }
+
     /// Reads the usage object of one JSON value (an SSE event's data or a whole body)
     /// into `self`; returns whether it held one.
     pub(crate) fn merge_from(&mut self, v: &Value) -> bool {
@@ -152,9 +163,15 @@ pub struct ModelCall {
     /// none was sent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<u16>,
-    /// Held past `max_turns`: never forwarded.
+    /// Held: never forwarded. Past `max_turns`, or, with `over_budget`, a model call that
+    /// arrived once the gateway's count had gone over a budget.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub held: bool,
+    /// With `held`: the budget (`max_input_tokens`, `max_output_tokens`,
+    /// `max_total_tokens`) the gateway's figures had gone over when this call arrived.
+    /// Such a call is no turn of the agent's (unlike a `max_turns` hold's call N+1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub over_budget: Option<crate::results::BudgetKind>,
     /// Arrived after the host stopped the run (early stop, cap, budget, deadline): never
     /// forwarded, answered `503` at shutdown. Not a turn of the agent's. Also set on a
     /// call under way at the stop: one awaiting its answer (dropped upstream, then as
@@ -230,6 +247,7 @@ pub(crate) struct CallState {
     pub model: Option<String>,
     pub status: Option<u16>,
     pub held: bool,
+    pub over_budget: Option<crate::results::BudgetKind>,
     pub stopped: bool,
     pub cut: bool,
     pub refused: bool,
@@ -260,6 +278,7 @@ impl CallState {
             model: None,
             status: None,
             held: false,
+            over_budget: None,
             stopped: false,
             cut: false,
             refused: false,
@@ -298,6 +317,7 @@ impl CallState {
             model: self.model.clone(),
             status: self.status,
             held: self.held,
+            over_budget: self.over_budget,
             stopped: self.stopped,
             cut: self.cut,
             refused: self.refused,

@@ -6,6 +6,7 @@ use super::call::{BODY_KEEP_BYTES, CallKind, CallState, redact};
 use super::passing::{Guard, Passing, error_chain};
 use super::route::{self, Route};
 use super::scan::UsageScan;
+use crate::limits::budget::BudgetKind;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
@@ -147,6 +148,23 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> R
         return unanswered_until_close(guard, api, Unanswered::Stopped).await;
     }
     let call = &mut guard.state;
+    // Over a budget (the gateway's count as the calls ended): the next model call is
+    // held like `max_turns`'s call N+1, never forwarded, and counts as no turn.
+    if api.is_some()
+        && let Some(kind) = shared.over_budget()
+    {
+        let turn = call.turn.unwrap_or(0);
+        shared.held.send_if_modified(|held| {
+            let first = held.is_none();
+            held.get_or_insert(coder_eval_scripted_model::Hold {
+                turn,
+                tool_calls_before: 0,
+                reason: hold_reason(kind),
+            });
+            first
+        });
+        return unanswered_until_close(guard, api, Unanswered::OverBudget(kind)).await;
+    }
     let mut held_turn = None;
     if call.kind == CallKind::Main
         && let Some(turn) = call.turn
@@ -229,6 +247,8 @@ fn kept_request_body(value: Value, secrets: &[String]) -> Value {
 enum Unanswered {
     /// Held past `max_turns`: asks for call `turn + 1`.
     Held(usize),
+    /// Held because the gateway's count had gone over this budget.
+    OverBudget(BudgetKind),
     /// The host stopped the run before the call arrived: never forwarded.
     Stopped,
     /// The host stopped the run while the call was forwarded and its answer had not
@@ -248,6 +268,15 @@ async fn unanswered_until_close(mut guard: Guard, api: Option<Api>, why: Unanswe
                 turn + 1
             )
         }
+        Unanswered::OverBudget(kind) => {
+            guard.state.held = true;
+            guard.state.over_budget = Some(kind);
+            format!(
+                "coder-eval gateway: the run went over {} (the APIs' own usage, counted at \
+                 the gateway): this call was held and never forwarded",
+                kind.as_str()
+            )
+        }
         Unanswered::Stopped => {
             guard.state.stopped = true;
             format!(
@@ -264,7 +293,7 @@ async fn unanswered_until_close(mut guard: Guard, api: Option<Api>, why: Unanswe
                 .to_string()
         }
     };
-    if !matches!(why, Unanswered::Held(_)) {
+    if !matches!(why, Unanswered::Held(_) | Unanswered::OverBudget(_)) {
         guard.state.error = Some(message.clone());
     }
     let _ = guard
@@ -472,6 +501,17 @@ async fn forward(
     response
         .body(Body::from_stream(body))
         .unwrap_or_else(|e| json_response(502, &error_body(api, 502, &e.to_string())))
+}
+
+/// The hold a budget makes (the turn loop stops with that budget's reason).
+fn hold_reason(kind: BudgetKind) -> coder_eval_scripted_model::HoldReason {
+    use coder_eval_scripted_model::HoldReason;
+    match kind {
+        BudgetKind::MaxInputTokens => HoldReason::MaxInputTokens,
+        BudgetKind::MaxOutputTokens => HoldReason::MaxOutputTokens,
+        BudgetKind::MaxTotalTokens => HoldReason::MaxTotalTokens,
+        BudgetKind::MaxUsd => HoldReason::MaxUsd,
+    }
 }
 
 /// A request body as JSON, decoded from `gzip`/`deflate` first (for classifying only:

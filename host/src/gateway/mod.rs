@@ -100,6 +100,20 @@
 //! the gateway shuts down; [`Gateway::held`] reports it to the turn loop, which stops the
 //! turn with `max_turns` exactly as on the scripted model's hold.
 //!
+//! # Budgets
+//!
+//! With token budgets (`run_limits.max_input_tokens`, `max_output_tokens`,
+//! `max_total_tokens`: [`GatewayConfig::budgets`]) the gateway counts every model call's
+//! usage (main and side; a cut answer's too, it was billed) as the API reported it, when
+//! its answer ends, counted as the CLI's figures are (`count_cached_input`,
+//! `count_cache_creation`; over, not at). Once the count is over a budget, every later
+//! model call is **held** as a `max_turns` call N+1 is (never forwarded, answered `503` at
+//! shutdown; its record says `held` and `over_budget`) and [`Gateway::held`] reports it
+//! with the budget's reason, so the turn stops with it however late the CLI's stream
+//! reports usage. The record's breach is [`budget_breach`], a pure function of the calls
+//! (so replay gives it); the CLI's stream then enforces `max_usd` only. A call whose
+//! answer reports no usage adds nothing (`usage_unreported`).
+//!
 //! # The host's stop
 //!
 //! Once the host decides to stop the turn (an early stop, a cap, a budget, a deadline:
@@ -130,6 +144,7 @@
 mod call;
 mod forward;
 mod passing;
+mod price;
 mod route;
 mod scan;
 mod turn;
@@ -140,8 +155,10 @@ mod hardening_tests;
 mod tests;
 
 pub use call::{ApiUsage, BODY_KEEP_BYTES, CallKind, ModelCall};
-pub use turn::{GatewaySummary, GatewayTurn, apply as apply_to_turn};
+pub use price::{Price, PriceError, PriceTable, Priced};
+pub use turn::{GatewaySummary, GatewayTurn, apply as apply_to_turn, budget_breach};
 
+use crate::limits::budget::{self, BudgetKind, Budgets};
 use axum::Router;
 use axum::serve::ListenerExt;
 use std::collections::HashMap;
@@ -317,6 +334,9 @@ pub struct GatewayConfig {
     pub redact: Vec<String>,
     /// Port on 127.0.0.1; 0 picks a free one.
     pub port: u16,
+    /// The run's token budgets, counted on the APIs' own usage as each model call ends
+    /// (see *Budgets* in the module doc); `max_usd` is not read here.
+    pub budgets: Budgets,
 }
 
 impl GatewayConfig {
@@ -329,6 +349,7 @@ impl GatewayConfig {
             keep_bodies: false,
             redact: Vec::new(),
             port: 0,
+            budgets: Budgets::default(),
         }
     }
 }
@@ -407,6 +428,41 @@ pub(crate) struct Shared {
     pub(crate) closing: watch::Sender<bool>,
     /// The host's stop: once tripped, no model call is forwarded.
     pub(crate) stopper: coder_eval_scripted_model::Stopper,
+    /// The token budgets and the running count against them.
+    pub(crate) budgets: Budgets,
+    pub(crate) meter: Mutex<Meter>,
+}
+
+/// The gateway's running usage (every model call's, as its answer ended) and the first
+/// budget it went over.
+#[derive(Debug, Default)]
+pub(crate) struct Meter {
+    pub(crate) total: harness_kit::Usage,
+    pub(crate) over: Option<BudgetKind>,
+}
+
+impl Shared {
+    /// Adds one finished call's usage to the count; true when this took it over a
+    /// budget (the first time).
+    pub(crate) fn count_usage(&self, usage: &ApiUsage) -> bool {
+        if !self.budgets.any() || usage.is_empty() {
+            return false;
+        }
+        let mut meter = self.meter.lock().unwrap_or_else(|e| e.into_inner());
+        meter.total = meter.total.saturating_add(&usage.to_usage());
+        if meter.over.is_some() {
+            return false;
+        }
+        let input = budget::input_tokens(&self.budgets, &meter.total);
+        meter.over = budget::over(&self.budgets, input, meter.total.output_tokens, None)
+            .map(|(kind, _, _)| kind);
+        meter.over.is_some()
+    }
+
+    /// The budget the count went over, once it did.
+    pub(crate) fn over_budget(&self) -> Option<BudgetKind> {
+        self.meter.lock().unwrap_or_else(|e| e.into_inner()).over
+    }
 }
 
 /// A running gateway bound to 127.0.0.1. Dropping it signals the server to stop;
@@ -463,6 +519,8 @@ impl Gateway {
             held: watch::Sender::new(None),
             closing: watch::Sender::new(false),
             stopper: coder_eval_scripted_model::Stopper::new(),
+            budgets: config.budgets.tokens_only(),
+            meter: Mutex::new(Meter::default()),
         });
         let app = Router::new()
             .fallback(forward::handle)
@@ -494,6 +552,11 @@ impl Gateway {
     /// `"http://127.0.0.1:PORT"`: what the CLI is pointed at.
     pub fn base_url(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// The token budgets the gateway counts (`max_usd` cleared).
+    pub fn budgets(&self) -> Budgets {
+        self.shared.budgets
     }
 
     /// The upstream base URL requests go to, any password in it replaced by

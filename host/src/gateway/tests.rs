@@ -3,6 +3,7 @@
 //! echo (credentials), a closed port, a stalled socket.
 
 use super::*;
+use crate::limits::budget::{BudgetKind, Budgets};
 use coder_eval_scripted_model::{Script, ScriptedModel, ServerConfig};
 use serde_json::{Value, json};
 use std::time::Instant;
@@ -629,4 +630,65 @@ fn check_upstream_names_what_is_wrong() {
     assert!(err.contains("not an http:// or https:// URL"), "{err}");
     assert!(super::check_upstream("http://").is_err());
     assert!(super::check_upstream("ftp://x").is_err());
+}
+
+/// A token budget is counted on the APIs' own usage as each call ends: once the calls'
+/// output tokens go over `max_output_tokens`, the next model call (main or side) is held
+/// like `max_turns`'s call N+1, never forwarded, reported with the budget's reason, and
+/// its record names the budget; the calls before it were all forwarded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_after_the_usage_went_over_a_token_budget_is_held() {
+    let yaml = "name: b\nreplies:\n  - text: the first reply is about ten tokens long here\n  - text: the second reply is about ten tokens long too\n  - text: three\n";
+    let behind = scripted(yaml).await;
+    let mut config = GatewayConfig::new(behind.base_url());
+    config.budgets = gw_budgets();
+    let gw = Gateway::start(config).await.unwrap();
+    let mut held = gw.held();
+    let t0 = Instant::now();
+    let (path, first) = requests(0).remove(0);
+    assert_eq!(post(&gw.base_url(), path, &first).await.0, 200);
+    let (_, second) = requests(1).remove(0);
+    assert_eq!(post(&gw.base_url(), path, &second).await.0, 200);
+    let (_, third) = requests(2).remove(0);
+    let base = gw.base_url();
+    let pending = tokio::spawn(async move { post(&base, "/v1/messages", &third).await });
+    // A guard against a hang (a forwarded call is answered, never held).
+    tokio::time::timeout(
+        std::time::Duration::from_secs(20),
+        held.wait_for(Option::is_some),
+    )
+    .await
+    .expect("the third call was held")
+    .unwrap();
+    assert_eq!(
+        held.borrow().as_ref().map(|h| h.reason),
+        Some(coder_eval_scripted_model::HoldReason::MaxOutputTokens)
+    );
+    let calls = gw.shutdown(t0).await;
+    assert_eq!(pending.await.unwrap().0, 503);
+    assert_eq!(
+        behind.requests().len(),
+        2,
+        "the third call was not forwarded"
+    );
+    let out: Vec<u64> = calls[..2]
+        .iter()
+        .map(|c| c.usage.and_then(|u| u.output_tokens).unwrap())
+        .collect();
+    assert!(out[0] <= 12 && out[0] + out[1] > 12, "{out:?}");
+    assert!(calls[2].held && !calls[2].forwarded(), "{:?}", calls[2]);
+    assert_eq!(calls[2].over_budget, Some(BudgetKind::MaxOutputTokens));
+    let breach = budget_breach(&calls, &gw_budgets()).expect("a breach");
+    assert_eq!(
+        (breach.budget, breach.event_index, breach.actual),
+        (BudgetKind::MaxOutputTokens, 2, (out[0] + out[1]) as f64)
+    );
+    assert_eq!(breach.figures, Some(crate::results::BudgetFigures::Gateway));
+}
+
+fn gw_budgets() -> Budgets {
+    Budgets {
+        max_output_tokens: Some(12),
+        ..Budgets::default()
+    }
 }

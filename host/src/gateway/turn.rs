@@ -4,7 +4,8 @@
 //! calls back from the recording's `model_call` records) gives the live run's record.
 
 use super::call::{CallKind, ModelCall};
-use crate::results::{DiagnosticRecord, TurnRecord};
+use crate::limits::budget::{self, Budgets};
+use crate::results::{BudgetBreach, BudgetFigures, DiagnosticRecord, TurnRecord, TurnStatus};
 use harness_kit::Usage;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -89,14 +90,21 @@ impl GatewayTurn {
 /// `usage` becomes the APIs' total with `usage_source: gateway` (the CLI's kept beside).
 /// Each upstream failure the gateway answered itself (502) is a `gateway_upstream_error`
 /// diagnostic (one per distinct message). `cost_usd` stays the CLI's: the gateway never
-/// prices tokens.
-pub fn apply(record: &mut TurnRecord, calls: &[ModelCall]) {
+/// prices tokens. With token `budgets`, the gateway's breach ([`budget_breach`]) becomes
+/// the record's `budget` (unless the CLI's stream went over one earlier) and a turn that
+/// ended on its own or by the gateway's budget hold is `token_budget_exceeded`.
+pub fn apply(record: &mut TurnRecord, calls: &[ModelCall], budgets: &Budgets) {
     // A call the host's stop kept from being answered (never forwarded, or dropped before
     // its answer began) is no turn of the agent's; one whose answer was streaming when the
-    // stop cut it is (the model was called and its answer began).
+    // stop cut it is (the model was called and its answer began). Nor is a call held for a
+    // budget.
     let main: Vec<&ModelCall> = calls
         .iter()
-        .filter(|c| c.kind == CallKind::Main && !(c.stopped && c.first_byte_us.is_none()))
+        .filter(|c| {
+            c.kind == CallKind::Main
+                && !(c.stopped && c.first_byte_us.is_none())
+                && c.over_budget.is_none()
+        })
         .collect();
     let turns: BTreeSet<u32> = main.iter().filter_map(|c| c.turn_counted()).collect();
     let held = main.iter().any(|c| c.held);
@@ -174,6 +182,21 @@ pub fn apply(record: &mut TurnRecord, calls: &[ModelCall]) {
     if record.model.is_none() {
         record.model = main.iter().find_map(|c| c.model.clone());
     }
+    if let Some(breach) = budget_breach(calls, budgets)
+        && record.budget.is_none_or(|b| b.at_ms > breach.at_ms)
+    {
+        record.budget = Some(breach);
+        if matches!(
+            record.final_status,
+            TurnStatus::Completed | TurnStatus::Incomplete | TurnStatus::CliError
+        ) {
+            record.final_status = if breach.budget.is_tokens() {
+                TurnStatus::TokenBudgetExceeded
+            } else {
+                TurnStatus::CostBudgetExceeded
+            };
+        }
+    }
     let has_model_calls = calls.iter().any(|c| {
         c.kind != CallKind::Other && !c.held && c.status.is_some_and(|s| (200..300).contains(&s))
     });
@@ -210,10 +233,53 @@ pub fn apply(record: &mut TurnRecord, calls: &[ModelCall]) {
     });
 }
 
+/// The first token budget of `budgets` that the gateway's count goes over: every model
+/// call's API-reported usage (main and side; a cut answer's too, it was billed), added in
+/// the order the answers ended, counted as the CLI's figures are
+/// ([`budget::input_tokens`], over and not at). `figures: gateway`, `at_ms` the end of
+/// the call that took it over, `event_index` its `seq`, `model_calls` the main-thread
+/// turns begun by then. `max_usd` is not checked (the gateway prices nothing).
+pub fn budget_breach(calls: &[ModelCall], budgets: &Budgets) -> Option<BudgetBreach> {
+    let b = budgets.tokens_only();
+    if !b.any() {
+        return None;
+    }
+    let mut ended: Vec<&ModelCall> = calls
+        .iter()
+        .filter(|c| c.api.is_some() && c.kind != CallKind::Other && c.usage.is_some())
+        .collect();
+    ended.sort_by_key(|c| (c.end_us.unwrap_or(u64::MAX), c.seq));
+    let mut total = Usage::default();
+    for c in ended {
+        total = total.saturating_add(&c.usage.unwrap_or_default().to_usage());
+        let input = budget::input_tokens(&b, &total);
+        if let Some((kind, actual, limit)) = budget::over(&b, input, total.output_tokens, None) {
+            let at_us = c.end_us.unwrap_or(c.us);
+            let turns: BTreeSet<u32> = calls
+                .iter()
+                .filter(|m| m.kind == CallKind::Main && !m.held && m.us <= at_us)
+                .filter(|m| !(m.stopped && m.first_byte_us.is_none()))
+                .filter_map(|m| m.turn_counted())
+                .collect();
+            return Some(BudgetBreach {
+                budget: kind,
+                actual,
+                limit,
+                event_index: c.seq,
+                at_ms: at_us / 1000,
+                model_calls: turns.len() as u32,
+                figures: Some(BudgetFigures::Gateway),
+            });
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::gateway::ApiUsage;
+    use crate::results::BudgetKind;
 
     fn call(seq: u64, kind: CallKind, turn: u32, status: Option<u16>) -> ModelCall {
         ModelCall {
@@ -231,6 +297,7 @@ mod tests {
             model: Some("m".into()),
             status,
             held: false,
+            over_budget: None,
             stopped: false,
             cut: false,
             refused: false,
@@ -264,7 +331,7 @@ mod tests {
             call(4, CallKind::Main, 1, Some(200)),
         ];
         let mut r = record(2);
-        apply(&mut r, &calls);
+        apply(&mut r, &calls, &Budgets::default());
         let g = r.gateway.as_ref().unwrap();
         assert_eq!((r.num_turns, g.main_calls, g.side_calls), (2, 3, 1));
         assert_eq!(g.error_responses, 1);
@@ -320,7 +387,11 @@ mod tests {
     #[test]
     fn a_disagreeing_stream_is_a_diagnostic_and_the_gateway_count_wins() {
         let mut r = record(3);
-        apply(&mut r, &[call(1, CallKind::Main, 0, Some(200))]);
+        apply(
+            &mut r,
+            &[call(1, CallKind::Main, 0, Some(200))],
+            &Budgets::default(),
+        );
         assert_eq!(r.num_turns, 1);
         assert_eq!(r.gateway.as_ref().unwrap().reducer_num_turns, 3);
         assert_eq!(r.diagnostics[0].kind, "gateway_turns_disagree");
@@ -337,13 +408,17 @@ mod tests {
             call(1, CallKind::Main, 0, Some(200)),
             call(2, CallKind::Main, 1, Some(200)),
         ];
-        apply(&mut r, &[two[0].clone(), two[1].clone(), held]);
+        apply(
+            &mut r,
+            &[two[0].clone(), two[1].clone(), held],
+            &Budgets::default(),
+        );
         assert_eq!(r.num_turns, 3);
         assert!(r.gateway.as_ref().unwrap().held);
         // The CLI's own cap: call 3 never sent, counted all the same.
         let mut r = record(3);
         r.max_turns_exhausted = true;
-        apply(&mut r, &two);
+        apply(&mut r, &two, &Budgets::default());
         assert_eq!(r.num_turns, 3);
         assert!(r.diagnostics.is_empty());
     }
@@ -361,6 +436,7 @@ mod tests {
         apply(
             &mut r,
             &[call(1, CallKind::Main, 0, Some(200)), cut, refused],
+            &Budgets::default(),
         );
         assert_eq!(r.num_turns, 2);
         assert_eq!(r.gateway.as_ref().unwrap().main_calls, 2);
@@ -399,7 +475,7 @@ mod tests {
             call(2, CallKind::Main, 1, Some(200)),
             compacted,
         ];
-        apply(&mut r, &calls);
+        apply(&mut r, &calls, &Budgets::default());
         assert_eq!(r.num_turns, 3);
     }
 
@@ -408,7 +484,7 @@ mod tests {
         let mut no_usage = call(1, CallKind::Main, 0, Some(200));
         no_usage.usage = None;
         let mut r = record(1);
-        apply(&mut r, &[no_usage]);
+        apply(&mut r, &[no_usage], &Budgets::default());
         assert_eq!(r.usage_source, "cli_result");
         assert_eq!(r.gateway.as_ref().unwrap().usage_unreported, 1);
         let refused = |seq| ModelCall {
@@ -418,8 +494,51 @@ mod tests {
             ..call(seq, CallKind::Main, 0, Some(502))
         };
         let mut r = record(1);
-        apply(&mut r, &[refused(1), refused(2)]);
+        apply(&mut r, &[refused(1), refused(2)], &Budgets::default());
         let kinds: Vec<&str> = r.diagnostics.iter().map(|d| d.kind.as_str()).collect();
         assert_eq!(kinds, ["gateway_upstream_error"]);
+    }
+
+    /// The gateway's count goes over in the order the answers ended (a side request's
+    /// usage counts), the breach becomes the record's `budget` with `figures: gateway`, a
+    /// turn that ended on its own is `token_budget_exceeded`, and the call held for the
+    /// budget is no turn.
+    #[test]
+    fn the_gateways_usage_goes_over_a_budget_in_the_order_the_answers_ended() {
+        let budgets = Budgets {
+            max_total_tokens: Some(30),
+            ..Budgets::default()
+        };
+        // 12 tokens each (10 in, 2 out); call 2 ends after call 3.
+        let mut late = call(2, CallKind::Main, 1, Some(200));
+        late.end_us = Some(9_000);
+        let mut held = call(4, CallKind::Main, 2, Some(503));
+        held.held = true;
+        held.over_budget = Some(BudgetKind::MaxTotalTokens);
+        held.usage = None;
+        let calls = [
+            call(1, CallKind::Main, 0, Some(200)),
+            late,
+            call(3, CallKind::Side, 0, Some(200)),
+            held,
+        ];
+        let breach = budget_breach(&calls, &budgets).expect("36 > 30");
+        assert_eq!(breach.budget, BudgetKind::MaxTotalTokens);
+        assert_eq!((breach.actual, breach.limit), (36.0, 30.0));
+        assert_eq!((breach.event_index, breach.at_ms), (2, 9));
+        assert_eq!(breach.model_calls, 2);
+        let mut r = record(2);
+        r.final_status = TurnStatus::Completed;
+        apply(&mut r, &calls, &budgets);
+        assert_eq!(r.budget, Some(breach));
+        assert_eq!(r.final_status, TurnStatus::TokenBudgetExceeded);
+        assert_eq!(r.num_turns, 2, "the held call is no turn");
+        assert!(!r.gateway.as_ref().unwrap().held, "not a max_turns hold");
+        // At the budget is within it.
+        let within = Budgets {
+            max_total_tokens: Some(36),
+            ..Budgets::default()
+        };
+        assert_eq!(budget_breach(&calls, &within), None);
     }
 }

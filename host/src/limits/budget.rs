@@ -45,6 +45,25 @@ impl Budgets {
             || self.max_total_tokens.is_some()
             || self.max_usd.is_some()
     }
+
+    /// What the CLI's stream still enforces when the model gateway counts the tokens
+    /// (`--gateway`): `max_usd` only (the CLI's reported cost), the token budgets cleared.
+    pub fn without_tokens(self) -> Budgets {
+        Budgets {
+            max_input_tokens: None,
+            max_output_tokens: None,
+            max_total_tokens: None,
+            ..self
+        }
+    }
+
+    /// Only the token budgets (`max_usd` cleared).
+    pub fn tokens_only(self) -> Budgets {
+        Budgets {
+            max_usd: None,
+            ..self
+        }
+    }
 }
 
 /// Counts usage and cost as the events arrive and says when a budget runs out.
@@ -84,14 +103,8 @@ impl BudgetMeter {
             None => self.usage.values().collect(),
         };
         for u in usages {
-            input = input.saturating_add(u.input_tokens);
-            if self.budgets.count_cache_creation {
-                // A stream that does not carry cache writes (Gemini CLI) adds none.
-                input = input.saturating_add(u.cache_writes_or_zero());
-            }
-            if self.budgets.count_cached_input {
-                input = input.saturating_add(u.cache_read_tokens);
-            }
+            // A stream that does not carry cache writes (Gemini CLI) adds none.
+            input = input.saturating_add(input_tokens(&self.budgets, u));
             output = output.saturating_add(u.output_tokens);
         }
         // To 1e-10 USD: a sum of reported decimals without float noise.
@@ -142,35 +155,7 @@ impl BudgetMeter {
             _ => return None,
         }
         let (input, output, usd) = self.totals();
-        let b = self.budgets;
-        let over = [
-            (
-                BudgetKind::MaxInputTokens,
-                input as f64,
-                b.max_input_tokens.map(|n| n as f64),
-            ),
-            (
-                BudgetKind::MaxOutputTokens,
-                output as f64,
-                b.max_output_tokens.map(|n| n as f64),
-            ),
-            (
-                BudgetKind::MaxTotalTokens,
-                (input + output) as f64,
-                b.max_total_tokens.map(|n| n as f64),
-            ),
-            (
-                BudgetKind::MaxUsd,
-                usd.unwrap_or(0.0),
-                b.max_usd.filter(|_| usd.is_some()),
-            ),
-        ]
-        .into_iter()
-        .find_map(|(kind, actual, limit)| {
-            limit
-                .filter(|l| actual > *l)
-                .map(|limit| (kind, actual, limit))
-        })?;
+        let over = over(&self.budgets, input, output, usd)?;
         self.breach = Some(BudgetBreach {
             budget: over.0,
             actual: over.1,
@@ -178,9 +163,63 @@ impl BudgetMeter {
             event_index: index,
             at_ms: stamp_us / 1000,
             model_calls: self.main_calls,
+            figures: None,
         });
         self.breach
     }
+}
+
+/// The first budget of `b` that the running figures go *over* (equal is within), as
+/// (budget, figure, limit): input, output and total tokens as [`input_tokens`] counts
+/// them, then USD (`None`: no cost known, so `max_usd` is not checked).
+pub fn over(
+    b: &Budgets,
+    input: u64,
+    output: u64,
+    usd: Option<f64>,
+) -> Option<(BudgetKind, f64, f64)> {
+    [
+        (
+            BudgetKind::MaxInputTokens,
+            input as f64,
+            b.max_input_tokens.map(|n| n as f64),
+        ),
+        (
+            BudgetKind::MaxOutputTokens,
+            output as f64,
+            b.max_output_tokens.map(|n| n as f64),
+        ),
+        (
+            BudgetKind::MaxTotalTokens,
+            input.saturating_add(output) as f64,
+            b.max_total_tokens.map(|n| n as f64),
+        ),
+        (
+            BudgetKind::MaxUsd,
+            usd.unwrap_or(0.0),
+            b.max_usd.filter(|_| usd.is_some()),
+        ),
+    ]
+    .into_iter()
+    .find_map(|(kind, actual, limit)| {
+        limit
+            .filter(|l| actual > *l)
+            .map(|limit| (kind, actual, limit))
+    })
+}
+
+/// The input tokens of `u` that count toward a budget: uncached input, plus cache writes
+/// with `count_cache_creation` (none when not reported), plus cache reads with
+/// `count_cached_input`.
+pub fn input_tokens(b: &Budgets, u: &Usage) -> u64 {
+    let mut input = u.input_tokens;
+    if b.count_cache_creation {
+        input = input.saturating_add(u.cache_writes_or_zero());
+    }
+    if b.count_cached_input {
+        input = input.saturating_add(u.cache_read_tokens);
+    }
+    input
 }
 
 /// A final result's usage `total` raised to what the stream's own `messages` already

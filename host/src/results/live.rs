@@ -127,6 +127,19 @@ pub struct BudgetBreach {
     pub at_ms: u64,
     /// Main-thread model calls begun by then.
     pub model_calls: u32,
+    /// Whose figures went over: `gateway` (the APIs' own usage per call, counted at the
+    /// model gateway as each call ended: `run --gateway`; `event_index` is then the
+    /// `seq` of the `model_call` that took it over); absent: the CLI's stream's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub figures: Option<BudgetFigures>,
+}
+
+/// Whose usage figures a budget was checked against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BudgetFigures {
+    /// The model gateway's: each call's usage as the API reported it.
+    Gateway,
 }
 
 /// One soft budget gone over, as `task.json` records it (`soft_budgets`).

@@ -79,8 +79,8 @@ pub use criterion::{CriterionError, CriterionResult, TaskStatus};
 pub use judge::{JudgeRecord, JudgeUsage, JudgeVerdict};
 pub use lineage::{Layer, Lineage, LineageEntry};
 pub use live::{
-    ArmedGate, ArmedRecord, BudgetBreach, BudgetKind, EarlyStopOutcome, EarlyStopReason,
-    EarlyStopRecord, SoftBudgetWarning,
+    ArmedGate, ArmedRecord, BudgetBreach, BudgetFigures, BudgetKind, EarlyStopOutcome,
+    EarlyStopReason, EarlyStopRecord, SoftBudgetWarning,
 };
 pub use run::{ExperimentRecord, RunRow, RunSummary};
 pub use session::{SessionRecord, SessionsEnd, TimeBudgetRecord};

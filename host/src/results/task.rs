@@ -198,7 +198,8 @@ impl TaskResult {
     /// When a token or USD budget stopped the run, which and by how much, for people:
     /// "over max_usd: $0.19207 > $0.15 at model call 2 (the CLI's own cap)". USD rounded to
     /// 1e-10 (a sum of reported decimals without float noise); "the CLI's own cap" when
-    /// the CLI's native budget stopped it (its final result says `error_max_budget_usd`).
+    /// the CLI's native budget stopped it (its final result says `error_max_budget_usd`),
+    /// "the gateway's figures" when the model gateway's count went over.
     pub fn budget_note(&self) -> Option<String> {
         let turn = self.turn.as_ref()?;
         let b = turn.budget.as_ref()?;
@@ -212,13 +213,19 @@ impl TaskResult {
             .and_then(|r| r.error_kind.as_deref())
             .is_some_and(|k| k == "error_max_budget_usd")
             && b.budget == super::BudgetKind::MaxUsd;
+        let whose = if native {
+            " (the CLI's own cap)"
+        } else if b.figures == Some(super::BudgetFigures::Gateway) {
+            " (the gateway's figures)"
+        } else {
+            ""
+        };
         Some(format!(
-            "over {}: {} > {} at model call {}{}",
+            "over {}: {} > {} at model call {}{whose}",
             b.budget.as_str(),
             figure(b.actual),
             figure(b.limit),
             b.model_calls,
-            if native { " (the CLI's own cap)" } else { "" }
         ))
     }
 

@@ -13,10 +13,10 @@ use coder_eval_scripted_model::{Hold, ScriptedModel};
 use std::path::Path;
 use tokio::sync::watch;
 
-/// Errors ([`RunError::Refused`]): a time-budget task (several launches; not wired yet:
-/// refused at load already, `prepare`'s `run_option_refusal`; kept here for a caller that
-/// skips it), or `sandbox.driver: docker` (the container does not reach the gateway's port
-/// yet).
+/// Errors ([`RunError::Refused`]): a time-budget task (several launches), or
+/// `sandbox.driver: docker` (the container does not reach the gateway's port yet). Neither
+/// is wired; both are refused at load already (`prepare`'s `run_option_refusal`), and
+/// kept here for a caller that skips it.
 pub(super) fn supported(p: &Prepared, time_mode: bool) -> Result<(), RunError> {
     if time_mode {
         return Err(RunError::Refused(Cause(
@@ -62,6 +62,7 @@ pub(super) async fn start(
         .filter(|k| !crate::gateway::to_agent(k, true))
         .filter_map(|k| std::env::var(k).ok())
         .collect();
+    config.budgets = p.task.run_limits.budgets();
     Gateway::start(config).await.map_err(RunError::Gateway)
 }
 
@@ -73,12 +74,13 @@ pub(super) async fn finish(
     turn: &mut LiveTurn,
     recording: &Path,
 ) -> std::io::Result<()> {
+    let budgets = gateway.budgets();
     let calls = gateway.shutdown(turn.started).await;
     let mut writer = RecordingWriter::append(recording)?;
     for call in &calls {
         writer.model_call(call)?;
     }
-    crate::gateway::apply_to_turn(&mut turn.record, &calls);
+    crate::gateway::apply_to_turn(&mut turn.record, &calls, &budgets);
     Ok(())
 }
 

@@ -278,7 +278,13 @@ pub(super) async fn launch(
         .collector
         .resumed_after(attempt.session.earlier_turns.unwrap_or(0));
     // Fresh watchers for this run (failing open, as `Pipeline::watch` says).
-    pipeline.watch(p.live.as_ref(), p.task.run_limits.budgets());
+    // With the gateway, its figures hold the token budgets (`gateway::budget_breach`): the
+    // stream's meter keeps `max_usd` (the CLI's cost).
+    let budgets = match planned.gateway.is_some() {
+        true => p.task.run_limits.budgets().without_tokens(),
+        false => p.task.run_limits.budgets(),
+    };
+    pipeline.watch(p.live.as_ref(), budgets);
     let (scope, usage_scope) = Launcher::new(&planned.loaded)
         .and_then(|mut l| {
             let version = cli.version.as_deref();

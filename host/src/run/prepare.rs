@@ -86,7 +86,8 @@ pub enum PrepareError {
     #[error("task `{task}`: no harness given (set agent.type or pass --harness)")]
     NoHarness { task: String },
     /// An option of the run that the task cannot take (`--gateway` on a time-budget
-    /// task); `at` is `FILE:LINE` of the task field it clashes with.
+    /// task or a docker sandbox); `at` is `FILE:LINE:COL` of the task field it clashes
+    /// with.
     #[error("{at}: task `{task}`: {reason}")]
     Option {
         at: String,
@@ -226,13 +227,25 @@ pub fn prepare(
 
 /// Why the run's options cannot run `task`, naming the option and the task field: the
 /// model gateway (`--gateway`) serves one launch, and a time-budget task
-/// (`agent.budget_mode: time`) launches several sessions. `None`: it can run.
+/// (`agent.budget_mode: time`) launches several sessions; nor does it reach into a
+/// container yet (`sandbox.driver: docker`: the agent there cannot reach the gateway's
+/// loopback port). `None`: it can run.
 fn run_option_refusal(task: &Task, options: &RunOptions) -> Option<String> {
-    let time = task.agent.budget_mode == Some(crate::task::time_budget::BudgetMode::Time);
-    (options.gateway && time).then(|| {
-        "--gateway does not run time-budget tasks yet (agent.budget_mode: time launches \
-         several sessions; the gateway serves one): run without --gateway, or set \
-         agent.budget_mode: iterations"
+    if !options.gateway {
+        return None;
+    }
+    if task.agent.budget_mode == Some(crate::task::time_budget::BudgetMode::Time) {
+        return Some(
+            "--gateway does not run time-budget tasks yet (agent.budget_mode: time launches \
+             several sessions; the gateway serves one): run without --gateway, or set \
+             agent.budget_mode: iterations"
+                .to_string(),
+        );
+    }
+    (task.sandbox.driver == crate::task::sandbox::Driver::Docker).then(|| {
+        "--gateway does not run tasks with sandbox.driver: docker yet (the agent in the \
+         container cannot reach the gateway on the host's loopback): run without --gateway, \
+         or without the docker sandbox"
             .to_string()
     })
 }
@@ -307,4 +320,39 @@ pub fn check_on_harness(
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--gateway` on a `sandbox.driver: docker` task is refused before any agent starts,
+    /// the reason naming the option and the field, placed at the field's line and column
+    /// (a time-budget task likewise); without `--gateway` both run.
+    #[test]
+    fn the_gateway_is_refused_on_a_docker_task_at_the_drivers_line() {
+        let dir = std::env::temp_dir().join(format!("gw-refusal-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("dk.yaml");
+        std::fs::write(
+            &path,
+            "task_id: dk\ninitial_prompt: hi\nagent:\n  type: claude-code\nsandbox:\n  driver: tempdir\n",
+        )
+        .unwrap();
+        // Loading a docker task needs a Docker daemon (absent on test machines): the
+        // loaded task is made a docker one instead, its field still on line 6.
+        let mut task = crate::task::Task::load(&path).unwrap();
+        task.sandbox.driver = crate::task::Driver::Docker;
+        let mut options = RunOptions::new(dir.join("out"));
+        assert_eq!(run_option_refusal(&task, &options), None);
+        options.gateway = true;
+        let reason = run_option_refusal(&task, &options).expect("refused");
+        assert!(
+            reason.contains("--gateway") && reason.contains("sandbox.driver: docker"),
+            "{reason}"
+        );
+        let at = crate::task::locate(&task.path, &reason);
+        assert!(at.ends_with("dk.yaml:6:3"), "{at}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -85,7 +85,7 @@ fn line_of(text: &str, hint: &str) -> Option<usize> {
     {
         return Some(line);
     }
-    for section in ["run_limits", "agent"] {
+    for section in ["run_limits", "agent", "sandbox"] {
         let lead = format!("{section}.");
         let mut from = 0;
         while let Some(i) = hint[from..].find(&lead) {

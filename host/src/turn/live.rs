@@ -268,7 +268,12 @@ pub(crate) async fn run_turn(
             },
             _ = tokio::time::sleep_until(sleep_until.into()), if wake.is_some() => {
                 fire = wake.map(|(_, reason)| reason);
-                if let Some((_, turn, tools, reason)) = held.filter(|h| fire == Some(h.3)) {
+                // A call held by the gateway for a budget is no call of the agent's: the
+                // stop alone is recorded (the gateway's `model_call` record says it was held).
+                if let Some((_, turn, tools, reason)) = held.filter(|h| {
+                    fire == Some(h.3)
+                        && matches!(h.3, StopReason::MaxTurns | StopReason::MaxToolCalls)
+                }) {
                     // The held call begins now for the record, after the stream settled.
                     let at = stamp();
                     recording.held_call(at, turn, reason, tools)?;
@@ -285,6 +290,10 @@ pub(crate) async fn run_turn(
                     let reason = match hold.reason {
                         HoldReason::MaxTurns => StopReason::MaxTurns,
                         HoldReason::MaxToolCalls => StopReason::MaxToolCalls,
+                        HoldReason::MaxInputTokens => StopReason::MaxInputTokens,
+                        HoldReason::MaxOutputTokens => StopReason::MaxOutputTokens,
+                        HoldReason::MaxTotalTokens => StopReason::MaxTotalTokens,
+                        HoldReason::MaxUsd => StopReason::MaxUsd,
                     };
                     let tools = (reason == StopReason::MaxToolCalls).then_some(hold.tool_calls_before);
                     held = Some((Instant::now(), hold.turn as u32, tools, reason));

@@ -104,6 +104,11 @@ fn run(
     // same early stop or budget stop at the same event.
     if let Some(header) = reader.header() {
         let budgets = header.budgets.map(|b| b.budgets()).unwrap_or_default();
+        // With the gateway, its figures hold the token budgets (`gateway::budget_breach`).
+        let budgets = match header.gateway {
+            true => budgets.without_tokens(),
+            false => budgets,
+        };
         pipeline.watch(header.early_stop.as_ref(), budgets);
         // How the CLI's running totals read: the harness's scope for the recorded version,
         // and whether the process resumed a session (the header says; an older recording's
@@ -233,7 +238,12 @@ fn run(
     pipeline.side_files(&side_files, end_us);
     let (mut record, trajectory) = pipeline.finish(truncated, end);
     if gateway {
-        crate::gateway::apply_to_turn(&mut record, &gateway_calls);
+        let budgets = reader
+            .header()
+            .and_then(|h| h.budgets)
+            .map(|b| b.budgets())
+            .unwrap_or_default();
+        crate::gateway::apply_to_turn(&mut record, &gateway_calls, &budgets);
     }
     Ok((record, trajectory))
 }

@@ -9,6 +9,15 @@ pub enum HoldReason {
     /// The reply holds tool calls that would take those handed out past
     /// [`ServerConfig::hold_past_tool_calls`](super::ServerConfig::hold_past_tool_calls) (`max_tool_calls`).
     MaxToolCalls,
+    /// A model call that arrived after the run's usage went over `max_input_tokens` (the
+    /// host's model gateway counts it; the scripted model never holds for a budget).
+    MaxInputTokens,
+    /// As [`HoldReason::MaxInputTokens`], for `max_output_tokens`.
+    MaxOutputTokens,
+    /// As [`HoldReason::MaxInputTokens`], for `max_total_tokens`.
+    MaxTotalTokens,
+    /// As [`HoldReason::MaxInputTokens`], for `max_usd` (cost from a price table).
+    MaxUsd,
 }
 
 /// A main request the scripted model held (not answered while it runs).
@@ -35,6 +44,14 @@ impl Hold {
                  ({} handed out before it)",
                 self.turn + 1,
                 self.tool_calls_before
+            ),
+            HoldReason::MaxInputTokens
+            | HoldReason::MaxOutputTokens
+            | HoldReason::MaxTotalTokens
+            | HoldReason::MaxUsd => format!(
+                "call {} arrived after the run went over its {:?} budget",
+                self.turn + 1,
+                self.reason
             ),
         }
     }

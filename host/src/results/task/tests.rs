@@ -63,6 +63,7 @@ fn a_usd_budget_note_rounds_and_names_the_clis_own_cap() {
         event_index: 8,
         at_ms: 966,
         model_calls: 2,
+        figures: None,
     });
     let mut r = bare("COST_BUDGET_EXCEEDED");
     r.turn = Some(turn.clone());

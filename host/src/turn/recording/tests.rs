@@ -120,6 +120,7 @@ fn model_calls_round_trip_after_the_exit() {
         model: Some("gpt-x".into()),
         status: Some(200),
         held: false,
+        over_budget: None,
         stopped: false,
         cut: false,
         refused: false,
