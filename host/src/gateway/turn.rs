@@ -357,13 +357,13 @@ mod tests {
         for (c, ttft) in calls.iter_mut().zip([900_000, 0, 100_000, 300_000]) {
             c.first_byte_us = Some(c.us + ttft);
         }
-        apply(&mut r, &calls);
+        apply(&mut r, &calls, &crate::limits::budget::Budgets::default());
         let s = r.gateway.as_ref().unwrap().summary(&r.usage_source);
         assert_eq!((s.calls, s.main_calls, s.side_calls), (4, 3, 1));
         assert_eq!(s.ttft_median_ms, Some(300));
         assert_eq!(s.usage_source, "gateway");
         let mut r = record(0);
-        apply(&mut r, &[]);
+        apply(&mut r, &[], &crate::limits::budget::Budgets::default());
         let s = r.gateway.as_ref().unwrap().summary(&r.usage_source);
         assert_eq!(s.ttft_median_ms, None);
     }
@@ -375,12 +375,20 @@ mod tests {
         let mut side = call(1, CallKind::Side, 0, Some(200));
         side.model = Some("small".into());
         let mut r = record(1);
-        apply(&mut r, &[side.clone(), named.clone()]);
+        apply(
+            &mut r,
+            &[side.clone(), named.clone()],
+            &crate::limits::budget::Budgets::default(),
+        );
         assert_eq!(r.model.as_deref(), Some("gpt-5.5"));
         // The stream's own wins.
         let mut r = record(1);
         r.model = Some("from-stream".into());
-        apply(&mut r, &[side, named]);
+        apply(
+            &mut r,
+            &[side, named],
+            &crate::limits::budget::Budgets::default(),
+        );
         assert_eq!(r.model.as_deref(), Some("from-stream"));
     }
 
@@ -451,7 +459,7 @@ mod tests {
             call(3, CallKind::Main, 1, Some(200)),
         ];
         let mut r = record(5);
-        apply(&mut r, &calls);
+        apply(&mut r, &calls, &crate::limits::budget::Budgets::default());
         let d = r
             .diagnostics
             .iter()
