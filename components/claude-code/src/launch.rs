@@ -25,6 +25,13 @@ pub struct ClaudeCode;
 impl Harness for ClaudeCode {
     type Reducer = crate::ClaudeReducer;
 
+    /// The Claude Code versions this harness was checked against (2026-12-01): the
+    /// recordings `tests/corpus/live/claude/<scenario>.jsonl` (2.1.197) and
+    /// `<scenario>-2.1.332.jsonl` replay, and the live scenarios passed, on each. A newer
+    /// version's stream still reduces, with an `unchecked_cli_version` note after its
+    /// `system/init` line (which names the version in `claude_code_version`).
+    const CHECKED_VERSIONS: &'static [&'static str] = &["2.1.197", "2.1.332"];
+
     /// Checked against `claude --help` of 2.1.197: `--system-prompt` (replace),
     /// `--setting-sources`, `--settings`, `--plugin-dir`, the [`SDK_OPTION_FLAGS`],
     /// `--session-id` / `--resume`. Skills come with plugins (no `skills`). The stream
