@@ -236,6 +236,11 @@ mod tests {
     use harness_kit::BudgetLimits;
 
     #[test]
+    fn the_pinned_version_is_a_checked_one() {
+        harness_kit::testing::assert_pin_checked::<ClaudeCode>("@anthropic-ai/claude-code");
+    }
+
+    #[test]
     fn a_usd_budget_is_native() {
         let limits = RunLimits {
             budgets: BudgetLimits {

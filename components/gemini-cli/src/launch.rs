@@ -222,6 +222,11 @@ impl Harness for GeminiCli {
 mod tests {
     use super::*;
 
+    #[test]
+    fn the_pinned_version_is_a_checked_one() {
+        harness_kit::testing::assert_pin_checked::<GeminiCli>("@google/gemini-cli");
+    }
+
     fn settings_of(plan: &LaunchPlan) -> Value {
         let file = plan.files.iter().find(|f| f.path == SETTINGS_PATH).unwrap();
         serde_json::from_str(&file.content).unwrap()

@@ -80,6 +80,11 @@ mod tests {
     use harness_kit::{LimitKind, PromptDelivery};
     use serde_json::{Value, json};
 
+    #[test]
+    fn the_pinned_version_is_a_checked_one() {
+        harness_kit::testing::assert_pin_checked::<OpenCode>("opencode-ai");
+    }
+
     fn config_of(plan: &LaunchPlan) -> Value {
         let file = plan.files.iter().find(|f| f.path == CONFIG_PATH).unwrap();
         serde_json::from_str(&file.content).unwrap()

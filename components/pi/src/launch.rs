@@ -271,6 +271,11 @@ mod tests {
     use serde_json::Value;
 
     #[test]
+    fn the_pinned_version_is_a_checked_one() {
+        harness_kit::testing::assert_pin_checked::<Pi>("@mariozechner/pi-coding-agent");
+    }
+
+    #[test]
     fn plan_matches_the_recorded_command_line() {
         let settings = AgentSettings {
             model_base_url: Some("http://127.0.0.1:9".into()),
