@@ -187,7 +187,13 @@ fn claude_2_1_332_recordings_match_2_1_197() {
             r.messages.len(),
         )
     };
-    for s in ["hello", "parallel", "tool_error", "max_turns", "hello_partial"] {
+    for s in [
+        "hello",
+        "parallel",
+        "tool_error",
+        "max_turns",
+        "hello_partial",
+    ] {
         let old = replay_claude(&corpus(&format!("live/claude/{s}.jsonl")));
         let new = replay_claude(&corpus(&format!("live/claude/{s}-2.1.332.jsonl")));
         assert_eq!(new.cli_version.as_deref(), Some("2.1.332"), "{s}");
@@ -210,8 +216,7 @@ fn claude_2_1_332_recordings_match_2_1_197() {
 /// the same record, with one `unchecked_cli_version` note on its `system/init` line.
 #[test]
 fn a_newer_claude_code_is_a_note_not_an_error() {
-    let text =
-        std::fs::read_to_string(corpus("live/claude/hello-2.1.332.jsonl")).unwrap();
+    let text = std::fs::read_to_string(corpus("live/claude/hello-2.1.332.jsonl")).unwrap();
     let newer = text.replace(
         r#""claude_code_version":"2.1.332""#,
         r#""claude_code_version":"2.1.9999""#,
@@ -222,7 +227,11 @@ fn a_newer_claude_code_is_a_note_not_an_error() {
     std::fs::write(&path, newer).unwrap();
     let r = replay_claude(&path);
     assert_eq!(r.cli_version.as_deref(), Some("2.1.9999"));
-    let notes: Vec<_> = r.diagnostics.iter().map(|d| (d.kind.as_str(), d.line)).collect();
+    let notes: Vec<_> = r
+        .diagnostics
+        .iter()
+        .map(|d| (d.kind.as_str(), d.line))
+        .collect();
     assert_eq!(notes, [("unchecked_cli_version", 1)]);
     assert!(r.diagnostics[0].message.contains("2.1.9999"));
     let checked = replay_claude(&corpus("live/claude/hello-2.1.332.jsonl"));

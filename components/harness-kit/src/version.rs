@@ -18,10 +18,7 @@ use crate::Event;
 pub fn parse_version(text: &str) -> Option<Vec<u64>> {
     text.split(|c: char| c.is_whitespace() || c == 'v' || c == '@')
         .find_map(|word| {
-            let numeric = word
-                .split(['-', '+'])
-                .next()
-                .filter(|w| w.contains('.'))?;
+            let numeric = word.split(['-', '+']).next().filter(|w| w.contains('.'))?;
             numeric
                 .split('.')
                 .map(|part| part.parse::<u64>().ok())
@@ -77,7 +74,10 @@ mod tests {
 
     #[test]
     fn versions_are_read_from_what_clis_print() {
-        assert_eq!(parse_version("2.1.332 (Claude Code)"), Some(vec![2, 1, 332]));
+        assert_eq!(
+            parse_version("2.1.332 (Claude Code)"),
+            Some(vec![2, 1, 332])
+        );
         assert_eq!(parse_version("codex-cli 0.155.1"), Some(vec![0, 155, 1]));
         assert_eq!(parse_version("v1.18.33"), Some(vec![1, 18, 33]));
         assert_eq!(parse_version("1.2.3-beta.1"), Some(vec![1, 2, 3]));
@@ -90,7 +90,11 @@ mod tests {
         assert_eq!(unchecked_note("2.1.197", &CHECKED, b""), None);
         assert_eq!(unchecked_note("2.1.251", &CHECKED, b""), None, "in between");
         assert_eq!(unchecked_note("2.0.75", &CHECKED, b""), None, "older");
-        assert_eq!(unchecked_note("2.1.333", &[], b""), None, "nothing declared");
+        assert_eq!(
+            unchecked_note("2.1.333", &[], b""),
+            None,
+            "nothing declared"
+        );
         // Numeric, not text order: 2.1.1000 > 2.1.332.
         let Some(Event::Diagnostic { kind, message, raw }) =
             unchecked_note("2.1.1000", &CHECKED, b"{\"v\":1}")
