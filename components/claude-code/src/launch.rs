@@ -29,7 +29,9 @@ impl Harness for ClaudeCode {
     /// recordings `tests/corpus/live/claude/<scenario>.jsonl` (2.1.197) and
     /// `<scenario>-2.1.332.jsonl` replay, and the live scenarios passed, on each. A newer
     /// version's stream still reduces, with an `unchecked_cli_version` note after its
-    /// `system/init` line (which names the version in `claude_code_version`).
+    /// `system/init` line (which names the version in `claude_code_version`). 2.1.332
+    /// refuses a long leading `sleep N && …` unrun (`<tool_use_error>Blocked: …`), reduced
+    /// as an error for now: the pin stays 2.1.197 (`harnesses/README.md`).
     const CHECKED_VERSIONS: &'static [&'static str] = &["2.1.197", "2.1.332"];
 
     /// Checked against `claude --help` of 2.1.197: `--system-prompt` (replace),
