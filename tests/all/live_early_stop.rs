@@ -3,6 +3,10 @@
 //! on the same event everywhere, recorded in task.json, and a replay of each recording
 //! reaches the same decision at the same event (`assert_replay_matches` compares the whole
 //! turn record, its `early_stop` and `budget` included).
+//!
+//! Copilot CLI reports tokens only in its usage file, read after it exits: a token budget
+//! is found over there, once the CLI has run every step (`reporting` says `FinalResult`),
+//! never between model calls as on the CLIs that stream usage per call.
 
 use crate::live_claude::{assert_replay_matches, run_on_harnesses};
 use crate::support::scratch;
@@ -14,7 +18,14 @@ use coder_eval::results::{
 use std::collections::BTreeMap;
 use std::path::Path;
 
-const HARNESSES: [&str; 5] = ["claude-code", "codex", "pi", "opencode", "gemini-cli"];
+const HARNESSES: [&str; 6] = [
+    "claude-code",
+    "codex",
+    "pi",
+    "opencode",
+    "gemini-cli",
+    "copilot",
+];
 const SCENARIOS: [&str; 4] = ["early_pass", "early_fail", "decide_within", "token_budget"];
 
 fn run_matrix(out: &Path) -> BTreeMap<(String, String), TaskResult> {

@@ -309,6 +309,39 @@ fn grok_and_continue_scenarios_and_parity_with_cline() {
     }
 }
 
+/// The matrix on the installed Claude Code beside Codex (a quicker check than the whole
+/// matrix when the Claude Code pin moves): every scenario holds, their parity views agree,
+/// and each run says which version it saw: `task.json`'s `cli.version` (`--version`) is
+/// the one the stream's `system/init` names, noted as `unchecked_cli_version` exactly when
+/// it is newer than the harness's `CHECKED_VERSIONS`.
+#[test]
+fn claude_code_scenarios_and_parity_with_codex() {
+    use claude_code_harness::ClaudeCode;
+    use harness_kit::Harness;
+    use harness_kit::version::{parse_version, unchecked_note};
+    let out = scratch("live-scenarios-claude");
+    let results = run_matrix_of(&out, 2, &["codex", "claude-code"], &[]);
+    for s in SCENARIOS {
+        let view = |h: &str| parity_view(s, &results[&(s.to_string(), h.to_string())]);
+        assert_eq!(view("claude-code"), view("codex"), "{s}");
+        let r = &results[&(s.to_string(), "claude-code".to_string())];
+        let seen = r.turn.as_ref().unwrap().cli_version.clone().expect("init");
+        let cli = r.cli.version.as_deref().expect("--version");
+        assert_eq!(
+            parse_version(cli),
+            parse_version(&seen),
+            "{s}: {cli} vs {seen}"
+        );
+        let noted = r.turn.as_ref().unwrap().diagnostics.iter();
+        let noted = noted.filter(|d| d.kind == "unchecked_cli_version").count();
+        let newer = unchecked_note(&seen, ClaudeCode::CHECKED_VERSIONS, b"").is_some();
+        assert_eq!(noted, usize::from(newer), "{s}: {seen}");
+    }
+    for ((scenario, harness), r) in &results {
+        assert_scenario(&out, scenario, harness, r, None);
+    }
+}
+
 /// What each scenario's run must show on any harness, its declared caveats taken into
 /// account.
 pub(crate) fn assert_scenario(

@@ -1,5 +1,5 @@
 //! A call to a tool the CLI does not have never ran (tasks/scenarios/unknown_tool), on
-//! all 8 built-in harnesses' real CLIs against the scripted model: it is `denied` (Codex
+//! all 9 built-in harnesses' real CLIs against the scripted model: it is `denied` (Codex
 //! does not show it at all), not in `turn.commands`, and `command_executed` does not count
 //! it; a replay of each recording gives the same record. Each CLI says so its own way:
 //! Claude Code "No such tool available", Qwen Code "not found in registry", OpenCode its
@@ -10,7 +10,7 @@ use crate::live_claude::{assert_replay_matches, run_on_harnesses};
 use crate::support::scratch;
 use coder_eval::results::{TaskStatus, ToolOutcome};
 
-const HARNESSES: [&str; 8] = [
+const HARNESSES: [&str; 9] = [
     "claude-code",
     "codex",
     "pi",
@@ -19,6 +19,7 @@ const HARNESSES: [&str; 8] = [
     "qwen-code",
     "kilo",
     "cline",
+    "copilot",
 ];
 
 #[test]

@@ -162,3 +162,80 @@ fn replay_is_byte_identical() {
         assert_eq!(a, b, "{}", path.display());
     }
 }
+
+/// The Claude Code 2.1.332 recordings (`live/claude/<scenario>-2.1.332.jsonl`, the same
+/// scripts as the 2.1.197 ones beside them) reduce to the same counts and statuses, with
+/// no diagnostic: the fields 2.1.332 adds (`timestamp` on assistant lines,
+/// `tool_result_meta` on user lines, `subagent_stats`, `safety_stops`, … in the result)
+/// change nothing, and 2.1.332 is a checked version (no `unchecked_cli_version`).
+#[test]
+fn claude_2_1_332_recordings_match_2_1_197() {
+    let summary = |r: &TurnRecord| {
+        let tools: Vec<(String, ToolOutcome, Option<i32>)> = r
+            .tool_calls
+            .iter()
+            .map(|t| (t.name.clone(), t.status, t.exit_code))
+            .collect();
+        let cli = r.cli_result.as_ref().unwrap();
+        (
+            r.num_turns,
+            tools,
+            r.commands.clone(),
+            r.final_status,
+            r.max_turns_exhausted,
+            cli.error_kind.clone(),
+            r.messages.len(),
+        )
+    };
+    for s in [
+        "hello",
+        "parallel",
+        "tool_error",
+        "max_turns",
+        "hello_partial",
+    ] {
+        let old = replay_claude(&corpus(&format!("live/claude/{s}.jsonl")));
+        let new = replay_claude(&corpus(&format!("live/claude/{s}-2.1.332.jsonl")));
+        assert_eq!(new.cli_version.as_deref(), Some("2.1.332"), "{s}");
+        assert!(new.diagnostics.is_empty(), "{s}: {:?}", new.diagnostics);
+        assert_eq!(summary(&new), summary(&old), "{s}");
+        let usage = new.usage.unwrap();
+        assert!(usage.input_tokens > 0 && usage.output_tokens > 0, "{s}");
+        assert!(new.cost_usd.unwrap() > 0.0, "{s}");
+    }
+    let probe = replay_claude(&corpus("live/claude/probe_hello-2.1.332.jsonl"));
+    let hello = replay_claude(&corpus("live/claude/hello-2.1.332.jsonl"));
+    assert_eq!(summary(&probe), summary(&hello));
+    // Partial messages: message_delta's final output count wins over the line's 1.
+    let partial = replay_claude(&corpus("live/claude/hello_partial-2.1.332.jsonl"));
+    assert!(partial.messages[0].usage.unwrap().output_tokens > 1);
+}
+
+/// A stream from a Claude Code newer than the versions the harness was checked against
+/// (2.1.332's `hello`, its `claude_code_version` changed to 2.1.9999) still reduces to
+/// the same record, with one `unchecked_cli_version` note on its `system/init` line.
+#[test]
+fn a_newer_claude_code_is_a_note_not_an_error() {
+    let text = std::fs::read_to_string(corpus("live/claude/hello-2.1.332.jsonl")).unwrap();
+    let newer = text.replace(
+        r#""claude_code_version":"2.1.332""#,
+        r#""claude_code_version":"2.1.9999""#,
+    );
+    assert_ne!(newer, text, "the init line names the version");
+    let dir = crate::support::scratch("claude-newer-version");
+    let path = dir.join("hello.jsonl");
+    std::fs::write(&path, newer).unwrap();
+    let r = replay_claude(&path);
+    assert_eq!(r.cli_version.as_deref(), Some("2.1.9999"));
+    let notes: Vec<_> = r
+        .diagnostics
+        .iter()
+        .map(|d| (d.kind.as_str(), d.line))
+        .collect();
+    assert_eq!(notes, [("unchecked_cli_version", 1)]);
+    assert!(r.diagnostics[0].message.contains("2.1.9999"));
+    let checked = replay_claude(&corpus("live/claude/hello-2.1.332.jsonl"));
+    assert_eq!(r.final_status, checked.final_status);
+    assert_eq!(r.tool_calls.len(), checked.tool_calls.len());
+    assert_eq!(r.usage, checked.usage);
+}

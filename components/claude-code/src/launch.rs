@@ -25,6 +25,15 @@ pub struct ClaudeCode;
 impl Harness for ClaudeCode {
     type Reducer = crate::ClaudeReducer;
 
+    /// The Claude Code versions this harness was checked against (2026-12-01): the
+    /// recordings `tests/corpus/live/claude/<scenario>.jsonl` (2.1.197) and
+    /// `<scenario>-2.1.332.jsonl` replay, and the live scenarios passed, on each. A newer
+    /// version's stream still reduces, with an `unchecked_cli_version` note after its
+    /// `system/init` line (which names the version in `claude_code_version`). 2.1.332
+    /// refuses a long leading `sleep N && …` unrun (`<tool_use_error>Blocked: …`), reduced
+    /// as an error for now: the pin stays 2.1.197 (`harnesses/README.md`).
+    const CHECKED_VERSIONS: &'static [&'static str] = &["2.1.197", "2.1.332"];
+
     /// Checked against `claude --help` of 2.1.197: `--system-prompt` (replace),
     /// `--setting-sources`, `--settings`, `--plugin-dir`, the [`SDK_OPTION_FLAGS`],
     /// `--session-id` / `--resume`. Skills come with plugins (no `skills`). The stream
@@ -227,6 +236,11 @@ fn sdk_option_args(json: &str) -> Result<Vec<String>, String> {
 mod tests {
     use super::*;
     use harness_kit::BudgetLimits;
+
+    #[test]
+    fn the_pinned_version_is_a_checked_one() {
+        harness_kit::testing::assert_pin_checked::<ClaudeCode>("@anthropic-ai/claude-code");
+    }
 
     #[test]
     fn a_usd_budget_is_native() {

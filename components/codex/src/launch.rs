@@ -33,6 +33,12 @@ pub const SANDBOX_MODES: [&str; 3] = ["read-only", "workspace-write", "danger-fu
 impl Harness for Codex {
     type Reducer = crate::CodexReducer;
 
+    /// The Codex versions this harness was checked against (2026-12-01): the recordings
+    /// in `tests/corpus/live/codex/` replay, and the live scenarios passed, on each. The
+    /// stream names no version, so no `unchecked_cli_version` note can come from it: the
+    /// run's `cli_version` (the CLI's `--version`) says which one ran.
+    const CHECKED_VERSIONS: &'static [&'static str] = &["0.171.0"];
+
     /// Checked against `codex exec --help` / `codex exec resume --help` of 0.171.0: the
     /// model and the sandbox mode (`permission_mode`), instructions added
     /// (`developer_instructions`) or replaced (`model_instructions_file`), the reasoning

@@ -10,7 +10,9 @@
 //!   `arguments`), `tool.execution_complete` ends it: `success: false` is an error, and so
 //!   is `success: true` with a non-zero `shellExecution.exitCode` (Copilot reports a
 //!   failed command as a successful tool call); the exit code is that field. The output is
-//!   `result.content`, else `error.message`.
+//!   `result.content`, else `error.message`. A call to a tool Copilot does not have ends
+//!   `success: false` with `Tool '<its name>' does not exist.`: it never ran, so it is
+//!   denied.
 //! - **End**: `result` (`exitCode`, `usage.sessionDurationMs`) becomes the `FinalResult`,
 //!   held back until the usage side file is read ([`Reducer::side_file`]): its
 //!   `modelMetrics[*].usage` summed over models is the run's usage. Without that file the
@@ -19,7 +21,9 @@
 //! Everything else (`session.*`, `user.message`, `model.call_*`, `tool.shell_output`,
 //! `tool.execution_partial_result`, `assistant.turn_end`, `assistant.idle`) adds nothing.
 
-use harness_kit::reduce::{ResultWords, ToolIds, decode_object, no_output, type_diagnostic};
+use harness_kit::reduce::{
+    HashMap, ResultWords, ToolIds, decode_object, no_output, type_diagnostic,
+};
 use harness_kit::{
     Event, Reducer, ReducerConfig, ToolStatus, UnreportedKind, Usage, excerpt, str_field,
     truncated_line, u64_field,
@@ -54,6 +58,8 @@ pub struct CopilotReducer {
     turn: String,
     pending: bool,
     tools: ToolIds,
+    /// The tool name each started call gave (`tool.execution_start`), by call id.
+    names: HashMap<String, String>,
     /// The `result` line's final result, held until the usage side file is read.
     result: Option<Event>,
     result_seen: bool,
@@ -70,6 +76,7 @@ impl Reducer for CopilotReducer {
             turn: String::new(),
             pending: false,
             tools: ToolIds::default(),
+            names: HashMap::default(),
             result: None,
             result_seen: false,
             last_text: None,
@@ -213,9 +220,11 @@ impl CopilotReducer {
         else {
             return;
         };
+        let name = str_field(data, "toolName").unwrap_or("").to_string();
+        self.names.insert(call_id.to_string(), name.clone());
         out.push(Event::ToolCallStarted {
             call_id: call_id.to_string(),
-            name: str_field(data, "toolName").unwrap_or("").to_string(),
+            name,
             input_json: data.get("arguments").unwrap_or(&Value::Null).to_string(),
             parent_call_id: None,
         });
@@ -238,8 +247,13 @@ impl CopilotReducer {
             .and_then(|s| s.get("exitCode"))
             .and_then(Value::as_i64)
             .and_then(|c| i32::try_from(c).ok());
+        let error = data.get("error").and_then(|e| str_field(e, "message"));
+        let name = self.names.get(call_id).map(String::as_str).unwrap_or("");
+        let no_such_tool = error == Some(format!("Tool '{name}' does not exist.").as_str());
         let status = match data.get("success").and_then(Value::as_bool) {
             None => ToolStatus::Unknown,
+            // It never ran: Copilot has no tool of that name.
+            Some(false) if no_such_tool => ToolStatus::Denied,
             Some(false) => ToolStatus::Error,
             // A command that failed is a successful tool call to Copilot.
             Some(true) if exit_code.is_some_and(|c| c != 0) => ToolStatus::Error,
@@ -248,7 +262,7 @@ impl CopilotReducer {
         let text = data
             .get("result")
             .and_then(|r| str_field(r, "content"))
-            .or_else(|| data.get("error").and_then(|e| str_field(e, "message")))
+            .or(error)
             .or_else(|| str_field(data, "error"))
             .unwrap_or("");
         out.push(Event::ToolCallFinished {

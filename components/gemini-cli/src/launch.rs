@@ -56,6 +56,12 @@ const APPROVAL_MODES: [&str; 4] = ["default", "auto_edit", "yolo", "plan"];
 impl Harness for GeminiCli {
     type Reducer = crate::GeminiReducer;
 
+    /// The Gemini CLI versions this harness was checked against (2026-12-01): the
+    /// recordings in `tests/corpus/live/gemini/` replay, and the live scenarios passed, on
+    /// each. The stream names no version, so no `unchecked_cli_version` note can come from
+    /// it: the run's `cli_version` (the CLI's `--version`) says which one ran.
+    const CHECKED_VERSIONS: &'static [&'static str] = &["0.61.0"];
+
     /// Checked against `gemini --help` and the bundle of 0.61.0: `-m`, `--approval-mode`,
     /// the settings' `tools.core` / `tools.exclude`, the system prompt appended (the global
     /// `GEMINI.md`) or replaced (`GEMINI_SYSTEM_MD`), and `--session-id <uuid>` /
@@ -215,6 +221,11 @@ impl Harness for GeminiCli {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_pinned_version_is_a_checked_one() {
+        harness_kit::testing::assert_pin_checked::<GeminiCli>("@google/gemini-cli");
+    }
 
     fn settings_of(plan: &LaunchPlan) -> Value {
         let file = plan.files.iter().find(|f| f.path == SETTINGS_PATH).unwrap();

@@ -45,6 +45,7 @@ pub use line::{
 };
 
 pub mod testing;
+pub mod version;
 pub use model::*;
 
 #[cfg(target_arch = "wasm32")]
@@ -67,6 +68,13 @@ pub trait Harness: 'static {
     /// session, whether its stream reports cost, and usage per model call. No default:
     /// each harness declares what it checked its CLI for.
     fn describe() -> Capabilities;
+
+    /// The CLI versions this harness was checked against (its recordings replay and its
+    /// live scenarios passed on them), as the CLI prints them (`"2.1.332"`). A stream whose
+    /// `session-started` names a newer version still reduces, with an
+    /// `unchecked_cli_version` diagnostic after that event (see [`version`]). Empty (the
+    /// default): not declared, no note.
+    const CHECKED_VERSIONS: &'static [&'static str] = &[];
 
     /// How the totals the CLI reports accumulate, for the CLI version the host saw (`None`
     /// when unknown: answer for the versions the harness was checked against).

@@ -281,3 +281,23 @@ pub fn diagnostic_kinds(events: &[Event]) -> Vec<&str> {
         })
         .collect()
 }
+
+/// Asserts that the version `harnesses/package.json` pins for the npm `package` (the
+/// repository's pins, read at test time) is one of `H::CHECKED_VERSIONS`: a pin moved
+/// without checking the harness against it fails here. Panics naming the file when it is
+/// unreadable or has no such pin.
+pub fn assert_pin_checked<H: crate::Harness>(package: &str) {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../harnesses/package.json");
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let manifest: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let pin = manifest["dependencies"][package]
+        .as_str()
+        .unwrap_or_else(|| panic!("{path}: no `dependencies.{package}` string"));
+    assert!(
+        H::CHECKED_VERSIONS.contains(&pin),
+        "{path} pins {package} {pin}, not among the versions the harness was checked \
+         against: {:?}",
+        H::CHECKED_VERSIONS
+    );
+}

@@ -150,7 +150,8 @@ impl<H: Harness> reducer::GuestStreamReducer for StreamReducer<H> {
     }
 
     fn feed(&self, line: Vec<u8>, stamp_us: u64) -> Vec<wit::Event> {
-        let events = self.0.borrow_mut().feed(&line, stamp_us);
+        let mut events = self.0.borrow_mut().feed(&line, stamp_us);
+        crate::version::add_unchecked_notes(&mut events, H::CHECKED_VERSIONS, &line);
         events.into_iter().filter_map(event).collect()
     }
 

@@ -43,6 +43,12 @@ pub const FORK: Fork = Fork {
 impl Harness for OpenCode {
     type Reducer = crate::OpenCodeReducer;
 
+    /// The OpenCode versions this harness was checked against (2026-12-01): the
+    /// recordings in `tests/corpus/live/opencode/` replay, and the live scenarios passed,
+    /// on each. The stream names no version, so no `unchecked_cli_version` note can come
+    /// from it: the run's `cli_version` (the CLI's `--version`) says which one ran.
+    const CHECKED_VERSIONS: &'static [&'static str] = &["1.18.33"];
+
     /// Checked against `opencode run --help` of 1.18: `-m`, the config's permissions,
     /// tools and `instructions` (appended: no way to replace the system prompt), `--variant`,
     /// `--pure`, and `--session <id>` to continue a session (OpenCode names its sessions:
@@ -73,6 +79,11 @@ mod tests {
     use super::*;
     use harness_kit::{LimitKind, PromptDelivery};
     use serde_json::{Value, json};
+
+    #[test]
+    fn the_pinned_version_is_a_checked_one() {
+        harness_kit::testing::assert_pin_checked::<OpenCode>("opencode-ai");
+    }
 
     fn config_of(plan: &LaunchPlan) -> Value {
         let file = plan.files.iter().find(|f| f.path == CONFIG_PATH).unwrap();

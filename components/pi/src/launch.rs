@@ -47,6 +47,12 @@ const TOOL_NAMES: [(&str, &str); 14] = [
 impl Harness for Pi {
     type Reducer = crate::PiReducer;
 
+    /// The Pi versions this harness was checked against (2026-12-01): the recordings in
+    /// `tests/corpus/live/pi/` replay, and the live scenarios passed, on each. The stream
+    /// names no version, so no `unchecked_cli_version` note can come from it: the run's
+    /// `cli_version` (the CLI's `--version`) says which one ran.
+    const CHECKED_VERSIONS: &'static [&'static str] = &["0.73.1"];
+
     /// Checked against `pi --help` of 0.73.1: `--model`, `--tools`, `--system-prompt`
     /// (replace) and `--append-system-prompt`, `--thinking`, `--skill <dir>`, and
     /// `--session <file>` (a session file of our naming: created when missing, resumed when
@@ -263,6 +269,11 @@ mod tests {
     use super::*;
     use harness_kit::LimitKind;
     use serde_json::Value;
+
+    #[test]
+    fn the_pinned_version_is_a_checked_one() {
+        harness_kit::testing::assert_pin_checked::<Pi>("@mariozechner/pi-coding-agent");
+    }
 
     #[test]
     fn plan_matches_the_recorded_command_line() {

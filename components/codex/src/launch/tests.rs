@@ -205,3 +205,8 @@ fn a_replacing_prompt_and_a_thinking_level_go_in_the_config() {
     let err = Codex::plan(&plugins, &RunLimits::default()).unwrap_err();
     assert!(err.contains("plugins"), "{err}");
 }
+
+#[test]
+fn the_pinned_version_is_a_checked_one() {
+    harness_kit::testing::assert_pin_checked::<Codex>("@openai/codex");
+}

@@ -251,3 +251,22 @@ fn neutral_actions() {
         r#"{"path":"/w/a.txt","file_text":"x"}"#
     );
 }
+
+/// A call to a tool Copilot does not have (live `unknown_tool` scenario, Copilot 1.0.102)
+/// ends `success: false` with "Tool 'no_such_tool' does not exist.": it never ran, so it
+/// is denied, not an error. Another tool's failure naming a missing tool stays an error.
+#[test]
+fn a_call_to_a_tool_that_does_not_exist_is_denied() {
+    let ghost = Reduced::new(concat!(
+        r#"{"type":"tool.execution_start","data":{"toolCallId":"c","toolName":"no_such_tool","arguments":{"command":"echo ghost"}}}"#,
+        "\n",
+        r#"{"type":"tool.execution_complete","data":{"toolCallId":"c","success":false,"error":{"message":"Tool 'no_such_tool' does not exist.","code":"failure"}}}"#,
+    ));
+    assert_eq!(ghost.tools()[0].2, Some(ToolStatus::Denied));
+    let other = Reduced::new(concat!(
+        r#"{"type":"tool.execution_start","data":{"toolCallId":"c","toolName":"bash","arguments":{}}}"#,
+        "\n",
+        r#"{"type":"tool.execution_complete","data":{"toolCallId":"c","success":false,"error":{"message":"Tool 'no_such_tool' does not exist.","code":"failure"}}}"#,
+    ));
+    assert_eq!(other.tools()[0].2, Some(ToolStatus::Error));
+}
