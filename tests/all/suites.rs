@@ -73,6 +73,11 @@ fn repeats_of_a_flaky_task_give_pass_at_k_and_the_flaky_flag() {
         html.contains("Variants") && html.contains("flaky"),
         "report lacks the variants"
     );
+    // The per-task cell: the Wilson interval beside the pass rate it is of, and pass^k.
+    assert!(
+        html.contains("pass rate 50.0% [15.0%, 85.0%] · pass@4 100.0% · pass^4 0.0%"),
+        "{html}"
+    );
 }
 
 #[test]

@@ -54,6 +54,29 @@ pub fn statistic(c: &CompareReport, value: Option<f64>, digits: usize) -> String
     }
 }
 
+/// One task × variant cell of the "Passes per task" table: `passed / graded`, `flaky`,
+/// `pass rate P [low, high]` (Wilson 95% of the pass rate), then `pass@k` and `pass^k`
+/// at k = graded, then errored and missing replicates when there are any.
+fn task_cell(t: &crate::results::TaskStatistics) -> Markup {
+    let k = t.graded.to_string();
+    html! {
+        (t.passes) " / " (t.graded)
+        @if t.flaky { " " span.FAILURE { "flaky" } }
+        @if let Some(rate) = t.pass_rate {
+            " · pass rate " (pct(rate)) " " (interval(t.wilson95.as_ref()))
+        }
+        @if let Some(p) = t.pass_at_k.get(&k) {
+            " · pass@" (k) " " (pct(*p))
+        }
+        @if let Some(p) = t.pass_hat_k.get(&k) {
+            " · pass^" (k) " " (pct(*p))
+        }
+        @if t.errored + t.missing > 0 {
+            " · " span.muted { (t.errored) " errored, " (t.missing) " missing" }
+        }
+    }
+}
+
 /// The "Variants" section: one row per variant, then passes per task × variant.
 pub fn variants(stats: &[VariantStatistics]) -> Markup {
     let mut tasks: Vec<&str> = Vec::new();
@@ -99,7 +122,13 @@ pub fn variants(stats: &[VariantStatistics]) -> Markup {
             1.0,
             None,
         ))
-        h3 { "Passes per task (passed / graded, pass@k at k = graded, Wilson 95%)" }
+        h3 { "Passes per task" }
+        p.muted {
+            "Each cell: passed / graded replicates; the pass rate with its Wilson 95% "
+            "interval (the interval is the pass rate's, not pass@k's); pass@k, the chance "
+            "that at least one of k replicates passes, and pass^k, the chance that all k "
+            "pass, both at k = graded (every k in run.json's statistics)."
+        }
         table {
             tr {
                 th { "task" }
@@ -110,17 +139,7 @@ pub fn variants(stats: &[VariantStatistics]) -> Markup {
                     td { (task) }
                     @for v in stats {
                         @match v.per_task.iter().find(|t| t.task_id == *task) {
-                            Some(t) => td {
-                                (t.passes) " / " (t.graded)
-                                @if t.flaky { " " span.FAILURE { "flaky" } }
-                                @if let Some(p) = t.pass_at_k.get(&t.graded.to_string()) {
-                                    " · pass@" (t.graded) " " (pct(*p))
-                                }
-                                " · " (interval(t.wilson95.as_ref()))
-                                @if t.errored + t.missing > 0 {
-                                    " · " span.muted { (t.errored) " errored, " (t.missing) " missing" }
-                                }
-                            },
+                            Some(t) => td { (task_cell(t)) },
                             None => td.muted { "not run" },
                         }
                     }
@@ -211,5 +230,36 @@ mod tests {
         assert!(!estimate(spread.as_ref()).contains("equal"));
         let one = crate::suite::stats::rate_estimate(&[1.0]);
         assert_eq!(estimate(one.as_ref()), "100.0% -");
+    }
+
+    /// The trial's flaky coin at 2 of 6: the Wilson interval sits beside the pass rate it
+    /// belongs to, and pass^k is shown next to pass@k.
+    #[test]
+    fn a_task_cell_labels_the_pass_rate_interval_and_shows_pass_hat_k() {
+        use crate::suite::stats::{pass_at_k, pass_hat_k, wilson};
+        let t = crate::results::TaskStatistics {
+            task_id: "coin".into(),
+            replicates: 6,
+            graded: 6,
+            passes: 2,
+            errored: 0,
+            skipped: 0,
+            missing: 0,
+            pass_rate: Some(2.0 / 6.0),
+            mean_score: None,
+            pass_at_k: (1..=6)
+                .map(|k| (k.to_string(), pass_at_k(6, 2, k).unwrap()))
+                .collect(),
+            pass_hat_k: (1..=6)
+                .map(|k| (k.to_string(), pass_hat_k(6, 2, k).unwrap()))
+                .collect(),
+            wilson95: wilson(2, 6),
+            flaky: true,
+        };
+        let cell = task_cell(&t).into_string();
+        assert!(
+            cell.contains("pass rate 33.3% [9.7%, 70.0%] · pass@6 100.0% · pass^6 0.0%"),
+            "{cell}"
+        );
     }
 }
