@@ -175,6 +175,20 @@ fn experiment_variants_run_offline_with_lineage_and_compare() {
     );
     let c: CompareReport = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(c.paired_tasks, 1);
+    // ... and says why, with the task's replicates on each side, everywhere.
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w.contains("no between-task variance") && w.contains("Over its replicates")),
+        "{:?}",
+        c.warnings
+    );
+    assert!(html.contains("no between-task variance"), "{html}");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("no between-task variance"),
+        "{}",
+        show(&o)
+    );
     assert_eq!(c.difference.as_ref().unwrap().mean, 1.0);
     assert_eq!(c.tasks[0].flipped.as_deref(), Some("fail→pass"));
     // Without a choice, a run of two variants is refused with their names.

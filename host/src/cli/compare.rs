@@ -82,6 +82,7 @@ pub fn run(args: CompareArgs) -> Result<i32, Box<dyn std::error::Error>> {
         (&args.run_a, &a, a_experiment.as_ref()),
         (&args.run_b, &b, b_experiment.as_ref()),
     );
+    c.warnings.extend(stats::single_task_note(&c, &a, &b));
     for w in &c.warnings {
         eprintln!("warning: {w}");
     }

@@ -18,7 +18,7 @@ mod summary;
 #[cfg(test)]
 mod tests;
 
-pub use compare::compare;
+pub use compare::{compare, single_task_note};
 pub use summary::{Outcome, Replicate, task_statistics, variant_statistics};
 
 /// z for a two-sided 95% interval.

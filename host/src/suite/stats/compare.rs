@@ -81,3 +81,48 @@ pub fn compare(a: &VariantStatistics, b: &VariantStatistics) -> CompareReport {
         warnings: Vec::new(),
     }
 }
+
+/// What a comparison over exactly one paired task can say, for `compare`'s warnings
+/// (`None` unless [`compare`] paired exactly one task): why there is no interval and no
+/// t-test (one task has no between-task variance), and that task's replicates on each
+/// side (passed / graded, Wilson 95% of the pass rate) with the difference of their pass
+/// rates, noted as a difference over replicates of one task, not a test.
+pub fn single_task_note(
+    c: &CompareReport,
+    a: &VariantStatistics,
+    b: &VariantStatistics,
+) -> Option<String> {
+    if c.paired_tasks != 1 {
+        return None;
+    }
+    let paired = c.tasks.first()?;
+    let find = |v: &VariantStatistics| {
+        v.per_task
+            .iter()
+            .find(|t| t.task_id == paired.task_id)
+            .cloned()
+    };
+    let (ta, tb) = (find(a)?, find(b)?);
+    let pct = |v: f64| format!("{:.1}%", v * 100.0);
+    let side = |t: &TaskStatistics| {
+        let wilson = t.wilson95.map_or("-".to_string(), |i| {
+            format!("[{}, {}]", pct(i.low), pct(i.high))
+        });
+        format!(
+            "{} / {} passed ({}, Wilson 95% {wilson})",
+            t.passes,
+            t.graded,
+            pct(t.pass_rate.unwrap_or(0.0))
+        )
+    };
+    Some(format!(
+        "1 paired task (`{}`): no interval and no t-test, since both are over tasks and one \
+         task has no between-task variance. Over its replicates: A {}, B {}; B − A {:+.1}% \
+         in pass rate. That is how this one task's replicates came out, not a test of B \
+         against A (nor evidence about other tasks): compare over more tasks for one",
+        paired.task_id,
+        side(&ta),
+        side(&tb),
+        paired.difference * 100.0
+    ))
+}

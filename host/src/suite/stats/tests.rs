@@ -209,3 +209,38 @@ fn equal_differences_leave_t_and_p_undefined() {
         assert_eq!((c.t_statistic, c.p_value), (None, None), "{a} vs {b}");
     }
 }
+
+#[test]
+fn a_one_task_comparison_says_why_there_is_no_interval_and_gives_the_replicates() {
+    let task = |id: &str, passes: u32| {
+        let reps: Vec<Replicate> = (0..6)
+            .map(|i| {
+                rep(
+                    if i < passes {
+                        TaskStatus::Success
+                    } else {
+                        TaskStatus::Failure
+                    },
+                    None,
+                )
+            })
+            .collect();
+        task_statistics(id, &reps, 6)
+    };
+    let a = variant_statistics("a", vec![task("coin", 2)]);
+    let b = variant_statistics("b", vec![task("coin", 5)]);
+    let c = compare(&a, &b);
+    assert_eq!(c.paired_tasks, 1);
+    let note = single_task_note(&c, &a, &b).expect("a note for one paired task");
+    assert!(note.contains("no between-task variance"), "{note}");
+    assert!(
+        note.contains("A 2 / 6 passed (33.3%, Wilson 95% [9.7%, 70.0%])"),
+        "{note}"
+    );
+    assert!(note.contains("B − A +50.0%"), "{note}");
+    assert!(note.contains("not a test"), "{note}");
+    // Two paired tasks have an interval: no note.
+    let a2 = variant_statistics("a", vec![task("coin", 2), task("dice", 1)]);
+    let b2 = variant_statistics("b", vec![task("coin", 5), task("dice", 1)]);
+    assert_eq!(single_task_note(&compare(&a2, &b2), &a2, &b2), None);
+}
