@@ -456,10 +456,30 @@ fn the_emitted_indexed_job_is_valid_against_the_kubernetes_schema() {
             "3",
             "--backoff-limit-per-index",
             "4",
+            "--job-name",
+            "trial",
+            "--pass-env",
+            "ANTHROPIC_API_KEY",
         ])
+        .env("ANTHROPIC_API_KEY", "sk-test")
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    // What to create first: the ConfigMap under the key the pods read whatever the plan
+    // file is called, and the Secret the passed variable comes from.
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "kubectl create configmap trial-plan --from-file=plan.json={}",
+            dir.join("plan.json").display()
+        )),
+        "{err}"
+    );
+    assert!(
+        err.contains("kubectl create secret generic trial-env --from-literal=ANTHROPIC_API_KEY="),
+        "{err}"
+    );
+    assert!(!err.contains("sk-test"), "{err}");
     let plan = Plan::read(&dir.join("plan.json")).unwrap();
     // The plan's stored arguments leave the manifest's flags out.
     assert!(
@@ -515,7 +535,19 @@ fn the_emitted_indexed_job_is_valid_against_the_kubernetes_schema() {
         .iter()
         .map(|e| e["name"].as_str().unwrap())
         .collect();
-    assert_eq!(env, vec!["JOB_COMPLETION_INDEX", "CODER_EVAL_SHARD_COUNT"]);
+    assert_eq!(
+        env,
+        vec![
+            "JOB_COMPLETION_INDEX",
+            "CODER_EVAL_SHARD_COUNT",
+            "ANTHROPIC_API_KEY"
+        ]
+    );
+    assert_eq!(
+        container["env"][2]["valueFrom"]["secretKeyRef"],
+        serde_json::json!({"name": "trial-env", "key": "ANTHROPIC_API_KEY"})
+    );
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("sk-test"));
     assert_eq!(spec["template"]["spec"]["restartPolicy"], "Never");
     // The validator is not a rubber stamp: a Job it must refuse is refused.
     let mut broken = m.clone();

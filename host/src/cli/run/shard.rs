@@ -179,8 +179,17 @@ pub(super) fn apply(
                         n as usize - plan.units.len()
                     );
                 }
-                let manifest = k8s::job(&plan, k8s)?;
+                let mut secret_vars: Vec<String> = Vec::new();
+                for v in options.pass_env.iter().chain(&options.judge_env) {
+                    if !secret_vars.contains(v) {
+                        secret_vars.push(v.clone());
+                    }
+                }
+                let manifest = k8s::job(&plan, k8s, &secret_vars)?;
                 super::super::print_stdout(&manifest);
+                for note in k8s::notes(&plan, k8s, out, &secret_vars) {
+                    eprintln!("{note}");
+                }
             }
             Ok(Next::Stop(exit_codes::OK))
         }

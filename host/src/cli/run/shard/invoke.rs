@@ -19,6 +19,7 @@ const PLAN_ONLY_FLAGS: &[&str] = &[
     "--backoff-limit-per-index",
     "--results-claim",
     "--job-name",
+    "--secret",
 ];
 
 /// The options of `run` that `run --plan` takes anew (they change no unit).

@@ -37,6 +37,56 @@ pub struct K8sArgs {
     /// (key plan.json), which holds at most 1 MiB: a larger plan is refused.
     #[arg(long, value_name = "NAME", value_parser = parse_job_name)]
     pub job_name: Option<String>,
+    /// The Kubernetes Secret the pods read each `--pass-env` and `--judge-env` variable
+    /// from (`secretKeyRef`, key = the variable's name; default `<job-name>-env`). Create
+    /// it before the Job: `kubectl create secret generic NAME --from-literal=VAR=...`.
+    #[arg(long, value_name = "NAME")]
+    pub secret: Option<String>,
+}
+
+/// The Job's name: `--job-name`, else `coder-eval-` and the plan id's first 12 digits.
+pub fn job_name(plan: &Plan, args: &K8sArgs) -> String {
+    args.job_name
+        .clone()
+        .unwrap_or_else(|| format!("coder-eval-{}", &plan.plan_id[..12.min(plan.plan_id.len())]))
+}
+
+/// The Secret the variables are read from: `--secret`, else `<job-name>-env`.
+pub fn secret_name(plan: &Plan, args: &K8sArgs) -> String {
+    args.secret
+        .clone()
+        .unwrap_or_else(|| format!("{}-env", job_name(plan, args)))
+}
+
+/// What to create before applying the Job, one `note:` line each (for stderr): the
+/// ConfigMap holding `plan_file` under the key `plan.json` the pods read, whatever the
+/// file's own name, and the Secret holding `secret_vars` (empty: no Secret needed).
+pub fn notes(
+    plan: &Plan,
+    args: &K8sArgs,
+    plan_file: &std::path::Path,
+    secret_vars: &[String],
+) -> Vec<String> {
+    let name = job_name(plan, args);
+    let mut notes = vec![format!(
+        "note: the Job reads /plan/plan.json from the ConfigMap {name}-plan (key plan.json): \
+         kubectl create configmap {name}-plan --from-file=plan.json={}",
+        plan_file.display()
+    )];
+    if !secret_vars.is_empty() {
+        let secret = secret_name(plan, args);
+        let literals: Vec<String> = secret_vars
+            .iter()
+            .map(|v| format!("--from-literal={v}=\"${v}\""))
+            .collect();
+        notes.push(format!(
+            "note: the pods read {} from the Secret {secret} (one key per variable): \
+             kubectl create secret generic {secret} {}",
+            secret_vars.join(", "),
+            literals.join(" ")
+        ));
+    }
+    notes
 }
 
 /// The longest Job name: a Job's name goes into its pods' `job-name` label (63
@@ -86,16 +136,30 @@ pub const MAX_SHARDS: i64 = 100_000;
 /// The container's name (the `podFailurePolicy` rules name it).
 const CONTAINER: &str = "coder-eval";
 
-/// The Indexed Job for `plan`, as YAML.
-pub fn job(plan: &Plan, args: &K8sArgs) -> Result<String, Box<dyn std::error::Error>> {
+/// The Indexed Job for `plan`, as YAML. Each of `secret_vars` (the run's `--pass-env` and
+/// `--judge-env` names) is set in the container from the Secret [`secret_name`], key =
+/// the variable's name.
+pub fn job(
+    plan: &Plan,
+    args: &K8sArgs,
+    secret_vars: &[String],
+) -> Result<String, Box<dyn std::error::Error>> {
     let image = args.image.clone().ok_or("--emit k8s-job needs --image")?;
     let shards = args
         .shards
         .unwrap_or_else(|| (plan.units.len() as u32).clamp(1, 10));
-    let name = args
-        .job_name
-        .clone()
-        .unwrap_or_else(|| format!("coder-eval-{}", &plan.plan_id[..12.min(plan.plan_id.len())]));
+    let name = job_name(plan, args);
+    let secret = secret_name(plan, args);
+    let mut env = vec![
+        json!({"name": INDEX_ENV, "valueFrom": {"fieldRef": {
+            "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}}),
+        json!({"name": COUNT_ENV, "value": shards.to_string()}),
+    ];
+    env.extend(
+        secret_vars
+            .iter()
+            .map(|v| json!({"name": v, "valueFrom": {"secretKeyRef": {"name": secret, "key": v}}})),
+    );
     let labels = json!({
         "app.kubernetes.io/name": "coder-eval",
         "coder-eval/plan": &plan.plan_id[..16.min(plan.plan_id.len())],
@@ -130,11 +194,7 @@ pub fn job(plan: &Plan, args: &K8sArgs) -> Result<String, Box<dyn std::error::Er
                         "command": ["coder-eval"],
                         "args": ["run", "--plan", "/plan/plan.json", "--shard-from-env",
                                  "--out", format!("/results/shard-$({INDEX_ENV})")],
-                        "env": [
-                            {"name": INDEX_ENV, "valueFrom": {"fieldRef": {
-                                "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}},
-                            {"name": COUNT_ENV, "value": shards.to_string()},
-                        ],
+                        "env": env,
                         "volumeMounts": [
                             {"name": "results", "mountPath": "/results"},
                             {"name": "plan", "mountPath": "/plan", "readOnly": true},
