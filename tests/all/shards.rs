@@ -1307,6 +1307,30 @@ fn a_plan_made_with_absolute_paths_runs_after_its_tree_moved() {
     assert_eq!(o.status.code(), Some(0), "{}", show(&o));
     let text = std::fs::read_to_string(orig.join("plan.json")).unwrap();
     assert!(!text.contains(&orig.display().to_string()), "{text}");
+    assert!(
+        !String::from_utf8_lossy(&o.stderr).contains("absolute path"),
+        "{}",
+        show(&o)
+    );
+    // Made from a folder that does not hold the task: the absolute path is kept, and said.
+    let sub = orig.join("elsewhere");
+    std::fs::create_dir_all(&sub).unwrap();
+    let o = Command::new(bin())
+        .current_dir(&sub)
+        .arg("plan")
+        .arg(orig.join("tasks/pass/task.yaml"))
+        .args(["--out", "plan.json"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", show(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("warning: the plan keeps 1 absolute path(s)")
+            && err.contains(&orig.join("tasks/pass/task.yaml").display().to_string())
+            && err.contains("To store them relative"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&sub).unwrap();
     let moved = dir.join("moved");
     std::fs::rename(&orig, &moved).unwrap();
     let o = run_plan_in(&moved, "s0");

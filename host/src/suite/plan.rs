@@ -253,6 +253,25 @@ pub enum PlanError {
 }
 
 impl Plan {
+    /// The absolute paths the plan keeps, each once in first-seen order: its units' task
+    /// files and its stored arguments (a path, or the value of `--flag=PATH`). Paths inside
+    /// the folder the plan was made in were stored relative to it already; these lie
+    /// outside it, so a shard finds them only where they are on the planning machine.
+    pub fn absolute_paths(&self) -> Vec<String> {
+        let mut found: Vec<String> = Vec::new();
+        let args = self.args.iter().map(|a| match a.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") => value,
+            _ => a.as_str(),
+        });
+        let tasks = self.units.iter().filter_map(|u| u.task_file.to_str());
+        for path in tasks.chain(args) {
+            if Path::new(path).is_absolute() && !found.iter().any(|f| f == path) {
+                found.push(path.to_string());
+            }
+        }
+        found
+    }
+
     /// A plan of `units` (in run order) made from `args`.
     pub fn new(args: Vec<String>, units: Vec<PlanUnit>) -> Plan {
         Plan {

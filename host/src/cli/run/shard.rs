@@ -170,6 +170,18 @@ pub(super) fn apply(
                 plan.units.len(),
                 out.display()
             );
+            let absolute = plan.absolute_paths();
+            if let Some(first) = absolute.first() {
+                eprintln!(
+                    "warning: the plan keeps {} absolute path(s) outside the folder it was \
+                     made in (e.g. {first}): a shard on another machine or in a pod finds them \
+                     only at that same path, else it stops with exit 2. To store them \
+                     relative, run `coder-eval plan` from a folder that holds every task and \
+                     experiment file (their common parent, the checkout the image has at its \
+                     working directory) and name them inside it",
+                    absolute.len()
+                );
+            }
             if *emit == Some(Emit::K8sJob) {
                 if let Some(n) = k8s.shards.filter(|n| *n as usize > plan.units.len()) {
                     eprintln!(

@@ -338,3 +338,42 @@ fn a_groups_id_template_gives_each_replicate_its_own_id() {
         assert_eq!(template.id(r), inputs(Some(r)).id(), "replicate {r}");
     }
 }
+
+#[test]
+fn a_plan_lists_the_absolute_paths_it_keeps_once_each() {
+    let unit = |task_file: &str, r: u32| {
+        let inputs = inputs(Some(r));
+        PlanUnit {
+            id: inputs.id(),
+            kind: UnitKind::Agent,
+            unit: UnitId {
+                variant: None,
+                task_id: "t".into(),
+                harness: "claude-code".into(),
+                replicate: Some(r),
+                replicates: Some(2),
+            },
+            result_dir: format!("t/claude-code/r{r:02}"),
+            task_file: task_file.into(),
+            inputs,
+        }
+    };
+    let plan = Plan::new(
+        vec![
+            "--experiment=/elsewhere/e.yaml".into(),
+            "/repo/tasks/a/task.yaml".into(),
+            "b/task.yaml".into(),
+        ],
+        vec![
+            unit("/repo/tasks/a/task.yaml", 0),
+            unit("/repo/tasks/a/task.yaml", 1),
+            unit("b/task.yaml", 0),
+        ],
+    );
+    assert_eq!(
+        plan.absolute_paths(),
+        vec!["/repo/tasks/a/task.yaml", "/elsewhere/e.yaml"]
+    );
+    let relative = Plan::new(vec!["b/task.yaml".into()], vec![unit("b/task.yaml", 0)]);
+    assert!(relative.absolute_paths().is_empty());
+}
