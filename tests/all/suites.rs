@@ -588,6 +588,22 @@ fn check_warns_of_a_missing_harness_and_refuses_a_task_id_given_by_two_files() {
     );
     let o = dir.run(&["check", "--harness", "claude-code", "one.yaml"]);
     assert!(!String::from_utf8_lossy(&o.stderr).contains("no harness"));
+    // An experiment checked with it whose variants set agent.type supplies the harness;
+    // one whose variants leave it unset does not.
+    dir.write(
+        "exp.yaml",
+        "experiment_id: ab\nvariants:\n  - variant_id: a\n    agent: {type: claude-code}\n  - variant_id: b\n    agent: {type: pi}\n",
+    );
+    let o = dir.run(&["check", "exp.yaml", "one.yaml"]);
+    let err = exits(&o, 0);
+    assert!(!err.contains("no harness"), "{err}");
+    dir.write(
+        "half.yaml",
+        "experiment_id: half\nvariants:\n  - variant_id: a\n    agent: {type: claude-code}\n  - variant_id: b\n    run_limits: {max_turns: 3}\n",
+    );
+    let o = dir.run(&["check", "half.yaml", "one.yaml"]);
+    let err = exits(&o, 0);
+    assert!(err.contains("no harness given"), "{err}");
     let o = dir.run(&["check", "one.yaml", "two.yaml"]);
     let err = exits(&o, 2);
     assert!(

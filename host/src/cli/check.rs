@@ -49,8 +49,14 @@ pub fn run(args: CheckArgs) -> Result<i32, Box<dyn std::error::Error>> {
     let mut failed = 0;
     // Task id → the file that gave it first: `run` refuses one id from two files.
     let mut ids: std::collections::HashMap<String, &Path> = Default::default();
+    // An experiment checked alongside that gives every variant an agent.type: its tasks
+    // need no harness of their own (`run --experiment` takes it from there).
+    let experiment_harness = args.files.iter().any(|f| {
+        is_experiment(f)
+            && coder_eval::suite::experiment::Experiment::load(f).is_ok_and(|e| e.sets_agent_type())
+    });
     for file in &args.files {
-        match check_file(file, &args.harness) {
+        match check_file(file, &args.harness, experiment_harness) {
             Ok((line, task_ids)) => {
                 let twice: Vec<String> = task_ids
                     .into_iter()
@@ -96,9 +102,14 @@ pub fn run(args: CheckArgs) -> Result<i32, Box<dyn std::error::Error>> {
 }
 
 /// One file: its warnings on stderr, then `Ok((summary, its task ids))` or
-/// `Err(one line)`. A task without `agent.type`, checked without `--harness`, is a
-/// warning: `run` needs `--harness` for it.
-fn check_file(file: &Path, harnesses: &[String]) -> Result<(String, Vec<String>), String> {
+/// `Err(one line)`. A task without `agent.type`, checked without `--harness` and without
+/// an experiment that sets one (`experiment_harness`), is a warning: `run` needs
+/// `--harness` for it.
+fn check_file(
+    file: &Path,
+    harnesses: &[String],
+    experiment_harness: bool,
+) -> Result<(String, Vec<String>), String> {
     if is_experiment(file) {
         // An experiment file (`experiment_id:` at the top): loaded and checked as `run
         // --experiment` loads it; it gives no task ids of its own.
@@ -155,6 +166,7 @@ fn check_file(file: &Path, harnesses: &[String]) -> Result<(String, Vec<String>)
     })?;
     print_warnings(file, &loaded.notes);
     if harnesses.is_empty()
+        && !experiment_harness
         && let Some(task) = loaded.tasks.iter().find(|t| t.agent.harness.is_none())
     {
         eprintln!(

@@ -202,6 +202,15 @@ fn with_driver(sandbox: Option<Mapping>, driver: Option<String>) -> Option<Value
 }
 
 impl Experiment {
+    /// Whether every variant's task gets an `agent.type` from the experiment (its
+    /// `defaults` or each variant's layer): then `run --experiment` needs no `--harness`
+    /// for a task file without one.
+    pub fn sets_agent_type(&self) -> bool {
+        let has = |v: &Value| v.get("agent").and_then(|a| a.get("type")).is_some();
+        has(&self.defaults)
+            || (!self.variants.is_empty() && self.variants.iter().all(|v| has(&v.overlay)))
+    }
+
     /// Loads and checks an experiment file ([`Experiment::parse`], then
     /// [`Experiment::refusals`]): what `run --experiment` and `check` both refuse.
     pub fn load(path: &Path) -> Result<Experiment, ExperimentError> {
