@@ -146,10 +146,10 @@ pub fn listen(cancel: watch::Sender<bool>) -> std::io::Result<()> {
     tokio::spawn(async move {
         let first = next(&mut streams).await;
         report(fd);
+        use std::io::IsTerminal;
         eprintln!(
-            "interrupted ({}): stopping every running CLI and shell step and writing what \
-             was recorded (a second signal kills them at once)",
-            name(first)
+            "{}",
+            first_message(&name(first), std::io::stdout().is_terminal())
         );
         raise(first);
         let _ = cancel.send(true);
@@ -163,6 +163,17 @@ pub fn listen(cancel: watch::Sender<bool>) -> std::io::Result<()> {
         std::process::exit(exit_code(first));
     });
     Ok(())
+}
+
+/// What the first signal prints. `bar_shown`: stdout is a terminal, so the progress bar
+/// may be on the screen's last line without its newline: the message starts a line of
+/// its own instead of being written onto the bar.
+fn first_message(signal: &str, bar_shown: bool) -> String {
+    format!(
+        "{}interrupted ({signal}): stopping every running CLI and shell step and writing \
+         what was recorded (a second signal kills them at once)",
+        if bar_shown { "\n" } else { "" }
+    )
 }
 
 /// The number of the next signal any of `streams` receives.
@@ -180,6 +191,13 @@ async fn next(streams: &mut [(i32, tokio::signal::unix::Signal)]) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 15 trial: the message was written onto the end of the progress bar's line.
+    #[test]
+    fn the_interrupt_message_starts_a_line_of_its_own_under_a_bar() {
+        assert!(first_message("SIGINT", true).starts_with("\ninterrupted (SIGINT): "));
+        assert!(first_message("SIGINT", false).starts_with("interrupted (SIGINT): "));
+    }
 
     #[test]
     fn exit_codes_are_128_plus_the_signal() {

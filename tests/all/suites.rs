@@ -1008,7 +1008,7 @@ fn an_interrupted_suite_writes_run_json_once_at_the_stop_not_once_per_unit_not_r
         ])
         .args(["--repeats", &units.to_string(), "--cli"])
         .arg(&cli)
-        .stdout(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -1039,6 +1039,13 @@ fn an_interrupted_suite_writes_run_json_once_at_the_stop_not_once_per_unit_not_r
         })
         .count();
     assert_eq!(results, units, "every unit's task.json is written");
+    // The units that never started share one line, not a row each.
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(stdout.matches("nothing ran").count(), 1, "{stdout}");
+    assert!(
+        stdout.contains(&format!("- {} unit(s) not started", units - 1)),
+        "{stdout}"
+    );
 }
 
 #[test]

@@ -350,7 +350,8 @@ impl Snapshot {
 
 /// Whether the host's interrupt ended `r` (as `suite::resume` tells it: a stop reason or
 /// error kind `interrupted`).
-fn stopped_by_interrupt(r: &TaskResult) -> bool {
+/// Whether `r` was ended (or never started) by the host's interrupt.
+pub(crate) fn stopped_by_interrupt(r: &TaskResult) -> bool {
     r.stop
         .as_ref()
         .is_some_and(|s| s.reason == crate::results::StopReason::Interrupted)

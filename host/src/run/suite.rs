@@ -129,6 +129,7 @@ pub async fn run_all(
     };
     keep_current(&mut done);
     let mut pace = RunJsonPace::new(std::time::Instant::now());
+    let mut not_started = 0usize;
     let stopping = |c: &watch::Receiver<bool>| *c.borrow() || crate::interrupt::raised().is_some();
     loop {
         // Rows that ended since the last rewrite are written once the pace allows, even
@@ -144,7 +145,13 @@ pub async fn run_all(
         };
         let Some(joined) = joined else { break };
         let (index, result, before) = joined.map_err(std::io::Error::other)?;
-        on_done(&result);
+        // A unit the interrupt came before gets no row of its own: one line counts them
+        // after the loop (a large suite would print hundreds of identical ERROR rows).
+        if before && super::progress::stopped_by_interrupt(&result) {
+            not_started += 1;
+        } else {
+            on_done(&result);
+        }
         // The progress line after the row: `4/4 done` follows the last row.
         if let Some(progress) = &options.progress {
             if stopping(&cancel) {
@@ -162,6 +169,17 @@ pub async fn run_all(
         }
     }
     done.sort_by_key(|(i, _)| *i);
+    if not_started > 0 {
+        let line = not_started_line(not_started);
+        match &options.progress {
+            Some(progress) => progress.println(&line),
+            None => {
+                use std::io::Write;
+                let mut out = std::io::stdout().lock();
+                let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+            }
+        }
+    }
     if let Some(progress) = &options.progress {
         progress.finish();
     }
@@ -179,6 +197,15 @@ pub async fn run_all(
         false,
     )?;
     Ok(results)
+}
+
+/// The one row printed for the `n` units an interrupt came before (in place of a row
+/// each): they are ERROR in `run.json`, each with its `task.json`.
+fn not_started_line(n: usize) -> String {
+    format!(
+        "- {n} unit(s) not started: the interrupt came before their turn (each is ERROR in \
+         run.json and its task.json says nothing ran; `--resume` runs them)"
+    )
 }
 
 /// Writes a finished run's `run.json` (its rows, the suite thresholds judged over
