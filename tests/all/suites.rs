@@ -257,7 +257,9 @@ fn resume_after_a_kill_mid_suite_reruns_only_the_unfinished_units() {
         Some((4 - rows) as u64),
         "{run_json}"
     );
-    let o = run_isolated(&["run", "--resume"], &[&out]);
+    // Named through `..`: the run's closing line names the folder without it.
+    let roundabout = out.join("..").join(out.file_name().unwrap());
+    let o = run_isolated(&["run", "--resume"], &[&roundabout]);
     let stderr = exits(&o, 1);
     assert!(
         stderr.contains(&format!(
@@ -265,6 +267,14 @@ fn resume_after_a_kill_mid_suite_reruns_only_the_unfinished_units() {
             done.len(),
             4 - done.len()
         )),
+        "{}",
+        show(&o)
+    );
+    assert!(
+        stderr.contains(&format!(
+            "results in {}",
+            out.canonicalize().unwrap().display()
+        )) && !stderr.contains("/../"),
         "{}",
         show(&o)
     );

@@ -60,6 +60,12 @@ pub enum ResumeError {
         #[source]
         source: std::io::Error,
     },
+    /// A folder `coder-eval merge` wrote: it has the plan's `shard.json` but no
+    /// `invocation.json`, since no run of its own wrote it.
+    #[error(
+        "{dir}: a merged run folder (merge wrote it: shard.json, no invocation.json), not a run to resume: run the unfinished shard again into its own folder (`coder-eval run --resume SHARD_FOLDER`), then merge every shard folder again with --out {dir}"
+    )]
+    Merged { dir: PathBuf },
     #[error("{path}: unreadable")]
     Invalid {
         path: PathBuf,
@@ -90,9 +96,17 @@ impl Invocation {
     /// Reads `dir/invocation.json`.
     pub fn read(dir: &Path) -> Result<Invocation, ResumeError> {
         let path = dir.join(INVOCATION_FILE);
-        let text = std::fs::read_to_string(&path).map_err(|source| ResumeError::NoInvocation {
-            path: path.clone(),
-            source,
+        let text = std::fs::read_to_string(&path).map_err(|source| {
+            if dir.join(super::folders::SHARD_FILE).is_file() {
+                ResumeError::Merged {
+                    dir: dir.to_path_buf(),
+                }
+            } else {
+                ResumeError::NoInvocation {
+                    path: path.clone(),
+                    source,
+                }
+            }
         })?;
         serde_json::from_str(&text).map_err(|source| ResumeError::Invalid { path, source })
     }
@@ -336,6 +350,23 @@ fn same_width(rel: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 15 trial: `--resume` of a merged folder said only "no invocation.json".
+    #[test]
+    fn resuming_a_merged_folder_says_it_is_one_and_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = Invocation::read(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("no invocation.json") && !err.contains("merged"),
+            "{err}"
+        );
+        std::fs::write(dir.path().join(super::super::folders::SHARD_FILE), "{}").unwrap();
+        let err = Invocation::read(dir.path()).unwrap_err().to_string();
+        assert!(
+            err.contains("a merged run folder") && err.contains("merge every shard folder again"),
+            "{err}"
+        );
+    }
 
     fn unit(variant: &str) -> UnitId {
         UnitId {

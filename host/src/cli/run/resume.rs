@@ -28,7 +28,8 @@ pub(super) fn reread(given: RunArgs, dir: PathBuf) -> Flow<Resumed> {
         ));
     }
     let invocation = Invocation::read(&dir)?;
-    let dir = std::path::absolute(&dir)?;
+    // Without `..` or `.` (`--resume ../runs/x` says `/work/runs/x`, not `/work/suite/../runs/x`).
+    let dir = dir.canonicalize().or_else(|_| std::path::absolute(&dir))?;
     if let Some(note) = invocation.enter(&dir)? {
         eprintln!("note: {note}");
     }
