@@ -231,7 +231,7 @@ impl Collector {
                 && self
                     .past_cap_tool
                     .as_ref()
-                    .is_some_and(|(id, _)| id == call_id) =>
+                    .is_some_and(|(id, _)| *id == call_id) =>
             {
                 let (id, name) = self.past_cap_tool.take().unwrap_or_default();
                 let cap = self.caps.max_tool_calls.unwrap_or_default();
