@@ -7,14 +7,22 @@ use crate::results::{BudgetBreach, BudgetFigures};
 use harness_kit::Usage;
 use std::collections::BTreeSet;
 
-/// The first token budget of `budgets` that the gateway's count goes over: every model
+/// The first budget of `budgets` that the gateway's count goes over: every model
 /// call's API-reported usage (main and side; a cut answer's too, it was billed), added in
 /// the order the answers ended, counted as the CLI's figures are
 /// ([`budget::input_tokens`], over and not at). `figures: gateway`, `at_ms` the end of
 /// the call that took it over, `event_index` its `seq`, `model_calls` the main-thread
-/// turns begun by then. `max_usd` is not checked (the gateway prices nothing).
+/// turns begun by then. `max_usd` is checked only when the calls were priced with a price
+/// table (some call has `cost_usd` or `unpriced`), on the sum of their `cost_usd` (an
+/// unpriced call adds nothing).
 pub fn budget_breach(calls: &[ModelCall], budgets: &Budgets) -> Option<BudgetBreach> {
-    let b = budgets.tokens_only();
+    let priced = calls
+        .iter()
+        .any(|c| c.cost_usd.is_some() || c.unpriced.is_some());
+    let b = match priced {
+        true => *budgets,
+        false => budgets.tokens_only(),
+    };
     if !b.any() {
         return None;
     }
@@ -24,10 +32,13 @@ pub fn budget_breach(calls: &[ModelCall], budgets: &Budgets) -> Option<BudgetBre
         .collect();
     ended.sort_by_key(|c| (c.end_us.unwrap_or(u64::MAX), c.seq));
     let mut total = Usage::default();
+    let mut usd = 0.0;
     for c in ended {
         total = total.saturating_add(&c.usage.unwrap_or_default().to_usage());
+        usd += c.cost_usd.unwrap_or(0.0);
         let input = budget::input_tokens(&b, &total);
-        if let Some((kind, actual, limit)) = budget::over(&b, input, total.output_tokens, None) {
+        let usd = b.max_usd.map(|_| usd);
+        if let Some((kind, actual, limit)) = budget::over(&b, input, total.output_tokens, usd) {
             let at_us = c.end_us.unwrap_or(c.us);
             let turns: BTreeSet<u32> = calls
                 .iter()

@@ -166,8 +166,11 @@ pub struct GatewayConfig {
     /// Port on 127.0.0.1; 0 picks a free one.
     pub port: u16,
     /// The run's token budgets, counted on the APIs' own usage as each model call ends
-    /// (see *Budgets* in the module doc); `max_usd` is not read here.
+    /// (see *Budgets* in the module doc); `max_usd` is read only with `price_table`.
     pub budgets: Budgets,
+    /// `--price-table`: each call's cost (USD) is its API-reported usage times the
+    /// table's prices, and `max_usd` is held on that cost; `None`: nothing is priced.
+    pub price_table: Option<super::PriceTable>,
 }
 
 impl GatewayConfig {
@@ -181,6 +184,7 @@ impl GatewayConfig {
             redact: Vec::new(),
             port: 0,
             budgets: Budgets::default(),
+            price_table: None,
         }
     }
 }

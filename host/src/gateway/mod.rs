@@ -165,7 +165,9 @@ pub use config::{
     looks_secret, pass_env_notes, redact_userinfo, to_agent,
 };
 pub use price::{Price, PriceError, PriceTable, Priced};
-pub use turn::{GatewaySummary, GatewayTurn, apply as apply_to_turn};
+pub use turn::{
+    GatewaySummary, GatewayTurn, apply as apply_to_turn, apply_priced as apply_to_turn_priced,
+};
 
 use crate::limits::budget::{self, BudgetKind, Budgets};
 use axum::Router;
@@ -215,6 +217,8 @@ pub(crate) struct Shared {
     /// The token budgets and the running count against them.
     pub(crate) budgets: Budgets,
     pub(crate) meter: Mutex<Meter>,
+    /// `--price-table`: prices each call's usage (the records' `cost_usd`, and `max_usd`).
+    pub(crate) price_table: Option<PriceTable>,
 }
 
 /// The gateway's running usage (every model call's, as its answer ended) and the first
@@ -222,23 +226,41 @@ pub(crate) struct Shared {
 #[derive(Debug, Default)]
 pub(crate) struct Meter {
     pub(crate) total: harness_kit::Usage,
+    /// USD of the calls priced so far (with a price table and `max_usd` only).
+    pub(crate) usd: f64,
     pub(crate) over: Option<BudgetKind>,
 }
 
 impl Shared {
     /// Adds one finished call's usage to the count; true when this took it over a
     /// budget (the first time).
-    pub(crate) fn count_usage(&self, usage: &ApiUsage) -> bool {
+    /// `max_usd` is counted only with a price table (the budget is then kept: see
+    /// [`Gateway::start`]), on the call's priced cost; an unpriced call adds nothing.
+    pub(crate) fn count_usage(
+        &self,
+        api: Option<coder_eval_scripted_model::Api>,
+        model: Option<&str>,
+        usage: &ApiUsage,
+    ) -> bool {
         if !self.budgets.any() || usage.is_empty() {
             return false;
         }
+        let usd = match (&self.price_table, self.budgets.max_usd) {
+            (Some(table), Some(_)) => match table.price(api, model, usage) {
+                Priced::Usd(usd) => usd,
+                Priced::Unpriced(_) => 0.0,
+            },
+            _ => 0.0,
+        };
         let mut meter = self.meter.lock().unwrap_or_else(|e| e.into_inner());
         meter.total = meter.total.saturating_add(&usage.to_usage());
+        meter.usd += usd;
         if meter.over.is_some() {
             return false;
         }
         let input = budget::input_tokens(&self.budgets, &meter.total);
-        meter.over = budget::over(&self.budgets, input, meter.total.output_tokens, None)
+        let usd = self.budgets.max_usd.map(|_| meter.usd);
+        meter.over = budget::over(&self.budgets, input, meter.total.output_tokens, usd)
             .map(|(kind, _, _)| kind);
         meter.over.is_some()
     }
@@ -303,8 +325,13 @@ impl Gateway {
             held: watch::Sender::new(None),
             closing: watch::Sender::new(false),
             stopper: coder_eval_scripted_model::Stopper::new(),
-            budgets: config.budgets.tokens_only(),
+            // `max_usd` only with a price table: the gateway prices nothing without one.
+            budgets: match config.price_table {
+                Some(_) => config.budgets,
+                None => config.budgets.tokens_only(),
+            },
             meter: Mutex::new(Meter::default()),
+            price_table: config.price_table,
         });
         let app = Router::new()
             .fallback(forward::handle)
@@ -338,9 +365,15 @@ impl Gateway {
         format!("http://127.0.0.1:{}", self.port)
     }
 
-    /// The token budgets the gateway counts (`max_usd` cleared).
+    /// The budgets the gateway counts: the token budgets, and `max_usd` only with a
+    /// price table (cleared without one).
     pub fn budgets(&self) -> Budgets {
         self.shared.budgets
+    }
+
+    /// The price table the calls are priced with (`--price-table`), if any.
+    pub fn price_table(&self) -> Option<&PriceTable> {
+        self.shared.price_table.as_ref()
     }
 
     /// The upstream base URL requests go to, any password in it replaced by
@@ -378,7 +411,8 @@ impl Gateway {
         self.calls(t0)
     }
 
-    /// The calls finished so far (a call still open is not in it), stamped from `t0`.
+    /// The calls finished so far (a call still open is not in it), stamped from `t0`,
+    /// each priced with the price table when there is one ([`ModelCall::price_with`]).
     pub fn calls(&self, t0: Instant) -> Vec<ModelCall> {
         let mut calls: Vec<ModelCall> = self
             .shared
@@ -386,7 +420,13 @@ impl Gateway {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .iter()
-            .map(|c| c.to_record(t0))
+            .map(|c| {
+                let mut call = c.to_record(t0);
+                if let Some(table) = &self.shared.price_table {
+                    call.price_with(table);
+                }
+                call
+            })
             .collect();
         calls.sort_by_key(|c| c.seq);
         calls

@@ -49,6 +49,34 @@ pub struct GatewayTurn {
     /// Where `cli_usage` came from (`cli_result`, `messages`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cli_usage_source: Option<String>,
+    /// With `--price-table`: USD over the calls priced ([`ModelCall::cost_usd`]); a
+    /// lower bound when `cost_partial`; absent without a table, or when every billed call
+    /// went unpriced. The turn's `cost_usd` stays the CLI's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// `price_table` when the calls were priced with `--price-table` (named in
+    /// `price_table`), `not_priced` without one: the gateway never estimates a cost.
+    #[serde(default = "not_priced")]
+    pub cost_source: String,
+    /// The price table's file as given to `--price-table`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price_table: Option<String>,
+    /// Billed calls that could not be priced (each record's `unpriced` says why: a model
+    /// not in the table, a missing cache price, usage unknown); when any, `cost_usd` is
+    /// partial.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unpriced_calls: u32,
+    /// `cost_usd` leaves out `unpriced_calls` calls (a lower bound).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cost_partial: bool,
+}
+
+fn not_priced() -> String {
+    "not_priced".into()
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// The gateway's figures of one task in `run.json` (`rows[].gateway`) and `report.html`:
@@ -90,11 +118,25 @@ impl GatewayTurn {
 /// difference is a diagnostic); when every successful model request reported its usage,
 /// `usage` becomes the APIs' total with `usage_source: gateway` (the CLI's kept beside).
 /// Each upstream failure the gateway answered itself (502) is a `gateway_upstream_error`
-/// diagnostic (one per distinct message). `cost_usd` stays the CLI's: the gateway never
-/// prices tokens. With token `budgets`, the gateway's breach ([`budget_breach`]) becomes
+/// diagnostic (one per distinct message). `cost_usd` stays the CLI's: the gateway prices
+/// tokens only with a price table, in `gateway.cost_usd`. With token `budgets`, the gateway's breach ([`budget_breach`]) becomes
 /// the record's `budget` (unless the CLI's stream went over one earlier) and a turn that
 /// ended on its own or by the gateway's budget hold is `token_budget_exceeded`.
+/// Without a price table: [`apply_priced`] with none.
 pub fn apply(record: &mut TurnRecord, calls: &[ModelCall], budgets: &Budgets) {
+    apply_priced(record, calls, budgets, None);
+}
+
+/// As [`apply`], the calls having been priced with the price table `price_table` (its
+/// file as given; `None`: no table): `gateway.cost_usd` is the sum of the calls'
+/// `cost_usd`, `cost_source: price_table`, `cost_partial` when some billed call went
+/// unpriced. A `max_usd` breach on the priced cost is `cost_budget_exceeded`.
+pub fn apply_priced(
+    record: &mut TurnRecord,
+    calls: &[ModelCall],
+    budgets: &Budgets,
+    price_table: Option<&str>,
+) {
     // A call the host's stop kept from being answered (never forwarded, or dropped before
     // its answer began) is no turn of the agent's; one whose answer was streaming when the
     // stop cut it is (the model was called and its answer began). Nor is a call held for a
@@ -211,6 +253,15 @@ pub fn apply(record: &mut TurnRecord, calls: &[ModelCall], budgets: &Budgets) {
     } else {
         (None, None)
     };
+    let priced: Vec<f64> = calls.iter().filter_map(|c| c.cost_usd).collect();
+    let unpriced_calls = calls.iter().filter(|c| c.unpriced.is_some()).count() as u32;
+    let cost_usd = match price_table {
+        // Absent is not zero: only a sum of priced calls, or no billed call at all.
+        Some(_) if !priced.is_empty() || unpriced_calls == 0 => {
+            Some((priced.iter().sum::<f64>() * 1e10).round() / 1e10)
+        }
+        _ => None,
+    };
     record.gateway = Some(GatewayTurn {
         calls: calls.len() as u32,
         main_calls: main.len() as u32,
@@ -231,6 +282,18 @@ pub fn apply(record: &mut TurnRecord, calls: &[ModelCall], budgets: &Budgets) {
         usage_unreported,
         cli_usage,
         cli_usage_source,
+        cost_usd,
+        cost_source: match price_table {
+            Some(_) => "price_table".into(),
+            None => not_priced(),
+        },
+        price_table: price_table.map(str::to_string),
+        unpriced_calls: if price_table.is_some() {
+            unpriced_calls
+        } else {
+            0
+        },
+        cost_partial: price_table.is_some() && unpriced_calls > 0,
     });
 }
 

@@ -91,6 +91,9 @@ fn a_folder_given_as_a_task_file_is_refused_by_name_pointing_at_its_task_file() 
     assert!(err.contains("is a folder, not a task file"), "{err}");
     assert!(err.contains("task_dir/task.yaml"), "{err}");
     let err = Task::load(&dir.join("empty")).unwrap_err().to_string();
-    assert!(err.ends_with("empty: is a folder, not a task file"), "{err}");
+    assert!(
+        err.ends_with("empty: is a folder, not a task file"),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

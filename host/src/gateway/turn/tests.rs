@@ -1,4 +1,4 @@
-//! Tests of [`super::apply`] and [`super::budget_breach`].
+//! Tests of [`super::apply`], [`super::apply_priced`] and [`super::budget_breach`].
 
 use super::*;
 use crate::gateway::ApiUsage;
@@ -31,6 +31,8 @@ fn call(seq: u64, kind: CallKind, turn: u32, status: Option<u16>) -> ModelCall {
             cache_read_tokens: None,
             cache_write_tokens: Some(1),
         }),
+        cost_usd: None,
+        unpriced: None,
         response_bytes: 100,
         request_body: None,
         response_body: None,
@@ -261,4 +263,119 @@ fn the_gateways_usage_goes_over_a_budget_in_the_order_the_answers_ended() {
         ..Budgets::default()
     };
     assert_eq!(budget_breach(&calls, &within), None);
+}
+
+fn table() -> crate::gateway::PriceTable {
+    crate::gateway::PriceTable::parse(
+        "m: {input: 1, output: 10, cache_write: 2}\n",
+        std::path::Path::new("prices.yaml"),
+    )
+    .unwrap()
+}
+
+/// A call is priced only when billed: one with usage gets `cost_usd`, a 2xx whose usage
+/// is unknown and a model not in the table get `unpriced` (never 0), and a held call or
+/// an error answer without usage gets neither.
+#[test]
+fn only_billed_calls_are_priced_and_an_unknown_cost_is_absent() {
+    let t = table();
+    let mut ok = call(1, CallKind::Main, 0, Some(200));
+    ok.price_with(&t);
+    // 10 in × 1 + 2 out × 10 + 1 cache write × 2, per million.
+    assert_eq!((ok.cost_usd, ok.unpriced.as_deref()), (Some(32e-6), None));
+    let mut unknown = call(2, CallKind::Main, 1, Some(200));
+    unknown.usage = None;
+    unknown.price_with(&t);
+    assert_eq!(unknown.cost_usd, None);
+    assert!(
+        unknown
+            .unpriced
+            .as_deref()
+            .is_some_and(|w| w.contains("no usage")),
+        "{unknown:?}"
+    );
+    let mut other_model = call(3, CallKind::Side, 1, Some(200));
+    other_model.model = Some("big".into());
+    other_model.price_with(&t);
+    assert!(
+        other_model
+            .unpriced
+            .as_deref()
+            .is_some_and(|w| w.contains("`big`") && w.contains("prices.yaml")),
+        "{other_model:?}"
+    );
+    let mut held = call(4, CallKind::Main, 2, Some(503));
+    held.held = true;
+    held.price_with(&t);
+    let mut limited = call(5, CallKind::Main, 2, Some(429));
+    limited.price_with(&t);
+    for c in [&held, &limited] {
+        assert_eq!((c.cost_usd, c.unpriced.as_ref()), (None, None), "{c:?}");
+    }
+}
+
+/// With a table the gateway view has the priced total, `cost_source: price_table`, the
+/// file, and `cost_partial` when a billed call went unpriced; the turn's `cost_usd`
+/// stays the CLI's. Without a table it says it did not price.
+#[test]
+fn a_priced_turn_has_the_sum_of_its_calls_and_says_when_it_is_partial() {
+    let t = table();
+    let mut calls = vec![
+        call(1, CallKind::Main, 0, Some(200)),
+        call(2, CallKind::Side, 0, Some(200)),
+    ];
+    calls.iter_mut().for_each(|c| c.price_with(&t));
+    let mut r = record(1);
+    r.cost_usd = Some(0.5);
+    apply_priced(&mut r, &calls, &Budgets::default(), Some("prices.yaml"));
+    let g = r.gateway.clone().unwrap();
+    assert_eq!(g.cost_usd, Some(64e-6));
+    assert_eq!(g.cost_source, "price_table");
+    assert_eq!(g.price_table.as_deref(), Some("prices.yaml"));
+    assert_eq!((g.unpriced_calls, g.cost_partial), (0, false));
+    assert_eq!(r.cost_usd, Some(0.5), "the CLI's cost is kept");
+    let mut big = call(3, CallKind::Main, 1, Some(200));
+    big.model = Some("big".into());
+    big.price_with(&t);
+    calls.push(big.clone());
+    apply_priced(&mut r, &calls, &Budgets::default(), Some("prices.yaml"));
+    let g = r.gateway.clone().unwrap();
+    assert_eq!(
+        (g.cost_usd, g.unpriced_calls, g.cost_partial),
+        (Some(64e-6), 1, true)
+    );
+    // Every billed call unpriced: absent, not 0.
+    apply_priced(&mut r, &[big], &Budgets::default(), Some("prices.yaml"));
+    assert_eq!(r.gateway.as_ref().unwrap().cost_usd, None);
+    // No table: not priced.
+    apply(&mut r, &calls[..2], &Budgets::default());
+    let g = r.gateway.unwrap();
+    assert_eq!((g.cost_usd, g.cost_source.as_str()), (None, "not_priced"));
+    let json = serde_json::to_value(&g).unwrap();
+    assert_eq!(json["cost_source"], "not_priced");
+    assert!(json.get("cost_usd").is_none());
+}
+
+/// `max_usd` is checked on the priced calls' cost (only when priced) and its breach
+/// makes the turn `cost_budget_exceeded`.
+#[test]
+fn max_usd_goes_over_on_the_priced_cost_only_when_the_calls_were_priced() {
+    let budgets = Budgets {
+        max_usd: Some(50e-6),
+        ..Budgets::default()
+    };
+    let unpriced = [
+        call(1, CallKind::Main, 0, Some(200)),
+        call(2, CallKind::Main, 1, Some(200)),
+    ];
+    assert_eq!(budget_breach(&unpriced, &budgets), None, "nothing priced");
+    let mut calls = unpriced.clone();
+    calls.iter_mut().for_each(|c| c.price_with(&table()));
+    let breach = budget_breach(&calls, &budgets).expect("64e-6 > 50e-6");
+    assert_eq!(breach.budget, BudgetKind::MaxUsd);
+    assert_eq!((breach.event_index, breach.limit), (2, 50e-6));
+    let mut r = record(2);
+    r.final_status = TurnStatus::Completed;
+    apply_priced(&mut r, &calls, &budgets, Some("prices.yaml"));
+    assert_eq!(r.final_status, TurnStatus::CostBudgetExceeded);
 }

@@ -81,8 +81,7 @@ pub fn resolve_file(
         source,
     };
     // As written first: errors name the task file's own lines.
-    let loaded = Task::load_file_with(path, select)
-        .map_err(ExperimentError::Task)?;
+    let loaded = Task::load_file_with(path, select).map_err(ExperimentError::Task)?;
     let text = std::fs::read_to_string(path).map_err(|source| {
         resolve_err(
             "reading".into(),

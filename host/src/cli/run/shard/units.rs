@@ -50,6 +50,7 @@ pub(super) async fn plan_units(
         settings["gateway"] = serde_json::json!({
             "upstream": options.upstream,
             "bodies": options.gateway_bodies,
+            "price_table": options.price_table.as_ref().map(|t| &t.models),
         });
     }
     let resolved = |unit: &UnitId, kind: UnitKind, lineage: serde_json::Value| {
