@@ -69,6 +69,15 @@ fn claude_code_through_the_gateway_is_priced_with_the_table() {
     assert!((g.cost_usd.unwrap() - sum).abs() < 1e-9, "{g:#?}");
     let unpriced = calls.iter().filter(|c| c.unpriced.is_some()).count() as u32;
     assert_eq!((g.unpriced_calls, g.cost_partial), (unpriced, unpriced > 0));
+    // cost.json has the same total beside the CLI's own figure.
+    let cost = crate::live_cost::cost_record(&out.join("hello/claude-code"));
+    let gc = cost.gateway_cost.expect("cost.json's gateway_cost");
+    assert_eq!(
+        (gc.cost_usd, gc.cost_source.as_str()),
+        (g.cost_usd, "price_table")
+    );
+    assert_eq!(gc.price_table, table_arg);
+    assert_eq!(cost.total_cost_usd.is_some(), t.cost_usd.is_some());
     assert_replay_matches(&out, &r);
 }
 
