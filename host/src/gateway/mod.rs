@@ -111,8 +111,10 @@
 //! shutdown; its record says `held` and `over_budget`) and [`Gateway::held`] reports it
 //! with the budget's reason, so the turn stops with it however late the CLI's stream
 //! reports usage. The record's breach is [`budget_breach`], a pure function of the calls
-//! (so replay gives it); the CLI's stream then enforces `max_usd` only. A call whose
-//! answer reports no usage adds nothing (`usage_unreported`).
+//! (so replay gives it); the CLI's stream then enforces `max_usd` only, unless a price
+//! table is given ([`GatewayConfig::price_table`]): then `max_usd` is counted and held
+//! here too, on each call's priced cost ([`PriceTable::price`]; an unpriced call adds
+//! nothing). A call whose answer reports no usage adds nothing (`usage_unreported`).
 //!
 //! # The host's stop
 //!
@@ -137,7 +139,8 @@
 //! One [`ModelCall`] per request, appended to the recording as a `model_call` record
 //! after the turn (see `turn::recording`): request time, first response byte (time to
 //! first token), end, status, API, kind, turn, model, the usage the API itself reported
-//! ([`ApiUsage`]), and the bodies only with `--gateway-bodies` (off by default; request
+//! ([`ApiUsage`]), with a price table its cost or why it has none
+//! ([`ModelCall::price_with`]), and the bodies only with `--gateway-bodies` (off by default; request
 //! body as JSON, or over [`BODY_KEEP_BYTES`] of JSON text its first [`BODY_KEEP_BYTES`]
 //! as a string; response body as text up to [`BODY_KEEP_BYTES`]).
 
