@@ -273,14 +273,6 @@ fn steps(mut args: RunArgs, mut mode: Option<shard::Mode>) -> Flow<i32> {
             ));
         }
     }
-    // The price table is read and checked before any agent starts.
-    let price_table = match &args.price_table {
-        Some(path) => match coder_eval::gateway::PriceTable::load(path) {
-            Ok(table) => Some(table),
-            Err(err) => return usage(err),
-        },
-        None => None,
-    };
     let mut resume_dir = None;
     if let Some(dir) = args.resume.clone() {
         match resume::reread(args, dir)? {
@@ -289,6 +281,15 @@ fn steps(mut args: RunArgs, mut mode: Option<shard::Mode>) -> Flow<i32> {
             resume::Resumed::Run(stored, dir) => (args, resume_dir) = (stored, Some(dir)),
         }
     }
+    // The price table is read and checked before any agent starts (after `--resume`
+    // took its run's own flags).
+    let price_table = match &args.price_table {
+        Some(path) => match coder_eval::gateway::PriceTable::load(path) {
+            Ok(table) => Some(table),
+            Err(err) => return usage(err),
+        },
+        None => None,
+    };
     let inside = isolated().or_else(usage)?;
     let may_reexec = !inside && !shard::Mode::runs_nothing(&mode);
     if args.isolate_network && may_reexec {
