@@ -26,6 +26,7 @@ mod live_cost;
 mod live_criteria;
 mod live_early_stop;
 mod live_gateway;
+mod live_gateway_price;
 mod live_load_errors;
 mod live_max_tool_calls;
 mod live_scenarios;

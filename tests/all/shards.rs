@@ -1602,7 +1602,7 @@ fn the_targets_of_symbolic_links_in_a_task_folder_are_part_of_the_unit_id() {
     assert!(!dir.join("d.json").exists() && !dir.join("e.json").exists());
 }
 
-/// `--gateway`, `--upstream` and `--gateway-bodies` are part of a unit's id (issue 12,
+/// `--gateway`, `--upstream`, `--gateway-bodies` and `--price-table`'s prices are part of a unit's id (issue 12,
 /// M9): gateway and direct results count turns and usage differently, so their plans
 /// differ and a gateway shard is never merged under a direct plan silently; the same
 /// flags give the same id.
@@ -1633,7 +1633,20 @@ fn the_gateway_flags_are_part_of_the_plan_id() {
         &["--gateway", "--upstream", "https://api.openai.com"],
     );
     let bodies = plan_id("bodies", &["--gateway", "--gateway-bodies"]);
-    let ids = [&direct, &gateway, &upstream, &bodies];
+    // A price table's prices are part of the id; the same prices in another file are not.
+    let table = |name: &str, output: u32| {
+        let path = dir.join(name);
+        std::fs::write(&path, format!("m: {{input: 1, output: {output}}}\n")).unwrap();
+        path.display().to_string()
+    };
+    let (a, b, c) = (table("a.yaml", 2), table("b.yaml", 2), table("c.yaml", 3));
+    let priced = plan_id("priced", &["--gateway", "--price-table", &a]);
+    assert_eq!(
+        plan_id("priced-same", &["--gateway", "--price-table", &b]),
+        priced
+    );
+    let dearer = plan_id("dearer", &["--gateway", "--price-table", &c]);
+    let ids = [&direct, &gateway, &upstream, &bodies, &priced, &dearer];
     for (i, a) in ids.iter().enumerate() {
         for b in &ids[i + 1..] {
             assert_ne!(a, b, "{ids:?}");

@@ -147,6 +147,13 @@ pub struct RunArgs {
     /// redacted; a response kept up to 1 MiB).
     #[arg(long, requires = "gateway")]
     gateway_bodies: bool,
+    /// With `--gateway`: price each model call from the API's own usage with this table
+    /// of USD per million tokens per model (YAML or JSON; see README, *Price table*):
+    /// the turn's `gateway.cost_usd` (`cost_source: price_table`), and `max_usd` held at
+    /// the gateway. Only the gateway sees each call's usage, so it needs `--gateway`.
+    /// Checked before any agent starts (a bad table: exit 2, `FILE:LINE:COL`).
+    #[arg(long, value_name = "FILE", requires = "gateway")]
+    price_table: Option<PathBuf>,
     /// Register the criterion plugin types of DIR (`DIR/criteria.yaml`, else every
     /// `DIR/<type>.wasm`) before loading the task files (repeatable).
     #[arg(long, value_name = "DIR")]
@@ -274,6 +281,15 @@ fn steps(mut args: RunArgs, mut mode: Option<shard::Mode>) -> Flow<i32> {
             resume::Resumed::Run(stored, dir) => (args, resume_dir) = (stored, Some(dir)),
         }
     }
+    // The price table is read and checked before any agent starts (after `--resume`
+    // took its run's own flags).
+    let price_table = match &args.price_table {
+        Some(path) => match coder_eval::gateway::PriceTable::load(path) {
+            Ok(table) => Some(table),
+            Err(err) => return usage(err),
+        },
+        None => None,
+    };
     let inside = isolated().or_else(usage)?;
     let may_reexec = !inside && !shard::Mode::runs_nothing(&mode);
     if args.isolate_network && may_reexec {
@@ -309,12 +325,13 @@ fn steps(mut args: RunArgs, mut mode: Option<shard::Mode>) -> Flow<i32> {
     let harnesses = load::harnesses(&args, loaded.layered)?;
     let out_dir = options::out_dir(&args);
     let progress = std::sync::Arc::new(coder_eval::run::progress::Progress::for_stdout());
-    let options = options::run_options(
+    let mut options = options::run_options(
         &args,
         loaded.experiment.as_ref(),
         &out_dir,
         progress.clone(),
     );
+    options.price_table = price_table;
     let criteria = loaded.criteria();
     let mut units = units::prepare(loaded.resolved, &loaded.skip, &harnesses, &options)?;
     // A plan, a merge or a shard of a plan takes over here.

@@ -122,7 +122,7 @@ impl ApiUsage {
 
 /// One request through the gateway, as a `model_call` record of the recording. Stamps
 /// are µs from the turn's start, on the host's one monotonic clock.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ModelCall {
     /// 1-based arrival order.
     pub seq: u64,
@@ -196,6 +196,17 @@ pub struct ModelCall {
     /// The usage the API reported in the response; `null` when it reported none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<ApiUsage>,
+    /// With `--price-table`: this call's cost, USD, its API-reported `usage` times its
+    /// model's prices ([`super::PriceTable::price`]); absent when not priced (see
+    /// `unpriced`), or without a table.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// With `--price-table`: why a billed call has no `cost_usd` (its model is not in the
+    /// table, a cache price is missing, its answer reported no usage). Absent for a call
+    /// that was priced, and for one never billed (held, refused, stopped on arrival, an
+    /// error answer without usage).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unpriced: Option<String>,
     /// Response body bytes passed to the CLI.
     pub response_bytes: u64,
     /// The request body (JSON, secrets redacted), with `--gateway-bodies` only; over
@@ -219,6 +230,28 @@ impl ModelCall {
     /// The turn this call counts as (`counted_turn`, else `turn`).
     pub fn turn_counted(&self) -> Option<u32> {
         self.counted_turn.or(self.turn)
+    }
+
+    /// Prices this call with `table` (sets `cost_usd` or `unpriced`): a call whose answer
+    /// reported usage, or a 2xx model call whose usage is unknown (billed, not priced);
+    /// a call never billed (held, refused, not forwarded, an error answer without usage)
+    /// or a request that is no model call is left as it is.
+    pub fn price_with(&mut self, table: &super::PriceTable) {
+        if self.kind == CallKind::Other || !self.forwarded() {
+            return;
+        }
+        let billed_unknown = self.usage.is_none()
+            && !self.held
+            && self.status.is_some_and(|s| (200..300).contains(&s));
+        let usage = match (self.usage, billed_unknown) {
+            (Some(u), _) => u,
+            (None, true) => ApiUsage::default(),
+            (None, false) => return,
+        };
+        match table.price(self.api, self.model.as_deref(), &usage) {
+            super::Priced::Usd(usd) => self.cost_usd = Some(usd),
+            super::Priced::Unpriced(why) => self.unpriced = Some(why),
+        }
     }
 
     /// Time to first token, µs.
@@ -323,6 +356,8 @@ impl CallState {
             refused: self.refused,
             error: self.error.clone(),
             usage: (!self.usage.is_empty()).then_some(self.usage),
+            cost_usd: None,
+            unpriced: None,
             response_bytes: self.response_bytes,
             request_body,
             response_body,

@@ -2,23 +2,22 @@
 //! it upstream and stream the answer back while watching it pass ([`super::passing`]).
 
 use super::Shared;
-use super::call::{BODY_KEEP_BYTES, CallKind, CallState, redact};
+use super::answer::{
+    Unanswered, error_body, hold_reason, json_response, refuse, unanswered_until_close,
+};
+use super::body::{MAX_REQUEST_BODY, decode_json, kept_request_body, readable_encodings};
+use super::call::{CallKind, CallState};
 use super::passing::{Guard, Passing, error_chain};
 use super::route::{self, Route};
 use super::scan::UsageScan;
-use crate::limits::budget::BudgetKind;
 use axum::body::{Body, Bytes};
 use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use coder_eval_scripted_model::{Api, classify};
-use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::Instant;
-
-/// Largest request body forwarded, bytes (as the scripted model's cap).
-const MAX_REQUEST_BODY: usize = 256 * 1024 * 1024;
 
 /// Headers that describe one connection, not the message: never forwarded either way.
 const HOP_BY_HOP: &[&str] = &[
@@ -210,102 +209,6 @@ pub(super) async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> R
         route,
     )
     .await
-}
-
-/// Answers a request the gateway refuses (never forwarded) with `status` and a
-/// vendor-shaped error carrying `message`, and marks the record.
-fn refuse(mut guard: Guard, api: Option<Api>, status: u16, message: String) -> Response {
-    let call = &mut guard.state;
-    call.refused = true;
-    call.status = Some(status);
-    call.error = Some(message.clone());
-    call.ended = Some(Instant::now());
-    json_response(status, &error_body(api, status, &message))
-}
-
-/// A request body as kept with `--gateway-bodies`: the JSON, or, over [`BODY_KEEP_BYTES`]
-/// of JSON text, its first [`BODY_KEEP_BYTES`] (secrets redacted before the cut) as a
-/// string.
-fn kept_request_body(value: Value, secrets: &[String]) -> Value {
-    let text = value.to_string();
-    if text.len() <= BODY_KEEP_BYTES {
-        return value;
-    }
-    let text = redact(&text, secrets);
-    let mut end = BODY_KEEP_BYTES.min(text.len());
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    Value::String(format!(
-        "{}… [request body cut: {} bytes of JSON text, {BODY_KEEP_BYTES} kept]",
-        &text[..end],
-        text.len()
-    ))
-}
-
-/// Why a model call is left unanswered until the gateway closes.
-enum Unanswered {
-    /// Held past `max_turns`: asks for call `turn + 1`.
-    Held(usize),
-    /// Held because the gateway's count had gone over this budget.
-    OverBudget(BudgetKind),
-    /// The host stopped the run before the call arrived: never forwarded.
-    Stopped,
-    /// The host stopped the run while the call was forwarded and its answer had not
-    /// begun: the upstream request was dropped.
-    StoppedUnderWay,
-}
-
-/// The one path of a call that is never answered while the gateway runs (held past
-/// `max_turns`, or refused by the host's stop): marks the record, waits for the gateway
-/// to close, then answers `503` with a vendor-shaped error saying why.
-async fn unanswered_until_close(mut guard: Guard, api: Option<Api>, why: Unanswered) -> Response {
-    let message = match why {
-        Unanswered::Held(turn) => {
-            guard.state.held = true;
-            format!(
-                "coder-eval gateway: call {} was held (past max_turns) and never forwarded",
-                turn + 1
-            )
-        }
-        Unanswered::OverBudget(kind) => {
-            guard.state.held = true;
-            guard.state.over_budget = Some(kind);
-            format!(
-                "coder-eval gateway: the run went over {} (the APIs' own usage, counted at \
-                 the gateway): this call was held and never forwarded",
-                kind.as_str()
-            )
-        }
-        Unanswered::Stopped => {
-            guard.state.stopped = true;
-            format!(
-                "coder-eval gateway: {}",
-                coder_eval_scripted_model::STOPPED_ERROR
-            )
-        }
-        Unanswered::StoppedUnderWay => {
-            guard.state.stopped = true;
-            guard.state.cut = true;
-            "coder-eval gateway: the host stopped the run (early stop, cap, budget or \
-             deadline) before the upstream answered: the request was dropped upstream, not \
-             answered"
-                .to_string()
-        }
-    };
-    if !matches!(why, Unanswered::Held(_) | Unanswered::OverBudget(_)) {
-        guard.state.error = Some(message.clone());
-    }
-    let _ = guard
-        .shared
-        .closing
-        .subscribe()
-        .wait_for(|closing| *closing)
-        .await;
-    let call = &mut guard.state;
-    call.status = Some(503);
-    call.ended = Some(Instant::now());
-    json_response(503, &error_body(api, 503, &message))
 }
 
 /// Sends the request upstream and streams the answer back.
@@ -501,104 +404,4 @@ async fn forward(
     response
         .body(Body::from_stream(body))
         .unwrap_or_else(|e| json_response(502, &error_body(api, 502, &e.to_string())))
-}
-
-/// The hold a budget makes (the turn loop stops with that budget's reason).
-fn hold_reason(kind: BudgetKind) -> coder_eval_scripted_model::HoldReason {
-    use coder_eval_scripted_model::HoldReason;
-    match kind {
-        BudgetKind::MaxInputTokens => HoldReason::MaxInputTokens,
-        BudgetKind::MaxOutputTokens => HoldReason::MaxOutputTokens,
-        BudgetKind::MaxTotalTokens => HoldReason::MaxTotalTokens,
-        BudgetKind::MaxUsd => HoldReason::MaxUsd,
-    }
-}
-
-/// A request body as JSON, decoded from `gzip`/`deflate` first (for classifying only:
-/// the bytes go upstream as sent). Errors: the status to refuse it with (`415` for an
-/// encoding the gateway does not read, `400` otherwise) and why.
-fn decode_json(encoding: Option<&str>, body: &[u8]) -> Result<Value, (u16, String)> {
-    use std::io::Read;
-    let mut decoded = Vec::new();
-    let limit = MAX_REQUEST_BODY as u64;
-    let inflated = |read: std::io::Result<usize>, decoded: &Vec<u8>| match read {
-        Err(e) => Err((400, format!("its encoded body does not inflate: {e}"))),
-        Ok(_) if decoded.len() as u64 >= limit => Err((
-            413,
-            format!("it inflates to {MAX_REQUEST_BODY} bytes or more, over the cap"),
-        )),
-        Ok(_) => Ok(()),
-    };
-    let data: &[u8] = match encoding {
-        None | Some("identity") => body,
-        Some("gzip" | "x-gzip") => {
-            let read = flate2::read::MultiGzDecoder::new(body)
-                .take(limit)
-                .read_to_end(&mut decoded);
-            inflated(read, &decoded)?;
-            &decoded
-        }
-        Some("deflate") => {
-            let read = flate2::read::ZlibDecoder::new(body)
-                .take(limit)
-                .read_to_end(&mut decoded);
-            inflated(read, &decoded)?;
-            &decoded
-        }
-        Some(other) => {
-            return Err((
-                415,
-                format!("Content-Encoding `{other}`: the gateway reads identity, gzip and deflate"),
-            ));
-        }
-    };
-    serde_json::from_slice(data).map_err(|e| (400, format!("it is not JSON: {e}")))
-}
-
-/// The `accept-encoding` a model call is forwarded with: of the codings the CLI's header
-/// names, those the gateway reads (`gzip`, `x-gzip`, `deflate`), in its order; `identity`
-/// when none.
-fn readable_encodings(headers: &HeaderMap) -> String {
-    let mut kept: Vec<String> = Vec::new();
-    for value in headers.get_all(header::ACCEPT_ENCODING) {
-        for item in value.to_str().unwrap_or("").split(',') {
-            let coding = item
-                .split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase();
-            if matches!(coding.as_str(), "gzip" | "x-gzip" | "deflate") && !kept.contains(&coding) {
-                kept.push(coding);
-            }
-        }
-    }
-    if kept.is_empty() {
-        "identity".into()
-    } else {
-        kept.join(", ")
-    }
-}
-
-/// A vendor-shaped error body, so the CLI reports the gateway's message as it reports
-/// its vendor's.
-fn error_body(api: Option<Api>, status: u16, message: &str) -> Value {
-    match api {
-        Some(Api::Anthropic) => json!({"type": "error",
-            "error": {"type": if status == 503 { "overloaded_error" } else { "api_error" },
-                      "message": message}}),
-        Some(Api::Gemini) => json!({"error": {"code": status, "message": message,
-            "status": if status == 503 { "UNAVAILABLE" } else { "INTERNAL" }}}),
-        _ => json!({"error": {"message": message, "type": "server_error", "code": null}}),
-    }
-}
-
-fn json_response(status: u16, body: &Value) -> Response {
-    let status = StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_GATEWAY);
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        Body::from(body.to_string()),
-    )
-        .into_response()
 }

@@ -163,11 +163,7 @@ async fn no_spelling_of_a_path_reaches_the_upstream_as_a_model_call_or_with_the_
     // Each refusal is a diagnostic of the turn.
     let (mut record, _) = crate::turn::collect::Collector::new(Default::default())
         .finish(crate::turn::finish::TurnEnd::default());
-    apply_to_turn(
-        &mut record,
-        &calls,
-        &crate::limits::budget::Budgets::default(),
-    );
+    apply_to_turn(&mut record, &calls, &Default::default());
     let refusals = record
         .diagnostics
         .iter()
@@ -325,11 +321,7 @@ async fn a_compressed_answer_passes_as_sent_and_its_usage_is_read() {
     );
     let (mut record, _) = crate::turn::collect::Collector::new(Default::default())
         .finish(crate::turn::finish::TurnEnd::default());
-    apply_to_turn(
-        &mut record,
-        &calls,
-        &crate::limits::budget::Budgets::default(),
-    );
+    apply_to_turn(&mut record, &calls, &Default::default());
     assert!(
         record
             .diagnostics

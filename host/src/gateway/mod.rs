@@ -111,8 +111,10 @@
 //! shutdown; its record says `held` and `over_budget`) and [`Gateway::held`] reports it
 //! with the budget's reason, so the turn stops with it however late the CLI's stream
 //! reports usage. The record's breach is [`budget_breach`], a pure function of the calls
-//! (so replay gives it); the CLI's stream then enforces `max_usd` only. A call whose
-//! answer reports no usage adds nothing (`usage_unreported`).
+//! (so replay gives it); the CLI's stream then enforces `max_usd` only, unless a price
+//! table is given ([`GatewayConfig::price_table`]): then `max_usd` is counted and held
+//! here too, on each call's priced cost ([`PriceTable::price`]; an unpriced call adds
+//! nothing). A call whose answer reports no usage adds nothing (`usage_unreported`).
 //!
 //! # The host's stop
 //!
@@ -137,11 +139,16 @@
 //! One [`ModelCall`] per request, appended to the recording as a `model_call` record
 //! after the turn (see `turn::recording`): request time, first response byte (time to
 //! first token), end, status, API, kind, turn, model, the usage the API itself reported
-//! ([`ApiUsage`]), and the bodies only with `--gateway-bodies` (off by default; request
+//! ([`ApiUsage`]), with a price table its cost or why it has none
+//! ([`ModelCall::price_with`]), and the bodies only with `--gateway-bodies` (off by default; request
 //! body as JSON, or over [`BODY_KEEP_BYTES`] of JSON text its first [`BODY_KEEP_BYTES`]
 //! as a string; response body as text up to [`BODY_KEEP_BYTES`]).
 
+mod answer;
+mod body;
+mod breach;
 mod call;
+mod config;
 mod forward;
 mod passing;
 mod price;
@@ -154,9 +161,16 @@ mod hardening_tests;
 #[cfg(test)]
 mod tests;
 
+pub use breach::budget_breach;
 pub use call::{ApiUsage, BODY_KEEP_BYTES, CallKind, ModelCall};
+pub use config::{
+    CREDENTIAL_VARS, Credentials, GatewayConfig, GatewayError, check_upstream, error_sentence,
+    looks_secret, pass_env_notes, redact_userinfo, to_agent,
+};
 pub use price::{Price, PriceError, PriceTable, Priced};
-pub use turn::{GatewaySummary, GatewayTurn, apply as apply_to_turn, budget_breach};
+pub use turn::{
+    GatewaySummary, GatewayTurn, apply as apply_to_turn, apply_priced as apply_to_turn_priced,
+};
 
 use crate::limits::budget::{self, BudgetKind, Budgets};
 use axum::Router;
@@ -170,234 +184,9 @@ use tokio::net::TcpListener;
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinHandle;
 
-/// Host environment variables that hold model API credentials: with `--gateway` and a
-/// real `--upstream`, those among `--pass-env` go to the gateway, never to the CLI.
-pub const CREDENTIAL_VARS: &[&str] = &[
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_AUTH_TOKEN",
-    "OPENAI_API_KEY",
-    "CODEX_API_KEY",
-    "GEMINI_API_KEY",
-    "GOOGLE_API_KEY",
-];
-
-/// Whether `name` looks like a secret: it ends `_KEY`, `_TOKEN`, `_SECRET` or
-/// `_PASSWORD`, or contains `API_KEY` (ASCII case ignored). With `--gateway`, such a
-/// `--pass-env` variable is held back from the agent ([`to_agent`]).
-pub fn looks_secret(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    ["_KEY", "_TOKEN", "_SECRET", "_PASSWORD"]
-        .iter()
-        .any(|s| upper.ends_with(s))
-        || upper.contains("API_KEY")
-}
-
-/// Whether the `--pass-env` variable `name` reaches the agent: always without the gateway
-/// (the CLI then calls its API itself); with it (`gateway`), never for a credential the
-/// gateway uses ([`CREDENTIAL_VARS`]: it goes to the gateway with `--upstream`, and the
-/// scripted model needs none) nor for any other name that [`looks_secret`]; the rest
-/// pass.
-pub fn to_agent(name: &str, gateway: bool) -> bool {
-    !gateway || !(CREDENTIAL_VARS.contains(&name) || looks_secret(name))
-}
-
-/// Checks `--upstream`: an absolute `http://` or `https://` URL with a host. Errors: a
-/// sentence saying what is wrong with it.
-pub fn check_upstream(url: &str) -> Result<(), String> {
-    let trimmed = url.trim_end_matches('/');
-    if !(trimmed.starts_with("http://") || trimmed.starts_with("https://")) {
-        return Err(format!(
-            "`{url}` is not an http:// or https:// URL (e.g. https://api.anthropic.com)"
-        ));
-    }
-    match reqwest::Url::parse(trimmed) {
-        Ok(parsed) if parsed.host_str().is_some_and(|h| !h.is_empty()) => Ok(()),
-        Ok(_) => Err(format!("`{url}` names no host")),
-        Err(err) => Err(format!("`{url}` is not a URL: {err}")),
-    }
-}
-
-/// The notes `run --gateway` prints about `--pass-env` (`pass_env`) before any agent
-/// starts, `upstream` saying whether `--upstream` is given: each variable held back from
-/// the agent ([`to_agent`]) and what becomes of it, and, with `--upstream`, a warning
-/// when no API key among [`CREDENTIAL_VARS`] is passed (the upstream then gets the CLI's
-/// dummy key and answers 401).
-pub fn pass_env_notes(pass_env: &[String], upstream: bool) -> Vec<String> {
-    let mut notes = Vec::new();
-    for name in pass_env.iter().filter(|n| !to_agent(n, true)) {
-        let what = if CREDENTIAL_VARS.contains(&name.as_str()) {
-            if upstream {
-                "it goes to the gateway, which adds it upstream"
-            } else {
-                "the scripted model needs no key, so it goes nowhere"
-            }
-        } else {
-            "its name looks like a secret (…_KEY, …_TOKEN, …_SECRET, …_PASSWORD, …API_KEY…), \
-             and the gateway does not use it: run without --gateway to give it to the CLI"
-        };
-        notes.push(format!(
-            "note: --pass-env {name} is held back from the agent under --gateway: {what}"
-        ));
-    }
-    if upstream
-        && !pass_env
-            .iter()
-            .any(|n| CREDENTIAL_VARS.contains(&n.as_str()))
-    {
-        notes.push(format!(
-            "warning: --upstream without an API key: pass one with --pass-env ({}), else the \
-             upstream gets the CLI's dummy key",
-            CREDENTIAL_VARS.join(", ")
-        ));
-    }
-    notes
-}
-
 /// How long [`Gateway::shutdown`] waits for the server task once every open request was
 /// told to end.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
-
-/// The credentials the gateway adds upstream, per API (none: the request's own go).
-#[derive(Clone, Default, PartialEq, Eq)]
-pub struct Credentials {
-    /// Anthropic `x-api-key` (`ANTHROPIC_API_KEY`).
-    pub anthropic_api_key: Option<String>,
-    /// Anthropic `Authorization: Bearer` (`ANTHROPIC_AUTH_TOKEN`).
-    pub anthropic_auth_token: Option<String>,
-    /// OpenAI `Authorization: Bearer` (`OPENAI_API_KEY`, else `CODEX_API_KEY`).
-    pub openai_api_key: Option<String>,
-    /// Gemini `x-goog-api-key` (`GEMINI_API_KEY`, else `GOOGLE_API_KEY`).
-    pub gemini_api_key: Option<String>,
-}
-
-impl Credentials {
-    /// The credentials among `keys` (the `--pass-env` names), read from the host's
-    /// environment; a key that is not set is skipped.
-    pub fn from_env(keys: &[String]) -> Credentials {
-        let get = |name: &str| {
-            keys.iter()
-                .any(|k| k == name)
-                .then(|| std::env::var(name).ok())
-                .flatten()
-                .filter(|v| !v.is_empty())
-        };
-        Credentials {
-            anthropic_api_key: get("ANTHROPIC_API_KEY"),
-            anthropic_auth_token: get("ANTHROPIC_AUTH_TOKEN"),
-            openai_api_key: get("OPENAI_API_KEY").or_else(|| get("CODEX_API_KEY")),
-            gemini_api_key: get("GEMINI_API_KEY").or_else(|| get("GOOGLE_API_KEY")),
-        }
-    }
-
-    /// Every secret value held (what redaction replaces).
-    pub fn secrets(&self) -> Vec<String> {
-        [
-            &self.anthropic_api_key,
-            &self.anthropic_auth_token,
-            &self.openai_api_key,
-            &self.gemini_api_key,
-        ]
-        .into_iter()
-        .flatten()
-        .cloned()
-        .collect()
-    }
-}
-
-impl std::fmt::Debug for Credentials {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let set = |v: &Option<String>| v.as_ref().map(|_| "[redacted]");
-        f.debug_struct("Credentials")
-            .field("anthropic_api_key", &set(&self.anthropic_api_key))
-            .field("anthropic_auth_token", &set(&self.anthropic_auth_token))
-            .field("openai_api_key", &set(&self.openai_api_key))
-            .field("gemini_api_key", &set(&self.gemini_api_key))
-            .finish()
-    }
-}
-
-/// How to run a [`Gateway`].
-#[derive(Debug, Clone)]
-pub struct GatewayConfig {
-    /// The upstream's base URL (`https://api.anthropic.com`, the scripted model's
-    /// `http://127.0.0.1:PORT`): a request for `/v1/messages` goes to
-    /// `<upstream>/v1/messages`. A trailing `/` is dropped.
-    pub upstream: String,
-    /// Credentials added upstream ([`Credentials`]).
-    pub credentials: Credentials,
-    /// Hold main calls at this turn index or later (`max_turns`); `None`: none held.
-    pub hold_from_turn: Option<u32>,
-    /// Keep request and response bodies in the call records (`--gateway-bodies`).
-    pub keep_bodies: bool,
-    /// More values kept bodies have replaced by `[redacted]`, besides the credentials'
-    /// (the values of the `--pass-env` variables held back from the agent).
-    pub redact: Vec<String>,
-    /// Port on 127.0.0.1; 0 picks a free one.
-    pub port: u16,
-    /// The run's token budgets, counted on the APIs' own usage as each model call ends
-    /// (see *Budgets* in the module doc); `max_usd` is not read here.
-    pub budgets: Budgets,
-}
-
-impl GatewayConfig {
-    /// Forward to `upstream`, no credentials, nothing held, no bodies, an ephemeral port.
-    pub fn new(upstream: impl Into<String>) -> GatewayConfig {
-        GatewayConfig {
-            upstream: upstream.into(),
-            credentials: Credentials::default(),
-            hold_from_turn: None,
-            keep_bodies: false,
-            redact: Vec::new(),
-            port: 0,
-            budgets: Budgets::default(),
-        }
-    }
-}
-
-/// Why the gateway could not start.
-#[derive(Debug, thiserror::Error)]
-pub enum GatewayError {
-    /// Binding `127.0.0.1:port` failed.
-    #[error("model gateway: cannot bind 127.0.0.1:{port}")]
-    Bind {
-        /// The port asked for (0 = ephemeral).
-        port: u16,
-        /// The I/O error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The upstream URL is not an absolute `http`/`https` URL.
-    #[error("model gateway: upstream `{0}` is not an http:// or https:// URL")]
-    Upstream(String),
-    /// The HTTP client could not be built (TLS set-up).
-    #[error("model gateway: cannot build the upstream client")]
-    Client(#[source] reqwest::Error),
-}
-
-/// `error` and its causes as one sentence (for `task.json`'s `error`).
-pub fn error_sentence(error: &GatewayError) -> String {
-    let mut out = error.to_string();
-    let mut source = std::error::Error::source(error);
-    while let Some(cause) = source {
-        out.push_str(&format!(": {cause}"));
-        source = cause.source();
-    }
-    out
-}
-
-/// `url` with its userinfo (`http://user:password@host`: both may be secrets) replaced
-/// by `[redacted]`; unchanged when it has none.
-pub fn redact_userinfo(url: &str) -> String {
-    let Some(scheme_end) = url.find("://").map(|i| i + 3) else {
-        return url.to_string();
-    };
-    let rest = &url[scheme_end..];
-    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
-    match authority.rfind('@') {
-        Some(at) => format!("{}[redacted]{}", &url[..scheme_end], &rest[at..]),
-        None => url.to_string(),
-    }
-}
 
 /// State shared by the gateway's request handlers.
 pub(crate) struct Shared {
@@ -431,6 +220,8 @@ pub(crate) struct Shared {
     /// The token budgets and the running count against them.
     pub(crate) budgets: Budgets,
     pub(crate) meter: Mutex<Meter>,
+    /// `--price-table`: prices each call's usage (the records' `cost_usd`, and `max_usd`).
+    pub(crate) price_table: Option<PriceTable>,
 }
 
 /// The gateway's running usage (every model call's, as its answer ended) and the first
@@ -438,23 +229,41 @@ pub(crate) struct Shared {
 #[derive(Debug, Default)]
 pub(crate) struct Meter {
     pub(crate) total: harness_kit::Usage,
+    /// USD of the calls priced so far (with a price table and `max_usd` only).
+    pub(crate) usd: f64,
     pub(crate) over: Option<BudgetKind>,
 }
 
 impl Shared {
     /// Adds one finished call's usage to the count; true when this took it over a
     /// budget (the first time).
-    pub(crate) fn count_usage(&self, usage: &ApiUsage) -> bool {
+    /// `max_usd` is counted only with a price table (the budget is then kept: see
+    /// [`Gateway::start`]), on the call's priced cost; an unpriced call adds nothing.
+    pub(crate) fn count_usage(
+        &self,
+        api: Option<coder_eval_scripted_model::Api>,
+        model: Option<&str>,
+        usage: &ApiUsage,
+    ) -> bool {
         if !self.budgets.any() || usage.is_empty() {
             return false;
         }
+        let usd = match (&self.price_table, self.budgets.max_usd) {
+            (Some(table), Some(_)) => match table.price(api, model, usage) {
+                Priced::Usd(usd) => usd,
+                Priced::Unpriced(_) => 0.0,
+            },
+            _ => 0.0,
+        };
         let mut meter = self.meter.lock().unwrap_or_else(|e| e.into_inner());
         meter.total = meter.total.saturating_add(&usage.to_usage());
+        meter.usd += usd;
         if meter.over.is_some() {
             return false;
         }
         let input = budget::input_tokens(&self.budgets, &meter.total);
-        meter.over = budget::over(&self.budgets, input, meter.total.output_tokens, None)
+        let usd = self.budgets.max_usd.map(|_| meter.usd);
+        meter.over = budget::over(&self.budgets, input, meter.total.output_tokens, usd)
             .map(|(kind, _, _)| kind);
         meter.over.is_some()
     }
@@ -519,8 +328,13 @@ impl Gateway {
             held: watch::Sender::new(None),
             closing: watch::Sender::new(false),
             stopper: coder_eval_scripted_model::Stopper::new(),
-            budgets: config.budgets.tokens_only(),
+            // `max_usd` only with a price table: the gateway prices nothing without one.
+            budgets: match config.price_table {
+                Some(_) => config.budgets,
+                None => config.budgets.tokens_only(),
+            },
             meter: Mutex::new(Meter::default()),
+            price_table: config.price_table,
         });
         let app = Router::new()
             .fallback(forward::handle)
@@ -554,9 +368,15 @@ impl Gateway {
         format!("http://127.0.0.1:{}", self.port)
     }
 
-    /// The token budgets the gateway counts (`max_usd` cleared).
+    /// The budgets the gateway counts: the token budgets, and `max_usd` only with a
+    /// price table (cleared without one).
     pub fn budgets(&self) -> Budgets {
         self.shared.budgets
+    }
+
+    /// The price table the calls are priced with (`--price-table`), if any.
+    pub fn price_table(&self) -> Option<&PriceTable> {
+        self.shared.price_table.as_ref()
     }
 
     /// The upstream base URL requests go to, any password in it replaced by
@@ -594,7 +414,8 @@ impl Gateway {
         self.calls(t0)
     }
 
-    /// The calls finished so far (a call still open is not in it), stamped from `t0`.
+    /// The calls finished so far (a call still open is not in it), stamped from `t0`,
+    /// each priced with the price table when there is one ([`ModelCall::price_with`]).
     pub fn calls(&self, t0: Instant) -> Vec<ModelCall> {
         let mut calls: Vec<ModelCall> = self
             .shared
@@ -602,7 +423,13 @@ impl Gateway {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .iter()
-            .map(|c| c.to_record(t0))
+            .map(|c| {
+                let mut call = c.to_record(t0);
+                if let Some(table) = &self.shared.price_table {
+                    call.price_with(table);
+                }
+                call
+            })
             .collect();
         calls.sort_by_key(|c| c.seq);
         calls

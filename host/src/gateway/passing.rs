@@ -82,7 +82,9 @@ impl Passing {
         // Every model call's usage counts toward the budgets (a cut answer's too: it was
         // billed), as `turn::budget_breach` counts it from the records.
         if call.api.is_some() && call.kind != super::call::CallKind::Other {
-            self.guard.shared.count_usage(&call.usage);
+            self.guard
+                .shared
+                .count_usage(call.api, call.model.as_deref(), &call.usage);
         }
         // Answered: a 2xx answer that ended whole, or whose end the API marked before it
         // was cut (a CLI that closes its connection once it has the answer's end still

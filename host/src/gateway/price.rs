@@ -1,4 +1,4 @@
-//! A user-supplied price table (`--price-table FILE`, not wired to the command line yet):
+//! A user-supplied price table (`run --gateway --price-table FILE`):
 //! USD per million tokens per model, so a call's cost is its API-reported usage times its
 //! model's prices. Never a built-in table: without one, cost is never estimated.
 //!
@@ -17,12 +17,12 @@
 
 use super::call::ApiUsage;
 use coder_eval_scripted_model::Api;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// One model's prices, USD per million tokens.
-#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Price {
     /// Uncached input tokens.

@@ -692,3 +692,5 @@ fn gw_budgets() -> Budgets {
         ..Budgets::default()
     }
 }
+
+mod price;

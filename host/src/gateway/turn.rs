@@ -3,9 +3,10 @@
 //! A pure function of the turn record and the recorded calls, so replay (which reads the
 //! calls back from the recording's `model_call` records) gives the live run's record.
 
+use super::breach::budget_breach;
 use super::call::{CallKind, ModelCall};
-use crate::limits::budget::{self, Budgets};
-use crate::results::{BudgetBreach, BudgetFigures, DiagnosticRecord, TurnRecord, TurnStatus};
+use crate::limits::budget::Budgets;
+use crate::results::{DiagnosticRecord, TurnRecord, TurnStatus};
 use harness_kit::Usage;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
@@ -48,6 +49,34 @@ pub struct GatewayTurn {
     /// Where `cli_usage` came from (`cli_result`, `messages`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cli_usage_source: Option<String>,
+    /// With `--price-table`: USD over the calls priced ([`ModelCall::cost_usd`]); a
+    /// lower bound when `cost_partial`; absent without a table, or when every billed call
+    /// went unpriced. The turn's `cost_usd` stays the CLI's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// `price_table` when the calls were priced with `--price-table` (named in
+    /// `price_table`), `not_priced` without one: the gateway never estimates a cost.
+    #[serde(default = "not_priced")]
+    pub cost_source: String,
+    /// The price table's file as given to `--price-table`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price_table: Option<String>,
+    /// Billed calls that could not be priced (each record's `unpriced` says why: a model
+    /// not in the table, a missing cache price, usage unknown); when any, `cost_usd` is
+    /// partial.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub unpriced_calls: u32,
+    /// `cost_usd` leaves out `unpriced_calls` calls (a lower bound).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cost_partial: bool,
+}
+
+fn not_priced() -> String {
+    "not_priced".into()
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// The gateway's figures of one task in `run.json` (`rows[].gateway`) and `report.html`:
@@ -89,11 +118,25 @@ impl GatewayTurn {
 /// difference is a diagnostic); when every successful model request reported its usage,
 /// `usage` becomes the APIs' total with `usage_source: gateway` (the CLI's kept beside).
 /// Each upstream failure the gateway answered itself (502) is a `gateway_upstream_error`
-/// diagnostic (one per distinct message). `cost_usd` stays the CLI's: the gateway never
-/// prices tokens. With token `budgets`, the gateway's breach ([`budget_breach`]) becomes
+/// diagnostic (one per distinct message). `cost_usd` stays the CLI's: the gateway prices
+/// tokens only with a price table, in `gateway.cost_usd`. With token `budgets`, the gateway's breach ([`budget_breach`]) becomes
 /// the record's `budget` (unless the CLI's stream went over one earlier) and a turn that
 /// ended on its own or by the gateway's budget hold is `token_budget_exceeded`.
+/// Without a price table: [`apply_priced`] with none.
 pub fn apply(record: &mut TurnRecord, calls: &[ModelCall], budgets: &Budgets) {
+    apply_priced(record, calls, budgets, None);
+}
+
+/// As [`apply`], the calls having been priced with the price table `price_table` (its
+/// file as given; `None`: no table): `gateway.cost_usd` is the sum of the calls'
+/// `cost_usd`, `cost_source: price_table`, `cost_partial` when some billed call went
+/// unpriced. A `max_usd` breach on the priced cost is `cost_budget_exceeded`.
+pub fn apply_priced(
+    record: &mut TurnRecord,
+    calls: &[ModelCall],
+    budgets: &Budgets,
+    price_table: Option<&str>,
+) {
     // A call the host's stop kept from being answered (never forwarded, or dropped before
     // its answer began) is no turn of the agent's; one whose answer was streaming when the
     // stop cut it is (the model was called and its answer began). Nor is a call held for a
@@ -210,6 +253,15 @@ pub fn apply(record: &mut TurnRecord, calls: &[ModelCall], budgets: &Budgets) {
     } else {
         (None, None)
     };
+    let priced: Vec<f64> = calls.iter().filter_map(|c| c.cost_usd).collect();
+    let unpriced_calls = calls.iter().filter(|c| c.unpriced.is_some()).count() as u32;
+    let cost_usd = match price_table {
+        // Absent is not zero: only a sum of priced calls, or no billed call at all.
+        Some(_) if !priced.is_empty() || unpriced_calls == 0 => {
+            Some((priced.iter().sum::<f64>() * 1e10).round() / 1e10)
+        }
+        _ => None,
+    };
     record.gateway = Some(GatewayTurn {
         calls: calls.len() as u32,
         main_calls: main.len() as u32,
@@ -230,323 +282,20 @@ pub fn apply(record: &mut TurnRecord, calls: &[ModelCall], budgets: &Budgets) {
         usage_unreported,
         cli_usage,
         cli_usage_source,
+        cost_usd,
+        cost_source: match price_table {
+            Some(_) => "price_table".into(),
+            None => not_priced(),
+        },
+        price_table: price_table.map(str::to_string),
+        unpriced_calls: if price_table.is_some() {
+            unpriced_calls
+        } else {
+            0
+        },
+        cost_partial: price_table.is_some() && unpriced_calls > 0,
     });
 }
 
-/// The first token budget of `budgets` that the gateway's count goes over: every model
-/// call's API-reported usage (main and side; a cut answer's too, it was billed), added in
-/// the order the answers ended, counted as the CLI's figures are
-/// ([`budget::input_tokens`], over and not at). `figures: gateway`, `at_ms` the end of
-/// the call that took it over, `event_index` its `seq`, `model_calls` the main-thread
-/// turns begun by then. `max_usd` is not checked (the gateway prices nothing).
-pub fn budget_breach(calls: &[ModelCall], budgets: &Budgets) -> Option<BudgetBreach> {
-    let b = budgets.tokens_only();
-    if !b.any() {
-        return None;
-    }
-    let mut ended: Vec<&ModelCall> = calls
-        .iter()
-        .filter(|c| c.api.is_some() && c.kind != CallKind::Other && c.usage.is_some())
-        .collect();
-    ended.sort_by_key(|c| (c.end_us.unwrap_or(u64::MAX), c.seq));
-    let mut total = Usage::default();
-    for c in ended {
-        total = total.saturating_add(&c.usage.unwrap_or_default().to_usage());
-        let input = budget::input_tokens(&b, &total);
-        if let Some((kind, actual, limit)) = budget::over(&b, input, total.output_tokens, None) {
-            let at_us = c.end_us.unwrap_or(c.us);
-            let turns: BTreeSet<u32> = calls
-                .iter()
-                .filter(|m| m.kind == CallKind::Main && !m.held && m.us <= at_us)
-                .filter(|m| !(m.stopped && m.first_byte_us.is_none()))
-                .filter_map(|m| m.turn_counted())
-                .collect();
-            return Some(BudgetBreach {
-                budget: kind,
-                actual,
-                limit,
-                event_index: c.seq,
-                at_ms: at_us / 1000,
-                model_calls: turns.len() as u32,
-                figures: Some(BudgetFigures::Gateway),
-            });
-        }
-    }
-    None
-}
-
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::gateway::ApiUsage;
-    use crate::results::BudgetKind;
-
-    fn call(seq: u64, kind: CallKind, turn: u32, status: Option<u16>) -> ModelCall {
-        ModelCall {
-            seq,
-            us: seq * 1000,
-            first_byte_us: status.map(|_| seq * 1000 + 250),
-            end_us: status.map(|_| seq * 1000 + 900),
-            method: "POST".into(),
-            path: "/v1/messages".into(),
-            api: Some(coder_eval_scripted_model::Api::Anthropic),
-            kind,
-            turn: Some(turn),
-            counted_turn: None,
-            stream: Some(true),
-            model: Some("m".into()),
-            status,
-            held: false,
-            over_budget: None,
-            stopped: false,
-            cut: false,
-            refused: false,
-            error: None,
-            usage: status.filter(|s| *s == 200).map(|_| ApiUsage {
-                input_tokens: Some(10),
-                output_tokens: Some(2),
-                cache_read_tokens: None,
-                cache_write_tokens: Some(1),
-            }),
-            response_bytes: 100,
-            request_body: None,
-            response_body: None,
-        }
-    }
-
-    fn record(num_turns: u32) -> TurnRecord {
-        let (mut record, _) = crate::turn::collect::Collector::new(Default::default())
-            .finish(crate::turn::finish::TurnEnd::default());
-        record.num_turns = num_turns;
-        record.usage_source = "cli_result".into();
-        record
-    }
-
-    #[test]
-    fn retries_count_once_side_requests_not_at_all_and_usage_is_the_apis() {
-        let calls = [
-            call(1, CallKind::Main, 0, Some(429)),
-            call(2, CallKind::Main, 0, Some(200)),
-            call(3, CallKind::Side, 0, Some(200)),
-            call(4, CallKind::Main, 1, Some(200)),
-        ];
-        let mut r = record(2);
-        apply(&mut r, &calls, &Budgets::default());
-        let g = r.gateway.as_ref().unwrap();
-        assert_eq!((r.num_turns, g.main_calls, g.side_calls), (2, 3, 1));
-        assert_eq!(g.error_responses, 1);
-        assert_eq!(g.ttft_ms, [0, 0, 0]);
-        assert!(r.diagnostics.is_empty());
-        assert_eq!(r.usage_source, "gateway");
-        assert_eq!(
-            r.usage.map(|u| (u.input_tokens, u.cache_write_tokens)),
-            Some((30, Some(3)))
-        );
-        assert_eq!(g.cli_usage_source.as_deref(), Some("cli_result"));
-    }
-
-    #[test]
-    fn the_summary_has_the_counts_and_the_median_ttft() {
-        let mut r = record(2);
-        let mut calls = vec![
-            call(1, CallKind::Main, 0, Some(200)),
-            call(2, CallKind::Side, 0, Some(200)),
-            call(3, CallKind::Main, 1, Some(200)),
-            call(4, CallKind::Main, 2, Some(200)),
-        ];
-        for (c, ttft) in calls.iter_mut().zip([900_000, 0, 100_000, 300_000]) {
-            c.first_byte_us = Some(c.us + ttft);
-        }
-        apply(&mut r, &calls, &crate::limits::budget::Budgets::default());
-        let s = r.gateway.as_ref().unwrap().summary(&r.usage_source);
-        assert_eq!((s.calls, s.main_calls, s.side_calls), (4, 3, 1));
-        assert_eq!(s.ttft_median_ms, Some(300));
-        assert_eq!(s.usage_source, "gateway");
-        let mut r = record(0);
-        apply(&mut r, &[], &crate::limits::budget::Budgets::default());
-        let s = r.gateway.as_ref().unwrap().summary(&r.usage_source);
-        assert_eq!(s.ttft_median_ms, None);
-    }
-
-    #[test]
-    fn the_model_comes_from_the_requests_when_the_stream_names_none() {
-        let mut named = call(2, CallKind::Main, 0, Some(200));
-        named.model = Some("gpt-5.5".into());
-        let mut side = call(1, CallKind::Side, 0, Some(200));
-        side.model = Some("small".into());
-        let mut r = record(1);
-        apply(
-            &mut r,
-            &[side.clone(), named.clone()],
-            &crate::limits::budget::Budgets::default(),
-        );
-        assert_eq!(r.model.as_deref(), Some("gpt-5.5"));
-        // The stream's own wins.
-        let mut r = record(1);
-        r.model = Some("from-stream".into());
-        apply(
-            &mut r,
-            &[side, named],
-            &crate::limits::budget::Budgets::default(),
-        );
-        assert_eq!(r.model.as_deref(), Some("from-stream"));
-    }
-
-    #[test]
-    fn a_disagreeing_stream_is_a_diagnostic_and_the_gateway_count_wins() {
-        let mut r = record(3);
-        apply(
-            &mut r,
-            &[call(1, CallKind::Main, 0, Some(200))],
-            &Budgets::default(),
-        );
-        assert_eq!(r.num_turns, 1);
-        assert_eq!(r.gateway.as_ref().unwrap().reducer_num_turns, 3);
-        assert_eq!(r.diagnostics[0].kind, "gateway_turns_disagree");
-    }
-
-    #[test]
-    fn held_and_native_caps_count_call_n_plus_1() {
-        let mut held = call(3, CallKind::Main, 2, Some(503));
-        held.held = true;
-        held.usage = None;
-        let mut r = record(3);
-        r.max_turns_exhausted = true;
-        let two = [
-            call(1, CallKind::Main, 0, Some(200)),
-            call(2, CallKind::Main, 1, Some(200)),
-        ];
-        apply(
-            &mut r,
-            &[two[0].clone(), two[1].clone(), held],
-            &Budgets::default(),
-        );
-        assert_eq!(r.num_turns, 3);
-        assert!(r.gateway.as_ref().unwrap().held);
-        // The CLI's own cap: call 3 never sent, counted all the same.
-        let mut r = record(3);
-        r.max_turns_exhausted = true;
-        apply(&mut r, &two, &Budgets::default());
-        assert_eq!(r.num_turns, 3);
-        assert!(r.diagnostics.is_empty());
-    }
-
-    #[test]
-    fn a_stream_cut_by_the_stop_is_a_turn_a_call_refused_by_it_is_not() {
-        let mut cut = call(2, CallKind::Main, 1, Some(200));
-        cut.stopped = true;
-        cut.cut = true;
-        let mut refused = call(3, CallKind::Main, 2, Some(503));
-        refused.stopped = true;
-        refused.first_byte_us = None;
-        refused.usage = None;
-        let mut r = record(2);
-        apply(
-            &mut r,
-            &[call(1, CallKind::Main, 0, Some(200)), cut, refused],
-            &Budgets::default(),
-        );
-        assert_eq!(r.num_turns, 2);
-        assert_eq!(r.gateway.as_ref().unwrap().main_calls, 2);
-    }
-
-    #[test]
-    fn the_cross_check_message_names_turns_and_calls_apart() {
-        // Three main calls, two of them one turn (a retry): two turns, three calls.
-        let calls = [
-            call(1, CallKind::Main, 0, Some(429)),
-            call(2, CallKind::Main, 0, Some(200)),
-            call(3, CallKind::Main, 1, Some(200)),
-        ];
-        let mut r = record(5);
-        apply(&mut r, &calls, &crate::limits::budget::Budgets::default());
-        let d = r
-            .diagnostics
-            .iter()
-            .find(|d| d.kind == "gateway_turns_disagree")
-            .unwrap();
-        assert!(
-            d.message.contains("counted 2 turn(s)") && d.message.contains("of 3 main-thread"),
-            "{}",
-            d.message
-        );
-        assert!(d.message.contains("shows 5"), "{}", d.message);
-    }
-
-    #[test]
-    fn a_counted_turn_past_the_history_counts_as_a_turn_of_its_own() {
-        let mut compacted = call(3, CallKind::Main, 0, Some(200));
-        compacted.counted_turn = Some(2);
-        let mut r = record(2);
-        let calls = [
-            call(1, CallKind::Main, 0, Some(200)),
-            call(2, CallKind::Main, 1, Some(200)),
-            compacted,
-        ];
-        apply(&mut r, &calls, &Budgets::default());
-        assert_eq!(r.num_turns, 3);
-    }
-
-    #[test]
-    fn an_unreported_usage_keeps_the_clis_and_an_unreachable_upstream_is_one_diagnostic() {
-        let mut no_usage = call(1, CallKind::Main, 0, Some(200));
-        no_usage.usage = None;
-        let mut r = record(1);
-        apply(&mut r, &[no_usage], &Budgets::default());
-        assert_eq!(r.usage_source, "cli_result");
-        assert_eq!(r.gateway.as_ref().unwrap().usage_unreported, 1);
-        let refused = |seq| ModelCall {
-            error: Some(
-                "coder-eval gateway: upstream http://127.0.0.1:9 unreachable: refused".into(),
-            ),
-            ..call(seq, CallKind::Main, 0, Some(502))
-        };
-        let mut r = record(1);
-        apply(&mut r, &[refused(1), refused(2)], &Budgets::default());
-        let kinds: Vec<&str> = r.diagnostics.iter().map(|d| d.kind.as_str()).collect();
-        assert_eq!(kinds, ["gateway_upstream_error"]);
-    }
-
-    /// The gateway's count goes over in the order the answers ended (a side request's
-    /// usage counts), the breach becomes the record's `budget` with `figures: gateway`, a
-    /// turn that ended on its own is `token_budget_exceeded`, and the call held for the
-    /// budget is no turn.
-    #[test]
-    fn the_gateways_usage_goes_over_a_budget_in_the_order_the_answers_ended() {
-        let budgets = Budgets {
-            max_total_tokens: Some(30),
-            ..Budgets::default()
-        };
-        // 12 tokens each (10 in, 2 out); call 2 ends after call 3.
-        let mut late = call(2, CallKind::Main, 1, Some(200));
-        late.end_us = Some(9_000);
-        let mut held = call(4, CallKind::Main, 2, Some(503));
-        held.held = true;
-        held.over_budget = Some(BudgetKind::MaxTotalTokens);
-        held.usage = None;
-        let calls = [
-            call(1, CallKind::Main, 0, Some(200)),
-            late,
-            call(3, CallKind::Side, 0, Some(200)),
-            held,
-        ];
-        let breach = budget_breach(&calls, &budgets).expect("36 > 30");
-        assert_eq!(breach.budget, BudgetKind::MaxTotalTokens);
-        assert_eq!((breach.actual, breach.limit), (36.0, 30.0));
-        assert_eq!((breach.event_index, breach.at_ms), (2, 9));
-        assert_eq!(breach.model_calls, 2);
-        let mut r = record(2);
-        r.final_status = TurnStatus::Completed;
-        apply(&mut r, &calls, &budgets);
-        assert_eq!(r.budget, Some(breach));
-        assert_eq!(r.final_status, TurnStatus::TokenBudgetExceeded);
-        assert_eq!(r.num_turns, 2, "the held call is no turn");
-        assert!(!r.gateway.as_ref().unwrap().held, "not a max_turns hold");
-        // At the budget is within it.
-        let within = Budgets {
-            max_total_tokens: Some(36),
-            ..Budgets::default()
-        };
-        assert_eq!(budget_breach(&calls, &within), None);
-    }
-}
+mod tests;

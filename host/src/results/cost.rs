@@ -32,7 +32,13 @@
 //! - Written atomically (temporary file, then rename); writing it never changes the
 //!   task's outcome (a failure to write is a warning on stderr).
 //!
-//! History: 1: first version; `attempts[].usage_totals_scope` added later (optional).
+//! - With `run --gateway --price-table FILE`, `gateway_cost` (each attempt's and the
+//!   sum) is the gateway's own figure: the APIs' reported usage times the table's prices,
+//!   `cost_source: price_table` naming the file, `partial` when a billed call could not
+//!   be priced. The figures above stay the CLI's; without a table there is none.
+//!
+//! History: 1: first version; `attempts[].usage_totals_scope` added later (optional);
+//! `gateway_cost` (top level and per attempt) added later (optional).
 
 use super::turn::{CliResult, TotalsStatus, TurnRecord};
 use harness_kit::{TotalsScope, UnreportedKind, Usage};
@@ -61,6 +67,45 @@ pub struct CostRecord {
     pub reasons: Vec<String>,
     /// One per launch of the CLI, in order.
     pub attempts: Vec<CostAttempt>,
+    /// With `--price-table`: the gateway's priced cost over the attempts that have one
+    /// (their `gateway_cost` summed, statuses combined); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway_cost: Option<GatewayCost>,
+}
+
+/// The model gateway's cost of one attempt, or of a task: its calls' API-reported usage
+/// times the prices of a user-supplied price table (`run --gateway --price-table`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GatewayCost {
+    /// USD, rounded to 1e-10; a lower bound when `cost_status` is `partial`; `null` when
+    /// no billed call could be priced.
+    pub cost_usd: Option<f64>,
+    /// Always `price_table`: the gateway never estimates a cost without one.
+    pub cost_source: String,
+    /// The table's file, as given to `--price-table`.
+    pub price_table: String,
+    /// `complete`, `partial` (some billed call unpriced: its `model_call` record's
+    /// `unpriced` says why) or `not_reported` (none priced).
+    pub cost_status: TotalsStatus,
+}
+
+impl GatewayCost {
+    /// The gateway's cost of `turn`, when its calls were priced with a table.
+    pub fn of(turn: &TurnRecord) -> Option<GatewayCost> {
+        let g = turn.gateway.as_ref()?;
+        let price_table = g.price_table.clone()?;
+        let cost_status = match (g.cost_usd, g.cost_partial) {
+            (None, _) => TotalsStatus::NotReported,
+            (Some(_), true) => TotalsStatus::Partial,
+            (Some(_), false) => TotalsStatus::Complete,
+        };
+        Some(GatewayCost {
+            cost_usd: g.cost_usd,
+            cost_source: g.cost_source.clone(),
+            price_table,
+            cost_status,
+        })
+    }
 }
 
 /// One launch of the CLI.
@@ -93,6 +138,9 @@ pub struct CostAttempt {
     pub usage_status: TotalsStatus,
     /// Why a status is not `complete`.
     pub reasons: Vec<String>,
+    /// With `--price-table`: the gateway's priced cost of this launch ([`GatewayCost`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gateway_cost: Option<GatewayCost>,
     /// The figures exactly as the CLI reported them.
     pub provider_reports: ProviderReports,
 }
@@ -182,6 +230,7 @@ impl CostAttempt {
                 cost_status: TotalsStatus::NotReported,
                 usage_status: TotalsStatus::NotReported,
                 reasons: vec![reason],
+                gateway_cost: None,
                 provider_reports: ProviderReports::default(),
             };
         };
@@ -251,6 +300,7 @@ impl CostAttempt {
             cost_status,
             usage_status,
             reasons,
+            gateway_cost: GatewayCost::of(turn),
             provider_reports: ProviderReports {
                 cli_result: turn.cli_result.as_ref().map(reported),
                 messages: turn
@@ -306,6 +356,22 @@ impl CostRecord {
                     .map(move |r| format!("attempt {}: {r}", a.attempt))
             })
             .collect();
+        let priced: Vec<&GatewayCost> = attempts
+            .iter()
+            .filter_map(|a| a.gateway_cost.as_ref())
+            .collect();
+        let gateway_cost = priced.first().map(|first| {
+            let any = priced.iter().any(|g| g.cost_usd.is_some());
+            GatewayCost {
+                cost_usd: any.then(|| {
+                    let sum: f64 = priced.iter().filter_map(|g| g.cost_usd).sum();
+                    (sum * 1e10).round() / 1e10
+                }),
+                cost_source: first.cost_source.clone(),
+                price_table: first.price_table.clone(),
+                cost_status: TotalsStatus::combine(priced.iter().map(|g| g.cost_status)),
+            }
+        });
         CostRecord {
             cost_version: COST_RECORD_VERSION,
             task_id: task_id.to_string(),
@@ -316,6 +382,7 @@ impl CostRecord {
             usage_status,
             reasons,
             attempts,
+            gateway_cost,
         }
     }
 

@@ -72,8 +72,8 @@ mod unit;
 
 pub use atomic::{write_atomically, write_json_atomically};
 pub use cost::{
-    AttemptSettings, COST_RECORD_VERSION, CostAttempt, CostRecord, CostSummary, ProviderReports,
-    ReportedMessage, ReportedTotals,
+    AttemptSettings, COST_RECORD_VERSION, CostAttempt, CostRecord, CostSummary, GatewayCost,
+    ProviderReports, ReportedMessage, ReportedTotals,
 };
 pub use criterion::{CriterionError, CriterionResult, TaskStatus};
 pub use judge::{JudgeRecord, JudgeUsage, JudgeVerdict};

@@ -275,6 +275,8 @@ fn session_attempt(
             TotalsStatus::NotReported
         },
         reasons,
+        // Time-budget tasks do not run under the gateway.
+        gateway_cost: None,
         provider_reports: ProviderReports::default(),
     }
 }

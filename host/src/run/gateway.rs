@@ -63,6 +63,7 @@ pub(super) async fn start(
         .filter_map(|k| std::env::var(k).ok())
         .collect();
     config.budgets = p.task.run_limits.budgets();
+    config.price_table = options.price_table.clone();
     Gateway::start(config).await.map_err(RunError::Gateway)
 }
 
@@ -75,12 +76,18 @@ pub(super) async fn finish(
     recording: &Path,
 ) -> std::io::Result<()> {
     let budgets = gateway.budgets();
+    let price_table = gateway.price_table().map(|t| t.path.display().to_string());
     let calls = gateway.shutdown(turn.started).await;
     let mut writer = RecordingWriter::append(recording)?;
     for call in &calls {
         writer.model_call(call)?;
     }
-    crate::gateway::apply_to_turn(&mut turn.record, &calls, &budgets);
+    crate::gateway::apply_to_turn_priced(
+        &mut turn.record,
+        &calls,
+        &budgets,
+        price_table.as_deref(),
+    );
     Ok(())
 }
 

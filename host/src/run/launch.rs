@@ -7,6 +7,7 @@ use super::error::{Cause, RunError};
 use super::locate::{cli_version, find_cli};
 use super::setup::Dirs;
 use super::{Prepared, RunOptions};
+use crate::limits::budget::Budgets;
 use crate::results::CliInfo;
 use crate::runtime::LoadedComponent;
 use crate::runtime::harness::Launcher;
@@ -264,6 +265,11 @@ pub(super) async fn launch(
             .ok()
             .map(|d| d.as_millis() as u64),
         gateway: planned.gateway.is_some(),
+        price_table: planned
+            .gateway
+            .as_ref()
+            .and_then(|g| g.price_table())
+            .map(|t| t.path.display().to_string()),
         ..Default::default()
     };
     let recording_path = dir.join(attempt.recording);
@@ -280,9 +286,14 @@ pub(super) async fn launch(
     // Fresh watchers for this run (failing open, as `Pipeline::watch` says).
     // With the gateway, its figures hold the token budgets (`gateway::budget_breach`): the
     // stream's meter keeps `max_usd` (the CLI's cost).
-    let budgets = match planned.gateway.is_some() {
-        true => p.task.run_limits.budgets().without_tokens(),
-        false => p.task.run_limits.budgets(),
+    // With a price table the gateway holds `max_usd` too (on its priced cost).
+    let budgets = match &planned.gateway {
+        Some(g) if g.price_table().is_some() => Budgets {
+            max_usd: None,
+            ..p.task.run_limits.budgets().without_tokens()
+        },
+        Some(_) => p.task.run_limits.budgets().without_tokens(),
+        None => p.task.run_limits.budgets(),
     };
     pipeline.watch(p.live.as_ref(), budgets);
     let (scope, usage_scope) = Launcher::new(&planned.loaded)

@@ -50,6 +50,9 @@ pub struct RunOptions {
     /// Keep request and response bodies in the gateway's call records
     /// (`--gateway-bodies`; secrets redacted).
     pub gateway_bodies: bool,
+    /// The price table the gateway prices each call with (`--price-table`, loaded and
+    /// checked); `None`: nothing is priced, cost stays what the CLI reported.
+    pub price_table: Option<crate::gateway::PriceTable>,
 }
 
 impl RunOptions {
@@ -72,6 +75,7 @@ impl RunOptions {
             gateway: false,
             upstream: None,
             gateway_bodies: false,
+            price_table: None,
         }
     }
 }

@@ -10,6 +10,7 @@ use super::pipeline::{DEFAULT_MAX_LINE_BYTES, Pipeline};
 use super::recording::{ExitStatus, Item, Reader, RecordedStop, RecordingError, StampedLine};
 use crate::components::{ComponentSource, ResolveError};
 use crate::limits::Caps;
+use crate::limits::budget::Budgets;
 use crate::results::{StampedEvent, TurnRecord};
 use crate::runtime::ComponentError;
 use crate::runtime::harness::Launcher;
@@ -105,9 +106,13 @@ fn run(
     if let Some(header) = reader.header() {
         let budgets = header.budgets.map(|b| b.budgets()).unwrap_or_default();
         // With the gateway, its figures hold the token budgets (`gateway::budget_breach`).
-        let budgets = match header.gateway {
-            true => budgets.without_tokens(),
-            false => budgets,
+        let budgets = match (header.gateway, header.price_table.is_some()) {
+            (true, true) => Budgets {
+                max_usd: None,
+                ..budgets.without_tokens()
+            },
+            (true, false) => budgets.without_tokens(),
+            (false, _) => budgets,
         };
         pipeline.watch(header.early_stop.as_ref(), budgets);
         // How the CLI's running totals read: the harness's scope for the recorded version,
@@ -243,7 +248,18 @@ fn run(
             .and_then(|h| h.budgets)
             .map(|b| b.budgets())
             .unwrap_or_default();
-        crate::gateway::apply_to_turn(&mut record, &gateway_calls, &budgets);
+        let price_table = reader.header().and_then(|h| h.price_table.clone());
+        // Without a table the gateway counted the token budgets only.
+        let budgets = match price_table {
+            Some(_) => budgets,
+            None => budgets.tokens_only(),
+        };
+        crate::gateway::apply_to_turn_priced(
+            &mut record,
+            &gateway_calls,
+            &budgets,
+            price_table.as_deref(),
+        );
     }
     Ok((record, trajectory))
 }

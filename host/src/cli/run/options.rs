@@ -97,6 +97,7 @@ pub(super) fn unit_options_given(args: &RunArgs) -> Vec<&'static str> {
         (args.gateway, "--gateway"),
         (args.upstream.is_some(), "--upstream"),
         (args.gateway_bodies, "--gateway-bodies"),
+        (args.price_table.is_some(), "--price-table"),
         (!args.criteria.is_empty(), "--criteria"),
         (!args.tags.is_empty(), "--tags"),
         (!args.exclude_tags.is_empty(), "--exclude-tags"),

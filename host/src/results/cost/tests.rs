@@ -20,6 +20,7 @@ fn attempt(n: u32, cost: Option<f64>, cost_status: TotalsStatus) -> CostAttempt 
         cost_status,
         usage_status: TotalsStatus::Complete,
         reasons: Vec::new(),
+        gateway_cost: None,
         provider_reports: ProviderReports::default(),
     }
 }
@@ -102,5 +103,49 @@ fn a_launch_that_failed_reports_nothing_and_says_why() {
     assert_eq!(
         json["attempts"][0]["launcher_error"],
         "launch: claude not found"
+    );
+}
+
+/// `gateway_cost` is summed over the attempts that have one, its status combined (a
+/// partial attempt makes the sum partial), and absent when no attempt was priced.
+#[test]
+fn the_gateways_priced_cost_is_summed_beside_the_clis() {
+    let priced = |usd: Option<f64>, status| GatewayCost {
+        cost_usd: usd,
+        cost_source: "price_table".into(),
+        price_table: "p.yaml".into(),
+        cost_status: status,
+    };
+    let mut a = attempt(1, Some(0.5), TotalsStatus::Complete);
+    a.gateway_cost = Some(priced(Some(0.1), TotalsStatus::Complete));
+    let mut b = attempt(2, Some(0.25), TotalsStatus::Complete);
+    b.gateway_cost = Some(priced(Some(0.2), TotalsStatus::Partial));
+    let r = CostRecord::new("t", "h", vec![a.clone(), b]);
+    assert_eq!(r.total_cost_usd, Some(0.75), "the CLI's figure is kept");
+    let g = r.gateway_cost.expect("priced");
+    assert_eq!(g.cost_usd, Some(0.3));
+    assert_eq!(g.cost_status, TotalsStatus::Partial);
+    assert_eq!(
+        (g.cost_source.as_str(), g.price_table.as_str()),
+        ("price_table", "p.yaml")
+    );
+    let plain = CostRecord::new(
+        "t",
+        "h",
+        vec![attempt(1, Some(0.5), TotalsStatus::Complete)],
+    );
+    assert_eq!(plain.gateway_cost, None);
+    assert!(
+        serde_json::to_value(&plain)
+            .unwrap()
+            .get("gateway_cost")
+            .is_none()
+    );
+    // None priced: null, never 0.
+    a.gateway_cost = Some(priced(None, TotalsStatus::NotReported));
+    let none = CostRecord::new("t", "h", vec![a]).gateway_cost.unwrap();
+    assert_eq!(
+        (none.cost_usd, none.cost_status),
+        (None, TotalsStatus::NotReported)
     );
 }

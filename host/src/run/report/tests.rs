@@ -288,7 +288,7 @@ fn a_gateway_run_shows_its_calls_and_ttft() {
             call(2, "side", 0, 50),
             call(3, "main", 1, 1500),
         ],
-        &crate::limits::budget::Budgets::default(),
+        &Default::default(),
     );
     r.turn = Some(turn);
     let html = render(std::slice::from_ref(&r), &[], &[]);

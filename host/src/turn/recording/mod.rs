@@ -111,6 +111,11 @@ pub struct Header {
     /// `num_turns` from them. Absent (false) otherwise.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub gateway: bool,
+    /// With the gateway and `--price-table`: the table's file as given; the
+    /// `model_call` records then carry their `cost_usd`, and `max_usd` was held at the
+    /// gateway on them. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price_table: Option<String>,
 }
 
 /// The session of a recorded process, as the host launched it.

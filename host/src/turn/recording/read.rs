@@ -9,7 +9,7 @@ use std::io::{BufRead, Read};
 use std::path::Path;
 
 /// One thing a recording holds, in the order it holds them.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Item {
     /// A complete stdout line.
     Line(StampedLine),

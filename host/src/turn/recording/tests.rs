@@ -129,6 +129,8 @@ fn model_calls_round_trip_after_the_exit() {
             input_tokens: Some(3),
             ..Default::default()
         }),
+        cost_usd: None,
+        unpriced: None,
         response_bytes: 12,
         request_body: None,
         response_body: None,

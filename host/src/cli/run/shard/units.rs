@@ -51,6 +51,11 @@ pub(super) async fn plan_units(
             "upstream": options.upstream,
             "bodies": options.gateway_bodies,
         });
+        // The table's prices (not its path): the same prices are the same unit. Only
+        // when given: the ids of gateway runs without one stay what they were.
+        if let Some(table) = &options.price_table {
+            settings["gateway"]["price_table"] = serde_json::json!(table.models);
+        }
     }
     let resolved = |unit: &UnitId, kind: UnitKind, lineage: serde_json::Value| {
         serde_json::json!({
