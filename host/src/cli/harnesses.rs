@@ -2,7 +2,7 @@
 
 use super::print_stdout;
 use coder_eval::components::{
-    BUILTIN_HARNESSES, ComponentSource, TOOL_RESULTS_UNREPORTED, parse_override,
+    BUILTIN_HARNESSES, ComponentSource, EVENTS_AFTER_EXIT, TOOL_RESULTS_UNREPORTED, parse_override,
 };
 use coder_eval::limits::limit_name;
 use coder_eval::run::locate;
@@ -307,11 +307,6 @@ pub(crate) const DECIDE_WITHIN_RULE: &str = "stop_early.decide_within: N counts 
 /// (tasks/scenarios/early_fail: `echo step 2` reaches steps.txt on these; asserted in
 /// tests/all/live_early_stop.rs).
 pub(crate) const TOOL_RUNS_BEFORE_STREAMED: &[&str] = &["codex", "opencode", "gemini-cli", "kilo"];
-
-/// The built-in harnesses whose every event reaches the host only after the CLI exited
-/// (grok-cli's transcript, Continue's session file): nothing can stop them early. By
-/// construction of their output, not measured.
-pub(crate) const EVENTS_AFTER_EXIT: &[&str] = &["grok-cli", "continue"];
 
 /// The built-in harnesses the early_fail scenario has not been checked on yet (added
 /// after that measurement): their stop_early row says so rather than promise a hold.
