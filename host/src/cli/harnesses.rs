@@ -114,7 +114,12 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
         // The limits the host enforces from the stream: token and USD budgets (where the
         // stream reports the figures), stop_early (every harness: the host stops the group).
         let reporting = coder_eval::limits::budget::reporting(name);
-        let tokens = reporting.map_or("unknown".to_string(), |r| r.tokens_text());
+        let no_usage = coder_eval::limits::budget::REPORTS_NO_USAGE.contains(&name.as_str());
+        let tokens = match reporting {
+            Some(r) => r.tokens_text(),
+            None if no_usage => "rejected at load (the stream reports no usage)".to_string(),
+            None => "unknown".to_string(),
+        };
         let mut usd = match reporting {
             Some(r) => r
                 .cost
@@ -122,6 +127,7 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
                     c.as_str()
                 })
                 .to_string(),
+            None if no_usage => "rejected at load (the stream reports no cost)".to_string(),
             None => "rejected at load".to_string(),
         };
         // A budget the launch plan hands the CLI (harness@0.2.0 `run-limits.budgets`).
