@@ -104,3 +104,15 @@ fn a_launch_that_failed_reports_nothing_and_says_why() {
         "launch: claude not found"
     );
 }
+
+/// Trial 14u finding 3: a partial usage none of whose attempts has a figure (the stop cut
+/// off a CLI reporting at the end) is unknown (`null`), never a sum of 0.
+#[test]
+fn a_partial_usage_without_any_figure_is_null_not_zero() {
+    let mut a = attempt(1, None, TotalsStatus::NotReported);
+    a.usage = None;
+    a.usage_status = TotalsStatus::Partial;
+    let record = CostRecord::new("t", "continue", vec![a]);
+    assert_eq!(record.usage_status, TotalsStatus::Partial);
+    assert_eq!(record.usage, None);
+}
