@@ -87,6 +87,13 @@ pub const BUILTIN_HARNESSES: &[BuiltinHarness] = &[
     },
 ];
 
+/// The built-in harnesses whose every event reaches the host only after the CLI exited
+/// (grok-cli's transcript, Continue's session file): nothing can stop them early, so a
+/// live rule (early stop, budget) that decides on their events gives the verdict but does
+/// not cut the record (`turn::pipeline`). By construction of their output, not measured.
+/// A host table keyed by harness name: an out-of-tree harness cannot declare it.
+pub const EVENTS_AFTER_EXIT: &[&str] = &["grok-cli", "continue"];
+
 /// The built-in harnesses whose stream carries no tool results (Letta Code 0.25.x shows
 /// only each call's approval): every tool call ends `unknown`, with no output and no exit
 /// code, once the next model call shows, so a failed command looks like any other; when

@@ -263,3 +263,86 @@ fn no_model_request_is_answered_after_an_early_stop() {
         );
     }
 }
+
+/// Continue and grok-cli (early stop only) hand the host every event only once they exited
+/// (`EVENTS_AFTER_EXIT`): an early stop or a token budget decides the verdict there, but
+/// the CLI had already run every step, so the record keeps them all (the criteria are
+/// graded on what ran), and no host stop is claimed.
+#[test]
+fn a_decision_after_exit_keeps_the_whole_run() {
+    let out = scratch("live-after-exit");
+    // grok-cli reports no usage: its token budgets are refused at load.
+    let mut results = run_on_harnesses(
+        &["tasks/scenarios/early_fail/task.yaml"],
+        &["continue", "grok-cli"],
+        &out,
+        2,
+    );
+    results.extend(run_on_harnesses(
+        &["tasks/scenarios/token_budget/task.yaml"],
+        &["continue"],
+        &out,
+        2,
+    ));
+    assert_eq!(results.len(), 3);
+    for (row, r) in &results {
+        let (scenario, harness) = (row.task_id.as_str(), row.harness.as_str());
+        let what = format!("{scenario} on {harness}");
+        let t = r
+            .turn
+            .as_ref()
+            .unwrap_or_else(|| panic!("{what}: {:?}", r.error));
+        assert_replay_matches(&out, r);
+        assert_eq!(
+            r.stop.as_ref().map(|s| s.reason),
+            None,
+            "{what}: the host stopped nothing"
+        );
+        let ran = steps(&out, scenario, harness);
+        assert!(
+            ran.contains("step 5"),
+            "{what}: the CLI ran to its end: {ran}"
+        );
+        // Every step that ran is in the record.
+        let steps_in_record = t
+            .commands
+            .iter()
+            .filter(|c| c.contains("echo step"))
+            .count();
+        assert_eq!(
+            steps_in_record,
+            ran.lines().count(),
+            "{what}: {:?}",
+            t.commands
+        );
+        assert!(
+            t.unreported
+                .iter()
+                .all(|u| !u.reason.contains("host stopped")),
+            "{what}: {:?}",
+            t.unreported
+        );
+        match scenario {
+            "early_fail" => {
+                assert!(
+                    t.early_stop
+                        .as_ref()
+                        .and_then(|o| o.fired.as_ref())
+                        .is_some(),
+                    "{what}"
+                );
+                assert_eq!(t.final_status, TurnStatus::EarlyStopped, "{what}");
+                assert_eq!(r.status, TaskStatus::Failure, "{what}");
+            }
+            _ => {
+                let breach = t
+                    .budget
+                    .as_ref()
+                    .unwrap_or_else(|| panic!("{what}: no breach"));
+                assert_eq!(breach.budget, BudgetKind::MaxOutputTokens, "{what}");
+                assert_eq!(t.final_status, TurnStatus::TokenBudgetExceeded, "{what}");
+                assert_eq!(r.status, TaskStatus::TokenBudgetExceeded, "{what}");
+            }
+        }
+    }
+}

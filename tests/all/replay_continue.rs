@@ -102,3 +102,40 @@ fn without_its_session_file_a_run_is_unknown() {
     assert_eq!(r.unreported.len(), 1, "{:?}", r.unreported);
     assert!(!r.cli_result.as_ref().unwrap().success);
 }
+
+/// Trial 14u finding 7: `coder-eval replay` of a plain Continue capture is handed its
+/// session file with `--side-file PATH=FILE` (PATH as the launch plan names it) and gives
+/// the completed turn, where stdout alone is a `cli_error` with no calls.
+#[test]
+fn replay_cli_takes_the_session_file_with_side_file() {
+    let path = corpus("live/continue/hello.jsonl");
+    let session = path.with_extension("session.json");
+    let run = |extra: &[String]| {
+        let out = std::process::Command::new(crate::support::bin())
+            .arg("replay")
+            .arg(&path)
+            .args(["--harness", "continue", "--json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<TurnRecord>(&out.stdout).unwrap()
+    };
+    let alone = run(&[]);
+    assert_eq!(alone.final_status, TurnStatus::CliError);
+    let with = run(&[
+        "--side-file".into(),
+        format!("{}={}", session_side_file(), session.display()),
+    ]);
+    assert_eq!(
+        with.final_status,
+        TurnStatus::Completed,
+        "{:?}",
+        with.diagnostics
+    );
+    assert_eq!(with, continue_("hello"));
+}

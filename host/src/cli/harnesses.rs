@@ -2,7 +2,7 @@
 
 use super::print_stdout;
 use coder_eval::components::{
-    BUILTIN_HARNESSES, ComponentSource, TOOL_RESULTS_UNREPORTED, parse_override,
+    BUILTIN_HARNESSES, ComponentSource, EVENTS_AFTER_EXIT, TOOL_RESULTS_UNREPORTED, parse_override,
 };
 use coder_eval::limits::limit_name;
 use coder_eval::run::locate;
@@ -114,7 +114,12 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
         // The limits the host enforces from the stream: token and USD budgets (where the
         // stream reports the figures), stop_early (every harness: the host stops the group).
         let reporting = coder_eval::limits::budget::reporting(name);
-        let tokens = reporting.map_or("unknown".to_string(), |r| r.tokens_text());
+        let no_usage = coder_eval::limits::budget::REPORTS_NO_USAGE.contains(&name.as_str());
+        let tokens = match reporting {
+            Some(r) => r.tokens_text(),
+            None if no_usage => "rejected at load (the stream reports no usage)".to_string(),
+            None => "unknown".to_string(),
+        };
         let mut usd = match reporting {
             Some(r) => r
                 .cost
@@ -122,6 +127,7 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
                     c.as_str()
                 })
                 .to_string(),
+            None if no_usage => "rejected at load (the stream reports no cost)".to_string(),
             None => "rejected at load".to_string(),
         };
         // A budget the launch plan hands the CLI (harness@0.2.0 `run-limits.budgets`).
@@ -307,11 +313,6 @@ pub(crate) const DECIDE_WITHIN_RULE: &str = "stop_early.decide_within: N counts 
 /// (tasks/scenarios/early_fail: `echo step 2` reaches steps.txt on these; asserted in
 /// tests/all/live_early_stop.rs).
 pub(crate) const TOOL_RUNS_BEFORE_STREAMED: &[&str] = &["codex", "opencode", "gemini-cli", "kilo"];
-
-/// The built-in harnesses whose every event reaches the host only after the CLI exited
-/// (grok-cli's transcript, Continue's session file): nothing can stop them early. By
-/// construction of their output, not measured.
-pub(crate) const EVENTS_AFTER_EXIT: &[&str] = &["grok-cli", "continue"];
 
 /// The built-in harnesses the early_fail scenario has not been checked on yet (added
 /// after that measurement): their stop_early row says so rather than promise a hold.

@@ -19,7 +19,9 @@ use std::path::PathBuf;
 #[command(after_help = "Examples:
   coder-eval replay runs/x/hello_date/claude-code/recording.jsonl --harness claude-code --json
   coder-eval replay capture.jsonl --harness claude-code --components ./my-components
-  coder-eval replay capture.jsonl --harness claude-code --component claude-code=fixed.wasm")]
+  coder-eval replay capture.jsonl --harness claude-code --component claude-code=fixed.wasm
+  coder-eval replay tests/corpus/live/continue/hello.jsonl --harness continue \\
+    --side-file '{{home}}/.continue/sessions/coder-eval.json=tests/corpus/live/continue/hello.session.json'")]
 pub struct ReplayArgs {
     /// The recording or plain capture.
     file: PathBuf,
@@ -39,6 +41,12 @@ pub struct ReplayArgs {
     /// Print the turn record as JSON (the documented machine output).
     #[arg(long)]
     json: bool,
+    /// Hand a side file to the reducer after the last line, as a live run does once the
+    /// CLI exited: PATH as the launch plan names it (`coder-eval harnesses` does not list
+    /// it; Continue's is `{{home}}/.continue/sessions/coder-eval.json`), FILE its content
+    /// (repeatable). For a plain capture: a recording made by `run` holds its own.
+    #[arg(long, value_name = "PATH=FILE", value_parser = parse_override)]
+    side_file: Vec<(String, PathBuf)>,
 }
 
 pub fn run(args: ReplayArgs) -> Result<i32, Box<dyn std::error::Error>> {
@@ -66,6 +74,15 @@ pub fn run(args: ReplayArgs) -> Result<i32, Box<dyn std::error::Error>> {
         dir: args.components,
         overrides: args.component.into_iter().collect(),
     };
+    for (path, file) in args.side_file {
+        match std::fs::read(&file) {
+            Ok(content) => options.side_files.push((path, Some(content))),
+            Err(err) => {
+                eprintln!("error: --side-file {}: {err}", file.display());
+                return Ok(exit_codes::USAGE);
+            }
+        }
+    }
     if let Some(n) = args.max_turns {
         options.caps = Some(Caps {
             max_turns: Some(n),

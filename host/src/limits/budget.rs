@@ -307,7 +307,8 @@ impl ReportedAt {
 /// call and its cost in its final `run_result`; Copilot
 /// usage only in its usage file, read after it exits (its final result) and no cost;
 /// Continue usage per call, but only in its session file, read after it exits, and no
-/// cost. grok-cli reports no usage at all: not known here, so its budgets are refused.
+/// cost. grok-cli reports no usage at all ([`REPORTS_NO_USAGE`]): `None` here, and
+/// [`refusal`] refuses its token and USD budgets at load.
 pub fn reporting(harness: &str) -> Option<Reporting> {
     use ReportedAt::*;
     Some(match harness {
@@ -346,9 +347,37 @@ pub fn reporting(harness: &str) -> Option<Reporting> {
     })
 }
 
-/// Why `harness` cannot enforce these budgets, if it cannot: `max_usd` on a stream that
-/// carries no cost (coder_eval's newer rule: refused, not silently skipped).
+/// The built-in harnesses whose CLI reports no token usage at all (grok-cli's headless
+/// output carries none): a token budget could never be found over, so it is refused.
+pub const REPORTS_NO_USAGE: &[&str] = &["grok-cli"];
+
+/// Why `harness` cannot enforce these budgets, if it cannot (coder_eval's newer rule:
+/// refused, not silently skipped): a token budget (`max_input_tokens`,
+/// `max_output_tokens`, `max_total_tokens`) on a harness in [`REPORTS_NO_USAGE`], or
+/// `max_usd` on a stream that carries no cost. The reason starts with the field
+/// (`run_limits.NAME`), which the caller places at its FILE:LINE:COL.
 pub fn refusal(harness: &str, budgets: &Budgets) -> Option<String> {
+    if REPORTS_NO_USAGE.contains(&harness) {
+        let tokens = [
+            ("max_input_tokens", budgets.max_input_tokens),
+            ("max_output_tokens", budgets.max_output_tokens),
+            ("max_total_tokens", budgets.max_total_tokens),
+        ];
+        if let Some((name, _)) = tokens.iter().find(|(_, v)| v.is_some()) {
+            return Some(format!(
+                "run_limits.{name} needs a stream that reports token usage, and {harness}'s \
+                 reports none: the budget could never be enforced; drop it (turn_timeout and \
+                 max_turns still bound the run)"
+            ));
+        }
+        if budgets.max_usd.is_some() {
+            return Some(format!(
+                "run_limits.max_usd needs a stream that reports cost, and {harness}'s reports \
+                 neither cost nor tokens; drop max_usd"
+            ));
+        }
+        return None;
+    }
     budgets.max_usd?;
     match reporting(harness) {
         Some(Reporting { cost: Some(_), .. }) => None,

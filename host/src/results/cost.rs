@@ -342,7 +342,10 @@ impl CostRecord {
             let sum: f64 = attempts.iter().filter_map(|a| a.cost_usd).sum();
             (sum * 1e10).round() / 1e10
         });
-        let usage = known(usage_status).then(|| {
+        // Likewise a partial usage none of whose attempts has a figure (the host's stop cut
+        // off a CLI that reports usage only at the end): unknown, never 0.
+        let any_usage = attempts.iter().any(|a| a.usage.is_some());
+        let usage = (known(usage_status) && any_usage).then(|| {
             attempts
                 .iter()
                 .filter_map(|a| a.usage)

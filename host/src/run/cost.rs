@@ -168,7 +168,10 @@ fn cut_before_final_result(attempt: &mut CostAttempt, result: &TaskResult, repor
     if result.stop.is_none() || turn.cli_result.is_some() {
         return;
     }
-    if attempt.usage.is_none() && attempt.usage_status == TotalsStatus::NotReported {
+    // A CLI that reports no usage at all (grok-cli) lost nothing to the stop: not reported.
+    let reports_usage = !crate::limits::budget::REPORTS_NO_USAGE.contains(&result.harness.as_str());
+    if reports_usage && attempt.usage.is_none() && attempt.usage_status == TotalsStatus::NotReported
+    {
         attempt.usage_status = TotalsStatus::Partial;
         attempt
             .reasons
@@ -396,5 +399,30 @@ mod tests {
         assert!(text.contains("\"cost_version\": 1"), "{text}");
         assert!(!dir.join("cost.json.tmp").exists());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Trial 14u finding 3: a stopped run of a CLI that reports no usage at all (grok-cli)
+    /// stays `not_reported` (the stop cut nothing off); a CLI that reports usage at the
+    /// end (Continue) stopped before it did is `partial`.
+    #[test]
+    fn a_stop_cuts_off_no_usage_of_a_cli_that_reports_none() {
+        let (turn, _) = crate::turn::collect::Collector::new(Default::default())
+            .finish(crate::turn::finish::TurnEnd::default());
+        let mut result: TaskResult = serde_json::from_str(r#"{"result_version":1,"task_id":"t","harness":"grok-cli","status":"FAILURE","error":null,"description":null,"task_file":"/t.yaml","prompt":"p","requested_model":null,"cli":{"path":null,"version":null,"argv":[],"pgid":null,"caveats":[]},"run_limits":{"max_turns":null,"max_tool_calls":null,"turn_timeout_ms":null,"task_timeout_ms":null,"native":[]},"stop":{"reason":"max_turns","at_ms":5},"turn":null,"criteria":[],"weighted_score":null,"post_failure_criteria_results":[],"setup_ms":0,"grading_ms":0,"host_turn_work_us":0,"stderr_tail":"","scripted_model_requests":null,"paths":{"recording":"r","stderr":"s","workspace":"w"}}"#).unwrap();
+        result.turn = Some(turn);
+        let status = |result: &TaskResult| {
+            let mut a = CostAttempt::new(
+                1,
+                result.turn.as_ref(),
+                AttemptSettings::default(),
+                None,
+                None,
+            );
+            cut_before_final_result(&mut a, result, false);
+            (a.usage_status, a.usage)
+        };
+        assert_eq!(status(&result), (TotalsStatus::NotReported, None));
+        result.harness = "continue".into();
+        assert_eq!(status(&result), (TotalsStatus::Partial, None));
     }
 }

@@ -242,14 +242,18 @@ fn harness_row(harness: &str, results: &[TaskResult]) -> Markup {
             td {
                 @if usage_reported == 0 && usage_partial > 0 {
                     span.muted.partial { (cut_off(usage_partial, runs.len())) }
-                } @else {
+                } @else if usage_reported == 0 { span.muted { "not reported" } }
+                @else {
                     (input) " / " (output)
                     @if let Some(note) = totals_note(usage_partial, usage_reported, runs.len(), "usage") {
                         span.muted.partial { " (" (note) ")" }
                     }
                 }
             }
-            td { (read) " / " (write) }
+            td {
+                @if usage_reported == 0 { span.muted { "-" } }
+                @else { (read) " / " (write) }
+            }
             td {
                 @if costs.is_empty() && cost_partial > 0 {
                     span.muted.partial { (cut_off(cost_partial, runs.len())) }

@@ -108,6 +108,13 @@ pub(crate) struct Collector {
     /// The tool call whose start fired `max_tool_calls` (id, name): the CLI may still run
     /// it, so its end, arriving past the cut, is noted (`tool_ran_past_cap`).
     past_cap_tool: Option<(String, String)>,
+    /// Every event reaches the host only after the CLI exited (a harness in
+    /// [`EVENTS_AFTER_EXIT`](crate::components::EVENTS_AFTER_EXIT)): a live rule's
+    /// decision (early stop, budget) cannot stop the CLI, so it does not cut the record.
+    after_exit: bool,
+    /// The live rule that decided after the CLI had exited ([`Collector::events_after_exit`]):
+    /// the verdict it gives, with nothing cut and no host stop.
+    pub(super) decided_after_exit: Option<StopReason>,
 }
 
 impl Collector {
@@ -142,6 +149,8 @@ impl Collector {
             totals: TotalsBasis::default(),
             earlier_turns: 0,
             past_cap_tool: None,
+            after_exit: false,
+            decided_after_exit: None,
         }
     }
 
@@ -150,6 +159,16 @@ impl Collector {
     /// ([`Collector::held_call`]) counts them, this launch's `num_turns` does not.
     pub(crate) fn resumed_after(&mut self, earlier_turns: u32) {
         self.earlier_turns = earlier_turns;
+    }
+
+    /// Every event of this turn reaches the host after the CLI exited (its transcript or
+    /// session file is read then): an early stop or a budget that decides on them gives
+    /// the turn its verdict (`early_stopped`, `token_budget_exceeded`, ...) but neither
+    /// cuts the record (the CLI ran to its end: every call it made is counted and graded)
+    /// nor stops the CLI ([`Collector::push`] returns no stop for it). A cap still cuts:
+    /// it comes from the scripted model's hold, a real stop.
+    pub(crate) fn events_after_exit(&mut self) {
+        self.after_exit = true;
     }
 
     /// Keeps no trajectory: [`Collector::finish`] returns an empty one. For a caller that
@@ -188,6 +207,26 @@ impl Collector {
                 && let Some(breach) = meter.observe(at, &stamped.event)
             {
                 over_budget = Some(breach.budget.stop_reason());
+            }
+        }
+        if self.after_exit && self.decided_after_exit.is_none() {
+            // The CLI had already exited: the decision is the verdict, not a cut.
+            if let Some(reason) = early.take().or(over_budget.take()) {
+                self.decided_after_exit = Some(reason);
+                self.host_diagnostic(
+                    line,
+                    at,
+                    "decided_after_exit",
+                    format!(
+                        "{} decided on an event that reached the host after the CLI had \
+                         exited: the CLI ran to its end, so the record keeps every call it \
+                         made; the decision gives the verdict only (the host stopped nothing)",
+                        match reason {
+                            StopReason::EarlyStop => "the early stop".to_string(),
+                            other => format!("the budget ({})", other.as_str()),
+                        }
+                    ),
+                );
             }
         }
         // The trajectory keeps the event as it came; the handlers take their own copy, or,

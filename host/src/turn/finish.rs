@@ -184,18 +184,20 @@ impl Collector {
             status => status,
         };
 
+        // A live rule that decided after the CLI had exited gives the verdict as a stop would.
+        let decided = self.stop.or(self.decided_after_exit);
         let final_status = if timed_out {
             TurnStatus::Timeout
         } else if end.stop == Some(StopReason::TimeBudget) {
             TurnStatus::TimeBudgetReached
-        } else if self.stop == Some(StopReason::EarlyStop) {
+        } else if decided == Some(StopReason::EarlyStop) {
             TurnStatus::EarlyStopped
         } else if max_turns_exhausted {
             TurnStatus::MaxTurnsExhausted
         } else if self.stop == Some(StopReason::MaxToolCalls) {
             TurnStatus::MaxToolCallsExhausted
         } else if matches!(
-            self.stop,
+            decided,
             Some(
                 StopReason::MaxInputTokens
                     | StopReason::MaxOutputTokens
@@ -203,7 +205,7 @@ impl Collector {
             )
         ) {
             TurnStatus::TokenBudgetExceeded
-        } else if self.stop == Some(StopReason::MaxUsd) {
+        } else if decided == Some(StopReason::MaxUsd) {
             TurnStatus::CostBudgetExceeded
         } else if end.reducer_error.is_some() {
             TurnStatus::ReducerFailed

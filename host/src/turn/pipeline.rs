@@ -64,11 +64,15 @@ impl Pipeline {
         caps: Caps,
     ) -> Result<Pipeline, ComponentError> {
         let reducer = Reducer::new(loaded, ReducerConfig::default())?;
+        let mut collector = Collector::new(caps);
+        if crate::components::EVENTS_AFTER_EXIT.contains(&harness) {
+            collector.events_after_exit();
+        }
         Ok(Pipeline {
             harness: harness.to_string(),
             component: loaded.name.to_string(),
             reducer: Some(reducer),
-            collector: Collector::new(caps),
+            collector,
             reducer_error: None,
             max_line_bytes: DEFAULT_MAX_LINE_BYTES,
             lines: 0,

@@ -5,7 +5,8 @@
 //! `POST <base>/v1/chat/completions`), selected with `-m custom:<model>`; no Factory
 //! account is needed. `FACTORY_AIRGAP_ENABLED=1` (with the dynamic-config and auto-update
 //! switches) removes the 11 requests to `api.factory.ai` and `telemetry.factory.ai` a
-//! default run makes (`shared/corpus/live/droid/probe_hello.requests.jsonl`).
+//! default run makes (`tests/corpus/live/droid/probe_hello.requests.jsonl` of the
+//! coder-eval repository).
 
 use harness_kit::{
     AgentField, AgentSettings, Capabilities, ConfigFile, Harness, LaunchPlan, NeutralAction,

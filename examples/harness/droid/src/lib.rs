@@ -1,8 +1,8 @@
 //! The Droid harness (Factory's `@factory/cli`): `droid exec -o stream-json -m
 //! custom:<model> --skip-permissions-unsafe <prompt>`, shipped out of tree.
 //!
-//! Stream format as of Droid 0.225.2 (`shared/corpus/live/droid/`, the recordings are
-//! `tests/corpus/live/droid/`): one JSON object a line, each with `type`, `session_id` and
+//! Stream format as of Droid 0.225.2 (the recordings are `tests/corpus/live/droid/` of
+//! the coder-eval repository): one JSON object a line, each with `type`, `session_id` and
 //! (except `system`) `timestamp` in ms since the epoch:
 //!
 //! - `system/init`: `cwd`, `session_id`, `tools`, `model`;

@@ -334,3 +334,49 @@ fn a_tool_call_that_never_ran_does_not_count() {
     };
     assert_eq!(s.check(tool_calls_that_ran(&calls), false), []);
 }
+
+/// grok-cli reports no usage: each token budget, and max_usd, is refused, naming the field
+/// (so the load error is placed at its line); without budgets it runs.
+#[test]
+fn token_budgets_are_refused_where_no_usage_is_reported() {
+    for (name, b) in [
+        (
+            "max_input_tokens",
+            Budgets {
+                max_input_tokens: Some(1),
+                ..Budgets::default()
+            },
+        ),
+        (
+            "max_output_tokens",
+            Budgets {
+                max_output_tokens: Some(1),
+                ..Budgets::default()
+            },
+        ),
+        (
+            "max_total_tokens",
+            Budgets {
+                max_total_tokens: Some(100),
+                ..Budgets::default()
+            },
+        ),
+        (
+            "max_usd",
+            Budgets {
+                max_usd: Some(1.0),
+                ..Budgets::default()
+            },
+        ),
+    ] {
+        let why = refusal("grok-cli", &b).unwrap_or_else(|| panic!("{name} accepted"));
+        assert!(why.starts_with(&format!("run_limits.{name} ")), "{why}");
+        assert!(why.contains("grok-cli"), "{why}");
+        assert!(!why.contains("does not know"), "{why}");
+        // A harness that reports usage keeps its token budgets.
+        if name != "max_usd" {
+            assert_eq!(refusal("continue", &b), None, "{name}");
+        }
+    }
+    assert_eq!(refusal("grok-cli", &Budgets::default()), None);
+}

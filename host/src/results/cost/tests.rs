@@ -149,3 +149,15 @@ fn the_gateways_priced_cost_is_summed_beside_the_clis() {
         (None, TotalsStatus::NotReported)
     );
 }
+
+/// Trial 14u finding 3: a partial usage none of whose attempts has a figure (the stop cut
+/// off a CLI reporting at the end) is unknown (`null`), never a sum of 0.
+#[test]
+fn a_partial_usage_without_any_figure_is_null_not_zero() {
+    let mut a = attempt(1, None, TotalsStatus::NotReported);
+    a.usage = None;
+    a.usage_status = TotalsStatus::Partial;
+    let record = CostRecord::new("t", "continue", vec![a]);
+    assert_eq!(record.usage_status, TotalsStatus::Partial);
+    assert_eq!(record.usage, None);
+}

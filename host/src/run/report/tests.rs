@@ -309,3 +309,22 @@ fn a_gateway_run_shows_its_calls_and_ttft() {
         (3, 2, 1, Some(700))
     );
 }
+
+/// Trial 14u finding 3: a harness none of whose runs reported usage shows "not reported"
+/// (and no cache figures), never "0 / 0".
+#[test]
+fn a_harness_reporting_no_usage_shows_not_reported_not_zero() {
+    use crate::results::{CostSummary, TotalsStatus};
+    let mut r = result(None, 0, TaskStatus::Success);
+    r.cost = Some(CostSummary {
+        total_cost_usd: None,
+        usage: None,
+        cost_status: TotalsStatus::NotReported,
+        usage_status: TotalsStatus::NotReported,
+        attempts: 1,
+    });
+    let html = render(&[r], &[], &[]);
+    let table = harnesses_table(&html);
+    assert!(!table.contains("0 / 0"), "{table}");
+    assert!(table.contains("not reported"), "{table}");
+}

@@ -302,3 +302,108 @@ fn usage_not_reported_is_null_not_zero() {
     let json = serde_json::to_value(&r).unwrap();
     assert_eq!(json["usage"], serde_json::Value::Null, "{json:#}");
 }
+
+/// A harness whose events all come after the CLI exited (Continue, grok-cli): a budget
+/// that is passed on the first reply gives the verdict, but the record keeps the tool
+/// call and the second model call that followed (the CLI ran them), no stop is returned
+/// to the live loop, and no "the host stopped the CLI" note is made.
+#[test]
+fn a_budget_decided_after_exit_gives_the_verdict_without_a_cut() {
+    use crate::limits::budget::Budgets;
+    let reply = |id: &str, output: u64| Event::AssistantMessage {
+        message_id: id.into(),
+        parent_call_id: None,
+        text: String::new(),
+        usage: Some(Usage {
+            input_tokens: 10,
+            output_tokens: output,
+            cache_read_tokens: 0,
+            cache_write_tokens: None,
+        }),
+        cost_usd: None,
+    };
+    let events = |after_exit: bool| {
+        let mut c = Collector::new(Caps::default());
+        if after_exit {
+            c.events_after_exit();
+        }
+        c.watch(
+            None,
+            Budgets {
+                max_output_tokens: Some(5),
+                ..Default::default()
+            },
+        );
+        let mut fired = None;
+        for (i, e) in [
+            Event::ModelCallStarted {
+                message_id: Some("m1".into()),
+                parent_call_id: None,
+            },
+            reply("m1", 50),
+            Event::ToolCallStarted {
+                call_id: "t1".into(),
+                name: "Bash".into(),
+                input_json: r#"{"command":"python3 app.py"}"#.into(),
+                parent_call_id: None,
+            },
+            Event::ToolCallFinished {
+                call_id: "t1".into(),
+                status: harness_kit::ToolStatus::Ok,
+                output_excerpt: String::new(),
+                exit_code: Some(0),
+                cli_duration_ms: None,
+            },
+            Event::ModelCallStarted {
+                message_id: Some("m2".into()),
+                parent_call_id: None,
+            },
+            reply("m2", 50),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let stamped = StampedEvent {
+                line: 0,
+                stamp_us: 1000 * (i as u64 + 1),
+                event: e,
+            };
+            fired = fired.or(c.push(stamped));
+        }
+        (
+            fired,
+            c.finish(TurnEnd {
+                end_us: 10_000,
+                ..Default::default()
+            }),
+        )
+    };
+    // A live stream: the budget cuts at the first reply, and stops the CLI.
+    let (fired, (live, _)) = events(false);
+    assert_eq!(fired, Some(StopReason::MaxOutputTokens));
+    assert!(live.tool_calls.is_empty());
+    // Events after exit: the same verdict, the whole run.
+    let (fired, (r, trajectory)) = events(true);
+    assert_eq!(fired, None, "no stop for the live loop: the CLI had exited");
+    assert_eq!(
+        r.final_status,
+        crate::results::TurnStatus::TokenBudgetExceeded
+    );
+    assert!(r.budget.is_some(), "the breach is still reported");
+    assert_eq!(r.num_turns, 2);
+    assert_eq!(r.commands, ["python3 app.py"]);
+    assert!(
+        trajectory.iter().any(
+            |e| matches!(&e.event, Event::ToolCallFinished { call_id, .. } if call_id == "t1")
+        ),
+        "the criteria see the command that ran"
+    );
+    assert!(
+        r.unreported
+            .iter()
+            .all(|u| !u.reason.contains("host stopped")),
+        "{:?}",
+        r.unreported
+    );
+    assert!(r.diagnostics.iter().any(|d| d.kind == "decided_after_exit"));
+}
