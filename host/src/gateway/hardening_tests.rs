@@ -39,7 +39,11 @@ where
                 x_api_key: get("x-api-key"),
                 accept_encoding: get("accept-encoding"),
             });
-            answer(req.uri().path())
+            // The whole request is read before the answer: a server that answers and closes
+            // mid-body resets the gateway's upload (a 502 under load, not what is tested).
+            let path = req.uri().path().to_string();
+            let _ = axum::body::to_bytes(req.into_body(), usize::MAX).await;
+            answer(&path)
         }
     });
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
