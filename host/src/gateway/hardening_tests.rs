@@ -555,3 +555,54 @@ fn userinfo_is_redacted_whole() {
         "http://127.0.0.1:9/a@b"
     );
 }
+
+/// An HTTP 200 answer that fails mid-stream (Anthropic `event: error`, `overloaded_error`)
+/// is no answered turn: the CLI's retry keeps its turn, so with `max_turns: 2` the next
+/// real turn is forwarded, not held; the failed call is marked `failed` with what was seen,
+/// and its reported usage is still read (it counts toward the budgets).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_failing_mid_stream_is_not_a_turn_and_its_retry_keeps_its_turn() {
+    use axum::response::IntoResponse;
+    let served = Arc::new(AtomicU64::new(0));
+    let (url, log, server) = upstream(move |_| {
+        if served.fetch_add(1, Ordering::SeqCst) > 0 {
+            return sse_answer();
+        }
+        (
+            [("content-type", "text/event-stream")],
+            "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":10,\"output_tokens\":1}}}\n\n\
+             event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
+        )
+            .into_response()
+    })
+    .await;
+    let gw = keyed_gateway(url, Some(2)).await;
+    let t0 = Instant::now();
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    for turn in [0, 0, 1] {
+        let r = client
+            .post(format!("{}/v1/messages", gw.base_url()))
+            .body(main_call(turn).to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 200, "turn {turn}");
+        r.bytes().await.unwrap();
+    }
+    let calls = gw.shutdown(t0).await;
+    assert_eq!(log.lock().unwrap().len(), 3, "all three were forwarded");
+    let counted: Vec<_> = calls.iter().map(|c| c.turn_counted()).collect();
+    assert_eq!(counted, [Some(0), Some(0), Some(1)]);
+    assert!(calls.iter().all(|c| !c.held));
+    let failed: Vec<_> = calls.iter().map(|c| c.failed).collect();
+    assert_eq!(failed, [true, false, false]);
+    assert!(
+        calls[0]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("overloaded_error")
+    );
+    assert_eq!(calls[0].usage.unwrap().input_tokens, Some(10));
+    server.abort();
+}

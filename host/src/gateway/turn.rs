@@ -30,7 +30,8 @@ pub struct GatewayTurn {
     pub reducer_num_turns: u32,
     /// A main call was held past `max_turns` (never forwarded).
     pub held: bool,
-    /// Requests answered with an error status (≥ 400, the gateway's own 502/503 included).
+    /// Requests answered with an error status (≥ 400, the gateway's own 502/503 included)
+    /// or whose 2xx answer failed mid-stream (a call's `failed`).
     pub error_responses: u32,
     /// Time to first token of each main-thread request that got an answer body, in order
     /// (ms: first response byte − request arrival).
@@ -147,13 +148,15 @@ pub fn apply(record: &mut TurnRecord, calls: &[ModelCall], budgets: &Budgets) {
         });
     }
     // One diagnostic per distinct message: upstream failures the gateway answered (502),
-    // requests it refused (never forwarded), and answers whose usage it could not read.
+    // requests it refused (never forwarded), answers that failed mid-stream, and answers whose usage it could not read.
     let mut seen = BTreeSet::new();
     for c in calls {
         let kind = if c.status == Some(502) {
             "gateway_upstream_error"
         } else if c.refused {
             "gateway_refused"
+        } else if c.failed {
+            "gateway_answer_failed"
         } else if c.kind != CallKind::Other
             && c.usage.is_none()
             && c.status.is_some_and(|s| (200..300).contains(&s))
@@ -219,7 +222,7 @@ pub fn apply(record: &mut TurnRecord, calls: &[ModelCall], budgets: &Budgets) {
         held,
         error_responses: calls
             .iter()
-            .filter(|c| c.status.is_some_and(|s| s >= 400))
+            .filter(|c| c.failed || c.status.is_some_and(|s| s >= 400))
             .count() as u32,
         ttft_ms: main
             .iter()
@@ -301,6 +304,7 @@ mod tests {
             stopped: false,
             cut: false,
             refused: false,
+            failed: false,
             error: None,
             usage: status.filter(|s| *s == 200).map(|_| ApiUsage {
                 input_tokens: Some(10),
