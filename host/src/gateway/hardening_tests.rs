@@ -606,3 +606,75 @@ async fn an_answer_failing_mid_stream_is_not_a_turn_and_its_retry_keeps_its_turn
     assert_eq!(calls[0].usage.unwrap().input_tokens, Some(10));
     server.abort();
 }
+
+/// A call held for a token budget sets `gateway.held` (as a `max_turns` hold does), and a
+/// held run's stream count (which the host's stop made from the held call) fires no
+/// `gateway_turns_disagree` diagnostic.
+#[test]
+fn a_budget_hold_sets_held_and_a_held_run_fires_no_disagreement() {
+    let call = |seq: u64, turn: u32, held: bool, over: Option<&str>| -> ModelCall {
+        let us = seq * 1_000_000;
+        let mut v = json!({
+            "seq": seq, "us": us, "method": "POST", "path": "/v1/messages",
+            "api": "anthropic", "kind": "main", "turn": turn, "stream": true,
+            "status": 200, "first_byte_us": us + 10, "end_us": us + 20,
+            "usage": {"input_tokens": 10, "output_tokens": 30}, "response_bytes": 100
+        });
+        if held {
+            let o = v.as_object_mut().unwrap();
+            o.insert("held".into(), json!(true));
+            for k in ["status", "first_byte_us", "end_us", "usage"] {
+                o.remove(k);
+            }
+            o.insert("response_bytes".into(), json!(0));
+            if let Some(kind) = over {
+                o.insert("over_budget".into(), json!(kind));
+            }
+        }
+        serde_json::from_value(v).unwrap()
+    };
+    let record = |num_turns| {
+        let (mut r, _) = crate::turn::collect::Collector::new(Default::default())
+            .finish(crate::turn::finish::TurnEnd::default());
+        r.num_turns = num_turns;
+        r
+    };
+    let budgets = crate::limits::budget::Budgets::default();
+    // Held for a budget after two answered turns; the host's stop made the stream show 3.
+    let calls = [
+        call(1, 0, false, None),
+        call(2, 1, false, None),
+        call(3, 2, true, Some("max_output_tokens")),
+    ];
+    let mut r = record(3);
+    apply_to_turn(&mut r, &calls, &budgets);
+    let g = r.gateway.as_ref().unwrap();
+    assert!(g.held, "a budget hold is a hold");
+    assert_eq!(g.num_turns, 2);
+    assert!(
+        !r.diagnostics
+            .iter()
+            .any(|d| d.kind == "gateway_turns_disagree"),
+        "{:?}",
+        r.diagnostics
+    );
+    // A max_turns hold: the stream count came from the held call (6), no diagnostic.
+    let calls = [call(1, 0, false, None), call(2, 5, true, None)];
+    let mut r = record(6);
+    apply_to_turn(&mut r, &calls, &budgets);
+    assert!(r.gateway.as_ref().unwrap().held);
+    assert!(
+        !r.diagnostics
+            .iter()
+            .any(|d| d.kind == "gateway_turns_disagree")
+    );
+    // No hold: a disagreement is still said.
+    let calls = [call(1, 0, false, None), call(2, 1, false, None)];
+    let mut r = record(3);
+    apply_to_turn(&mut r, &calls, &budgets);
+    assert!(
+        r.diagnostics
+            .iter()
+            .any(|d| d.kind == "gateway_turns_disagree")
+    );
+}

@@ -26,9 +26,12 @@ pub struct GatewayTurn {
     /// counted too, as DESIGN counts it).
     pub num_turns: u32,
     /// `num_turns` as the reducer counted it from the CLI's stream (the cross-check; a
-    /// disagreement is a `gateway_turns_disagree` diagnostic).
+    /// disagreement is a `gateway_turns_disagree` diagnostic). On a held run (`held`) it
+    /// includes the held call, which the host's stop adds to the stream's count, so it is
+    /// no cross-check there and no diagnostic fires.
     pub reducer_num_turns: u32,
-    /// A main call was held past `max_turns` (never forwarded).
+    /// A model call was held at the gateway (never forwarded): a main call past
+    /// `max_turns`, or a call for a token budget (that call's `over_budget` says which).
     pub held: bool,
     /// Requests answered with an error status (≥ 400, the gateway's own 502/503 included)
     /// or whose 2xx answer failed mid-stream (a call's `failed`).
@@ -108,10 +111,11 @@ pub fn apply(record: &mut TurnRecord, calls: &[ModelCall], budgets: &Budgets) {
         })
         .collect();
     let turns: BTreeSet<u32> = main.iter().filter_map(|c| c.turn_counted()).collect();
-    let held = main.iter().any(|c| c.held);
+    // Held for `max_turns` (a main call) or for a budget (`over_budget`).
+    let held = calls.iter().any(|c| c.held);
     // A CLI's own cap stops it before it sends call N+1, which DESIGN counts all the same
     // (`num_turns = max_turns + 1`): the gateway saw N calls and no held one.
-    let native_cap = record.max_turns_exhausted && !held;
+    let native_cap = record.max_turns_exhausted && !main.iter().any(|c| c.held);
     let num_turns = turns.len() as u32 + u32::from(native_cap);
     let mut usage = Usage::default();
     let mut usage_unreported = 0;
@@ -132,7 +136,9 @@ pub fn apply(record: &mut TurnRecord, calls: &[ModelCall], budgets: &Budgets) {
         }
     }
     let reducer_num_turns = record.num_turns;
-    if reducer_num_turns != num_turns {
+    // On a held run the host's stop added the held call to the stream's count: no
+    // cross-check is left to make.
+    if reducer_num_turns != num_turns && !held {
         record.diagnostics.push(DiagnosticRecord {
             line: 0,
             at_ms: 0,
@@ -545,7 +551,7 @@ mod tests {
         assert_eq!(r.budget, Some(breach));
         assert_eq!(r.final_status, TurnStatus::TokenBudgetExceeded);
         assert_eq!(r.num_turns, 2, "the held call is no turn");
-        assert!(!r.gateway.as_ref().unwrap().held, "not a max_turns hold");
+        assert!(r.gateway.as_ref().unwrap().held, "a budget hold is a hold");
         // At the budget is within it.
         let within = Budgets {
             max_total_tokens: Some(36),
