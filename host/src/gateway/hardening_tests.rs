@@ -678,3 +678,43 @@ fn a_budget_hold_sets_held_and_a_held_run_fires_no_disagreement() {
             .any(|d| d.kind == "gateway_turns_disagree")
     );
 }
+
+/// A token budget under the gateway with answers that report no usage is said (a
+/// `gateway_budget_unchecked` diagnostic naming how many calls), never silent; no budget,
+/// or every answer's usage read, says nothing.
+#[test]
+fn a_token_budget_that_could_not_be_counted_is_said() {
+    let call = |seq: u64, usage: bool| -> ModelCall {
+        let us = seq * 1_000_000;
+        let mut v = json!({
+            "seq": seq, "us": us, "method": "POST", "path": "/v1/chat/completions",
+            "api": "chat", "kind": "main", "turn": seq - 1, "stream": true,
+            "status": 200, "first_byte_us": us + 10, "end_us": us + 20, "response_bytes": 100
+        });
+        if usage {
+            v["usage"] = json!({"input_tokens": 1, "output_tokens": 1});
+        }
+        serde_json::from_value(v).unwrap()
+    };
+    let unchecked = |calls: &[ModelCall], budgets: &crate::limits::budget::Budgets| {
+        let (mut r, _) = crate::turn::collect::Collector::new(Default::default())
+            .finish(crate::turn::finish::TurnEnd::default());
+        r.num_turns = calls.len() as u32;
+        apply_to_turn(&mut r, calls, budgets);
+        r.diagnostics
+            .into_iter()
+            .filter(|d| d.kind == "gateway_budget_unchecked")
+            .map(|d| d.message)
+            .collect::<Vec<_>>()
+    };
+    let budget = crate::limits::budget::Budgets {
+        max_output_tokens: Some(5),
+        ..Default::default()
+    };
+    let none = [call(1, false), call(2, false), call(3, true)];
+    let said = unchecked(&none, &budget);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].contains("2 answered model call(s)"), "{said:?}");
+    assert!(unchecked(&none, &Default::default()).is_empty());
+    assert!(unchecked(&[call(1, true)], &budget).is_empty());
+}

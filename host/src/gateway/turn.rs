@@ -135,6 +135,19 @@ pub fn apply(record: &mut TurnRecord, calls: &[ModelCall], budgets: &Budgets) {
             None => {}
         }
     }
+    if usage_unreported > 0 && budgets.tokens_only().any() {
+        record.diagnostics.push(DiagnosticRecord {
+            line: 0,
+            at_ms: 0,
+            kind: "gateway_budget_unchecked".into(),
+            message: format!(
+                "a token budget is set, but {usage_unreported} answered model call(s) \
+                 reported no usage (or usage the gateway could not read): their tokens \
+                 could not be counted against it (gateway.usage_unreported)"
+            ),
+            raw: String::new(),
+        });
+    }
     let reducer_num_turns = record.num_turns;
     // On a held run the host's stop added the held call to the stream's count: no
     // cross-check is left to make.
