@@ -528,8 +528,8 @@ async fn a_kept_request_body_is_capped_like_a_response() {
         body.to_string().as_bytes(),
     )
     .await;
-    assert_eq!(status, 200);
     let calls = gw.shutdown(t0).await;
+    assert_eq!(status, 200, "{:?}", calls[0].error);
     let kept = calls[0].request_body.as_ref().unwrap().to_string();
     assert!(
         kept.len() < BODY_KEEP_BYTES + 1024,
