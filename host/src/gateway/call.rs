@@ -189,6 +189,12 @@ pub struct ModelCall {
     /// over the size cap). `error` says why; the status is the gateway's own 4xx.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub refused: bool,
+    /// The answer failed inside its 2xx body (Anthropic `event: error`, Responses
+    /// `response.failed`, a Chat or Gemini error chunk): not an answered turn, so the
+    /// CLI's retry keeps its turn; counted in `error_responses`, and `error` says what was
+    /// seen. Its reported usage still counts toward the budgets (the API may bill it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub failed: bool,
     /// What went wrong at the gateway (upstream unreachable, stream cut, a refusal, an
     /// answer whose usage could not be read), when anything.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -284,6 +290,7 @@ pub(crate) struct CallState {
     pub stopped: bool,
     pub cut: bool,
     pub refused: bool,
+    pub failed: bool,
     pub error: Option<String>,
     pub usage: ApiUsage,
     pub response_bytes: u64,
@@ -315,6 +322,7 @@ impl CallState {
             stopped: false,
             cut: false,
             refused: false,
+            failed: false,
             error: None,
             usage: ApiUsage::default(),
             response_bytes: 0,
@@ -354,6 +362,7 @@ impl CallState {
             stopped: self.stopped,
             cut: self.cut,
             refused: self.refused,
+            failed: self.failed,
             error: self.error.clone(),
             usage: (!self.usage.is_empty()).then_some(self.usage),
             cost_usd: None,

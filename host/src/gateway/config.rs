@@ -16,15 +16,30 @@ pub const CREDENTIAL_VARS: &[&str] = &[
     "GOOGLE_API_KEY",
 ];
 
-/// Whether `name` looks like a secret: it ends `_KEY`, `_TOKEN`, `_SECRET` or
-/// `_PASSWORD`, or contains `API_KEY` (ASCII case ignored). With `--gateway`, such a
-/// `--pass-env` variable is held back from the agent ([`to_agent`]).
+/// Whether `name` looks like a secret (a heuristic on the name, ASCII case ignored): it
+/// ends `_KEY`, `_TOKEN`, `_SECRET`, `_PASSWORD`, `_PWD`, `_PASS`, `_PAT`, `_APIKEY`,
+/// `_CREDENTIALS` or `_CUSTOM_HEADERS`, contains `API_KEY`, starts `AWS_BEARER_TOKEN_`, or
+/// is `PGPASSWORD` or `DATABASE_URL`. With `--gateway`, such a `--pass-env` variable is
+/// held back from the agent ([`to_agent`]).
 pub fn looks_secret(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
-    ["_KEY", "_TOKEN", "_SECRET", "_PASSWORD"]
-        .iter()
-        .any(|s| upper.ends_with(s))
+    [
+        "_KEY",
+        "_TOKEN",
+        "_SECRET",
+        "_PASSWORD",
+        "_PWD",
+        "_PASS",
+        "_PAT",
+        "_APIKEY",
+        "_CREDENTIALS",
+        "_CUSTOM_HEADERS",
+    ]
+    .iter()
+    .any(|s| upper.ends_with(s))
         || upper.contains("API_KEY")
+        || upper.starts_with("AWS_BEARER_TOKEN_")
+        || matches!(upper.as_str(), "PGPASSWORD" | "DATABASE_URL")
 }
 
 /// Whether the `--pass-env` variable `name` reaches the agent: always without the gateway
@@ -67,7 +82,7 @@ pub fn pass_env_notes(pass_env: &[String], upstream: bool) -> Vec<String> {
                 "the scripted model needs no key, so it goes nowhere"
             }
         } else {
-            "its name looks like a secret (…_KEY, …_TOKEN, …_SECRET, …_PASSWORD, …API_KEY…), \
+            "its name looks like a secret (…_KEY, …_TOKEN, …_SECRET, …_PASSWORD, …_PWD, …API_KEY…, see README), \
              and the gateway does not use it: run without --gateway to give it to the CLI"
         };
         notes.push(format!(

@@ -524,8 +524,8 @@ async fn a_kept_request_body_is_capped_like_a_response() {
         body.to_string().as_bytes(),
     )
     .await;
-    assert_eq!(status, 200);
     let calls = gw.shutdown(t0).await;
+    assert_eq!(status, 200, "{:?}", calls[0].error);
     let kept = calls[0].request_body.as_ref().unwrap().to_string();
     assert!(
         kept.len() < BODY_KEEP_BYTES + 1024,
@@ -550,4 +550,167 @@ fn userinfo_is_redacted_whole() {
         redact_userinfo("http://127.0.0.1:9/a@b"),
         "http://127.0.0.1:9/a@b"
     );
+}
+
+/// An HTTP 200 answer that fails mid-stream (Anthropic `event: error`, `overloaded_error`)
+/// is no answered turn: the CLI's retry keeps its turn, so with `max_turns: 2` the next
+/// real turn is forwarded, not held; the failed call is marked `failed` with what was seen,
+/// and its reported usage is still read (it counts toward the budgets).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_answer_failing_mid_stream_is_not_a_turn_and_its_retry_keeps_its_turn() {
+    use axum::response::IntoResponse;
+    let served = Arc::new(AtomicU64::new(0));
+    let (url, log, server) = upstream(move |_| {
+        if served.fetch_add(1, Ordering::SeqCst) > 0 {
+            return sse_answer();
+        }
+        (
+            [("content-type", "text/event-stream")],
+            "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":10,\"output_tokens\":1}}}\n\n\
+             event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
+        )
+            .into_response()
+    })
+    .await;
+    let gw = keyed_gateway(url, Some(2)).await;
+    let t0 = Instant::now();
+    let client = reqwest::Client::builder().no_proxy().build().unwrap();
+    for turn in [0, 0, 1] {
+        let r = client
+            .post(format!("{}/v1/messages", gw.base_url()))
+            .body(main_call(turn).to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 200, "turn {turn}");
+        r.bytes().await.unwrap();
+    }
+    let calls = gw.shutdown(t0).await;
+    assert_eq!(log.lock().unwrap().len(), 3, "all three were forwarded");
+    let counted: Vec<_> = calls.iter().map(|c| c.turn_counted()).collect();
+    assert_eq!(counted, [Some(0), Some(0), Some(1)]);
+    assert!(calls.iter().all(|c| !c.held));
+    let failed: Vec<_> = calls.iter().map(|c| c.failed).collect();
+    assert_eq!(failed, [true, false, false]);
+    assert!(
+        calls[0]
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("overloaded_error")
+    );
+    assert_eq!(calls[0].usage.unwrap().input_tokens, Some(10));
+    server.abort();
+}
+
+/// A call held for a token budget sets `gateway.held` (as a `max_turns` hold does), and a
+/// held run's stream count (which the host's stop made from the held call) fires no
+/// `gateway_turns_disagree` diagnostic.
+#[test]
+fn a_budget_hold_sets_held_and_a_held_run_fires_no_disagreement() {
+    let call = |seq: u64, turn: u32, held: bool, over: Option<&str>| -> ModelCall {
+        let us = seq * 1_000_000;
+        let mut v = json!({
+            "seq": seq, "us": us, "method": "POST", "path": "/v1/messages",
+            "api": "anthropic", "kind": "main", "turn": turn, "stream": true,
+            "status": 200, "first_byte_us": us + 10, "end_us": us + 20,
+            "usage": {"input_tokens": 10, "output_tokens": 30}, "response_bytes": 100
+        });
+        if held {
+            let o = v.as_object_mut().unwrap();
+            o.insert("held".into(), json!(true));
+            for k in ["status", "first_byte_us", "end_us", "usage"] {
+                o.remove(k);
+            }
+            o.insert("response_bytes".into(), json!(0));
+            if let Some(kind) = over {
+                o.insert("over_budget".into(), json!(kind));
+            }
+        }
+        serde_json::from_value(v).unwrap()
+    };
+    let record = |num_turns| {
+        let (mut r, _) = crate::turn::collect::Collector::new(Default::default())
+            .finish(crate::turn::finish::TurnEnd::default());
+        r.num_turns = num_turns;
+        r
+    };
+    let budgets = crate::limits::budget::Budgets::default();
+    // Held for a budget after two answered turns; the host's stop made the stream show 3.
+    let calls = [
+        call(1, 0, false, None),
+        call(2, 1, false, None),
+        call(3, 2, true, Some("max_output_tokens")),
+    ];
+    let mut r = record(3);
+    apply_to_turn(&mut r, &calls, &budgets);
+    let g = r.gateway.as_ref().unwrap();
+    assert!(g.held, "a budget hold is a hold");
+    assert_eq!(g.num_turns, 2);
+    assert!(
+        !r.diagnostics
+            .iter()
+            .any(|d| d.kind == "gateway_turns_disagree"),
+        "{:?}",
+        r.diagnostics
+    );
+    // A max_turns hold: the stream count came from the held call (6), no diagnostic.
+    let calls = [call(1, 0, false, None), call(2, 5, true, None)];
+    let mut r = record(6);
+    apply_to_turn(&mut r, &calls, &budgets);
+    assert!(r.gateway.as_ref().unwrap().held);
+    assert!(
+        !r.diagnostics
+            .iter()
+            .any(|d| d.kind == "gateway_turns_disagree")
+    );
+    // No hold: a disagreement is still said.
+    let calls = [call(1, 0, false, None), call(2, 1, false, None)];
+    let mut r = record(3);
+    apply_to_turn(&mut r, &calls, &budgets);
+    assert!(
+        r.diagnostics
+            .iter()
+            .any(|d| d.kind == "gateway_turns_disagree")
+    );
+}
+
+/// A token budget under the gateway with answers that report no usage is said (a
+/// `gateway_budget_unchecked` diagnostic naming how many calls), never silent; no budget,
+/// or every answer's usage read, says nothing.
+#[test]
+fn a_token_budget_that_could_not_be_counted_is_said() {
+    let call = |seq: u64, usage: bool| -> ModelCall {
+        let us = seq * 1_000_000;
+        let mut v = json!({
+            "seq": seq, "us": us, "method": "POST", "path": "/v1/chat/completions",
+            "api": "chat", "kind": "main", "turn": seq - 1, "stream": true,
+            "status": 200, "first_byte_us": us + 10, "end_us": us + 20, "response_bytes": 100
+        });
+        if usage {
+            v["usage"] = json!({"input_tokens": 1, "output_tokens": 1});
+        }
+        serde_json::from_value(v).unwrap()
+    };
+    let unchecked = |calls: &[ModelCall], budgets: &crate::limits::budget::Budgets| {
+        let (mut r, _) = crate::turn::collect::Collector::new(Default::default())
+            .finish(crate::turn::finish::TurnEnd::default());
+        r.num_turns = calls.len() as u32;
+        apply_to_turn(&mut r, calls, budgets);
+        r.diagnostics
+            .into_iter()
+            .filter(|d| d.kind == "gateway_budget_unchecked")
+            .map(|d| d.message)
+            .collect::<Vec<_>>()
+    };
+    let budget = crate::limits::budget::Budgets {
+        max_output_tokens: Some(5),
+        ..Default::default()
+    };
+    let none = [call(1, false), call(2, false), call(3, true)];
+    let said = unchecked(&none, &budget);
+    assert_eq!(said.len(), 1, "{said:?}");
+    assert!(said[0].contains("2 answered model call(s)"), "{said:?}");
+    assert!(unchecked(&none, &Default::default()).is_empty());
+    assert!(unchecked(&[call(1, true)], &budget).is_empty());
 }

@@ -80,16 +80,20 @@ impl Passing {
         call.usage = self.scan.usage;
         call.response_body = self.kept.take();
         // Every model call's usage counts toward the budgets (a cut answer's too: it was
-        // billed), as `turn::budget_breach` counts it from the records.
+        // billed; and a failed answer's, whatever it reported, as the API may bill it:
+        // the count errs high), as `turn::budget_breach` counts it from the records.
         if call.api.is_some() && call.kind != super::call::CallKind::Other {
             self.guard
                 .shared
                 .count_usage(call.api, call.model.as_deref(), &call.usage);
         }
+        call.failed = self.scan.failed.is_some();
         // Answered: a 2xx answer that ended whole, or whose end the API marked before it
         // was cut (a CLI that closes its connection once it has the answer's end still
-        // had the answer: see *Turns* in the module doc).
+        // had the answer: see *Turns* in the module doc); never one that failed
+        // mid-stream (the CLI retries it, and the retry keeps its turn).
         let answered = (error.is_none() || self.scan.complete)
+            && !call.failed
             && call.kind == super::call::CallKind::Main
             && call.status.is_some_and(|s| (200..300).contains(&s));
         if answered {
@@ -104,7 +108,7 @@ impl Passing {
         if error.is_some() {
             call.error = error;
         } else if call.error.is_none() {
-            call.error = self.scan.unreadable.clone();
+            call.error = self.scan.failed.clone().or(self.scan.unreadable.clone());
         }
         if let (Some(id), Some(Api::Responses), Some(turn)) =
             (self.scan.response_id.take(), call.api, call.turn)

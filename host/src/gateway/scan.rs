@@ -49,6 +49,16 @@ pub(crate) struct UsageScan {
     /// Gemini a `finishReason`; for a body that is not SSE, a whole JSON value (read at
     /// [`UsageScan::finish`]).
     pub complete: bool,
+    /// The answer failed inside its body (HTTP 2xx, then an error): Anthropic's
+    /// `event: error` (e.g. `overloaded_error`), Responses `response.failed` or `error`,
+    /// a Chat or Gemini chunk (or non-streamed body) with a top-level `error` object. The
+    /// text names what was seen. Such an answer is not *answered* (the CLI retries it and
+    /// the retry keeps its turn); the usage it reported is still counted (see
+    /// [`super::passing`]).
+    pub failed: Option<String>,
+    /// An SSE `event: error` / `response.failed` line was seen: [`UsageScan::failed`] at
+    /// [`UsageScan::finish`] when no event data said more.
+    failed_event: Option<String>,
     /// Why the body could not be read (an encoding the gateway does not inflate, or
     /// inflating failed): its usage is unknown. `None`: read.
     pub unreadable: Option<String>,
@@ -66,6 +76,8 @@ impl UsageScan {
             usage: ApiUsage::default(),
             response_id: None,
             complete: false,
+            failed: None,
+            failed_event: None,
             unreadable: None,
             inflate: Inflate::Plain,
             inflated: 0,
@@ -180,7 +192,8 @@ impl UsageScan {
         }
     }
 
-    /// The body ended.
+    /// The body ended (sets [`UsageScan::failed`] from an error event line whose data said
+    /// nothing readable).
     pub(crate) fn finish(&mut self) {
         use std::io::Write;
         if !self.on {
@@ -199,14 +212,23 @@ impl UsageScan {
             if !self.overflow {
                 self.line(&carry);
             }
+            if self.failed.is_none() {
+                self.failed = self.failed_event.take();
+            }
         } else if !self.overflow
             && let Ok(v) = serde_json::from_slice::<Value>(&carry)
         {
             self.complete = true;
             // Gemini's non-SSE stream is a JSON array of chunks.
             match v.as_array() {
-                Some(items) => items.iter().for_each(|i| self.value(i)),
-                None => self.value(&v),
+                Some(items) => items.iter().for_each(|i| {
+                    self.value(i);
+                    self.note_failure(i);
+                }),
+                None => {
+                    self.value(&v);
+                    self.note_failure(&v);
+                }
             }
         }
     }
@@ -214,6 +236,13 @@ impl UsageScan {
     fn line(&mut self, line: &[u8]) {
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         if let Some(event) = line.strip_prefix(b"event:") {
+            let event = event.trim_ascii();
+            if matches!(event, b"error" | b"response.failed") && self.failed_event.is_none() {
+                self.failed_event = Some(format!(
+                    "the answer failed mid-stream (SSE `event: {}`)",
+                    String::from_utf8_lossy(event)
+                ));
+            }
             if matches!(
                 event.trim_ascii(),
                 b"message_stop"
@@ -235,6 +264,7 @@ impl UsageScan {
         }
         let find = |needle: &[u8]| memchr::memmem::find(data, needle).is_some();
         let usage = find(b"sage");
+        let error = find(b"error") || find(b"response.failed");
         let end = !self.complete
             && (find(b"message_stop")
                 || find(b"response.completed")
@@ -242,16 +272,28 @@ impl UsageScan {
                 || find(b"response.failed")
                 || find(b"inish_reason")
                 || find(b"inishReason"));
-        if !usage && !end {
+        if !usage && !end && !error {
             return;
         }
         if let Ok(v) = serde_json::from_slice::<Value>(data) {
+            if error {
+                self.note_failure(&v);
+            }
             if end && ends_answer(&v) {
                 self.complete = true;
             }
             if usage {
                 self.value(&v);
             }
+        }
+    }
+
+    /// Notes in [`UsageScan::failed`] an event or body `v` that says the answer failed.
+    fn note_failure(&mut self, v: &Value) {
+        if self.failed.is_none()
+            && let Some(what) = failure(v)
+        {
+            self.failed = Some(format!("the answer failed mid-stream ({what})"));
         }
     }
 
@@ -266,6 +308,39 @@ impl UsageScan {
             self.response_id = Some(id.to_string());
         }
     }
+}
+
+/// What says that the event or body `v` is a failed answer: a `type` of `error` or
+/// `response.failed`, or a top-level `error` object (Chat, Gemini; Anthropic's `error`
+/// event has both). A content delta that merely mentions "error" has neither. `None`: not
+/// a failure.
+fn failure(v: &Value) -> Option<String> {
+    let kind = v.get("type").and_then(Value::as_str);
+    let error = v.get("error").filter(|e| e.is_object());
+    if !matches!(kind, Some("error" | "response.failed")) && error.is_none() {
+        return None;
+    }
+    let error = error.or_else(|| {
+        v.get("response")
+            .and_then(|r| r.get("error"))
+            .filter(|e| e.is_object())
+    });
+    let detail = error
+        .and_then(|e| {
+            e.get("type")
+                .or_else(|| e.get("code"))
+                .or_else(|| e.get("status"))
+        })
+        .map(|d| match d.as_str() {
+            Some(text) => text.to_string(),
+            None => d.to_string(),
+        });
+    Some(match (kind, detail) {
+        (Some(kind), Some(detail)) => format!("`{kind}`: {detail}"),
+        (Some(kind), None) => format!("`{kind}`"),
+        (None, Some(detail)) => format!("an `error` object: {detail}"),
+        (None, None) => "an `error` object".to_string(),
+    })
 }
 
 /// Whether one SSE event's data ends its answer (see [`UsageScan::complete`]).
@@ -370,6 +445,46 @@ mod tests {
             assert!(!scan(true, not_yet, 3).complete, "{not_yet}");
         }
         assert!(!scan(false, "{\"usage\":", 3).complete, "a cut JSON body");
+    }
+
+    #[test]
+    fn an_answer_failing_mid_stream_is_seen_on_every_api_and_a_mention_is_not() {
+        let failed = [
+            "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":10,\"output_tokens\":1}}}\n\n\
+             event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n",
+            "data: {\"type\":\"response.failed\",\"response\":{\"id\":\"r\",\"error\":{\"code\":\"server_error\"}}}\n\n",
+            "data: {\"type\":\"error\",\"code\":\"server_error\",\"message\":\"x\"}\n\n",
+            "data: {\"choices\":[]}\n\ndata: {\"error\":{\"message\":\"overloaded\",\"type\":\"server_error\"}}\n\ndata: [DONE]\n\n",
+            "data: {\"error\":{\"code\":503,\"status\":\"UNAVAILABLE\"}}\r\n\r\n",
+        ];
+        for body in failed {
+            for cut in [1, 7, 4096] {
+                let s = scan(true, body, cut);
+                assert!(s.failed.is_some(), "cut {cut}: {body}");
+            }
+        }
+        let s = scan(true, failed[0], 5);
+        assert!(s.failed.unwrap().contains("overloaded_error"));
+        assert_eq!(
+            s.usage.input_tokens,
+            Some(10),
+            "the failed answer's usage is read"
+        );
+        let gemini = "[{\"candidates\":[]},{\"error\":{\"code\":500,\"status\":\"INTERNAL\"}}]";
+        assert!(scan(false, gemini, 4).failed.is_some());
+        for fine in [
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"delta\":{\"text\":\"error: \\\"error\\\"\"}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+            "data: {\"choices\":[{\"delta\":{\"content\":\"response.failed error\"},\"finish_reason\":\"stop\"}]}\n\n",
+            "data: {\"type\":\"response.completed\",\"response\":{\"id\":\"r\",\"error\":null}}\n\n",
+        ] {
+            let s = scan(true, fine, 3);
+            assert!(s.failed.is_none() && s.complete, "{fine}");
+        }
+        assert!(
+            scan(false, "{\"usage\":{\"input_tokens\":1},\"error\":null}", 4)
+                .failed
+                .is_none()
+        );
     }
 
     #[test]

@@ -594,11 +594,28 @@ fn secret_looking_pass_env_names_are_held_back_under_the_gateway() {
         "AWS_SECRET",
         "DB_PASSWORD",
         "my_api_key_file",
+        "AWS_BEARER_TOKEN_BEDROCK",
+        "PGPASSWORD",
+        "MYSQL_PWD",
+        "SMTP_PASS",
+        "OPENROUTER_APIKEY",
+        "GH_PAT",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "ANTHROPIC_CUSTOM_HEADERS",
+        "database_url",
     ] {
         assert!(!super::to_agent(name, true), "{name}");
         assert!(super::to_agent(name, false), "{name}");
     }
-    for name in ["HOME_DIR", "RUST_LOG", "KEYBOARD", "TOKENIZERS_PARALLELISM"] {
+    for name in [
+        "HOME_DIR",
+        "RUST_LOG",
+        "KEYBOARD",
+        "TOKENIZERS_PARALLELISM",
+        "PATH",
+        "COMPASS",
+        "DATABASE_NAME",
+    ] {
         assert!(super::to_agent(name, true), "{name}");
     }
     let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();

@@ -27,11 +27,15 @@ pub struct GatewayTurn {
     /// counted too, as DESIGN counts it).
     pub num_turns: u32,
     /// `num_turns` as the reducer counted it from the CLI's stream (the cross-check; a
-    /// disagreement is a `gateway_turns_disagree` diagnostic).
+    /// disagreement is a `gateway_turns_disagree` diagnostic). On a held run (`held`) it
+    /// includes the held call, which the host's stop adds to the stream's count, so it is
+    /// no cross-check there and no diagnostic fires.
     pub reducer_num_turns: u32,
-    /// A main call was held past `max_turns` (never forwarded).
+    /// A model call was held at the gateway (never forwarded): a main call past
+    /// `max_turns`, or a call for a token budget (that call's `over_budget` says which).
     pub held: bool,
-    /// Requests answered with an error status (≥ 400, the gateway's own 502/503 included).
+    /// Requests answered with an error status (≥ 400, the gateway's own 502/503 included)
+    /// or whose 2xx answer failed mid-stream (a call's `failed`).
     pub error_responses: u32,
     /// Time to first token of each main-thread request that got an answer body, in order
     /// (ms: first response byte − request arrival).
@@ -150,10 +154,11 @@ pub fn apply_priced(
         })
         .collect();
     let turns: BTreeSet<u32> = main.iter().filter_map(|c| c.turn_counted()).collect();
-    let held = main.iter().any(|c| c.held);
+    // Held for `max_turns` (a main call) or for a budget (`over_budget`).
+    let held = calls.iter().any(|c| c.held);
     // A CLI's own cap stops it before it sends call N+1, which DESIGN counts all the same
     // (`num_turns = max_turns + 1`): the gateway saw N calls and no held one.
-    let native_cap = record.max_turns_exhausted && !held;
+    let native_cap = record.max_turns_exhausted && !main.iter().any(|c| c.held);
     let num_turns = turns.len() as u32 + u32::from(native_cap);
     let mut usage = Usage::default();
     let mut usage_unreported = 0;
@@ -173,8 +178,23 @@ pub fn apply_priced(
             None => {}
         }
     }
+    if usage_unreported > 0 && budgets.tokens_only().any() {
+        record.diagnostics.push(DiagnosticRecord {
+            line: 0,
+            at_ms: 0,
+            kind: "gateway_budget_unchecked".into(),
+            message: format!(
+                "a token budget is set, but {usage_unreported} answered model call(s) \
+                 reported no usage (or usage the gateway could not read): their tokens \
+                 could not be counted against it (gateway.usage_unreported)"
+            ),
+            raw: String::new(),
+        });
+    }
     let reducer_num_turns = record.num_turns;
-    if reducer_num_turns != num_turns {
+    // On a held run the host's stop added the held call to the stream's count: no
+    // cross-check is left to make.
+    if reducer_num_turns != num_turns && !held {
         record.diagnostics.push(DiagnosticRecord {
             line: 0,
             at_ms: 0,
@@ -190,13 +210,15 @@ pub fn apply_priced(
         });
     }
     // One diagnostic per distinct message: upstream failures the gateway answered (502),
-    // requests it refused (never forwarded), and answers whose usage it could not read.
+    // requests it refused (never forwarded), answers that failed mid-stream, and answers whose usage it could not read.
     let mut seen = BTreeSet::new();
     for c in calls {
         let kind = if c.status == Some(502) {
             "gateway_upstream_error"
         } else if c.refused {
             "gateway_refused"
+        } else if c.failed {
+            "gateway_answer_failed"
         } else if c.kind != CallKind::Other
             && c.usage.is_none()
             && c.status.is_some_and(|s| (200..300).contains(&s))
@@ -271,7 +293,7 @@ pub fn apply_priced(
         held,
         error_responses: calls
             .iter()
-            .filter(|c| c.status.is_some_and(|s| s >= 400))
+            .filter(|c| c.failed || c.status.is_some_and(|s| s >= 400))
             .count() as u32,
         ttft_ms: main
             .iter()

@@ -34,6 +34,28 @@ pub struct Invocation {
 
 pub use super::folders::INVOCATION_FILE;
 
+/// `args` (a `coder-eval run` command line, after `run`) as `invocation.json` keeps them:
+/// the userinfo of `--upstream URL` / `--upstream=URL` (`http://user:password@host`)
+/// replaced by `[redacted]`, since the agent's workspace lies inside the run folder and
+/// can read the file. `--resume` then needs `--upstream` given again (its redacted form
+/// must match).
+pub fn redact_upstream_args(args: Vec<String>) -> Vec<String> {
+    let mut after_flag = false;
+    args.into_iter()
+        .map(|arg| {
+            let out = if after_flag {
+                crate::gateway::redact_userinfo(&arg)
+            } else if let Some(url) = arg.strip_prefix("--upstream=") {
+                format!("--upstream={}", crate::gateway::redact_userinfo(url))
+            } else {
+                arg.clone()
+            };
+            after_flag = arg == "--upstream";
+            out
+        })
+        .collect()
+}
+
 /// The `error_kind`s of a result that are the machine's fault, not the task's or the
 /// agent's (`crate::run::RunError::kind`): the CLI could not be started or waited for
 /// (`launch`, `cli`: an I/O error, not the CLI's own failing exit, which is `cli_error`),
@@ -349,6 +371,24 @@ fn same_width(rel: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn invocation_args_keep_no_upstream_password() {
+        let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let kept = super::redact_upstream_args(args(&[
+            "t.yaml",
+            "--upstream",
+            "http://user:pw-SECRET@127.0.0.1:1/v1",
+            "--upstream=https://k:pw-SECRET2@h",
+            "--out",
+            "http://a:b@c",
+        ]));
+        let text = kept.join(" ");
+        assert!(!text.contains("pw-SECRET"), "{text}");
+        assert_eq!(kept[2], "http://[redacted]@127.0.0.1:1/v1");
+        assert_eq!(kept[3], "--upstream=https://[redacted]@h");
+        assert_eq!(kept[5], "http://a:b@c", "only --upstream's value");
+    }
+
     use super::*;
 
     /// Issue 15 trial: `--resume` of a merged folder said only "no invocation.json".

@@ -38,6 +38,32 @@ pub(super) fn reread(given: RunArgs, dir: PathBuf) -> Flow<Resumed> {
     )?;
     let mut args = stored.args;
     args.out = Some(dir.clone());
+    // invocation.json keeps `--upstream` without its password: it must be given again.
+    if let Some(stored_url) = args
+        .upstream
+        .as_deref()
+        .filter(|u| u.contains("[redacted]@"))
+    {
+        match given.upstream.as_deref() {
+            Some(url) if coder_eval::gateway::redact_userinfo(url) == stored_url => {
+                args.upstream = given.upstream.clone();
+            }
+            _ => {
+                return usage(format!(
+                    "{}: the run's --upstream {stored_url} had a password, which \
+                     invocation.json does not keep: give --upstream again with --resume \
+                     (the same URL, password included)",
+                    dir.display()
+                ));
+            }
+        }
+    } else if given.upstream.is_some() {
+        return usage(
+            "--resume finishes a run with its own options: --upstream cannot be given with \
+             it (start a new run to change them)"
+                .to_string(),
+        );
+    }
     // What changes no unit may be given anew (`resume_ignores` refused the rest).
     args.isolate_network |= given.isolate_network;
     if given.jobs != 1 {
@@ -58,7 +84,9 @@ pub(super) fn reread(given: RunArgs, dir: PathBuf) -> Flow<Resumed> {
 
 /// The options given with `--resume` that the resumed run's own options would override.
 fn resume_ignores(args: &RunArgs) -> Vec<&'static str> {
+    // `--upstream` is checked against the stored one in `reread`.
     let mut given = super::options::unit_options_given(args);
+    given.retain(|flag| *flag != "--upstream");
     given.extend(
         [(args.out.is_some(), "--out"), (args.cli.is_some(), "--cli")]
             .into_iter()
@@ -80,7 +108,7 @@ pub(super) fn keep_finished(
 ) -> Flow<(Vec<Prepared>, Vec<TaskResult>)> {
     let invocation = Invocation {
         cwd: std::env::current_dir()?,
-        args: std::env::args().skip(2).collect(),
+        args: coder_eval::suite::resume::redact_upstream_args(std::env::args().skip(2).collect()),
         unit_ids: Default::default(),
     };
     let invocation = match resume_dir {

@@ -24,6 +24,7 @@ fn call(seq: u64, kind: CallKind, turn: u32, status: Option<u16>) -> ModelCall {
         stopped: false,
         cut: false,
         refused: false,
+        failed: false,
         error: None,
         usage: status.filter(|s| *s == 200).map(|_| ApiUsage {
             input_tokens: Some(10),
@@ -256,7 +257,7 @@ fn the_gateways_usage_goes_over_a_budget_in_the_order_the_answers_ended() {
     assert_eq!(r.budget, Some(breach));
     assert_eq!(r.final_status, TurnStatus::TokenBudgetExceeded);
     assert_eq!(r.num_turns, 2, "the held call is no turn");
-    assert!(!r.gateway.as_ref().unwrap().held, "not a max_turns hold");
+    assert!(r.gateway.as_ref().unwrap().held, "a budget hold is a hold");
     // At the budget is within it.
     let within = Budgets {
         max_total_tokens: Some(36),

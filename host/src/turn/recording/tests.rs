@@ -124,6 +124,7 @@ fn model_calls_round_trip_after_the_exit() {
         stopped: false,
         cut: false,
         refused: false,
+        failed: false,
         error: None,
         usage: Some(crate::gateway::ApiUsage {
             input_tokens: Some(3),
