@@ -560,9 +560,11 @@ fn max_tool_calls_against_a_real_upstream_records_the_tool_past_the_cap() {
     let ran = out
         .join("runs/upstream/codex/workspace/marker.txt")
         .exists();
-    // Whenever tool 3 ran (its file is there), the record says so.
-    if ran {
-        assert!(kinds.contains(&"tool_ran_past_cap"), "{:#?}", t.diagnostics);
+    // `tool_past_cap` says tool 3 may have run; `tool_ran_past_cap` comes only when the CLI
+    // reported it finished before the stop reached it, and then its file is there. (The
+    // converse does not hold: the tool can run and the CLI be stopped before it reports.)
+    if kinds.contains(&"tool_ran_past_cap") {
+        assert!(ran, "tool_ran_past_cap without the tool's file");
     }
     assert_replay_matches(&out.join("runs"), &r);
 }
