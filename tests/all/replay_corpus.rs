@@ -193,6 +193,7 @@ fn claude_2_1_332_recordings_match_2_1_197() {
         "tool_error",
         "max_turns",
         "hello_partial",
+        "long_shell",
     ] {
         let old = replay_claude(&corpus(&format!("live/claude/{s}.jsonl")));
         let new = replay_claude(&corpus(&format!("live/claude/{s}-2.1.332.jsonl")));
@@ -209,6 +210,33 @@ fn claude_2_1_332_recordings_match_2_1_197() {
     // Partial messages: message_delta's final output count wins over the line's 1.
     let partial = replay_claude(&corpus("live/claude/hello_partial-2.1.332.jsonl"));
     assert!(partial.messages[0].usage.unwrap().output_tokens > 1);
+}
+
+/// Claude Code 2.1.332 refuses a Bash command that begins with `sleep N` (N ≥ 25) before
+/// running it (`blocked_sleep-2.1.332.jsonl`: the turn_timeout task's old
+/// `sleep 31.4159 && echo imported > done.txt`; `long_shell`'s `sleep 3 && …` still runs):
+/// the call is denied, no command, with no exit code, and the run goes on to its reply.
+#[test]
+fn claude_2_1_332_blocked_sleep_is_denied() {
+    let r = replay_claude(&corpus("live/claude/blocked_sleep-2.1.332.jsonl"));
+    assert_eq!(r.cli_version.as_deref(), Some("2.1.332"));
+    let tools: Vec<(&str, ToolOutcome, Option<i32>)> = r
+        .tool_calls
+        .iter()
+        .map(|t| (t.name.as_str(), t.status, t.exit_code))
+        .collect();
+    assert_eq!(tools, [("Bash", ToolOutcome::Denied, None)]);
+    assert!(
+        r.tool_calls[0]
+            .output_excerpt
+            .starts_with("<tool_use_error>Blocked: sleep 31.4159 followed by: "),
+        "{}",
+        r.tool_calls[0].output_excerpt
+    );
+    assert!(r.commands.is_empty(), "{:?}", r.commands);
+    assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
+    assert_eq!(r.num_turns, 2);
+    assert_eq!(r.final_status, TurnStatus::Completed);
 }
 
 /// A stream from a Claude Code newer than the versions the harness was checked against

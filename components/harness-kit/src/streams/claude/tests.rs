@@ -452,3 +452,56 @@ fn a_call_to_a_tool_that_does_not_exist_is_denied() {
         [("t1", "no_such_tool", Some(ToolStatus::Denied))]
     );
 }
+
+/// Claude Code 2.1.332 refuses a Bash command that begins with `sleep N` (N ≥ 25 s) before
+/// running it; the two lines are verbatim from its recording
+/// (`tests/corpus/live/claude/blocked_sleep-2.1.332.jsonl`). The call never ran: denied,
+/// not an error, with no exit code, and `result.permission_denials` does not list it.
+#[test]
+fn a_leading_long_sleep_claude_code_blocked_is_denied() {
+    let r = Reduced::new(concat!(
+        r#"{"type":"assistant","message":{"id":"msg_mock_0_1","type":"message","role":"assistant","model":"claude-opus-5-5","content":[{"type":"tool_use","id":"toolu_mock_0_0","name":"Bash","input":{"command":"sleep 31.4159 && echo imported > done.txt","description":"Run sleep 31.4159 && echo imported > done.txt"}}],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":12601,"output_tokens":1,"cache_creation_input_tokens":0,"cache_read_input_tokens":0},"context_management":null},"parent_tool_use_id":null,"session_id":"f649ba24-4096-4fd7-bb60-1b60c3ab9396","uuid":"0baa36b9-c53b-4de5-a636-e2d82728aa79","timestamp":"2026-12-01T20:15:57.425Z"}"#,
+        "\n",
+        r#"{"type":"user","message":{"role":"user","content":[{"type":"tool_result","content":"<tool_use_error>Blocked: sleep 31.4159 followed by: echo imported. To wait for a condition, use Monitor with an until-loop (e.g. `until <check>; do sleep 2; done`). To wait for a command you started, use run_in_background: true. Do not chain shorter sleeps to work around this block.</tool_use_error>","is_error":true,"tool_use_id":"toolu_mock_0_0"}]},"parent_tool_use_id":null,"session_id":"f649ba24-4096-4fd7-bb60-1b60c3ab9396","uuid":"9cabc000-6375-4e35-9470-185928e618d7","timestamp":"2026-12-01T20:15:57.491Z","tool_use_result":"Error: Blocked: sleep 31.4159 followed by: echo imported. To wait for a condition, use Monitor with an until-loop (e.g. `until <check>; do sleep 2; done`). To wait for a command you started, use run_in_background: true. Do not chain shorter sleeps to work around this block."}"#,
+    ));
+    assert_eq!(
+        r.tools(),
+        [("toolu_mock_0_0", "Bash", Some(ToolStatus::Denied))]
+    );
+    assert!(!r.iter().any(|e| matches!(
+        e,
+        Event::ToolCallFinished {
+            exit_code: Some(_),
+            ..
+        }
+    )));
+    assert!(r.kinds().is_empty(), "{:?}", r.kinds());
+    // Its other form (a sleep alone), and the same words as a command's own output or
+    // another tool's validation error, which are not refusals.
+    let end = |content: &str| {
+        let result = serde_json::json!({"type": "user", "message": {"content": [
+            {"type": "tool_result", "tool_use_id": "t1", "content": content, "is_error": true}
+        ]}});
+        Reduced::new(&format!(
+            "{}\n{result}",
+            r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"sleep 25"}}]}}"#,
+        ))
+        .tool_ends()
+    };
+    assert_eq!(
+        end(
+            "<tool_use_error>Blocked: standalone sleep 25. To wait for a condition, use Monitor with an until-loop (e.g. `until <check>; do sleep 2; done`). To wait for a command you started, use run_in_background: true. Do not chain shorter sleeps to work around this block.</tool_use_error>"
+        ),
+        [ToolStatus::Denied]
+    );
+    assert_eq!(
+        end("Exit code 1\nBlocked: by the firewall"),
+        [ToolStatus::Error]
+    );
+    assert_eq!(
+        end(
+            "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>"
+        ),
+        [ToolStatus::Error]
+    );
+}

@@ -1,6 +1,7 @@
 //! Tool results: a `tool_result` block in a `user` line ends its call (a refusal by the
-//! permission rules, a call Claude Code's own security checks blocked, or a call to a tool
-//! that does not exist, as denied: it never ran; a
+//! permission rules, a call Claude Code's own security checks blocked, a call its input
+//! checks blocked (`<tool_use_error>Blocked: …`), or a call to a tool that does not exist,
+//! as denied: it never ran; a
 //! failed Bash command with its exit code), and
 //! `result.permission_denials` ends as denied a listed call no result ended.
 
@@ -84,7 +85,9 @@ impl ClaudeReducer {
                 && (is_permission_refusal(&output)
                     || is_unknown_tool(&output)
                     || match self.dialect {
-                        Dialect::ClaudeCode => is_security_block(&output),
+                        Dialect::ClaudeCode => {
+                            is_security_block(&output) || is_blocked_unrun(&output)
+                        }
                         Dialect::QwenCode => is_qwen_not_run(&output),
                     });
             let exit_code = if is_error && !denied {
@@ -164,6 +167,23 @@ fn is_security_block(output: &str) -> bool {
         || (first.starts_with("Contains ") && first.len() < 200)
         || first.starts_with("This Bash command contains multiple operations")
         || (first.starts_with("Hook '") && first.contains("' blocked this action"))
+}
+
+/// Whether an error `tool_result`'s text is a call Claude Code's input checks blocked
+/// before it ran (2.1.332: `<tool_use_error>Blocked: …</tool_use_error>`). Every such
+/// message in 2.1.332's binary is a refusal: a Bash command whose first part is `sleep N`
+/// with N ≥ 25 ("Blocked: sleep 31.4159 followed by: echo imported. To wait for a
+/// condition, use Monitor …", "Blocked: standalone sleep 25. …"; PowerShell's
+/// "Blocked: Start-Sleep …"), a hook that could not check the call ("Blocked: Claude Code
+/// could not work out which hooks apply to this call, …", "Blocked: this call's input
+/// can't be written as JSON, …"), or the auto-mode classifier unavailable. Other
+/// `<tool_use_error>` texts are the tool's own errors ("File has not been read yet. …").
+/// The call is not in `result.permission_denials`.
+fn is_blocked_unrun(output: &str) -> bool {
+    output
+        .trim_start()
+        .strip_prefix("<tool_use_error>")
+        .is_some_and(|text| text.starts_with("Blocked: "))
 }
 
 /// Whether a Qwen Code (0.24.x) error `tool_result` says the call never ran (its texts, in
