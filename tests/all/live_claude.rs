@@ -215,6 +215,16 @@ pub fn processes_with(marker: &str) -> Vec<String> {
     found
 }
 
+/// The version `harnesses/package.json` pins for the npm package `package`.
+fn pinned(package: &str) -> String {
+    let text = std::fs::read_to_string(root().join("harnesses/package.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    json["dependencies"][package]
+        .as_str()
+        .unwrap_or_else(|| panic!("harnesses/package.json pins no {package}"))
+        .to_string()
+}
+
 #[test]
 fn hello_date_succeeds() {
     let out = scratch("live-claude-hello");
@@ -229,7 +239,11 @@ fn hello_date_succeeds() {
     assert!(turn.tool_calls.len() >= 2);
     assert!(turn.tool_calls.iter().all(|t| t.status == ToolOutcome::Ok));
     assert_eq!(turn.final_status, TurnStatus::Completed);
-    assert_eq!(turn.cli_version.as_deref(), Some("2.1.197"));
+    // The installed CLI is the pinned one (the stream's `system/init` names it).
+    assert_eq!(
+        turn.cli_version.as_deref(),
+        Some(pinned("@anthropic-ai/claude-code").as_str())
+    );
     assert_buckets_tile(turn);
     assert_model_saw_every_request(&r);
     // The telemetry and update opt-outs of the launch plan leave nothing to phone home.
@@ -385,7 +399,7 @@ fn turn_timeout_kills_the_whole_group() {
     assert_eq!(turn.tool_calls.len(), 1);
     assert_eq!(turn.tool_calls[0].status, ToolOutcome::Interrupted);
     assert_buckets_tile(turn);
-    // The agent's `sleep` (a grandchild) and everything else of the group are gone.
+    // The agent's `python3` wait (a grandchild) and everything else of the group are gone.
     let left = processes_with("31.4159");
     assert!(left.is_empty(), "survivors: {left:?}");
     assert_replay_matches(&out, &r);

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 pub const SESSION_TOTALS_SINCE: (u32, u32, u32) = (2, 1, 277);
 
 /// coder_eval `sdk_options` keys (Claude Agent SDK option names) that have a `claude -p`
-/// flag, and the flag (checked against `claude --help` of 2.1.197).
+/// flag, and the flag (checked against `claude --help` of 2.1.197 and 2.1.332).
 pub const SDK_OPTION_FLAGS: [(&str, &str); 3] = [
     ("effort", "--effort"),
     ("max_budget_usd", "--max-budget-usd"),
@@ -27,14 +27,14 @@ impl Harness for ClaudeCode {
 
     /// The Claude Code versions this harness was checked against (2026-12-01): the
     /// recordings `tests/corpus/live/claude/<scenario>.jsonl` (2.1.197) and
-    /// `<scenario>-2.1.332.jsonl` replay, and the live scenarios passed, on each. A newer
-    /// version's stream still reduces, with an `unchecked_cli_version` note after its
-    /// `system/init` line (which names the version in `claude_code_version`). 2.1.332
-    /// refuses a long leading `sleep N && …` unrun (`<tool_use_error>Blocked: …`), reduced
-    /// as an error for now: the pin stays 2.1.197 (`harnesses/README.md`).
+    /// `<scenario>-2.1.332.jsonl` replay, and the live scenarios passed, on each; 2.1.332
+    /// is the pin (`harnesses/package.json`). A newer version's stream still reduces, with
+    /// an `unchecked_cli_version` note after its `system/init` line (which names the
+    /// version in `claude_code_version`). 2.1.332 refuses a command that begins with
+    /// `sleep N` (N ≥ 25) unrun (`<tool_use_error>Blocked: …`): that call is `denied`.
     const CHECKED_VERSIONS: &'static [&'static str] = &["2.1.197", "2.1.332"];
 
-    /// Checked against `claude --help` of 2.1.197: `--system-prompt` (replace),
+    /// Checked against `claude --help` of 2.1.197 and 2.1.332: `--system-prompt` (replace),
     /// `--setting-sources`, `--settings`, `--plugin-dir`, the [`SDK_OPTION_FLAGS`],
     /// `--session-id` / `--resume`. Skills come with plugins (no `skills`). The stream
     /// reports `total_cost_usd` and usage per assistant message.

@@ -1,6 +1,8 @@
 //! The Claude Code harness: `claude -p <prompt> --output-format stream-json --verbose`.
 //!
-//! Stream format as of Claude Code 2.1.197 (see `shared/corpus/live/claude/`): one JSON
+//! Stream format as of Claude Code 2.1.197 and 2.1.332 (see `tests/corpus/live/claude/`;
+//! 2.1.332 adds fields, no line type, and `system` `task_started` / `task_notification`
+//! around a Bash command it runs): one JSON
 //! object a line with `type` `system` (`init`, `status`, `compact_boundary`, ...),
 //! `assistant` (one content block a line, grouped by `message.id`), `user` (tool results),
 //! `stream_event` (partial messages, with `--include-partial-messages`),
