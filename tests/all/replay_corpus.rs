@@ -239,6 +239,33 @@ fn claude_2_1_332_blocked_sleep_is_denied() {
     assert_eq!(r.final_status, TurnStatus::Completed);
 }
 
+/// Claude Code 2.1.332 running the turn_timeout task's command to its end
+/// (`long_command-2.1.332.jsonl`: `python3 -c 'import time; time.sleep(31.4159)' && …`)
+/// writes a `tool_progress` heartbeat at 30 s: known, no diagnostic; the call is one ok
+/// command, and the run took the whole wait.
+#[test]
+fn claude_2_1_332_long_command_heartbeat_is_no_diagnostic() {
+    let path = corpus("live/claude/long_command-2.1.332.jsonl");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains(r#""type":"tool_progress""#),
+        "the heartbeat is recorded"
+    );
+    let r = replay_claude(&path);
+    assert!(r.diagnostics.is_empty(), "{:?}", r.diagnostics);
+    let tools: Vec<(&str, ToolOutcome)> = r
+        .tool_calls
+        .iter()
+        .map(|t| (t.name.as_str(), t.status))
+        .collect();
+    assert_eq!(tools, [("Bash", ToolOutcome::Ok)]);
+    assert!(r.commands[0].starts_with("python3 -c 'import time; time.sleep(31.4159)'"));
+    // A plain capture has no stamps of its own: the CLI's result says how long it took.
+    let cli = r.cli_result.as_ref().unwrap();
+    assert!(cli.duration_ms.unwrap() >= 31_000, "{cli:?}");
+    assert_eq!(r.final_status, TurnStatus::Completed);
+}
+
 /// A stream from a Claude Code newer than the versions the harness was checked against
 /// (2.1.332's `hello`, its `claude_code_version` changed to 2.1.9999) still reduces to
 /// the same record, with one `unchecked_cli_version` note on its `system/init` line.

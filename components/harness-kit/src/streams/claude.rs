@@ -15,8 +15,8 @@
 //!   `result`, so the totals say `partial` rather than look complete.
 //! - `stream_event` partial messages: `message_start` starts a model call, and a
 //!   `message_delta`'s usage updates the message's output tokens.
-//! - `system/task_*` lines (background tasks: sub-agents, background shells) are known and
-//!   add no diagnostic.
+//! - `system/task_*` lines (background tasks: sub-agents, background shells) and Claude
+//!   Code 2.1.332's `tool_progress` heartbeats are known and add no diagnostic.
 //! - `rate_limit_event`, `system/compact_boundary`, unknown types and broken lines become
 //!   diagnostics; a line with lone UTF-16 surrogate escapes or a repeated key is read
 //!   after a repair, with a `repaired_line` diagnostic (see `crate::parse_line`).
@@ -136,6 +136,10 @@ impl Reducer for ClaudeReducer {
                 };
                 out.push(Event::diagnostic("rate_limit", message, line));
             }
+            // Claude Code 2.1.332: a heartbeat every 30 s a tool runs (`heartbeat: true`,
+            // `elapsed_time_seconds`, the call's id in `parent_tool_use_id`). The call's
+            // start and end carry every fact; Qwen Code writes none.
+            "tool_progress" if self.dialect == Dialect::ClaudeCode => {}
             other => out.push(type_diagnostic(other, line)),
         }
         out

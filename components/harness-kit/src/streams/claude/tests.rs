@@ -107,7 +107,7 @@ fn empty_result_text_is_rebuilt() {
 #[test]
 fn unknown_and_broken_lines_are_diagnostics() {
     let events = Reduced::new(
-        "{\"type\":\"tool_progress\"}\nnot json\n{\"type\":\"system\",\"subtype\":\"state\"}",
+        "{\"type\":\"made_up_type\"}\nnot json\n{\"type\":\"system\",\"subtype\":\"state\"}",
     );
     let kinds: Vec<&str> = events
         .iter()
@@ -503,5 +503,31 @@ fn a_leading_long_sleep_claude_code_blocked_is_denied() {
             "<tool_use_error>File has not been read yet. Read it first before writing to it.</tool_use_error>"
         ),
         [ToolStatus::Error]
+    );
+}
+
+/// Claude Code 2.1.332 writes a `tool_progress` heartbeat every 30 s a Bash command runs
+/// (verbatim from `tests/corpus/live/claude/long_command-2.1.332.jsonl`, between the call
+/// and its result). It carries no fact the call's start and end do not: no event, no
+/// diagnostic; Qwen Code writes none, so there it stays an unknown type.
+#[test]
+fn a_tool_progress_heartbeat_is_no_event() {
+    let heartbeat = r#"{"type":"tool_progress","tool_use_id":"toolu_mock_0_0-heartbeat-0","tool_name":"Bash","parent_tool_use_id":"toolu_mock_0_0","elapsed_time_seconds":30,"heartbeat":true,"session_id":"71e98a1c-80ff-4d2f-b414-6e9661bb07cb","uuid":"7f6f4d84-0b7a-48c4-b82b-48eea4cc7d31"}"#;
+    let r = Reduced::new(&format!(
+        "{}\n{heartbeat}\n{}",
+        r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"toolu_mock_0_0","name":"Bash","input":{"command":"python3 -c 'import time; time.sleep(31.4159)'"}}]},"parent_tool_use_id":null}"#,
+        r#"{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_mock_0_0","type":"tool_result","content":"(Bash completed with no output)","is_error":false}]},"parent_tool_use_id":null}"#,
+    ));
+    assert_eq!(
+        r.tools(),
+        [("toolu_mock_0_0", "Bash", Some(ToolStatus::Ok))]
+    );
+    assert!(r.kinds().is_empty(), "{:?}", r.kinds());
+    assert_eq!(Reduced::new(heartbeat).len(), 0);
+    let mut qwen = ClaudeReducer::with_dialect(ReducerConfig::default(), Dialect::QwenCode);
+    let events = qwen.feed(heartbeat.as_bytes(), 0);
+    assert!(
+        matches!(&events[..], [Event::Diagnostic { kind, .. }] if kind == "unknown_type"),
+        "{events:?}"
     );
 }
