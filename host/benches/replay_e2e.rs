@@ -9,13 +9,17 @@
 //! thousands of distinct calls and tool calls, as a long agent session does), then its
 //! closing message and result. About 64 MiB, as a plain capture and as a recording.
 //!
-//! `cargo bench --bench replay_e2e` prints, for each form, MB/s, the replay's peak RSS
-//! (the child's `ru_maxrss`) and the ratio to Python; then the CPU time of both (the
-//! child's user + system time, Python's `process_time`), which a busy shared machine
-//! disturbs less than wall time. Target: the capture at ≥ 100 MB/s
-//! end to end (about a bare `json.loads` loop here) and a peak RSS that follows what the
-//! turn keeps, not the input's size. A missed target prints FAIL and exits 1; this is a
-//! benchmark, not a test, so no timing is ever asserted in `cargo test`.
+//! `cargo bench --bench replay_e2e` runs, for each form, five rounds of one replay and one
+//! Python loop, interleaved (a shared machine whose speed drifts disturbs both alike),
+//! and prints the best of each side: MB/s and wall time, the replay's peak RSS (the
+//! child's `ru_maxrss`), and the CPU time of both (the child's user + system time, start-up
+//! and component loading included; Python's `process_time` around its loop, start-up
+//! excluded), which a busy machine disturbs less than wall time. Target (issue 10): the
+//! capture's replay at least as fast as the Python loop by CPU time (the issue put that
+//! loop at about 100 MB/s here; it measures 60-100 MB/s on this shared machine from one
+//! hour to the next), and a peak RSS that follows what the turn keeps, not the input's
+//! size. A missed target prints FAIL and exits 1; this is a benchmark, not a test, so no
+//! timing is ever asserted in `cargo test`.
 //! `REPLAY_E2E_MIB=N` sets another size.
 //!
 //! Where the time goes (release build, 64 MiB capture, 125 353 lines, `perf record` of the
@@ -40,10 +44,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// End-to-end throughput the capture must reach, MB/s (MiB/s).
-const TARGET_MB_S: f64 = 100.0;
-/// Runs per measurement; the best is kept.
-const RUNS: usize = 3;
+/// The capture's end-to-end replay against a bare Python `json.loads` loop over the same
+/// file, by CPU time (Python's / ours): at least as fast.
+const TARGET_RATIO: f64 = 1.0;
+/// Rounds (one replay, one Python loop each); the best of each side is kept.
+const RUNS: usize = 5;
 
 /// The lines of the real session: (head, repeated body, tail).
 fn session_parts() -> (Vec<String>, Vec<String>, Vec<String>) {
@@ -130,48 +135,47 @@ fn measure(mut cmd: Command) -> (Duration, u64, f64, std::process::ExitStatus) {
     )
 }
 
-struct Row {
-    what: String,
+/// The best of [`RUNS`] runs of one side: least wall time and least CPU time (each the
+/// least over the runs, not necessarily of one run), and the replay's peak RSS.
+#[derive(Default)]
+struct Best {
     seconds: f64,
-    /// CPU seconds (user + system); the least over the runs.
     cpu: f64,
-    rss: Option<u64>,
+    rss: u64,
 }
 
-fn replay(file: &Path, out: &Path) -> Row {
-    let mut best: Option<Row> = None;
-    for _ in 0..RUNS {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_coder-eval"));
-        cmd.args(["replay", "--harness", "claude-code", "--json"])
-            .arg(file)
-            .stdout(Stdio::from(std::fs::File::create(out).unwrap()))
-            .stderr(Stdio::inherit());
-        let (elapsed, rss, cpu, status) = measure(cmd);
-        assert!(
-            status.success(),
-            "replay of {} failed: {status}",
-            file.display()
-        );
-        let mut row = Row {
-            what: String::new(),
-            seconds: elapsed.as_secs_f64(),
-            cpu,
-            rss: Some(rss),
+impl Best {
+    fn add(&mut self, seconds: f64, cpu: f64, rss: u64) {
+        let first = self.seconds == 0.0;
+        self.seconds = if first {
+            seconds
+        } else {
+            self.seconds.min(seconds)
         };
-        if let Some(b) = &best {
-            row.cpu = row.cpu.min(b.cpu);
-        }
-        if best.as_ref().is_none_or(|b| row.seconds < b.seconds) {
-            best = Some(row);
-        } else if let Some(b) = best.as_mut() {
-            b.cpu = row.cpu;
-        }
+        self.cpu = if first { cpu } else { self.cpu.min(cpu) };
+        self.rss = self.rss.max(rss);
     }
-    best.unwrap()
 }
 
-/// A bare `json.loads` loop over the file's lines, timed inside Python (start-up excluded).
-fn python(file: &Path) -> Option<Row> {
+/// One `coder-eval replay --json` of `file` into `out`: (wall s, CPU s, peak RSS bytes).
+fn replay_once(file: &Path, out: &Path) -> (f64, f64, u64) {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_coder-eval"));
+    cmd.args(["replay", "--harness", "claude-code", "--json"])
+        .arg(file)
+        .stdout(Stdio::from(std::fs::File::create(out).unwrap()))
+        .stderr(Stdio::inherit());
+    let (elapsed, rss, cpu, status) = measure(cmd);
+    assert!(
+        status.success(),
+        "replay of {} failed: {status}",
+        file.display()
+    );
+    (elapsed.as_secs_f64(), cpu, rss)
+}
+
+/// One bare `json.loads` loop over the file's lines, timed inside Python (its start-up
+/// excluded): (wall s, CPU s), `None` without python3.
+fn python_once(file: &Path) -> Option<(f64, f64)> {
     let script = "import json, sys, time\n\
                   t = time.perf_counter()\n\
                   c = time.process_time()\n\
@@ -179,35 +183,40 @@ fn python(file: &Path) -> Option<Row> {
                       for line in f:\n        \
                           json.loads(line)\n\
                   print(time.perf_counter() - t, time.process_time() - c)\n";
-    let mut best: Option<Row> = None;
-    for _ in 0..RUNS {
-        let out = Command::new("python3")
-            .args(["-c", script])
-            .arg(file)
-            .stderr(Stdio::inherit())
-            .output()
-            .ok()?;
-        if !out.status.success() {
-            return None;
-        }
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        let mut figures = text.split_whitespace().map(str::parse::<f64>);
-        let (Some(Ok(seconds)), Some(Ok(cpu))) = (figures.next(), figures.next()) else {
-            return None;
-        };
-        let cpu = best.as_ref().map_or(cpu, |b| cpu.min(b.cpu));
-        if best.as_ref().is_none_or(|b| seconds < b.seconds) {
-            best = Some(Row {
-                what: String::new(),
-                seconds,
-                cpu,
-                rss: None,
-            });
-        } else if let Some(b) = best.as_mut() {
-            b.cpu = cpu;
-        }
+    let out = Command::new("python3")
+        .args(["-c", script])
+        .arg(file)
+        .stderr(Stdio::inherit())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
     }
-    best
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut figures = text.split_whitespace().map(str::parse::<f64>);
+    match (figures.next(), figures.next()) {
+        (Some(Ok(seconds)), Some(Ok(cpu))) => Some((seconds, cpu)),
+        _ => None,
+    }
+}
+
+/// [`RUNS`] rounds of one replay then one Python loop, interleaved so that a machine
+/// whose speed drifts (a shared VM) disturbs both sides alike: the best of each.
+fn race(file: &Path, out: &Path) -> (Best, Option<Best>) {
+    let mut ours = Best::default();
+    let mut python = Some(Best::default());
+    for _ in 0..RUNS {
+        let (seconds, cpu, rss) = replay_once(file, out);
+        ours.add(seconds, cpu, rss);
+        python = match (python, python_once(file)) {
+            (Some(mut best), Some((seconds, cpu))) => {
+                best.add(seconds, cpu, 0);
+                Some(best)
+            }
+            _ => None,
+        };
+    }
+    (ours, python)
 }
 
 fn main() {
@@ -227,51 +236,50 @@ fn main() {
         mb(size(&recording))
     );
     let record_path = dir.join("record.json");
-    let mut rows = Vec::new();
     let mut failed = Vec::new();
     for (form, file) in [("capture", &capture), ("recording", &recording)] {
         let input = size(file);
-        let mut row = replay(file, &record_path);
-        row.what = format!("coder-eval replay --json ({form})");
+        let (ours, python) = race(file, &record_path);
         let record = size(&record_path);
-        let rate = mb(input) / row.seconds;
-        let py = python(file);
+        let rate = mb(input) / ours.seconds;
         println!(
-            "{:<42} {:7.1} MB/s {:6.0} ms  peak RSS {:6.1} MiB ({:.2}x the input; the record is {:.1} MiB){}",
-            row.what,
+            "{:<42} {:7.1} MB/s {:6.0} ms  peak RSS {:6.1} MiB ({:.2}x the input; the record is {:.1} MiB)",
+            format!("coder-eval replay --json ({form})"),
             rate,
-            row.seconds * 1e3,
-            mb(row.rss.unwrap_or(0)),
-            row.rss.unwrap_or(0) as f64 / input as f64,
+            ours.seconds * 1e3,
+            mb(ours.rss),
+            ours.rss as f64 / input as f64,
             mb(record),
-            py.as_ref().map_or(String::new(), |p| format!(
-                "; {:.2}x python json.loads ({:.1} MB/s)",
-                rate / (mb(input) / p.seconds),
-                mb(input) / p.seconds
-            )),
         );
-        if form == "capture" && rate < TARGET_MB_S {
-            failed.push(format!(
-                "{form}: {rate:.1} MB/s is under the {TARGET_MB_S} MB/s target"
-            ));
-        }
-        if let Some(p) = &py {
-            println!(
-                "{:<42} cpu {:6.0} ms, python {:6.0} ms: {:.2}x python by cpu time",
-                "",
-                row.cpu * 1e3,
-                p.cpu * 1e3,
-                p.cpu / row.cpu
-            );
-        }
-        rows.push(row);
-        if py.is_none() {
+        let Some(py) = python else {
             println!("  (python3 not found: no baseline)");
+            continue;
+        };
+        let ratio = py.cpu / ours.cpu;
+        println!(
+            "{:<42} {:7.1} MB/s {:6.0} ms  python json.loads; wall {:.2}x python",
+            "",
+            mb(input) / py.seconds,
+            py.seconds * 1e3,
+            py.seconds / ours.seconds,
+        );
+        println!(
+            "{:<42} cpu {:6.0} ms, python {:6.0} ms: {ratio:.2}x python by cpu time",
+            "",
+            ours.cpu * 1e3,
+            py.cpu * 1e3,
+        );
+        if form == "capture" && ratio < TARGET_RATIO {
+            failed.push(format!(
+                "{form}: {ratio:.2}x python by cpu time is under the {TARGET_RATIO}x target"
+            ));
         }
     }
     let _ = std::fs::remove_file(&record_path);
     if failed.is_empty() {
-        println!("ok: end-to-end replay at or above {TARGET_MB_S} MB/s");
+        println!(
+            "ok: end-to-end replay of the capture at or above {TARGET_RATIO}x python by cpu time"
+        );
     } else {
         for f in &failed {
             println!("FAIL: {f}");

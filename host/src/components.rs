@@ -189,7 +189,7 @@ impl ComponentSource {
 
     /// Loads and checks the harness component for `name`.
     pub fn harness(&self, name: &str) -> Result<LoadedComponent, ResolveError> {
-        let cache = ComponentCache::global();
+        let cache = ComponentCache::harnesses();
         let loaded = match self.file_for(name) {
             Some(path) => cache.load_file(&path)?,
             None => {

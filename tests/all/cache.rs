@@ -10,7 +10,7 @@ fn artifacts_are_written_reused_and_verified() {
     let dir = scratch("cache");
     let bytes = std::fs::read(test_component("test_tagger.wasm")).unwrap();
 
-    let cold = ComponentCache::new(Some(dir.clone()));
+    let cold = ComponentCache::for_harnesses(Some(dir.clone()));
     assert!(!cold.is_cached_on_disk(&bytes));
     let loaded = cold.load_bytes("tagger", &bytes).unwrap();
     harness::check(&loaded).unwrap();
@@ -31,7 +31,7 @@ fn artifacts_are_written_reused_and_verified() {
         [&artifacts[0], &digest].map(|p| std::fs::metadata(p).unwrap().ino())
     };
     let before = inodes();
-    let warm = ComponentCache::new(Some(dir.clone()));
+    let warm = ComponentCache::for_harnesses(Some(dir.clone()));
     let loaded = warm.load_bytes("tagger", &bytes).unwrap();
     assert_eq!(
         inodes(),
@@ -52,7 +52,7 @@ fn artifacts_are_written_reused_and_verified() {
     let mid = corrupted.len() / 2;
     corrupted[mid] ^= 0xff;
     std::fs::write(artifact, &corrupted).unwrap();
-    let fresh = ComponentCache::new(Some(dir.clone()));
+    let fresh = ComponentCache::for_harnesses(Some(dir.clone()));
     let loaded = fresh.load_bytes("tagger", &bytes).unwrap();
     harness::check(&loaded).unwrap();
     assert_ne!(
@@ -60,4 +60,22 @@ fn artifacts_are_written_reused_and_verified() {
         corrupted,
         "the artifact was rewritten"
     );
+
+    // The graders' engine (fuel metered) compiles the same bytes to another artifact in
+    // the same folder; neither cache loads the other's.
+    let graders = ComponentCache::new(Some(dir.clone()));
+    assert!(!graders.is_cached_on_disk(&bytes));
+    graders.load_bytes("tagger", &bytes).unwrap();
+    assert!(graders.is_cached_on_disk(&bytes));
+    let count = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .path()
+                .extension()
+                .is_some_and(|x| x == "cwasm")
+        })
+        .count();
+    assert_eq!(count, 2, "one artifact per engine");
 }

@@ -1,16 +1,14 @@
 //! The sandbox's promises (`runtime/mod.rs`), each held by a test that fails when it
-//! breaks: frozen clocks, seeded randomness, a fresh instance per grader call, fuel
-//! re-armed before every reducer call, imports the world does not grant refused, and a
-//! component built against an events version the host does not speak refused naming it.
-//! The probes are test components (`components/test-components/`): `grader-probe`
-//! reports what it sees, `burner` uses fuel on demand, `forbidden-import` and
-//! `wrong-events` are built against contracts the host must refuse.
+//! breaks: frozen clocks, seeded randomness, a fresh instance per grader call, imports
+//! the world does not grant refused, and a component built against an events version the
+//! host does not speak refused naming it. The probes are test components
+//! (`components/test-components/`): `grader-probe` reports what it sees,
+//! `forbidden-import` and `wrong-events` are built against contracts the host must refuse.
+//! (A reducer's CPU bound, its deadline, is held by `sandbox.rs`.)
 
 use crate::support::{scratch, test_component};
-use coder_eval::components::ComponentSource;
 use coder_eval::grading::{CriterionSpec, GradeContext, grade_all};
 use coder_eval::results::CriterionResult;
-use coder_eval::turn::replay::{ReplayOptions, replay};
 use serde_json::{Value, json};
 
 fn component(file: &str, params: Value) -> CriterionSpec {
@@ -90,53 +88,6 @@ async fn every_grader_call_gets_a_fresh_instance() {
     assert_eq!(
         report(&grade(&[component("test_grader_probe.wasm", json!({}))]).await[0])["calls"],
         1
-    );
-}
-
-/// Replays a plain capture of `lines` through the `burner` reducer; the reducer error's
-/// kind, if it failed.
-fn burn(name: &str, lines: &[String]) -> Option<String> {
-    let path = scratch(name).join("burn.jsonl");
-    std::fs::write(
-        &path,
-        lines.iter().map(|l| format!("{l}\n")).collect::<String>(),
-    )
-    .unwrap();
-    let mut options = ReplayOptions::new("claude-code");
-    options.components = ComponentSource {
-        dir: None,
-        overrides: [(
-            "claude-code".to_string(),
-            test_component("test_burner.wasm"),
-        )]
-        .into(),
-    };
-    replay(&path, &options)
-        .unwrap()
-        .reducer_error
-        .map(|e| e.kind)
-}
-
-#[test]
-fn fuel_is_rearmed_before_every_reducer_call() {
-    // Find the smallest power of two of loop iterations one `feed` cannot afford: then half
-    // of it uses more than half of one call's budget, and still fits in one call.
-    let fails = (16..40u32)
-        .map(|k| 1u64 << k)
-        .find(|&n| burn("burn-calibrate", &[format!("burn {n}")]).is_some())
-        .expect("some loop outruns one call's fuel");
-    assert_eq!(
-        burn("burn-calibrate", &[format!("burn {fails}")]).as_deref(),
-        Some("out_of_fuel")
-    );
-    let most = fails / 2;
-    // Three such lines to one reducer instance: fuel given once would run out on the
-    // second; re-armed before every call, all three pass.
-    let lines = vec![format!("burn {most}"); 3];
-    assert_eq!(
-        burn("burn-three", &lines),
-        None,
-        "fuel was not re-armed ({most} iterations per line)"
     );
 }
 

@@ -13,7 +13,7 @@
 //! rebuilt component left its ~6 MB artifact behind for good (132 of them, 765 MB, on a
 //! development machine in two days).
 
-use super::{ComponentError, LoadedComponent, engine};
+use super::{ComponentError, CpuBound, LoadedComponent, engine};
 use crate::results::write_atomically;
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
@@ -69,19 +69,34 @@ pub(crate) fn prune(dir: &Path, max_bytes: u64, keep: &Path) -> usize {
     removed
 }
 
-/// Loads components, compiling each at most once per machine.
+/// Loads components, compiling each at most once per machine, for one engine: graders'
+/// ([`CpuBound::Fuel`]) or harness components' ([`CpuBound::Deadline`]). Both can share
+/// a folder: the key tells their artifacts apart.
 pub struct ComponentCache {
     /// Where precompiled artifacts live; `None` = memory only.
     dir: Option<PathBuf>,
+    /// The engine its components are compiled for and run on.
+    bound: CpuBound,
     memo: Mutex<HashMap<[u8; 32], Component>>,
 }
 
 impl ComponentCache {
-    /// A cache in `dir` (created if missing), or memory-only when `dir` is `None`.
+    /// A cache of graders in `dir` (created if missing), or memory-only when `dir` is
+    /// `None`.
     pub fn new(dir: Option<PathBuf>) -> ComponentCache {
+        ComponentCache::for_bound(dir, CpuBound::Fuel)
+    }
+
+    /// A cache of harness components in `dir` (see [`ComponentCache::new`]).
+    pub fn for_harnesses(dir: Option<PathBuf>) -> ComponentCache {
+        ComponentCache::for_bound(dir, CpuBound::Deadline)
+    }
+
+    fn for_bound(dir: Option<PathBuf>, bound: CpuBound) -> ComponentCache {
         let dir = dir.filter(|d| std::fs::create_dir_all(d).is_ok());
         ComponentCache {
             dir,
+            bound,
             memo: Mutex::new(HashMap::new()),
         }
     }
@@ -98,10 +113,16 @@ impl ComponentCache {
         Some(base.join("coder-eval").join("components"))
     }
 
-    /// The process-wide cache in [`ComponentCache::default_dir`].
+    /// The process-wide cache of graders in [`ComponentCache::default_dir`].
     pub fn global() -> &'static ComponentCache {
         static CACHE: std::sync::OnceLock<ComponentCache> = std::sync::OnceLock::new();
         CACHE.get_or_init(|| ComponentCache::new(ComponentCache::default_dir()))
+    }
+
+    /// The process-wide cache of harness components in [`ComponentCache::default_dir`].
+    pub fn harnesses() -> &'static ComponentCache {
+        static CACHE: std::sync::OnceLock<ComponentCache> = std::sync::OnceLock::new();
+        CACHE.get_or_init(|| ComponentCache::for_harnesses(ComponentCache::default_dir()))
     }
 
     /// Loads a component file. Errors: unreadable file, invalid component.
@@ -117,7 +138,7 @@ impl ComponentCache {
 
     /// Loads a component from its bytes; `name` is used in errors.
     pub fn load_bytes(&self, name: &str, bytes: &[u8]) -> Result<LoadedComponent, ComponentError> {
-        let key = cache_key(bytes);
+        let key = cache_key(bytes, self.bound);
         if let Some(component) = self.memo.lock().unwrap().get(&key) {
             return Ok(LoadedComponent {
                 name: Arc::from(name),
@@ -137,7 +158,7 @@ impl ComponentCache {
 
     /// Whether an artifact for these bytes is on disk (for the benchmark and tests).
     pub fn is_cached_on_disk(&self, bytes: &[u8]) -> bool {
-        self.artifact_path(&cache_key(bytes))
+        self.artifact_path(&cache_key(bytes, self.bound))
             .is_some_and(|p| p.exists())
     }
 
@@ -158,7 +179,7 @@ impl ComponentCache {
         }
         // SAFETY: the artifact was written by this host (`compile` below) and its digest,
         // written after it, matches; wasmtime checks the engine compatibility header.
-        unsafe { Component::deserialize(engine(), &artifact).ok() }
+        unsafe { Component::deserialize(engine(self.bound), &artifact).ok() }
     }
 
     fn compile(
@@ -171,7 +192,9 @@ impl ComponentCache {
             component: name.to_string(),
             source,
         };
-        let artifact = engine().precompile_component(bytes).map_err(invalid)?;
+        let artifact = engine(self.bound)
+            .precompile_component(bytes)
+            .map_err(invalid)?;
         if let Some(path) = self.artifact_path(key) {
             // Best effort: a cache that cannot be written only costs time.
             // The results' atomic writer: a reader (another run compiling the same
@@ -189,7 +212,7 @@ impl ComponentCache {
             }
         }
         // SAFETY: `artifact` was produced by this engine just above.
-        unsafe { Component::deserialize(engine(), &artifact) }.map_err(invalid)
+        unsafe { Component::deserialize(engine(self.bound), &artifact) }.map_err(invalid)
     }
 }
 
@@ -199,7 +222,7 @@ fn digest_path(artifact: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-fn cache_key(bytes: &[u8]) -> [u8; 32] {
+fn cache_key(bytes: &[u8], bound: CpuBound) -> [u8; 32] {
     struct ShaHasher(Sha256);
     impl Hasher for ShaHasher {
         fn finish(&self) -> u64 {
@@ -211,7 +234,10 @@ fn cache_key(bytes: &[u8]) -> [u8; 32] {
     }
     let mut hasher = ShaHasher(Sha256::new());
     hasher.write(bytes);
-    engine().precompile_compatibility_hash().hash(&mut hasher);
+    engine(bound)
+        .precompile_compatibility_hash()
+        .hash(&mut hasher);
+    bound.hash(&mut hasher);
     hasher.0.finalize().into()
 }
 

@@ -9,7 +9,7 @@
 //! and `grader@0.1.0`. To accept `grader@0.2.0`, add its arm to [`Version::accepted`] (and
 //! its bindings, converted at the boundary, to `grader.rs`).
 
-use super::{ComponentError, LoadedComponent, engine};
+use super::{ComponentError, LoadedComponent};
 
 /// A contract: a WIT package, the interfaces a component must export, and its world.
 #[derive(Debug, Clone, Copy)]
@@ -99,7 +99,10 @@ pub(crate) fn check(
     contract: &Contract,
 ) -> Result<Version, ComponentError> {
     let ty = loaded.component.component_type();
-    let exports: Vec<String> = ty.exports(engine()).map(|(n, _)| n.to_string()).collect();
+    let exports: Vec<String> = ty
+        .exports(loaded.component.engine())
+        .map(|(n, _)| n.to_string())
+        .collect();
     let package = contract.package;
     let prefix = format!("{package}/");
     let mut version = None;
@@ -141,7 +144,7 @@ pub(crate) fn check(
         ("coder-eval:events", version.events()),
         (package, version.as_str()),
     ];
-    for (import, _) in ty.imports(engine()) {
+    for (import, _) in ty.imports(loaded.component.engine()) {
         if import.starts_with("wasi:") {
             continue;
         }

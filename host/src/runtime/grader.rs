@@ -11,7 +11,7 @@
 //! which the guest's memory cap bounds (256 MiB).
 
 use super::sandbox::{arm, classify, new_store};
-use super::{Budget, ComponentError, HostState, LoadedComponent, engine};
+use super::{Budget, ComponentError, CpuBound, HostState, LoadedComponent, engine};
 use crate::results::StampedEvent;
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
@@ -110,7 +110,7 @@ struct GradingInputRef<'a> {
 fn linker() -> &'static Linker<HostState> {
     static LINKER: OnceLock<Linker<HostState>> = OnceLock::new();
     LINKER.get_or_init(|| {
-        let mut linker = Linker::new(engine());
+        let mut linker = Linker::new(engine(CpuBound::Fuel));
         super::sandbox::link_wasi(&mut linker);
         linker
     })
@@ -134,13 +134,14 @@ pub(crate) fn grade(
     }
     let name = loaded.name.to_string();
     let budget = Budget::GRADER;
-    let mut store =
-        new_store(budget, Some(&input.workspace)).map_err(|source| ComponentError::Read {
+    let mut store = new_store(loaded, budget, Some(&input.workspace)).map_err(|source| {
+        ComponentError::Read {
             component: name.clone(),
             path: input.workspace.clone(),
             source,
-        })?;
-    let init_fuel = arm(&mut store, budget, 0);
+        }
+    })?;
+    let init_armed = arm(&mut store, budget, 0);
     let instantiate = |source| ComponentError::Instantiate {
         component: name.clone(),
         source,
@@ -156,7 +157,7 @@ pub(crate) fn grade(
                 &name,
                 "instantiate",
                 budget,
-                init_fuel,
+                init_armed,
             ));
         }
         Err(e) => return Err(instantiate(e)),
@@ -184,9 +185,9 @@ pub(crate) fn grade(
         workspace: GUEST_WORKSPACE,
     };
     let input_bytes = input.params_json.len() + input.prompt.len() + input.trajectory.v1().1;
-    let fuel = arm(&mut store, budget, input_bytes);
+    let armed = arm(&mut store, budget, input_bytes);
     let (result,) = func
         .call(&mut store, (args,))
-        .map_err(|e| classify(&mut store, e, &name, "criterion.grade", budget, fuel))?;
+        .map_err(|e| classify(&mut store, e, &name, "criterion.grade", budget, armed))?;
     Ok(kept(result))
 }

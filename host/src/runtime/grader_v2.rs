@@ -10,7 +10,7 @@
 
 use super::contract;
 use super::sandbox::{arm, classify, new_store};
-use super::{Budget, ComponentError, HostState, LoadedComponent, engine};
+use super::{Budget, ComponentError, CpuBound, HostState, LoadedComponent, engine};
 use crate::results::StampedEvent;
 use crate::turn::early_stop::{Decidability, LiveVerdict, LiveWatcher};
 use std::sync::{Arc, OnceLock};
@@ -35,16 +35,18 @@ use super::verdict::{GUEST_WORKSPACE, GradeResult, GraderVerdict, grader_text, k
 /// inside it; a loop stops in well under a second), the wall-clock backstop, the memory
 /// cap of graders.
 pub const WATCHER: Budget = Budget {
+    cpu: super::CpuBound::Fuel,
     base_fuel: 50_000_000,
     fuel_per_byte: 100,
     deadline: std::time::Duration::from_secs(10),
+    deadline_per_mib: std::time::Duration::ZERO,
     memory_bytes: 256 << 20,
 };
 
 fn linker() -> &'static Linker<HostState> {
     static LINKER: OnceLock<Linker<HostState>> = OnceLock::new();
     LINKER.get_or_init(|| {
-        let mut linker = Linker::new(engine());
+        let mut linker = Linker::new(engine(CpuBound::Fuel));
         super::sandbox::link_wasi(&mut linker);
         linker
     })
@@ -54,7 +56,8 @@ fn linker() -> &'static Linker<HostState> {
 pub fn exports_live(loaded: &LoadedComponent) -> bool {
     let ty = loaded.component.component_type();
     let wanted = format!("{}/live@0.2.0", contract::GRADER.package);
-    ty.exports(engine()).any(|(n, _)| n == wanted)
+    ty.exports(loaded.component.engine())
+        .any(|(n, _)| n == wanted)
 }
 
 /// A trajectory converted once to the 0.2.0 WIT types.
@@ -106,11 +109,12 @@ pub(crate) fn grade(
 ) -> Result<Result<GraderVerdict, String>, ComponentError> {
     let name = loaded.name.to_string();
     let budget = Budget::GRADER;
-    let mut store = new_store(budget, Some(workspace)).map_err(|source| ComponentError::Read {
-        component: name.clone(),
-        path: workspace.to_path_buf(),
-        source,
-    })?;
+    let mut store =
+        new_store(loaded, budget, Some(workspace)).map_err(|source| ComponentError::Read {
+            component: name.clone(),
+            path: workspace.to_path_buf(),
+            source,
+        })?;
     let instance = instantiate(&mut store, loaded, budget)?;
     let interface = format!("{}/criterion@0.2.0", contract::GRADER.package);
     let missing = || ComponentError::WrongWorld {
@@ -136,14 +140,14 @@ pub(crate) fn grade(
         prompt,
         workspace: GUEST_WORKSPACE,
     };
-    let fuel = arm(
+    let armed = arm(
         &mut store,
         budget,
         params_json.len() + prompt.len() + trajectory.bytes,
     );
     let (result,) = func
         .call(&mut store, (args,))
-        .map_err(|e| classify(&mut store, e, &name, "criterion.grade", budget, fuel))?;
+        .map_err(|e| classify(&mut store, e, &name, "criterion.grade", budget, armed))?;
     Ok(kept(result))
 }
 
@@ -153,11 +157,11 @@ fn instantiate(
     budget: Budget,
 ) -> Result<wasmtime::component::Instance, ComponentError> {
     let name = loaded.name.to_string();
-    let init_fuel = arm(store, budget, 0);
+    let init_armed = arm(store, budget, 0);
     match linker().instantiate(&mut *store, &loaded.component) {
         Ok(instance) => Ok(instance),
         Err(e) if e.downcast_ref::<wasmtime::Trap>().is_some() => {
-            Err(classify(store, e, &name, "instantiate", budget, init_fuel))
+            Err(classify(store, e, &name, "instantiate", budget, init_armed))
         }
         Err(source) => Err(ComponentError::Instantiate {
             component: name,
@@ -185,11 +189,12 @@ impl LiveInstance {
         prompt: &str,
     ) -> Result<Result<LiveInstance, String>, ComponentError> {
         let name = loaded.name.to_string();
-        let mut store = new_store(WATCHER, None).map_err(|source| ComponentError::Read {
-            component: name.clone(),
-            path: Default::default(),
-            source,
-        })?;
+        let mut store =
+            new_store(loaded, WATCHER, None).map_err(|source| ComponentError::Read {
+                component: name.clone(),
+                path: Default::default(),
+                source,
+            })?;
         let instance = instantiate(&mut store, loaded, WATCHER)?;
         let wrong = |source| ComponentError::Instantiate {
             component: name.clone(),
@@ -197,16 +202,16 @@ impl LiveInstance {
         };
         let world = bindings::LiveGrader::new(&mut store, &instance).map_err(wrong)?;
         let live = world.coder_eval_grader_live().clone();
-        let fuel = arm(&mut store, WATCHER, params_json.len() + prompt.len());
+        let armed = arm(&mut store, WATCHER, params_json.len() + prompt.len());
         let armed = live
             .watcher()
             .call_arm(&mut store, params_json, prompt)
-            .map_err(|e| classify(&mut store, e, &name, "live.watcher.arm", WATCHER, fuel))?;
+            .map_err(|e| classify(&mut store, e, &name, "live.watcher.arm", WATCHER, armed))?;
         let watcher = match armed {
             Ok(w) => w,
             Err(e) => return Ok(Err(grader_text(&e.message))),
         };
-        let fuel = arm(&mut store, WATCHER, 0);
+        let armed = arm(&mut store, WATCHER, 0);
         let d = live
             .watcher()
             .call_decidability(&mut store, watcher)
@@ -217,7 +222,7 @@ impl LiveInstance {
                     &name,
                     "live.watcher.decidability",
                     WATCHER,
-                    fuel,
+                    armed,
                 )
             })?;
         Ok(Ok(LiveInstance {
@@ -243,7 +248,7 @@ impl LiveInstance {
         event: &wg::StampedEvent,
         bytes: usize,
     ) -> Result<LiveVerdict, ComponentError> {
-        let fuel = arm(&mut self.store, WATCHER, bytes);
+        let armed = arm(&mut self.store, WATCHER, bytes);
         let verdict = self
             .live
             .watcher()
@@ -255,7 +260,7 @@ impl LiveInstance {
                     &self.name,
                     "live.watcher.observe",
                     WATCHER,
-                    fuel,
+                    armed,
                 )
             })?;
         Ok(match verdict {

@@ -49,7 +49,7 @@ enum Bindings {
 fn linker() -> &'static Linker<HostState> {
     static LINKER: OnceLock<Linker<HostState>> = OnceLock::new();
     LINKER.get_or_init(|| {
-        let mut linker = Linker::new(super::engine());
+        let mut linker = Linker::new(super::engine(super::CpuBound::Deadline));
         super::sandbox::link_wasi(&mut linker);
         linker
     })
@@ -94,7 +94,7 @@ impl Launcher {
         let Bindings::V0_2(b) = &self.bindings else {
             return Ok(capabilities_v0_1());
         };
-        let fuel = arm(&mut self.store, Budget::REDUCER, 0);
+        let armed = arm(&mut self.store, Budget::REDUCER, 0);
         let store = &mut self.store;
         let caps = super::off_runtime(|| b.coder_eval_harness_launch().call_describe(&mut *store))
             .map_err(|e| {
@@ -104,7 +104,7 @@ impl Launcher {
                     &self.name,
                     "describe",
                     Budget::REDUCER,
-                    fuel,
+                    armed,
                 )
             })?;
         Ok(Capabilities {
@@ -138,7 +138,7 @@ impl Launcher {
         let Bindings::V0_2(b) = &self.bindings else {
             return Ok(TotalsScope::PerProcess);
         };
-        let fuel = arm(&mut self.store, Budget::REDUCER, 0);
+        let armed = arm(&mut self.store, Budget::REDUCER, 0);
         let store = &mut self.store;
         let scope = super::off_runtime(|| {
             let launch = b.coder_eval_harness_launch();
@@ -155,7 +155,7 @@ impl Launcher {
                 &self.name,
                 if usage { "usage-totals" } else { "totals" },
                 Budget::REDUCER,
-                fuel,
+                armed,
             )
         })?;
         Ok(match scope {
@@ -182,7 +182,7 @@ impl Launcher {
                 ));
             }
         }
-        let fuel = arm(&mut self.store, Budget::REDUCER, 0);
+        let armed = arm(&mut self.store, Budget::REDUCER, 0);
         let (bindings, store) = (&self.bindings, &mut self.store);
         let plan = super::off_runtime(|| match bindings {
             Bindings::V0_1(b) => b
@@ -201,7 +201,7 @@ impl Launcher {
                 &self.name,
                 "plan",
                 Budget::REDUCER,
-                fuel,
+                armed,
             )
         })?;
         Ok(plan)
@@ -213,7 +213,7 @@ impl Launcher {
         action: &NeutralAction,
         workspace: &str,
     ) -> Result<ToolCall, ComponentError> {
-        let fuel = arm(&mut self.store, Budget::REDUCER, 0);
+        let armed = arm(&mut self.store, Budget::REDUCER, 0);
         let (bindings, store) = (&self.bindings, &mut self.store);
         let call = super::off_runtime(|| match bindings {
             Bindings::V0_1(b) => {
@@ -248,7 +248,7 @@ impl Launcher {
                 &self.name,
                 "translate-action",
                 Budget::REDUCER,
-                fuel,
+                armed,
             )
         })?;
         Ok(ToolCall {
@@ -260,11 +260,12 @@ impl Launcher {
 
 fn instantiate(loaded: &LoadedComponent) -> Result<(Store<HostState>, Bindings), ComponentError> {
     let version = contract::check(loaded, &contract::HARNESS)?;
-    let mut store = new_store(Budget::REDUCER, None).map_err(|source| ComponentError::Read {
-        component: loaded.name.to_string(),
-        path: Default::default(),
-        source,
-    })?;
+    let mut store =
+        new_store(loaded, Budget::REDUCER, None).map_err(|source| ComponentError::Read {
+            component: loaded.name.to_string(),
+            path: Default::default(),
+            source,
+        })?;
     arm(&mut store, Budget::REDUCER, 0);
     let instantiated = match version {
         Version::V0_1_0 => bindings::Harness::instantiate(&mut store, &loaded.component, linker())
@@ -295,7 +296,7 @@ impl Reducer {
     /// Instantiates the component and constructs its reducer.
     pub fn new(loaded: &LoadedComponent, config: ReducerConfig) -> Result<Reducer, ComponentError> {
         let (mut store, bindings) = super::off_runtime(|| instantiate(loaded))?;
-        let fuel = arm(&mut store, Budget::REDUCER, 0);
+        let armed = arm(&mut store, Budget::REDUCER, 0);
         let resource = super::off_runtime(|| match &bindings {
             Bindings::V0_1(b) => b
                 .coder_eval_harness_reducer()
@@ -323,7 +324,7 @@ impl Reducer {
                 &loaded.name,
                 "stream-reducer.constructor",
                 Budget::REDUCER,
-                fuel,
+                armed,
             )
         })?;
         Ok(Reducer {
@@ -399,7 +400,7 @@ impl Reducer {
                 component: self.name.to_string(),
             });
         }
-        let fuel = arm(&mut self.store, Budget::REDUCER, input_bytes);
+        let armed = arm(&mut self.store, Budget::REDUCER, input_bytes);
         let (bindings, store, resource) = (&self.bindings, &mut self.store, self.resource);
         match super::off_runtime(|| f(bindings, store, resource)) {
             Ok(events) => Ok(events),
@@ -411,7 +412,7 @@ impl Reducer {
                     &self.name,
                     call,
                     Budget::REDUCER,
-                    fuel,
+                    armed,
                 ))
             }
         }

@@ -1,7 +1,7 @@
 //! One sandboxed store: the deny-by-default WASI context, the memory limiter, the
 //! per-call budget, and turning a failed call into a [`ComponentError`].
 
-use super::{ComponentError, EPOCH_TICK};
+use super::{ComponentError, CpuBound, EPOCH_TICK};
 use std::path::Path;
 use std::time::Duration;
 use wasmtime::component::ResourceTable;
@@ -17,37 +17,63 @@ const CAPTURE_BYTES: usize = 64 * 1024;
 /// CPU and memory bounds for a component's calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Budget {
-    /// Fuel for one call, before the per-byte allowance (wasm instructions, roughly).
+    /// What bounds the calls' CPU: fuel (the engine meters it) or the deadline alone.
+    pub cpu: CpuBound,
+    /// Fuel for one call, before the per-byte allowance (wasm instructions, roughly);
+    /// unused under [`CpuBound::Deadline`].
     pub base_fuel: u64,
-    /// Extra fuel per byte of input the call receives.
+    /// Extra fuel per byte of input the call receives; unused under
+    /// [`CpuBound::Deadline`].
     pub fuel_per_byte: u64,
-    /// Wall-clock backstop for one call.
+    /// Wall-clock limit for one call (counted in epoch ticks, [`EPOCH_TICK`]), before the
+    /// per-MiB allowance.
     pub deadline: Duration,
+    /// Extra wall-clock time per MiB of input the call receives.
+    pub deadline_per_mib: Duration,
     /// Linear memory cap per instance, in bytes.
     pub memory_bytes: usize,
 }
 
 impl Budget {
-    /// Reducers: generous enough to parse a 64 MiB line, small enough that a loop on a
-    /// short line stops within a second.
+    /// Harness components (launch plan, stream reducer, action translation): bounded by
+    /// the deadline alone ([`CpuBound::Deadline`]). 10 s a call plus 1 s per MiB of input:
+    /// the Claude Code reducer takes about 10 µs for a typical line and 10 ms per MiB of a
+    /// long one (release build), so a reducer stopped by it is looping or hundreds of
+    /// times too slow, while a loop on a short line stops within 10 s.
     pub const REDUCER: Budget = Budget {
-        base_fuel: 200_000_000,
-        fuel_per_byte: 400,
-        deadline: Duration::from_secs(30),
+        cpu: CpuBound::Deadline,
+        base_fuel: 0,
+        fuel_per_byte: 0,
+        deadline: Duration::from_secs(10),
+        deadline_per_mib: Duration::from_secs(1),
         memory_bytes: 512 << 20,
     };
-    /// Graders: one call per criterion.
+    /// Graders: one call per criterion, bounded by fuel.
     pub const GRADER: Budget = Budget {
+        cpu: CpuBound::Fuel,
         base_fuel: 2_000_000_000,
         fuel_per_byte: 100,
         deadline: Duration::from_secs(30),
+        deadline_per_mib: Duration::ZERO,
         memory_bytes: 256 << 20,
     };
 
-    /// Fuel for a call that receives `input_bytes` bytes.
+    /// Fuel for a call that receives `input_bytes` bytes (0 under
+    /// [`CpuBound::Deadline`]).
     pub fn fuel_for(&self, input_bytes: usize) -> u64 {
-        self.base_fuel
-            .saturating_add(self.fuel_per_byte.saturating_mul(input_bytes as u64))
+        match self.cpu {
+            CpuBound::Fuel => self
+                .base_fuel
+                .saturating_add(self.fuel_per_byte.saturating_mul(input_bytes as u64)),
+            CpuBound::Deadline => 0,
+        }
+    }
+
+    /// The wall-clock limit of a call that receives `input_bytes` bytes.
+    pub fn deadline_for(&self, input_bytes: usize) -> Duration {
+        let mib = input_bytes as f64 / (1024.0 * 1024.0);
+        self.deadline
+            .saturating_add(self.deadline_per_mib.mul_f64(mib))
     }
 }
 
@@ -180,10 +206,21 @@ pub(super) fn link_wasi(linker: &mut wasmtime::component::Linker<HostState>) {
 
 /// A new store for one component instance. `workspace` is preopened read-only at
 /// `/workspace` (graders only); nothing else is granted.
+///
+/// `loaded` must have been loaded for the engine of `budget.cpu` (a harness component by
+/// [`super::ComponentCache::harnesses`], a grader by [`super::ComponentCache::global`]);
+/// anything else is a bug of the host, and panics here rather than deep in wasmtime.
 pub(super) fn new_store(
+    loaded: &super::LoadedComponent,
     budget: Budget,
     workspace: Option<&Path>,
 ) -> Result<Store<HostState>, std::io::Error> {
+    assert!(
+        wasmtime::Engine::same(loaded.component.engine(), super::engine(budget.cpu)),
+        "component `{}` was loaded for another engine than its {:?} budget's",
+        loaded.name,
+        budget.cpu
+    );
     let stderr = MemoryOutputPipe::new(CAPTURE_BYTES);
     let mut wasi = WasiCtxBuilder::new();
     wasi.stdout(MemoryOutputPipe::new(CAPTURE_BYTES))
@@ -214,18 +251,34 @@ pub(super) fn new_store(
         },
         stderr,
     };
-    let mut store = Store::new(super::engine(), state);
+    let mut store = Store::new(super::engine(budget.cpu), state);
     store.limiter(|s| &mut s.limiter);
     Ok(store)
 }
 
-/// Arms fuel and the epoch deadline for one call receiving `input_bytes` bytes.
-pub(super) fn arm(store: &mut Store<HostState>, budget: Budget, input_bytes: usize) -> u64 {
+/// What [`arm`] gave one call: its fuel (0 when not metered) and its deadline (ms), for
+/// the error of a call that runs out of either.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Armed {
+    pub fuel: u64,
+    pub deadline_ms: u64,
+}
+
+/// Arms the call's CPU bound (fuel when the budget meters it) and its epoch deadline for
+/// one call receiving `input_bytes` bytes. The store must be one [`new_store`] made with
+/// a budget of the same [`CpuBound`].
+pub(super) fn arm(store: &mut Store<HostState>, budget: Budget, input_bytes: usize) -> Armed {
     let fuel = budget.fuel_for(input_bytes);
-    store.set_fuel(fuel).expect("fuel metering is on");
-    let ticks = (budget.deadline.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64;
+    if budget.cpu == CpuBound::Fuel {
+        store.set_fuel(fuel).expect("fuel metering is on");
+    }
+    let deadline = budget.deadline_for(input_bytes);
+    let ticks = (deadline.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64;
     store.set_epoch_deadline(ticks);
-    fuel
+    Armed {
+        fuel,
+        deadline_ms: deadline.as_millis() as u64,
+    }
 }
 
 /// Classifies a failed call: out of fuel, past the deadline, out of memory, or a trap
@@ -236,7 +289,7 @@ pub(super) fn classify(
     component: &str,
     call: &str,
     budget: Budget,
-    fuel: u64,
+    armed: Armed,
 ) -> ComponentError {
     let component = component.to_string();
     let call = call.to_string();
@@ -251,12 +304,12 @@ pub(super) fn classify(
         Some(Trap::OutOfFuel) => ComponentError::OutOfFuel {
             component,
             call,
-            fuel,
+            fuel: armed.fuel,
         },
         Some(Trap::Interrupt) => ComponentError::Deadline {
             component,
             call,
-            deadline_ms: budget.deadline.as_millis() as u64,
+            deadline_ms: armed.deadline_ms,
         },
         _ => {
             let stderr = String::from_utf8_lossy(&store.data().stderr.contents()).into_owned();
@@ -279,5 +332,29 @@ pub(super) fn classify(
                 message,
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_harness_budget_has_no_fuel_and_a_deadline_that_grows_with_the_input() {
+        let b = Budget::REDUCER;
+        assert_eq!(b.cpu, CpuBound::Deadline);
+        assert_eq!(b.fuel_for(64 << 20), 0);
+        assert_eq!(b.deadline_for(0), Duration::from_secs(10));
+        assert_eq!(b.deadline_for(1 << 20), Duration::from_secs(11));
+        assert_eq!(b.deadline_for(64 << 20), Duration::from_secs(74));
+    }
+
+    #[test]
+    fn a_grader_budget_meters_fuel_by_input_and_keeps_a_flat_deadline() {
+        let b = Budget::GRADER;
+        assert_eq!(b.cpu, CpuBound::Fuel);
+        assert_eq!(b.fuel_for(0), 2_000_000_000);
+        assert_eq!(b.fuel_for(10), 2_000_001_000);
+        assert_eq!(b.deadline_for(64 << 20), Duration::from_secs(30));
     }
 }
