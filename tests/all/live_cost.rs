@@ -302,7 +302,11 @@ fn a_follow_up_query_after_a_background_command_is_counted() {
         .filter_map(|r| serde_json::from_str::<serde_json::Value>(r["text"].as_str()?).ok())
         .filter(|v| v["type"] == "result")
         .collect();
-    assert_eq!(results.len(), 2, "the follow-up query printed its own result");
+    assert_eq!(
+        results.len(),
+        2,
+        "the follow-up query printed its own result"
+    );
     let sum = |field: &str| -> u64 {
         results
             .iter()

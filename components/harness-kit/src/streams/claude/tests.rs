@@ -556,8 +556,11 @@ fn result_lines(path: &str) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// The `FinalResult`s of `r`, as (usage, num_turns, cost, duration).
-fn finals(r: &Reduced) -> Vec<(Option<Usage>, Option<u32>, Option<f64>, Option<u64>)> {
+/// A `FinalResult`'s (usage, num_turns, cost, duration).
+type Figures = (Option<Usage>, Option<u32>, Option<f64>, Option<u64>);
+
+/// The `FinalResult`s of `r`, as [`Figures`].
+fn finals(r: &Reduced) -> Vec<Figures> {
     r.iter()
         .filter_map(|e| match e {
             Event::FinalResult {
