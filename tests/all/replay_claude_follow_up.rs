@@ -35,15 +35,26 @@ fn sum(results: &[Value], pick: impl Fn(&Value) -> &Value) -> u64 {
 }
 
 #[test]
-fn claude_2_1_332_a_follow_up_query_adds_its_usage_and_turns() {
-    for (name, main_thread_only) in [("bg2", true), ("err1", true), ("sub1", false)] {
-        let capture = format!("live/claude/{name}-2.1.332.jsonl");
+fn claude_a_follow_up_query_adds_its_usage_and_turns() {
+    for (name, main_thread_only) in [
+        ("bg2-2.1.332", true),
+        ("err1-2.1.332", true),
+        ("sub1-2.1.332", false),
+        // 2.1.197 (the earlier pin) starts the follow-up query just the same.
+        ("bg2-2.1.197", true),
+    ] {
+        let capture = format!("live/claude/{name}.jsonl");
         let results = results(&capture);
         assert_eq!(results.len(), 2, "{name}: the recording holds two results");
         let input = sum(&results, |v| &v["usage"]["input_tokens"]);
         let output = sum(&results, |v| &v["usage"]["output_tokens"]);
         let last = &results[1];
-        let model_usage = &last["modelUsage"]["claude-opus-5-5"];
+        let model_usage = last["modelUsage"]
+            .as_object()
+            .unwrap()
+            .values()
+            .next()
+            .unwrap();
         if main_thread_only {
             // No sub-agent: the process's modelUsage is every call, and the results add
             // up to it (bg2: 37372 + 12932 = 50304 input, 119 + 112 = 231 output).
@@ -58,7 +69,7 @@ fn claude_2_1_332_a_follow_up_query_adds_its_usage_and_turns() {
         }
         for file in [
             capture.clone(),
-            format!("live/claude/{name}-2.1.332.recording.jsonl"),
+            format!("live/claude/{name}.recording.jsonl"),
         ] {
             let r = replay_claude(&file);
             assert_eq!(
@@ -99,10 +110,17 @@ fn claude_2_1_332_a_follow_up_query_adds_its_usage_and_turns() {
 
 /// bg2 (`run_limits: {max_output_tokens: 150}`): the follow-up query's reply takes the
 /// run's output over the budget (119 + 112 = 231 > 150), so the turn is
-/// `token_budget_exceeded`, as the control run without the background call is.
+/// `token_budget_exceeded`, as the control run without the background call is (2.1.332,
+/// and 2.1.197, recorded with this fix live: the host stopped it at that result).
 #[test]
-fn claude_2_1_332_a_budget_sees_the_follow_up_query() {
-    let rel = "live/claude/bg2-2.1.332.recording.jsonl";
+fn claude_a_budget_sees_the_follow_up_query() {
+    for version in ["2.1.332", "2.1.197"] {
+        a_budget_sees_the_follow_up_query(version);
+    }
+}
+
+fn a_budget_sees_the_follow_up_query(version: &str) {
+    let rel = &format!("live/claude/bg2-{version}.recording.jsonl");
     let header: Value = serde_json::from_str(
         std::fs::read_to_string(corpus(rel))
             .unwrap()
@@ -116,12 +134,16 @@ fn claude_2_1_332_a_budget_sees_the_follow_up_query() {
         &results("live/claude/bg2-2.1.332.jsonl"),
         |v| &v["usage"]["output_tokens"],
     );
-    assert!(output as f64 > limit, "the recording's run went over");
+    assert!(
+        output as f64 > limit,
+        "{version}: the recording's run went over"
+    );
     let r = replay_claude(rel);
-    assert_eq!(r.final_status, TurnStatus::TokenBudgetExceeded);
+    assert_eq!(r.final_status, TurnStatus::TokenBudgetExceeded, "{version}");
     let breach = r.budget.as_ref().unwrap();
     assert_eq!(
         (breach.budget, breach.actual, breach.limit),
-        (BudgetKind::MaxOutputTokens, output as f64, limit)
+        (BudgetKind::MaxOutputTokens, output as f64, limit),
+        "{version}"
     );
 }

@@ -575,7 +575,7 @@ fn finals(r: &Reduced) -> Vec<Figures> {
         .collect()
 }
 
-/// Claude Code 2.1.332 (trial14c bg2, err1, sub1): a background task that ends after the
+/// Claude Code 2.1.332 (trial14c bg2, err1, sub1; 2.1.197 the same): a background task that ends after the
 /// final reply starts a follow-up query in the same process, with a second `result`
 /// whose `usage`, `num_turns` and `duration_ms` are that query's own and whose
 /// `total_cost_usd` is the process's running total. The last `FinalResult` carries the
@@ -583,8 +583,14 @@ fn finals(r: &Reduced) -> Vec<Figures> {
 /// last result's `modelUsage` (every model call of the process).
 #[test]
 fn a_follow_up_query_s_result_adds_to_the_earlier_results() {
-    for (name, whole_process) in [("bg2", true), ("err1", true), ("sub1", false)] {
-        let path = format!("tests/corpus/live/claude/{name}-2.1.332.jsonl");
+    for (name, whole_process) in [
+        ("bg2-2.1.332", true),
+        ("err1-2.1.332", true),
+        ("sub1-2.1.332", false),
+        // 2.1.197 starts the follow-up query just the same.
+        ("bg2-2.1.197", true),
+    ] {
+        let path = format!("tests/corpus/live/claude/{name}.jsonl");
         let results = result_lines(&path);
         assert_eq!(results.len(), 2, "{name}: two results");
         let sum = |f: &dyn Fn(&serde_json::Value) -> u64| results.iter().map(f).sum::<u64>();
@@ -592,7 +598,12 @@ fn a_follow_up_query_s_result_adds_to_the_earlier_results() {
         let output = sum(&|v| v["usage"]["output_tokens"].as_u64().unwrap());
         let last = &results[1];
         if whole_process {
-            let model_usage = &last["modelUsage"]["claude-opus-5-5"];
+            let model_usage = last["modelUsage"]
+                .as_object()
+                .unwrap()
+                .values()
+                .next()
+                .unwrap();
             assert_eq!(
                 (input, output),
                 (
