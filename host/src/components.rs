@@ -105,6 +105,22 @@ pub const TOOL_RESULTS_UNREPORTED: &[(&str, &str)] = &[(
     ".letta/settings.local.json and .letta/.lettaignore",
 )];
 
+/// The built-in harnesses whose stream omits nested sub-agents: Claude Code (2.1.332's
+/// general-purpose sub-agent has the `Agent` tool) prints no line for a sub-agent's own
+/// sub-agents, so their tool calls and commands are missing from the turn record, and
+/// their tokens are only in the CLI's cost (trial14c `sub1`: 4 threads ran
+/// `echo after >> after.txt`, `commands` lists 2). The parity view (`coder-eval harnesses
+/// --parity`) says so; [`NESTED_SUBAGENTS_TEXT`] is its wording.
+pub const NESTED_SUBAGENTS_UNREPORTED: &[&str] = &["claude-code"];
+
+/// What a harness in [`NESTED_SUBAGENTS_UNREPORTED`] cannot report, as the parity table
+/// says it.
+pub const NESTED_SUBAGENTS_TEXT: &str = "a sub-agent's own sub-agents (nested) print nothing \
+     to the stream: their tool calls and commands are missing from the record \
+     (command_executed, decide_within and the commands list do not see them; max_tool_calls \
+     still holds against the scripted model, which counts every thread), and their tokens \
+     are in the CLI's cost only";
+
 /// A harness a `--components` folder adds ([`ComponentSource::added_harnesses`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AddedHarness {

@@ -218,6 +218,34 @@ fn check_validates_without_running() {
     assert_eq!(code, 0, "{stdout}{stderr}");
 }
 
+/// Claude Code prints nothing for a sub-agent's own sub-agents (trial14c `sub1`: their
+/// commands are missing from `commands`): claude-code's row of the limits table declares
+/// it, and no other harness's row does.
+#[test]
+fn parity_declares_claude_codes_unreported_nested_sub_agents() {
+    let (code, stdout, stderr) = run_bin(&["harnesses", "--parity"]);
+    assert_eq!(code, 0, "{stderr}");
+    let rows: Vec<&str> = stdout
+        .lines()
+        .take_while(|l| !l.is_empty())
+        .filter(|l| l.starts_with("| "))
+        .collect();
+    let claude = rows
+        .iter()
+        .find(|l| l.starts_with("| claude-code |"))
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert!(
+        claude.contains("sub-agent's own sub-agents (nested) print nothing")
+            && claude.contains("commands are missing from the record"),
+        "{claude}"
+    );
+    let others: Vec<&&str> = rows
+        .iter()
+        .filter(|l| !l.starts_with("| claude-code |") && l.contains("(nested)"))
+        .collect();
+    assert!(others.is_empty(), "{others:?}");
+}
+
 #[test]
 fn parity_lists_the_agent_fields() {
     let (code, stdout, stderr) = run_bin(&["harnesses", "--parity"]);

@@ -6,7 +6,7 @@
 use crate::live_claude::{assert_replay_matches, netns_available, result_dir, run_task};
 use crate::support::{bin, root, scratch};
 use coder_eval::results::{
-    CostRecord, RunSummary, TaskResult, TaskStatus, ToolOutcome, TotalsStatus,
+    CostRecord, RunSummary, TaskResult, TaskStatus, ToolOutcome, TotalsStatus, TurnStatus,
 };
 use std::path::Path;
 use std::process::Command;
@@ -263,4 +263,74 @@ fn a_host_stopped_claude_code_run_has_partial_totals() {
     assert_eq!(record.usage_status, TotalsStatus::Partial, "{record:#?}");
     assert_eq!(t.totals, TotalsStatus::Partial);
     assert_eq!(record.usage, t.usage, "the lower bound is kept");
+}
+
+/// Claude Code 2.1.332 starts a follow-up query in the same process when a background
+/// command ends after its final reply (trial14c bg2, its task in the corpus): a second
+/// `result` whose usage is that query's own. The turn's usage, `cost.json` and the
+/// output-token budget (150) all count both queries: the figures equal the sum of the
+/// recording's own results, complete, and the budget is exceeded as in the control run.
+#[test]
+fn a_follow_up_query_after_a_background_command_is_counted() {
+    let out = scratch("live-cost-follow-up");
+    let task = root().join("tests/corpus/live/claude/bg2-2.1.332.task.yaml");
+    let mut cmd = Command::new(bin());
+    cmd.arg("run")
+        .arg(&task)
+        .args(["--harness", "claude-code", "--out"])
+        .arg(&out);
+    if netns_available() {
+        cmd.arg("--isolate-network");
+    }
+    let output = cmd.output().unwrap();
+    let dir = result_dir(&out, "bg2", "claude-code");
+    let result: TaskResult = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("task.json")).unwrap_or_else(|e| {
+            panic!(
+                "task.json: {e}\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            )
+        }),
+    )
+    .unwrap();
+    // The right figures, from the recording's own result lines.
+    let results: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("recording.jsonl"))
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|r| r["t"] == "out")
+        .filter_map(|r| serde_json::from_str::<serde_json::Value>(r["text"].as_str()?).ok())
+        .filter(|v| v["type"] == "result")
+        .collect();
+    assert_eq!(
+        results.len(),
+        2,
+        "the follow-up query printed its own result"
+    );
+    let sum = |field: &str| -> u64 {
+        results
+            .iter()
+            .map(|r| r["usage"][field].as_u64().unwrap())
+            .sum()
+    };
+    let (input, output) = (sum("input_tokens"), sum("output_tokens"));
+    let turn = result.turn.as_ref().unwrap();
+    let usage = turn.usage.unwrap();
+    assert_eq!((usage.input_tokens, usage.output_tokens), (input, output));
+    assert_eq!(turn.usage_source, "cli_result");
+    assert!(output > 150, "{output}");
+    // As in the control run without the background call: the turn went over the budget
+    // at its (last) result, the task's status is its criteria's.
+    assert_eq!(turn.final_status, TurnStatus::TokenBudgetExceeded);
+    let breach = turn.budget.as_ref().unwrap();
+    assert_eq!((breach.actual, breach.limit), (output as f64, 150.0));
+    let record = cost_record(&dir);
+    assert_record_matches_turn(&record, &result);
+    assert_eq!(record.usage_status, TotalsStatus::Complete, "{:?}", record);
+    assert_eq!(
+        record.total_cost_usd,
+        results[1]["total_cost_usd"].as_f64(),
+        "the cost is the last running total, not a sum"
+    );
+    assert_replay_matches(&out, &result);
 }

@@ -35,6 +35,7 @@ mod out_of_tree_harness;
 mod reliability;
 mod reliability_attack;
 mod reliability_edges;
+mod replay_claude_follow_up;
 mod replay_cline;
 mod replay_codex_pi;
 mod replay_continue;

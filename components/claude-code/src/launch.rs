@@ -70,7 +70,10 @@ impl Harness for ClaudeCode {
     }
 
     /// `result.usage` is the process's own on every version: 2.1.277's resume restores
-    /// the session's cost only (B40).
+    /// the session's cost only (B40). A 2.1.332 process that prints several results (a
+    /// follow-up query after a background task ended) reports each query's usage in its
+    /// own result; the reducer sums them, so each final result the host reads carries the
+    /// process's usage so far, and its cost is the CLI's running total (per `totals`).
     fn usage_totals(_cli_version: Option<&str>) -> TotalsScope {
         TotalsScope::PerProcess
     }

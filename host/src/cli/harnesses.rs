@@ -2,7 +2,8 @@
 
 use super::print_stdout;
 use coder_eval::components::{
-    BUILTIN_HARNESSES, ComponentSource, EVENTS_AFTER_EXIT, TOOL_RESULTS_UNREPORTED, parse_override,
+    BUILTIN_HARNESSES, ComponentSource, EVENTS_AFTER_EXIT, NESTED_SUBAGENTS_TEXT,
+    NESTED_SUBAGENTS_UNREPORTED, TOOL_RESULTS_UNREPORTED, parse_override,
 };
 use coder_eval::limits::limit_name;
 use coder_eval::run::locate;
@@ -201,6 +202,13 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
             let l = &r["limits"];
             let name = r["harness"].as_str().unwrap_or("");
             let mut differences = with_unreported_results(name, caveat_text(&r["caveats"]));
+            if NESTED_SUBAGENTS_UNREPORTED.contains(&name) {
+                differences = if differences == "none" {
+                    NESTED_SUBAGENTS_TEXT.to_string()
+                } else {
+                    format!("{differences}; {NESTED_SUBAGENTS_TEXT}")
+                };
+            }
             if EVENTS_AFTER_EXIT.contains(&name) {
                 differences += "; every event comes once the CLI exited: against a real \
                                 model the host sees call N+1 only then (the limits act after \

@@ -12,7 +12,10 @@
 //! the figure (as in the turn record: Claude Code's per-message usage carries only the
 //! output count of the message's start), each count at least the messages' own sum (see
 //! [`usage_floor`]: Claude Code's `error_max_budget_usd` result reports only its first
-//! call's usage). USD is the sum of the messages' own `cost_usd`,
+//! call's usage). A process that prints several final results (Claude Code's follow-up
+//! query after a background task ended) is read through its reducer's sums: each
+//! `FinalResult` carries the process's usage so far, so the latest is the figure, and the
+//! budget is checked again at each. USD is the sum of the messages' own `cost_usd`,
 //! else the CLI's final result's total; dollars are never estimated from tokens.
 
 pub use crate::results::{BudgetBreach, BudgetKind, SoftBudgetWarning};

@@ -15,8 +15,14 @@
 //!   `result`, so the totals say `partial` rather than look complete.
 //! - `stream_event` partial messages: `message_start` starts a model call, and a
 //!   `message_delta`'s usage updates the message's output tokens.
-//! - `system/task_*` lines (background tasks: sub-agents, background shells) and Claude
-//!   Code 2.1.332's `tool_progress` heartbeats are known and add no diagnostic.
+//! - `system/task_*` lines (background tasks: sub-agents, background shells), Claude Code
+//!   2.1.332's `system/background_tasks_changed` and its `tool_progress` heartbeats are
+//!   known and add no diagnostic.
+//! - **Several results in one process**: when a background task ends after the final
+//!   reply, 2.1.332 starts a follow-up query (another `system/init`, model calls and
+//!   `result`) whose result reports its own query's usage and turns but the process's
+//!   running cost: each `FinalResult` carries the process's sums (`claude/result.rs`); model calls
+//!   after the last result whose result never came are `Unreported { kind: Usage }`.
 //! - `rate_limit_event`, `system/compact_boundary`, unknown types and broken lines become
 //!   diagnostics; a line with lone UTF-16 surrogate escapes or a repeated key is read
 //!   after a repair, with a `repaired_line` diagnostic (see `crate::parse_line`).
@@ -88,6 +94,12 @@ pub struct ClaudeReducer {
     last_main_text: String,
     /// The `Agent` calls of the sub-agents `task_started` announced, in order, once each.
     subagents: Vec<String>,
+    /// Claude Code: the figures of the results this process printed so far (several when
+    /// it started a follow-up query, see [`result::ProcessResults`]).
+    results: Option<result::ProcessResults>,
+    /// Claude Code: model calls begun since the last result (a follow-up query's), whose
+    /// usage no result has reported yet.
+    calls_after_result: u32,
     /// Ids for messages without one.
     made_up_ids: IdMaker,
 }
@@ -146,7 +158,22 @@ impl Reducer for ClaudeReducer {
     }
 
     fn finish(&mut self, truncated: Option<&[u8]>) -> Vec<Event> {
-        truncated_line(truncated).into_iter().collect()
+        let mut out: Vec<Event> = truncated_line(truncated).into_iter().collect();
+        if self.calls_after_result > 0 {
+            // A follow-up query (a background task ended after the result) that the
+            // stream's end cut before its own result: its usage is in no result.
+            out.push(Event::Unreported {
+                kind: crate::UnreportedKind::Usage,
+                call_id: None,
+                reason: format!(
+                    "{} model call(s) began after Claude Code's last result (a follow-up query \
+                     after a background task ended), and the stream ended before that \
+                     query's result: their usage is not in the reported figures",
+                    self.calls_after_result
+                ),
+            });
+        }
+        out
     }
 }
 
@@ -166,6 +193,8 @@ impl ClaudeReducer {
             tools_finished: HashSet::default(),
             last_main_text: String::new(),
             subagents: Vec::new(),
+            results: None,
+            calls_after_result: 0,
             made_up_ids: IdMaker::new(match dialect {
                 Dialect::ClaudeCode => "claude-code-msg",
                 Dialect::QwenCode => "qwen-code-msg",
@@ -196,8 +225,15 @@ impl ClaudeReducer {
             "status" => {}
             // Background tasks (2.1.19x: a sub-agent, `local_agent`, or a background shell,
             // `local_bash`): their start, progress and end. A sub-agent's start is read
-            // above; its tool call and result carry the rest.
-            "task_started" | "task_progress" | "task_updated" | "task_notification" => {}
+            // above; its tool call and result carry the rest. 2.1.332 also lists the running
+            // background tasks at each start and end of one (`background_tasks_changed`,
+            // `tasks: [{task_id, task_type, description}]`): nothing the task_* lines and
+            // the calls do not say.
+            "task_started"
+            | "task_progress"
+            | "task_updated"
+            | "task_notification"
+            | "background_tasks_changed" => {}
             // The CLI retries a failed request (2.1.2xx): an attempt already streaming on
             // this thread is abandoned, and no model call at all when none was.
             "api_retry" => {
@@ -336,6 +372,9 @@ impl ClaudeReducer {
     fn open_message(&mut self, id: &str, parent: &Option<String>, out: &mut Vec<Event>) {
         if self.messages.contains_key(id) {
             return;
+        }
+        if self.results.is_some() {
+            self.calls_after_result += 1;
         }
         self.messages.insert(
             id.to_string(),

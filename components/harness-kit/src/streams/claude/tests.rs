@@ -531,3 +531,195 @@ fn a_tool_progress_heartbeat_is_no_event() {
         "{events:?}"
     );
 }
+
+/// Claude Code 2.1.332 lists the running background tasks at each start and end of one
+/// (verbatim from `tests/corpus/live/claude/bg2-2.1.332.jsonl`): a known line, no event,
+/// no `unknown_subtype` diagnostic.
+#[test]
+fn background_tasks_changed_is_a_known_line() {
+    let line = r#"{"type":"system","subtype":"background_tasks_changed","tasks":[{"task_id":"bmsdl6hew","run_id":"0mx56c9yq-606b6d55","task_type":"local_bash","description":"python3 -c 'import time; time.sleep(3)'; echo k3 > k3.txt"}],"uuid":"c6c3befe-5b5b-40c4-8c25-484aeb51c257","session_id":"f92b494f-d2b8-4af3-a944-a334cca72faf"}"#;
+    let r = Reduced::new(line);
+    assert_eq!(r.len(), 0, "{r:?}");
+    let empty = r#"{"type":"system","subtype":"background_tasks_changed","tasks":[],"uuid":"1e21ee2e-4dc0-4d4a-8829-e632fe6e548f","session_id":"f92b494f-d2b8-4af3-a944-a334cca72faf"}"#;
+    assert_eq!(Reduced::new(empty).len(), 0);
+}
+
+/// The `result` lines of a capture, parsed (to compute the right figures apart from the
+/// reducer).
+fn result_lines(path: &str) -> Vec<serde_json::Value> {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    std::fs::read_to_string(root.join(path))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["type"] == "result")
+        .collect()
+}
+
+/// A `FinalResult`'s (usage, num_turns, cost, duration).
+type Figures = (Option<Usage>, Option<u32>, Option<f64>, Option<u64>);
+
+/// The `FinalResult`s of `r`, as [`Figures`].
+fn finals(r: &Reduced) -> Vec<Figures> {
+    r.iter()
+        .filter_map(|e| match e {
+            Event::FinalResult {
+                usage,
+                num_turns,
+                cost_usd,
+                duration_ms,
+                ..
+            } => Some((*usage, *num_turns, *cost_usd, *duration_ms)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Claude Code 2.1.332 (trial14c bg2, err1, sub1; 2.1.197 the same): a background task that ends after the
+/// final reply starts a follow-up query in the same process, with a second `result`
+/// whose `usage`, `num_turns` and `duration_ms` are that query's own and whose
+/// `total_cost_usd` is the process's running total. The last `FinalResult` carries the
+/// results' sums and the last cost; for bg2 and err1 (no sub-agent) that sum is the
+/// last result's `modelUsage` (every model call of the process).
+#[test]
+fn a_follow_up_query_s_result_adds_to_the_earlier_results() {
+    for (name, whole_process) in [
+        ("bg2-2.1.332", true),
+        ("err1-2.1.332", true),
+        ("sub1-2.1.332", false),
+        // 2.1.197 starts the follow-up query just the same.
+        ("bg2-2.1.197", true),
+    ] {
+        let path = format!("tests/corpus/live/claude/{name}.jsonl");
+        let results = result_lines(&path);
+        assert_eq!(results.len(), 2, "{name}: two results");
+        let sum = |f: &dyn Fn(&serde_json::Value) -> u64| results.iter().map(f).sum::<u64>();
+        let input = sum(&|v| v["usage"]["input_tokens"].as_u64().unwrap());
+        let output = sum(&|v| v["usage"]["output_tokens"].as_u64().unwrap());
+        let last = &results[1];
+        if whole_process {
+            let model_usage = last["modelUsage"]
+                .as_object()
+                .unwrap()
+                .values()
+                .next()
+                .unwrap();
+            assert_eq!(
+                (input, output),
+                (
+                    model_usage["inputTokens"].as_u64().unwrap(),
+                    model_usage["outputTokens"].as_u64().unwrap()
+                ),
+                "{name}: the results' usage adds up to the process's modelUsage"
+            );
+        }
+        let r = Reduced::file(&path);
+        let finals = finals(&r);
+        assert_eq!(finals.len(), 2, "{name}");
+        let (usage, turns, cost, duration) = finals[1];
+        let usage = usage.unwrap();
+        assert_eq!(
+            (usage.input_tokens, usage.output_tokens),
+            (input, output),
+            "{name}"
+        );
+        assert_eq!(
+            turns.map(u64::from),
+            Some(sum(&|v| v["num_turns"].as_u64().unwrap())),
+            "{name}"
+        );
+        assert_eq!(duration, Some(sum(&|v| v["duration_ms"].as_u64().unwrap())));
+        assert_eq!(
+            cost,
+            last["total_cost_usd"].as_f64(),
+            "{name}: cost is the running total"
+        );
+        // The first result stands for itself.
+        let first = finals[0].0.unwrap();
+        assert_eq!(
+            first.input_tokens,
+            results[0]["usage"]["input_tokens"].as_u64().unwrap()
+        );
+        // background_tasks_changed is known; the follow-up's figures are all reported.
+        assert!(
+            !r.kinds().contains(&"unknown_subtype"),
+            "{name}: {:?}",
+            r.kinds()
+        );
+        assert!(
+            !r.unreported()
+                .iter()
+                .any(|(k, _)| *k == UnreportedKind::Usage),
+            "{name}: {:?}",
+            r.unreported()
+        );
+    }
+}
+
+/// A follow-up query's result without usage: the sum of the others is a lower bound,
+/// said as unreported usage (once); one without `num_turns` makes the process's count
+/// unknown, with a diagnostic, never the other query's count alone.
+#[test]
+fn a_follow_up_result_without_figures_is_partial_not_low() {
+    let r = Reduced::new(concat!(
+        r#"{"type":"result","subtype":"success","session_id":"s","num_turns":3,"duration_ms":400,"total_cost_usd":0.15,"usage":{"input_tokens":100,"output_tokens":10}}"#,
+        "\n",
+        r#"{"type":"system","subtype":"init","session_id":"s"}"#,
+        "\n",
+        r#"{"type":"result","subtype":"success","session_id":"s","total_cost_usd":0.2}"#,
+        "\n",
+        r#"{"type":"result","subtype":"success","session_id":"s","num_turns":1,"total_cost_usd":0.3,"usage":{"input_tokens":7,"output_tokens":2}}"#,
+    ));
+    let finals = finals(&r);
+    let usage = |u: Option<Usage>| u.map(|u| (u.input_tokens, u.output_tokens));
+    assert_eq!(usage(finals[1].0), Some((100, 10)));
+    assert_eq!(usage(finals[2].0), Some((107, 12)));
+    assert_eq!((finals[1].1, finals[2].1), (None, None));
+    assert_eq!((finals[1].3, finals[2].3), (None, None));
+    assert_eq!(finals[2].2, Some(0.3));
+    assert_eq!(r.unreported(), [(UnreportedKind::Usage, None)], "said once");
+    assert_eq!(
+        r.kinds()
+            .iter()
+            .filter(|k| **k == "result_figures_unknown")
+            .count(),
+        1
+    );
+}
+
+/// Two sessions in one stream (takopi's fixture, 2.0.75: distinct session ids, the second
+/// cost below the first) are not one process's queries: the last result stands alone.
+#[test]
+fn results_of_another_session_are_not_added() {
+    let r = Reduced::file("tests/corpus/public/claude-code/takopi-stream-json-two-sessions.jsonl");
+    let finals = finals(&r);
+    let last = finals.last().unwrap();
+    let u = last.0.unwrap();
+    assert_eq!((u.input_tokens, u.output_tokens, last.1), (40, 12, Some(1)));
+}
+
+/// A follow-up query whose result never came (the stream ended first): its model calls'
+/// usage is in no result, so the reported usage is partial (unreported), not complete.
+#[test]
+fn a_follow_up_query_cut_before_its_result_is_unreported_usage() {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/corpus/live/claude/bg2-2.1.332.jsonl"),
+    )
+    .unwrap();
+    // Everything up to the follow-up's model call, without its result.
+    let cut: Vec<&str> = text
+        .lines()
+        .take_while(|l| !l.contains("\"msg_mock_3_4\""))
+        .collect();
+    let follow_up = text
+        .lines()
+        .find(|l| l.contains("\"msg_mock_3_4\""))
+        .unwrap();
+    let whole = format!("{}\n{follow_up}", cut.join("\n"));
+    let r = Reduced::new(&whole);
+    assert_eq!(finals(&r).len(), 1);
+    assert_eq!(r.unreported(), [(UnreportedKind::Usage, None)]);
+    // Without the follow-up call: complete.
+    assert!(Reduced::new(&cut.join("\n")).unreported().is_empty());
+}
