@@ -79,3 +79,56 @@ fn artifacts_are_written_reused_and_verified() {
         .count();
     assert_eq!(count, 2, "one artifact per engine");
 }
+
+/// Trial of issue 10 (F3): an artifact copied with its digest file under another
+/// component's key was loaded as that component (the panicker ran as the tagger). The
+/// digest now seals the key with the artifact: the pair is valid under its own key only.
+#[test]
+fn an_artifact_moved_under_another_key_is_compiled_again() {
+    let dir = scratch("cache-swap");
+    let tagger = std::fs::read(test_component("test_tagger.wasm")).unwrap();
+    let panicker = std::fs::read(test_component("test_panicker.wasm")).unwrap();
+    let cache = ComponentCache::for_harnesses(Some(dir.clone()));
+    cache.load_bytes("tagger", &tagger).unwrap();
+    let artifacts = || -> std::collections::BTreeSet<std::path::PathBuf> {
+        std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "cwasm"))
+            .collect()
+    };
+    let tagger_artifact = artifacts().into_iter().next().unwrap();
+    cache.load_bytes("panicker", &panicker).unwrap();
+    let panicker_artifact = artifacts()
+        .into_iter()
+        .find(|p| *p != tagger_artifact)
+        .unwrap();
+    // The panicker's artifact and digest, under the tagger's key.
+    std::fs::copy(&panicker_artifact, &tagger_artifact).unwrap();
+    std::fs::copy(
+        panicker_artifact.with_extension("cwasm.sha256"),
+        tagger_artifact.with_extension("cwasm.sha256"),
+    )
+    .unwrap();
+    let fresh = ComponentCache::for_harnesses(Some(dir.clone()));
+    let loaded = fresh.load_bytes("tagger", &tagger).unwrap();
+    let mut reducer = harness::Reducer::new(&loaded, Default::default()).unwrap();
+    let line = std::fs::read_to_string(corpus("live/claude/hello.jsonl")).unwrap();
+    let events = reducer
+        .feed(line.lines().nth(2).unwrap().as_bytes(), 0)
+        .expect("the tagger, not the panicker");
+    assert!(format!("{events:?}").contains("tagged:Write"));
+    assert_ne!(
+        std::fs::read(&tagger_artifact).unwrap(),
+        std::fs::read(&panicker_artifact).unwrap(),
+        "the tagger's artifact was compiled again"
+    );
+    // Only its owner can write the folder (an artifact is native code the host runs).
+    use std::os::unix::fs::PermissionsExt;
+    let fresh_dir = dir.join("made-by-the-cache");
+    ComponentCache::for_harnesses(Some(fresh_dir.clone()));
+    assert_eq!(
+        std::fs::metadata(&fresh_dir).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
+}

@@ -264,11 +264,34 @@ impl TaskResult {
             self.early_stop_note(),
             self.budget_note(),
             self.soft_budget_note(),
+            self.host_work_note(),
         ]
         .into_iter()
         .flatten()
         .collect();
         (!notes.is_empty()).then(|| notes.join("; "))
+    }
+
+    /// A timeout that the host's own work on the stream (recording, and above all the
+    /// harness component's reducer) took a large part of, for people: "the host spent 16.2
+    /// s of the turn's 20.0 s reducing the stream (a slow reducer component?): the timeout
+    /// counts that time". The stream is reduced as it arrives, so a slow reducer delays
+    /// what the host sees of the CLI, and a wall-clock timeout may fire on a CLI that had
+    /// finished. `None` unless a timeout stopped the turn and that work was at least a
+    /// quarter of the time to the stop.
+    pub fn host_work_note(&self) -> Option<String> {
+        let stop = self.stop.as_ref().filter(|s| s.reason.is_timeout())?;
+        let at_ms = stop.at_ms.filter(|&ms| ms > 0)?;
+        let work_ms = self.host_turn_work_us? / 1000;
+        (work_ms * 4 >= at_ms).then(|| {
+            format!(
+                "the host spent {:.1} s of the turn's {:.1} s reducing the stream (a slow \
+                 reducer component?): the {} counts that time",
+                work_ms as f64 / 1000.0,
+                at_ms as f64 / 1000.0,
+                stop.reason.as_str()
+            )
+        })
     }
 
     /// When a cap stopped the turn, which one and who enforced it, for people:

@@ -3,9 +3,14 @@
 //! Compiling a component takes ~150 ms (Rust) to ~12 s (JS, Python); loading a
 //! precompiled one takes under a millisecond. The cache key is the SHA-256 of the
 //! component's bytes and of the engine's compatibility hash (wasmtime version and
-//! settings), so a changed component or engine never loads a stale artifact. Only
-//! artifacts this host wrote are loaded: each `<key>.cwasm` has a `<key>.cwasm.sha256`
-//! written after it, and a file whose digest does not match is recompiled.
+//! settings) and of the engine's CPU bound, so a changed component or engine never loads
+//! a stale artifact. Each `<key>.cwasm` has a `<key>.cwasm.sha256` written after it: the
+//! digest of the key and the artifact together, so a corrupted or half-written artifact,
+//! or one copied or renamed under another key (with its digest file), is compiled again.
+//!
+//! Not a defence against someone who can write the folder: an artifact is native code
+//! the host runs, and whoever can write both files can make it anything. The folder is
+//! therefore created readable and writable by its owner alone (0700); keep it so.
 //!
 //! The folder is bounded: after each new artifact the least recently used ones (by
 //! modification time, refreshed on each load) are removed until the folder holds at most
@@ -22,8 +27,8 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use wasmtime::component::Component;
 
-/// The most the cache folder keeps by default: 512 MiB (the five harnesses' and the
-/// built-in graders' artifacts take about 60 MB).
+/// The most the cache folder keeps by default: 512 MiB (the built-in harnesses' and
+/// graders' artifacts take about 100 MB).
 pub(crate) const DEFAULT_MAX_BYTES: u64 = 512 * 1024 * 1024;
 
 /// The folder's bound: `$CODER_EVAL_CACHE_MAX_MB` (MiB) when it is a number, else
@@ -93,7 +98,14 @@ impl ComponentCache {
     }
 
     fn for_bound(dir: Option<PathBuf>, bound: CpuBound) -> ComponentCache {
-        let dir = dir.filter(|d| std::fs::create_dir_all(d).is_ok());
+        let dir = dir.filter(|d| {
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(d)
+                .is_ok()
+        });
         ComponentCache {
             dir,
             bound,
@@ -170,7 +182,7 @@ impl ComponentCache {
         let path = self.artifact_path(key)?;
         let artifact = std::fs::read(&path).ok()?;
         let recorded = std::fs::read_to_string(digest_path(&path)).ok()?;
-        if recorded.trim() != hex(&Sha256::digest(&artifact).into()) {
+        if recorded.trim() != hex(&sealed(key, &artifact)) {
             return None;
         }
         // Used now: the last to go when the folder is pruned.
@@ -200,10 +212,7 @@ impl ComponentCache {
             // The results' atomic writer: a reader (another run compiling the same
             // component) sees the old file or the new one, and no temporary is left.
             let written = write_atomically(&path, &artifact).and_then(|()| {
-                write_atomically(
-                    &digest_path(&path),
-                    hex(&Sha256::digest(&artifact).into()).as_bytes(),
-                )
+                write_atomically(&digest_path(&path), hex(&sealed(key, &artifact)).as_bytes())
             });
             if written.is_ok()
                 && let Some(dir) = &self.dir
@@ -214,6 +223,15 @@ impl ComponentCache {
         // SAFETY: `artifact` was produced by this engine just above.
         unsafe { Component::deserialize(engine(self.bound), &artifact) }.map_err(invalid)
     }
+}
+
+/// The digest kept beside an artifact: SHA-256 of its key and its bytes, so the pair is
+/// valid only under the key it was written for.
+fn sealed(key: &[u8; 32], artifact: &[u8]) -> [u8; 32] {
+    let mut hasher = Sha256::new();
+    hasher.update(key);
+    hasher.update(artifact);
+    hasher.finalize().into()
 }
 
 fn digest_path(artifact: &Path) -> PathBuf {

@@ -36,15 +36,17 @@ pub struct Budget {
 
 impl Budget {
     /// Harness components (launch plan, stream reducer, action translation): bounded by
-    /// the deadline alone ([`CpuBound::Deadline`]). 10 s a call plus 1 s per MiB of input:
+    /// the deadline alone ([`CpuBound::Deadline`]). 2 s a call plus 1 s per MiB of input:
     /// the Claude Code reducer takes about 10 µs for a typical line and 10 ms per MiB of a
-    /// long one (release build), so a reducer stopped by it is looping or hundreds of
-    /// times too slow, while a loop on a short line stops within 10 s.
+    /// long one (release build), so a reducer stopped by it is looping or a hundred times
+    /// too slow, and a loop on a short line stops within 2 s. The stream is reduced as it
+    /// arrives: a reducer that is slow on every line but within its deadline delays what
+    /// the host sees of the CLI (`TaskResult::host_work_note` says so on a timeout).
     pub const REDUCER: Budget = Budget {
         cpu: CpuBound::Deadline,
         base_fuel: 0,
         fuel_per_byte: 0,
-        deadline: Duration::from_secs(10),
+        deadline: Duration::from_secs(2),
         deadline_per_mib: Duration::from_secs(1),
         memory_bytes: 512 << 20,
     };
@@ -161,8 +163,8 @@ const WASI_CLOCKS: &str = "wasi:clocks/monotonic-clock@0.2.12";
 /// virtual rather than timed out: the clocks are frozen (a component sees the epoch
 /// and a monotonic zero), so a sleep ends at once — a time that never moves cannot
 /// be waited for — and the same input still gives the same output. A guest sleeping
-/// in a loop burns fuel and epoch ticks between sleeps, so fuel and the deadline stop
-/// it as any loop. Not bounded: a workspace file that blocks on open (a FIFO an agent
+/// in a loop burns fuel (a grader) and epoch ticks between sleeps, so fuel and the
+/// deadline stop it as any loop. Not bounded: a workspace file that blocks on open (a FIFO an agent
 /// left) — the graders' file criteria read regular files.
 pub(super) fn link_wasi(linker: &mut wasmtime::component::Linker<HostState>) {
     use wasmtime::component::Resource;
@@ -344,9 +346,9 @@ mod tests {
         let b = Budget::REDUCER;
         assert_eq!(b.cpu, CpuBound::Deadline);
         assert_eq!(b.fuel_for(64 << 20), 0);
-        assert_eq!(b.deadline_for(0), Duration::from_secs(10));
-        assert_eq!(b.deadline_for(1 << 20), Duration::from_secs(11));
-        assert_eq!(b.deadline_for(64 << 20), Duration::from_secs(74));
+        assert_eq!(b.deadline_for(0), Duration::from_secs(2));
+        assert_eq!(b.deadline_for(1 << 20), Duration::from_secs(3));
+        assert_eq!(b.deadline_for(64 << 20), Duration::from_secs(66));
     }
 
     #[test]

@@ -89,3 +89,33 @@ fn a_usd_budget_note_rounds_and_names_the_clis_own_cap() {
         r.budget_note()
     );
 }
+
+/// Trial of issue 10 (F1): a reducer slow on every line, within its deadline, made a turn
+/// time out on a CLI that had finished, and nothing said the host's time was in it.
+#[test]
+fn a_timeout_the_hosts_own_work_took_a_quarter_of_is_noted() {
+    let mut r = bare("TIMEOUT");
+    r.stop = Some(super::StopRecord {
+        reason: crate::results::StopReason::TurnTimeout,
+        at_ms: Some(20_000),
+    });
+    r.host_turn_work_us = Some(4_000_000);
+    assert_eq!(r.host_work_note(), None, "a fifth of the time: no note");
+    r.host_turn_work_us = Some(16_200_000);
+    assert_eq!(
+        r.host_work_note().as_deref(),
+        Some(
+            "the host spent 16.2 s of the turn's 20.0 s reducing the stream (a slow reducer \
+             component?): the turn_timeout counts that time"
+        )
+    );
+    assert!(r.notes().unwrap().contains("the host spent 16.2 s"));
+    // Not a timeout: the host's time stopped nothing.
+    r.stop = Some(super::StopRecord {
+        reason: crate::results::StopReason::MaxTurns,
+        at_ms: Some(20_000),
+    });
+    assert_eq!(r.host_work_note(), None);
+    r.stop = None;
+    assert_eq!(r.host_work_note(), None);
+}
