@@ -1,5 +1,6 @@
 //! Replay throughput: the Claude Code reducer as a sandboxed WASM component (through the
-//! host's runtime, fuel metering and all) against the same reducer code compiled natively
+//! host's runtime, sandbox and epoch deadline and all; harness components run without
+//! fuel) against the same reducer code compiled natively
 //! into this benchmark, over one large synthetic stream built from the real recordings.
 //!
 //! `cargo bench --bench replay` prints MB/s for both and the ratio. Target: WASM ≥ 0.5×

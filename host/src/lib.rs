@@ -44,3 +44,98 @@ pub mod turn;
 pub mod workspace;
 
 pub use harness_kit::{Event, ToolStatus, Usage};
+
+/// Which module may not import which: the one-way rules of the layout (README, Layout).
+#[cfg(test)]
+mod layering_tests {
+    use std::path::{Path, PathBuf};
+
+    /// The non-test `.rs` files under `dir` (a `tests.rs`, a `tests/` folder and a file
+    /// `tests_*.rs` are tests).
+    fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                if name != "tests" {
+                    sources(&path, out);
+                }
+            } else if name.ends_with(".rs") && name != "tests.rs" && !name.starts_with("tests_") {
+                out.push(path);
+            }
+        }
+    }
+
+    /// The lines of the module `module` (its `.rs` file and its folder) that name
+    /// `crate::<other>` for an `other` in `forbidden`, outside comments and `#[cfg(test)]`
+    /// modules at a file's end.
+    fn offending(module: &str, forbidden: &[&str]) -> Vec<String> {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        let file = src.join(format!("{module}.rs"));
+        if file.is_file() {
+            files.push(file);
+        }
+        if src.join(module).is_dir() {
+            sources(&src.join(module), &mut files);
+        }
+        assert!(!files.is_empty(), "no source for `{module}`");
+        let mut found = Vec::new();
+        for file in files {
+            let text = std::fs::read_to_string(&file).unwrap();
+            let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or("");
+            for (n, line) in code.lines().enumerate() {
+                let trimmed = line.trim_start();
+                if trimmed.starts_with("//") {
+                    continue;
+                }
+                for other in forbidden {
+                    let needle = format!("crate::{other}");
+                    let hit = line.match_indices(&needle).any(|(at, _)| {
+                        !line[at + needle.len()..]
+                            .starts_with(|c: char| c.is_alphanumeric() || c == '_')
+                    });
+                    if hit {
+                        found.push(format!("{}:{}: {}", file.display(), n + 1, line.trim()));
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    /// `results/` is the documented output: it imports nothing from the rest of the host
+    /// (its module doc), so an outside tool could take it as a crate of its own.
+    #[test]
+    fn results_imports_nothing_of_the_host() {
+        let others = [
+            "components",
+            "embedded",
+            "exit_codes",
+            "export",
+            "gateway",
+            "grading",
+            "interrupt",
+            "limits",
+            "process",
+            "run",
+            "runtime",
+            "sandbox",
+            "suggest",
+            "suite",
+            "task",
+            "turn",
+            "workspace",
+        ];
+        let found = offending("results", &others);
+        assert!(found.is_empty(), "{}", found.join("\n"));
+    }
+
+    /// `grading/` takes a task's parts, not the task (`task` holds the criteria specs and
+    /// imports `grading`).
+    #[test]
+    fn grading_does_not_import_task() {
+        let found = offending("grading", &["task"]);
+        assert!(found.is_empty(), "{}", found.join("\n"));
+    }
+}

@@ -113,14 +113,7 @@ pub struct Task {
     pub load_notes: Vec<LoadNote>,
 }
 
-/// Which dataset row a task is.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct RowInfo {
-    /// The task file's own `task_id`.
-    pub suite_id: String,
-    /// The row's id (`dataset.id_field`).
-    pub row_id: String,
-}
+pub use crate::results::RowInfo;
 
 /// The tasks of one file (one, or one per dataset row) and the notes of its loading.
 #[derive(Debug, Clone)]

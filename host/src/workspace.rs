@@ -13,8 +13,9 @@ use crate::task::{Reference, Task};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// How long a package install (`pip install`, `npm install`) may take.
-pub const INSTALL_TIMEOUT: Duration = Duration::from_secs(900);
+/// How long a package install (`pip install`, `npm install`) may take
+/// ([`crate::limits::INSTALL_TIMEOUT`]).
+pub const INSTALL_TIMEOUT: Duration = crate::limits::INSTALL_TIMEOUT;
 
 /// What the filled workspace adds to the environment of the agent, `pre_run`/`post_run`
 /// and `run_command` criteria.

@@ -126,3 +126,62 @@ fn not_a_component_is_invalid() {
         "{err:?}"
     );
 }
+
+/// A `translate-action` that traps (the panicker panics on a shell command with `PANIC`)
+/// makes the task an ERROR of kind `component` whose message names the call, on the real
+/// Claude Code CLI against the scripted model; the later action is answered with the
+/// first failure, never "cannot enter component instance". (The panicker's reducer fails
+/// too: before the fix the task read `reducer_failed`.)
+#[test]
+fn a_failed_translation_is_a_component_error_of_the_task() {
+    let dir = crate::support::scratch("translate-trap");
+    let task_dir = dir.join("translate_trap");
+    std::fs::create_dir_all(&task_dir).unwrap();
+    std::fs::write(
+        task_dir.join("task.yaml"),
+        "task_id: translate_trap\ninitial_prompt: Run a command, then write ok.txt.\n\
+         agent:\n  type: claude-code\n  scripted_model: script.yaml\n\
+         run_limits:\n  max_turns: 5\n  turn_timeout: 120\n\
+         success_criteria:\n  - type: file_exists\n    path: ok.txt\n",
+    )
+    .unwrap();
+    std::fs::write(
+        task_dir.join("script.yaml"),
+        "name: translate_trap\nreplies:\n\
+         \x20 - tool_calls:\n      - shell: {command: echo PANIC}\n\
+         \x20 - tool_calls:\n      - write_file: {path: ok.txt, content: ok}\n\
+         \x20 - text: Done.\n",
+    )
+    .unwrap();
+    let component = format!(
+        "claude-code={}",
+        test_component("test_panicker.wasm").display()
+    );
+    let out = dir.join("out");
+    let r = crate::live_claude::run_task(
+        task_dir.join("task.yaml").to_str().unwrap(),
+        "claude-code",
+        &out,
+        &["--component", &component],
+    );
+    assert_eq!(
+        r.status,
+        coder_eval::results::TaskStatus::Error,
+        "{:?}",
+        r.error
+    );
+    assert_eq!(r.error_kind.as_deref(), Some("component"), "{:?}", r.error);
+    let error = r.error.unwrap_or_default();
+    assert!(error.contains("trapped in `translate-action`"), "{error}");
+    assert!(error.contains("panicked on purpose"), "{error}");
+    // The turn ran and is kept.
+    assert!(r.turn.is_some(), "{error}");
+    // The second action was answered with the first failure, not a trap of its own.
+    let recording =
+        std::fs::read_to_string(out.join("translate_trap/claude-code/recording.jsonl")).unwrap();
+    assert!(
+        recording.contains("an earlier translation failed"),
+        "{recording}"
+    );
+    assert!(!recording.contains("cannot enter"), "{recording}");
+}

@@ -186,7 +186,7 @@ use tokio::task::JoinHandle;
 
 /// How long [`Gateway::shutdown`] waits for the server task once every open request was
 /// told to end.
-const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+const SHUTDOWN_GRACE: Duration = crate::limits::GATEWAY_SHUTDOWN_GRACE;
 
 /// State shared by the gateway's request handlers.
 pub(crate) struct Shared {
@@ -298,7 +298,7 @@ impl Gateway {
         let client = reqwest::Client::builder()
             .no_proxy()
             .redirect(reqwest::redirect::Policy::none())
-            .connect_timeout(Duration::from_secs(30))
+            .connect_timeout(crate::limits::GATEWAY_CONNECT_TIMEOUT)
             .tcp_nodelay(true)
             .build()
             .map_err(GatewayError::Client)?;

@@ -17,7 +17,6 @@ use super::builtin::{self, BUILTIN_CRITERIA};
 use super::spec::{Criterion, CriterionSpec};
 use crate::runtime::grader_v2::{LiveInstance, exports_live};
 use crate::runtime::{ComponentCache, LoadedComponent, grader};
-use crate::task::Task;
 use crate::turn::early_stop::{Arming, EarlyStop, LiveWatcher, OnPass, StopWhen};
 use serde::{Deserialize, Serialize};
 
@@ -98,15 +97,21 @@ fn arm_one(spec: &ArmedSpec, prompt: &str) -> Result<LiveInstance, String> {
         .map_err(|e| e.to_string())?
 }
 
-/// The task's early stop, checked (see the module doc for what is refused). `None` when
-/// nothing is armed.
-pub fn plan(task: &Task) -> Result<Option<LivePlan>, String> {
-    let limits = &task.run_limits;
+/// A task's early stop, checked (see the module doc for what is refused), from its parts:
+/// its `run_limits` (`stop_early`, the gate, `max_turns`), its `success_criteria`, its folder (a component criterion's
+/// path is relative to it) and its prompt (given to a live criterion as it arms). `None`
+/// when nothing is armed. Errors: the sentence, naming the criterion by index and type.
+pub fn plan(
+    limits: &crate::limits::RunLimitsSpec,
+    criteria: &[CriterionSpec],
+    dir: &std::path::Path,
+    prompt: &str,
+) -> Result<Option<LivePlan>, String> {
     let legacy = limits.stop_early == Some(true);
     if limits.stop_early == Some(false) {
         return Ok(None);
     }
-    if legacy && !task.success_criteria.iter().any(|c| c.stop_when.is_some()) {
+    if legacy && !criteria.iter().any(|c| c.stop_when.is_some()) {
         return Err(
             "run_limits.stop_early: true arms the criteria that say `stop_when:`, and none does; \
              arming is per criterion: put a `stop_early:` block (e.g. `stop_early: {on_pass: \
@@ -116,7 +121,7 @@ pub fn plan(task: &Task) -> Result<Option<LivePlan>, String> {
     }
     let mut armed = Vec::new();
     let mut inert = Vec::new();
-    for (index, spec) in task.success_criteria.iter().enumerate() {
+    for (index, spec) in criteria.iter().enumerate() {
         let block = match (spec.stop_early, spec.stop_when) {
             (Some(block), _) => block,
             (None, Some(when)) if legacy => when.block(None),
@@ -135,7 +140,7 @@ pub fn plan(task: &Task) -> Result<Option<LivePlan>, String> {
                 (format!("builtin:{}", family.name), params.clone())
             }
             Criterion::Component { path, params } => {
-                (task.dir.join(path).display().to_string(), params.clone())
+                (dir.join(path).display().to_string(), params.clone())
             }
             Criterion::RunCommand(_) | Criterion::Host(_) => {
                 return Err(at(format!(
@@ -172,7 +177,7 @@ pub fn plan(task: &Task) -> Result<Option<LivePlan>, String> {
             component,
             params_json: params.to_string(),
         };
-        let watcher = arm_one(&armed_spec, &task.prompt).map_err(at)?;
+        let watcher = arm_one(&armed_spec, prompt).map_err(at)?;
         let d = watcher.decidability();
         if !d.can_pass && !d.can_fail {
             return Err(at(
@@ -211,7 +216,7 @@ pub fn plan(task: &Task) -> Result<Option<LivePlan>, String> {
         armed,
         gate_threshold: limits.gate_threshold(),
         max_turns: limits.max_turns,
-        prompt: task.prompt.clone(),
+        prompt: prompt.to_string(),
         inert,
     }))
 }

@@ -1,6 +1,10 @@
 //! A live turn's stop rules ([`Deadlines`]) and every grace period and timeout of the
-//! host, each named with why it has its value ([`StopPolicy`], [`CLI_VERSION_TIMEOUT`],
-//! [`RUN_COMMAND_TIMEOUT_SECS`]).
+//! run, each named with why it has its value ([`StopPolicy`], [`CLI_VERSION_TIMEOUT`],
+//! [`RUN_COMMAND_TIMEOUT_SECS`], [`GATEWAY_SHUTDOWN_GRACE`], [`GATEWAY_CONNECT_TIMEOUT`],
+//! [`ISOLATE_FORWARD_AFTER`], [`INSTALL_TIMEOUT`]). Not here: a component's per-call
+//! deadline, which is part of its sandbox budget with its memory cap and fuel
+//! (`runtime::sandbox::Budget::REDUCER`, `Budget::GRADER`, `runtime::grader_v2`'s watcher
+//! budget).
 
 use crate::results::StopReason;
 use std::time::{Duration, Instant};
@@ -72,6 +76,26 @@ impl Default for StopPolicy {
 /// How long an agent CLI's `--version` may take. It only prints a line; a CLI that hangs
 /// there (a first-run prompt, a network check) must not hold the task.
 pub const CLI_VERSION_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long the model gateway's shutdown waits for its server task once every open
+/// request was told to end: the requests are already answered or cut, so this only lets
+/// the task notice; a stuck one must not hold the task's end.
+pub const GATEWAY_SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+/// How long the model gateway waits to connect to its upstream. There is no overall
+/// timeout on a call (the turn's timeout bounds it); an upstream that does not accept a
+/// connection in 30 s is down, and the CLI gets the error to retry or fail on.
+pub const GATEWAY_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long the outer run of `--isolate-network` waits for the inner run (in the network
+/// namespace) to report a signal it received before forwarding the signal itself: a
+/// signal sent to every process of the run reaches the inner one too, and a terminal's
+/// Ctrl-C reaches the outer one's group alone.
+pub const ISOLATE_FORWARD_AFTER: Duration = Duration::from_millis(500);
+
+/// How long a workspace's package install (`pip install`, `npm install` of a task's
+/// `sandbox.python` / `sandbox.node`) may take during setup.
+pub const INSTALL_TIMEOUT: Duration = Duration::from_secs(900);
 
 /// The default `timeout` of a `run_command` criterion, seconds (coder_eval's 30); the
 /// criterion's own `timeout` can lengthen it.

@@ -1,7 +1,9 @@
 //! The documented machine output: `task.json`, `run.json` and the turn record (what
 //! `replay --json` prints and `task.json` embeds). Serde types only; this module imports
-//! nothing from the live loop, so it could become a crate of its own the day an outside
-//! tool parses these files.
+//! nothing from the rest of the host (the gateway's figures and the loader's notes live
+//! here, and `gateway` and `task` re-export them; `layering_tests` in `lib.rs` holds it
+//! to that), so it could become a crate of its own the day an outside tool parses these
+//! files.
 //!
 //! Layout under `coder-eval run --out DIR` (default `runs/<UTC timestamp>/`):
 //!
@@ -58,6 +60,8 @@
 mod atomic;
 mod cost;
 mod criterion;
+mod gateway;
+mod inputs;
 mod judge;
 mod lineage;
 mod live;
@@ -76,6 +80,8 @@ pub use cost::{
     ProviderReports, ReportedMessage, ReportedTotals,
 };
 pub use criterion::{CriterionError, CriterionResult, TaskStatus};
+pub use gateway::{GatewaySummary, GatewayTurn};
+pub use inputs::{LoadNote, NoteAction, RowInfo};
 pub use judge::{JudgeRecord, JudgeUsage, JudgeVerdict};
 pub use lineage::{Layer, Lineage, LineageEntry};
 pub use live::{

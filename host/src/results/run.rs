@@ -50,7 +50,7 @@ pub struct RunRow {
     /// The model gateway's figures (`run --gateway`; absent without it): requests, main
     /// and side, median time to first response byte, usage source.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gateway: Option<crate::gateway::GatewaySummary>,
+    pub gateway: Option<super::GatewaySummary>,
 }
 
 /// `run.json`.

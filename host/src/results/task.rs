@@ -78,11 +78,11 @@ pub struct TaskResult {
     /// (coder_eval compatibility): `[{key, action: ignored|dropped|mapped|not_enforced,
     /// to?, line, message}]`, `line` 1-based in the task file. Empty when none.
     #[serde(default)]
-    pub load_notes: Vec<crate::task::LoadNote>,
+    pub load_notes: Vec<super::LoadNote>,
     /// The dataset row this task was made from (`{suite_id, row_id}`); `null` for a task
     /// without `dataset:`.
     #[serde(default)]
-    pub row: Option<crate::task::RowInfo>,
+    pub row: Option<super::RowInfo>,
     /// What each `pre_run` and `post_run` step did, in order. A failing `post_run` step
     /// is informational (coder_eval): it is here, not in the status.
     #[serde(default)]

@@ -107,9 +107,9 @@ pub struct TurnRecord {
     pub totals: TotalsStatus,
     /// What the model gateway saw of the turn (`run --gateway`): its call counts, the
     /// APIs' usage, times to first token, and the reducer's `num_turns` as a cross-check
-    /// ([`crate::gateway::GatewayTurn`]). Absent without the gateway.
+    /// ([`super::GatewayTurn`]). Absent without the gateway.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub gateway: Option<crate::gateway::GatewayTurn>,
+    pub gateway: Option<super::GatewayTurn>,
 }
 
 impl TurnRecord {

@@ -1,7 +1,7 @@
 //! Why a task is an ERROR: [`RunError`], a stage of the task's lifecycle that failed,
 //! and `error_reason`, a turn that ended without the CLI's success.
 
-use crate::results::TurnRecord;
+use crate::results::{TurnRecord, TurnStatus};
 use crate::runtime::ComponentError;
 use coder_eval_scripted_model::ServerError;
 
@@ -111,6 +111,18 @@ pub(super) fn error_reason(
     stderr_tail: &str,
     meaning: Option<&harness_kit::ExitCode>,
 ) -> String {
+    // The reducer's failure, not the CLI's: the CLI may well have printed its result,
+    // which the failed reducer never read.
+    if let (TurnStatus::ReducerFailed, Some(failure)) = (turn.final_status, &turn.reducer_error) {
+        let at = match failure.line {
+            0 => "after the last line".to_string(),
+            line => format!("at line {line}"),
+        };
+        return format!(
+            "the harness component's reducer failed ({}) {at} of the CLI's stdout: {}",
+            failure.kind, failure.message
+        );
+    }
     let exit = turn.exit.as_ref();
     let last_stderr = stderr_tail
         .lines()
@@ -143,8 +155,8 @@ pub(super) fn error_reason(
             r.error_message.as_deref().unwrap_or("no message")
         ),
         None => format!(
-            "turn ended as {:?} (no final result from the CLI{}){}",
-            turn.final_status,
+            "turn ended as {} (no final result from the CLI{}){}",
+            turn_error_kind(turn),
             meaning.map_or(String::new(), |m| format!(
                 "; its exit code {} means {}: {}",
                 m.code, m.kind, m.meaning
@@ -161,6 +173,47 @@ pub(super) fn error_reason(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn record() -> TurnRecord {
+        let (record, _) = crate::turn::collect::Collector::new(Default::default())
+            .finish(crate::turn::finish::TurnEnd::default());
+        record
+    }
+
+    /// A failed reducer's ERROR names the reducer's failure, its kind and message, not a
+    /// missing result from the CLI (which may have printed it); other statuses read by
+    /// their serialized names, never a Rust Debug name.
+    #[test]
+    fn a_failed_reducer_is_named_with_its_kind_and_message() {
+        let mut turn = record();
+        turn.stdout_lines = 9;
+        turn.final_status = TurnStatus::ReducerFailed;
+        turn.reducer_error = Some(crate::results::ReducerError {
+            kind: "deadline".into(),
+            message: "component `x.wasm` passed its wall-clock deadline of 10000 ms in \
+                      `stream-reducer.feed`"
+                .into(),
+            line: 4,
+        });
+        let reason = error_reason(&turn, "", None);
+        assert_eq!(
+            reason,
+            "the harness component's reducer failed (deadline) at line 4 of the CLI's \
+             stdout: component `x.wasm` passed its wall-clock deadline of 10000 ms in \
+             `stream-reducer.feed`"
+        );
+        assert!(!reason.contains("no final result"), "{reason}");
+        turn.reducer_error.as_mut().unwrap().line = 0;
+        assert!(
+            error_reason(&turn, "", None).contains("(deadline) after the last line"),
+            "{}",
+            error_reason(&turn, "", None)
+        );
+        turn.final_status = TurnStatus::Incomplete;
+        turn.reducer_error = None;
+        let reason = error_reason(&turn, "", None);
+        assert!(reason.starts_with("turn ended as incomplete ("), "{reason}");
+    }
 
     #[test]
     fn each_stage_keeps_its_sentence_and_names_its_kind() {

@@ -179,6 +179,9 @@ pub(super) fn launch_spec(
 pub(super) struct Planned {
     pub(super) loaded: LoadedComponent,
     pub(super) model: Option<ScriptedModel>,
+    /// The scripted model's translator, asked after the turn whether a translation
+    /// failed (which makes the task an ERROR).
+    pub(super) translator: Option<std::sync::Arc<crate::runtime::translator::ComponentTranslator>>,
     /// The model gateway the CLI is pointed at (`--gateway`), in front of the scripted
     /// model or the real API.
     pub(super) gateway: Option<crate::gateway::Gateway>,

@@ -219,6 +219,16 @@ async fn execute(
             .await
         ),
     };
+    // A translation that failed left the script unplayed: the task is an ERROR that names
+    // the component, not a verdict on the agent. What the turn recorded is kept.
+    let failed_translation = planned
+        .translator
+        .as_ref()
+        .and_then(|translator| translator.take_failure());
+    if let Some(error) = failed_translation {
+        established.after_turn = Some(after_turn(turn));
+        return Err((RunError::Component(error), established));
+    }
     // A turn the interrupt already stopped is graded as it is (never a pass, see
     // `assemble`); an interrupt that comes only now stops the grading.
     let watch_grading = !interrupted(&grade_cancel);
@@ -239,20 +249,7 @@ async fn execute(
                 Err(error) if !watch_grading || !interrupted(&grade_cancel) => error,
                 _ => RunError::Interrupted,
             };
-            let live = &turn.turn;
-            established.after_turn = Some(AfterTurn {
-                stop: live.stop.map(|reason| StopRecord {
-                    reason,
-                    at_ms: live.stop_at_ms,
-                }),
-                stderr_tail: live.stderr_tail.clone(),
-                pgid: live.pgid,
-                mark: live.mark.clone(),
-                leftover_processes: live.leftover_processes,
-                host_work_us: live.host_work_us,
-                scripted_model_requests: turn.scripted_model_requests,
-                record: Some(turn.turn.record),
-            });
+            established.after_turn = Some(after_turn(turn));
             return Err((error, established));
         }
     };
@@ -266,6 +263,25 @@ async fn execute(
         turn,
         graded,
     })
+}
+
+/// What a turn that ended in an ERROR (its grading failed, a translation failed) keeps
+/// for `task.json`.
+fn after_turn(turn: TurnDone) -> AfterTurn {
+    let live = &turn.turn;
+    AfterTurn {
+        stop: live.stop.map(|reason| StopRecord {
+            reason,
+            at_ms: live.stop_at_ms,
+        }),
+        stderr_tail: live.stderr_tail.clone(),
+        pgid: live.pgid,
+        mark: live.mark.clone(),
+        leftover_processes: live.leftover_processes,
+        host_work_us: live.host_work_us,
+        scripted_model_requests: turn.scripted_model_requests,
+        record: Some(turn.turn.record),
+    }
 }
 
 /// Setup: a fresh workspace and HOME, filled (template, starter files, `pre_run` unless
@@ -301,6 +317,7 @@ async fn plan(
     if options.gateway {
         super::gateway::supported(p, time_mode)?;
     }
+    let mut kept_translator = None;
     let model = match &p.script {
         // A real upstream replaces the scripted model.
         Some(_) if options.gateway && options.upstream.is_some() => None,
@@ -308,6 +325,7 @@ async fn plan(
             // The server translates through an instance of its own, on its own thread.
             let translator =
                 Arc::new(ComponentTranslator::new(&loaded).map_err(RunError::Component)?);
+            kept_translator = Some(translator.clone());
             let workspace = dirs.workspace.display().to_string();
             let mut config =
                 ServerConfig::new(script.clone(), workspace).with_translator(translator);
@@ -348,6 +366,7 @@ async fn plan(
     Ok(Planned {
         loaded,
         model,
+        translator: kept_translator,
         gateway,
         plan,
         settings,

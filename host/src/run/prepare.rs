@@ -253,7 +253,13 @@ fn run_option_refusal(task: &Task, options: &RunOptions) -> Option<String> {
 /// The task's early stop checked (`grading::live`): its plan, `None` when it arms nothing.
 /// Harness-independent; [`prepare`] and `coder-eval check` both call it.
 pub fn early_stop(task: &Task) -> Result<Option<LivePlan>, PrepareError> {
-    crate::grading::live::plan(task).map_err(|message| PrepareError::EarlyStop {
+    crate::grading::live::plan(
+        &task.run_limits,
+        &task.success_criteria,
+        &task.dir,
+        &task.prompt,
+    )
+    .map_err(|message| PrepareError::EarlyStop {
         at: crate::task::locate(&task.path, &message),
         task: task.task_id.clone(),
         message,

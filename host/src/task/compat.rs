@@ -6,38 +6,7 @@
 //! Legacy keys coder_eval once had are dropped with a warning, and legacy placements of
 //! run limits are mapped to `run_limits` with a warning.
 
-use serde::{Deserialize, Serialize};
-
-/// What the loader did with a key it did not take as written. Recorded in `task.json`
-/// as `load_notes` and printed on stderr as `warning: <file>:<line>: <message>`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct LoadNote {
-    /// The key, dotted from the top (`max_iterations`, `agent.max_turns`).
-    pub key: String,
-    pub action: NoteAction,
-    /// Where a mapped key went (`run_limits.max_turns`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub to: Option<String>,
-    /// 1-based line of the key in the task file; `null` when not found.
-    pub line: Option<usize>,
-    /// One sentence for the user.
-    pub message: String,
-}
-
-/// [`LoadNote::action`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NoteAction {
-    /// An unknown top-level key: not used.
-    Ignored,
-    /// A key coder_eval once had and no longer uses: not used.
-    Dropped,
-    /// A legacy placement, moved to `to`.
-    Mapped,
-    /// Accepted and recorded, but nothing here enforces it (e.g. docker-only limits
-    /// under the tempdir driver).
-    NotEnforced,
-}
+pub use crate::results::{LoadNote, NoteAction};
 
 /// Top-level keys of a task file (coder_eval's `TaskDefinition` fields and the legacy
 /// placements this loader maps).

@@ -1,5 +1,6 @@
-//! A hostile reducer that panics on the first line it is fed.
-//! Launch plans come from the Claude Code harness, so only the reducer misbehaves.
+//! A hostile reducer that panics on the first line it is fed, and a translator that panics
+//! on a shell action whose command contains `PANIC`.
+//! Launch plans come from the Claude Code harness, so only those two misbehave.
 
 use claude_code_harness::ClaudeCode;
 use harness_kit::{
@@ -22,6 +23,11 @@ impl Harness for Hostile {
         ClaudeCode::plan(settings, limits)
     }
     fn translate_action(action: &NeutralAction, workspace: &str) -> ToolCall {
+        if let NeutralAction::Shell { command } = action
+            && command.contains("PANIC")
+        {
+            panic!("translate_action panicked on purpose at `{command}`")
+        }
         ClaudeCode::translate_action(action, workspace)
     }
 }

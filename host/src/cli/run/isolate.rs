@@ -189,7 +189,7 @@ fn wait_forwarding_signals(
 
 /// How long the outer run of `--isolate-network` waits for the inner run to report a
 /// signal before forwarding it.
-pub(super) const FORWARD_AFTER: std::time::Duration = std::time::Duration::from_millis(500);
+pub(super) const FORWARD_AFTER: std::time::Duration = coder_eval::limits::ISOLATE_FORWARD_AFTER;
 
 /// Bytes waiting on the non-blocking `fd` (each is one signal the inner run reported),
 /// read and counted.

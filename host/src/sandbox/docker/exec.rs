@@ -321,7 +321,7 @@ echo $n"#;
                 return Ok(found);
             }
         }
-        let end = Instant::now() + Duration::from_secs(5);
+        let end = Instant::now() + crate::limits::StopPolicy::DEFAULT.give_up;
         while signal("KILL").await? > 0 && Instant::now() < end {
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
@@ -330,7 +330,7 @@ echo $n"#;
 }
 
 /// SIGTERM to every process carrying `mark`, up to `grace` for them to go, then SIGKILL
-/// until none is left (or 5 s more). Returns how many it found.
+/// until none is left (or [`crate::limits::StopPolicy::give_up`] more). Returns how many it found.
 async fn stop_marked(mark: &str, grace: Duration) -> usize {
     let signal = |pids: &[i32], sig| {
         for &pid in pids {
@@ -349,7 +349,7 @@ async fn stop_marked(mark: &str, grace: Duration) -> usize {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let end = Instant::now() + Duration::from_secs(5);
+    let end = Instant::now() + crate::limits::StopPolicy::DEFAULT.give_up;
     loop {
         let alive = crate::process::marked(mark);
         if alive.is_empty() || Instant::now() >= end {
