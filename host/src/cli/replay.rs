@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 /// Replays a recording (or a plain stdout JSONL capture) through a harness's reducer and
 /// prints the turn record. The same input gives byte-identical output on every run, as
-/// long as the reducer stays inside its per-call deadline (10 s a call plus 1 s per MiB of
+/// long as the reducer stays inside its per-call deadline (2 s a call plus 1 s per MiB of
 /// input, a wall-clock bound: a call that passes it fails the reducer, which depends on
 /// the machine's speed and load; nothing bounds the whole replay). A
 /// time-budget run's first recording (`recording.jsonl` with `recording.session-N.jsonl`
