@@ -333,11 +333,18 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
         return json_response(503, &crate::play::error_body(api, 503, &message, None));
     }
     if !delay.is_zero() {
-        // A stop cuts the wait short: the answer is not sent anyway.
+        // A stop cuts the wait short: the answer is not sent anyway. When the CLI closes
+        // its connection first (killed by that stop before this task saw it), the server
+        // drops this future mid-wait: the guard still withdraws the answer on the record.
+        let guard = WithdrawnIfDropped {
+            shared: shared.clone(),
+            seq: Some(seq),
+        };
         tokio::select! {
             () = tokio::time::sleep(delay) => {}
             () = shared.stopper.stopped() => {}
         }
+        guard.disarm();
     }
     // The host stopped the run while the answer waited: it is not sent.
     if shared.stopper.is_stopped() {
@@ -345,6 +352,31 @@ async fn handle(State(shared): State<Arc<Shared>>, req: Request) -> Response {
         return not_answered(&shared, api).await;
     }
     answer_response(answer, shared.script.chunk_delay, claim)
+}
+
+/// Withdraws the answer to request `seq` on the record (503, [`crate::STOPPED_ERROR`])
+/// when dropped before [`WithdrawnIfDropped::disarm`] while the host's stop is on: the
+/// request's handler was cancelled in its scripted delay because the CLI went away.
+struct WithdrawnIfDropped {
+    shared: Arc<Shared>,
+    seq: Option<u64>,
+}
+
+impl WithdrawnIfDropped {
+    /// The wait ended normally: the handler decides what the record says.
+    fn disarm(mut self) {
+        self.seq = None;
+    }
+}
+
+impl Drop for WithdrawnIfDropped {
+    fn drop(&mut self) {
+        if let Some(seq) = self.seq
+            && self.shared.stopper.is_stopped()
+        {
+            self.shared.log.amend(seq, 503, crate::STOPPED_ERROR);
+        }
+    }
 }
 
 /// A model call that arrived after the host's stop: logged (status 503,

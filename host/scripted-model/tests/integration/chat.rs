@@ -315,3 +315,44 @@ async fn no_model_call_is_answered_after_the_host_stops_the_run() {
         assert_eq!(pending.await.unwrap().status, 503);
     }
 }
+
+/// The host stops the run and the CLI, killed by that stop, closes its connection while
+/// its call waits out a scripted delay: the server drops that call's handler, which may
+/// not have seen the stop yet. The record still says the answer was withdrawn (503). (A
+/// time-budget test on Codex once found a 200 there under load; this race is one way to
+/// it, and on an idle machine the handler usually sees the stop first: the test repeats.)
+#[tokio::test]
+async fn a_call_whose_client_goes_away_after_the_stop_is_withdrawn() {
+    for _ in 0..20 {
+        let script = Script::from_str(
+            "replies:\n  - text: slow\n    delay_ms: 600000\n",
+            "gone.yaml",
+            true,
+        )
+        .unwrap();
+        let server = ScriptedModel::start(ServerConfig::new(script, WS))
+            .await
+            .unwrap();
+        let port = server.port();
+        let client = tokio::spawn(async move { post(port, PATH, &request(0, false)).await });
+        while server.requests().is_empty() {
+            tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        }
+        // The stop, then at once the client's end (its connection closed).
+        server.stopper().stop();
+        client.abort();
+        let _ = client.await;
+        let mut waited = 0;
+        while server.requests()[0].status != 503 && waited < 2000 {
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            waited += 5;
+        }
+        let log = server.requests();
+        assert_eq!(log[0].status, 503, "{log:?}");
+        assert_eq!(
+            log[0].error.as_deref(),
+            Some(coder_eval_scripted_model::STOPPED_ERROR)
+        );
+        server.shutdown().await;
+    }
+}
