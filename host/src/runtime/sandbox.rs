@@ -164,8 +164,8 @@ const WASI_CLOCKS: &str = "wasi:clocks/monotonic-clock@0.2.12";
 /// and a monotonic zero), so a sleep ends at once — a time that never moves cannot
 /// be waited for — and the same input still gives the same output. A guest sleeping
 /// in a loop burns fuel (a grader) and epoch ticks between sleeps, so fuel and the
-/// deadline stop it as any loop. Not bounded: a workspace file that blocks on open (a FIFO an agent
-/// left) — the graders' file criteria read regular files.
+/// deadline stop it as any loop. Not bounded: a workspace file that blocks on open (a
+/// FIFO an agent left) — the graders' file criteria read regular files.
 pub(super) fn link_wasi(linker: &mut wasmtime::component::Linker<HostState>) {
     use wasmtime::component::Resource;
     use wasmtime_wasi::p2::{DynPollable, Pollable, subscribe};
