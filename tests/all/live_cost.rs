@@ -8,7 +8,7 @@ use crate::support::{bin, root, scratch};
 use coder_eval::results::{
     CostRecord, RunSummary, TaskResult, TaskStatus, ToolOutcome, TotalsStatus, TurnStatus,
 };
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 pub(crate) fn cost_record(dir: &Path) -> CostRecord {
@@ -25,6 +25,33 @@ pub(crate) fn cost_record(dir: &Path) -> CostRecord {
 }
 
 /// The record agrees with the turn it was built from, and task.json carries its summary.
+/// Runs the task file `task` (relative to the repository) on `harness` into a scratch
+/// folder `name` (isolated from the network where it can be): that folder, the task's
+/// result folder and its `task.json`, read (the run's stderr shown when there is none).
+fn run_one(name: &str, task: &str, harness: &str, task_id: &str) -> (PathBuf, PathBuf, TaskResult) {
+    let out = scratch(name);
+    let mut cmd = Command::new(bin());
+    cmd.arg("run")
+        .arg(root().join(task))
+        .args(["--harness", harness, "--out"])
+        .arg(&out);
+    if netns_available() {
+        cmd.arg("--isolate-network");
+    }
+    let output = cmd.output().unwrap();
+    let dir = result_dir(&out, task_id, harness);
+    let result: TaskResult = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("task.json")).unwrap_or_else(|e| {
+            panic!(
+                "task.json: {e}\n{}",
+                String::from_utf8_lossy(&output.stderr)
+            )
+        }),
+    )
+    .unwrap();
+    (out, dir, result)
+}
+
 fn assert_record_matches_turn(record: &CostRecord, result: &TaskResult) {
     let turn = result.turn.as_ref().unwrap();
     assert_eq!(record.cost_version, 1);
@@ -149,27 +176,12 @@ fn every_harness_writes_a_cost_record() {
 #[test]
 fn an_infrastructure_failure_costs_nothing_known() {
     // Field case B42 run live on Codex: every request fails with HTTP 500.
-    let out = scratch("live-cost-b42");
-    let task = root().join("tests/corpus/field2/codex/B42-turn-failed-exit-zero.task.yaml");
-    let mut cmd = Command::new(bin());
-    cmd.arg("run")
-        .arg(&task)
-        .args(["--harness", "codex", "--out"])
-        .arg(&out);
-    if netns_available() {
-        cmd.arg("--isolate-network");
-    }
-    let output = cmd.output().unwrap();
-    let dir = result_dir(&out, "b42_turn_failed_exit_zero", "codex");
-    let result: TaskResult = serde_json::from_str(
-        &std::fs::read_to_string(dir.join("task.json")).unwrap_or_else(|e| {
-            panic!(
-                "task.json: {e}\n{}",
-                String::from_utf8_lossy(&output.stderr)
-            )
-        }),
-    )
-    .unwrap();
+    let (_, dir, result) = run_one(
+        "live-cost-b42",
+        "tests/corpus/field2/codex/B42-turn-failed-exit-zero.task.yaml",
+        "codex",
+        "b42_turn_failed_exit_zero",
+    );
     assert_eq!(result.status, TaskStatus::Error);
     let turn = result.turn.as_ref().unwrap();
     assert_eq!(turn.num_turns, 0);
@@ -272,27 +284,12 @@ fn a_host_stopped_claude_code_run_has_partial_totals() {
 /// recording's own results, complete, and the budget is exceeded as in the control run.
 #[test]
 fn a_follow_up_query_after_a_background_command_is_counted() {
-    let out = scratch("live-cost-follow-up");
-    let task = root().join("tests/corpus/live/claude/bg2-2.1.332.task.yaml");
-    let mut cmd = Command::new(bin());
-    cmd.arg("run")
-        .arg(&task)
-        .args(["--harness", "claude-code", "--out"])
-        .arg(&out);
-    if netns_available() {
-        cmd.arg("--isolate-network");
-    }
-    let output = cmd.output().unwrap();
-    let dir = result_dir(&out, "bg2", "claude-code");
-    let result: TaskResult = serde_json::from_str(
-        &std::fs::read_to_string(dir.join("task.json")).unwrap_or_else(|e| {
-            panic!(
-                "task.json: {e}\n{}",
-                String::from_utf8_lossy(&output.stderr)
-            )
-        }),
-    )
-    .unwrap();
+    let (out, dir, result) = run_one(
+        "live-cost-follow-up",
+        "tests/corpus/live/claude/bg2-2.1.332.task.yaml",
+        "claude-code",
+        "bg2",
+    );
     // The right figures, from the recording's own result lines.
     let results: Vec<serde_json::Value> = std::fs::read_to_string(dir.join("recording.jsonl"))
         .unwrap()
