@@ -5,7 +5,7 @@ use coder_eval_scripted_model::{
 };
 use serde_json::{Value, json};
 
-use crate::common::{WS, post, shared_dir, start};
+use crate::common::{WS, post, shared_dir, start, start_yaml};
 
 const PATH: &str = "/v1/chat/completions";
 
@@ -270,15 +270,11 @@ async fn the_reply_past_max_tool_calls_is_held_whole() {
 /// listing) still are.
 #[tokio::test]
 async fn no_model_call_is_answered_after_the_host_stops_the_run() {
-    let script = Script::from_str(
+    let server = start_yaml(
         "replies:\n  - text: one\n  - text: two\n    delay_ms: 600000\n  - text: three\n",
-        "stop.yaml",
-        true,
+        false,
     )
-    .unwrap();
-    let server = ScriptedModel::start(ServerConfig::new(script, WS))
-        .await
-        .unwrap();
+    .await;
     let port = server.port();
     let stopper = server.stopper();
     assert_eq!(post(port, PATH, &request(0, false)).await.status, 200);
@@ -324,15 +320,7 @@ async fn no_model_call_is_answered_after_the_host_stops_the_run() {
 #[tokio::test]
 async fn a_call_whose_client_goes_away_after_the_stop_is_withdrawn() {
     for _ in 0..20 {
-        let script = Script::from_str(
-            "replies:\n  - text: slow\n    delay_ms: 600000\n",
-            "gone.yaml",
-            true,
-        )
-        .unwrap();
-        let server = ScriptedModel::start(ServerConfig::new(script, WS))
-            .await
-            .unwrap();
+        let server = start_yaml("replies:\n  - text: slow\n    delay_ms: 600000\n", false).await;
         let port = server.port();
         let client = tokio::spawn(async move { post(port, PATH, &request(0, false)).await });
         while server.requests().is_empty() {
