@@ -35,9 +35,10 @@ use super::verdict::{GUEST_WORKSPACE, GradeResult, GraderVerdict, grader_text, k
 /// inside it; a loop stops in well under a second), the wall-clock backstop, the memory
 /// cap of graders.
 pub const WATCHER: Budget = Budget {
-    cpu: super::CpuBound::Fuel,
-    base_fuel: 50_000_000,
-    fuel_per_byte: 100,
+    fuel: Some(super::Fuel {
+        base: 50_000_000,
+        per_byte: 100,
+    }),
     deadline: std::time::Duration::from_secs(10),
     deadline_per_mib: std::time::Duration::ZERO,
     memory_bytes: 256 << 20,

@@ -23,7 +23,7 @@ mod verdict;
 
 pub use cache::ComponentCache;
 pub use error::ComponentError;
-pub use sandbox::{Budget, HostState};
+pub use sandbox::{Budget, Fuel, HostState};
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;

@@ -14,17 +14,20 @@ use wasmtime_wasi::{
 /// Bytes of guest stdout/stderr kept; past it the guest's writes fail.
 const CAPTURE_BYTES: usize = 64 * 1024;
 
+/// A call's fuel allowance: `base` (wasm instructions, roughly) plus `per_byte` for each
+/// byte of input the call receives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fuel {
+    pub base: u64,
+    pub per_byte: u64,
+}
+
 /// CPU and memory bounds for a component's calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Budget {
-    /// What bounds the calls' CPU: fuel (the engine meters it) or the deadline alone.
-    pub cpu: CpuBound,
-    /// Fuel for one call, before the per-byte allowance (wasm instructions, roughly);
-    /// unused under [`CpuBound::Deadline`].
-    pub base_fuel: u64,
-    /// Extra fuel per byte of input the call receives; unused under
-    /// [`CpuBound::Deadline`].
-    pub fuel_per_byte: u64,
+    /// Fuel for one call; `None`: the deadline alone bounds the CPU
+    /// ([`CpuBound::Deadline`], see [`Budget::cpu`]).
+    pub fuel: Option<Fuel>,
     /// Wall-clock limit for one call (counted in epoch ticks, [`EPOCH_TICK`]), before the
     /// per-MiB allowance.
     pub deadline: Duration,
@@ -43,32 +46,38 @@ impl Budget {
     /// arrives: a reducer that is slow on every line but within its deadline delays what
     /// the host sees of the CLI (`TaskResult::host_work_note` says so on a timeout).
     pub const REDUCER: Budget = Budget {
-        cpu: CpuBound::Deadline,
-        base_fuel: 0,
-        fuel_per_byte: 0,
+        fuel: None,
         deadline: Duration::from_secs(2),
         deadline_per_mib: Duration::from_secs(1),
         memory_bytes: 512 << 20,
     };
     /// Graders: one call per criterion, bounded by fuel.
     pub const GRADER: Budget = Budget {
-        cpu: CpuBound::Fuel,
-        base_fuel: 2_000_000_000,
-        fuel_per_byte: 100,
+        fuel: Some(Fuel {
+            base: 2_000_000_000,
+            per_byte: 100,
+        }),
         deadline: Duration::from_secs(30),
         deadline_per_mib: Duration::ZERO,
         memory_bytes: 256 << 20,
     };
 
+    /// What bounds the calls' CPU, and so which engine runs them: fuel when the budget
+    /// has any.
+    pub fn cpu(&self) -> CpuBound {
+        match self.fuel {
+            Some(_) => CpuBound::Fuel,
+            None => CpuBound::Deadline,
+        }
+    }
+
     /// Fuel for a call that receives `input_bytes` bytes (0 under
     /// [`CpuBound::Deadline`]).
     pub fn fuel_for(&self, input_bytes: usize) -> u64 {
-        match self.cpu {
-            CpuBound::Fuel => self
-                .base_fuel
-                .saturating_add(self.fuel_per_byte.saturating_mul(input_bytes as u64)),
-            CpuBound::Deadline => 0,
-        }
+        self.fuel.map_or(0, |f| {
+            f.base
+                .saturating_add(f.per_byte.saturating_mul(input_bytes as u64))
+        })
     }
 
     /// The wall-clock limit of a call that receives `input_bytes` bytes.
@@ -209,7 +218,7 @@ pub(super) fn link_wasi(linker: &mut wasmtime::component::Linker<HostState>) {
 /// A new store for one component instance. `workspace` is preopened read-only at
 /// `/workspace` (graders only); nothing else is granted.
 ///
-/// `loaded` must have been loaded for the engine of `budget.cpu` (a harness component by
+/// `loaded` must have been loaded for the engine of `budget.cpu()` (a harness component by
 /// [`super::ComponentCache::harnesses`], a grader by [`super::ComponentCache::global`]);
 /// anything else is a bug of the host, and panics here rather than deep in wasmtime.
 pub(super) fn new_store(
@@ -218,10 +227,10 @@ pub(super) fn new_store(
     workspace: Option<&Path>,
 ) -> Result<Store<HostState>, std::io::Error> {
     assert!(
-        wasmtime::Engine::same(loaded.component.engine(), super::engine(budget.cpu)),
+        wasmtime::Engine::same(loaded.component.engine(), super::engine(budget.cpu())),
         "component `{}` was loaded for another engine than its {:?} budget's",
         loaded.name,
-        budget.cpu
+        budget.cpu()
     );
     let stderr = MemoryOutputPipe::new(CAPTURE_BYTES);
     let mut wasi = WasiCtxBuilder::new();
@@ -253,7 +262,7 @@ pub(super) fn new_store(
         },
         stderr,
     };
-    let mut store = Store::new(super::engine(budget.cpu), state);
+    let mut store = Store::new(super::engine(budget.cpu()), state);
     store.limiter(|s| &mut s.limiter);
     Ok(store)
 }
@@ -271,7 +280,7 @@ pub(super) struct Armed {
 /// a budget of the same [`CpuBound`].
 pub(super) fn arm(store: &mut Store<HostState>, budget: Budget, input_bytes: usize) -> Armed {
     let fuel = budget.fuel_for(input_bytes);
-    if budget.cpu == CpuBound::Fuel {
+    if budget.fuel.is_some() {
         store.set_fuel(fuel).expect("fuel metering is on");
     }
     let deadline = budget.deadline_for(input_bytes);
@@ -344,7 +353,7 @@ mod tests {
     #[test]
     fn a_harness_budget_has_no_fuel_and_a_deadline_that_grows_with_the_input() {
         let b = Budget::REDUCER;
-        assert_eq!(b.cpu, CpuBound::Deadline);
+        assert_eq!(b.cpu(), CpuBound::Deadline);
         assert_eq!(b.fuel_for(64 << 20), 0);
         assert_eq!(b.deadline_for(0), Duration::from_secs(2));
         assert_eq!(b.deadline_for(1 << 20), Duration::from_secs(3));
@@ -354,7 +363,7 @@ mod tests {
     #[test]
     fn a_grader_budget_meters_fuel_by_input_and_keeps_a_flat_deadline() {
         let b = Budget::GRADER;
-        assert_eq!(b.cpu, CpuBound::Fuel);
+        assert_eq!(b.cpu(), CpuBound::Fuel);
         assert_eq!(b.fuel_for(0), 2_000_000_000);
         assert_eq!(b.fuel_for(10), 2_000_001_000);
         assert_eq!(b.deadline_for(64 << 20), Duration::from_secs(30));
