@@ -233,8 +233,11 @@ impl Collector {
         // when no trajectory is kept (replay), the event itself: its strings move into the
         // record instead of being copied.
         let mut past_cap = None;
+        // Only a `max_tool_calls` cap needs the start's names once the event is consumed.
         let tool_start = match &stamped.event {
-            Event::ToolCallStarted { call_id, name, .. } => Some((call_id.clone(), name.clone())),
+            Event::ToolCallStarted { call_id, name, .. } if self.caps.max_tool_calls.is_some() => {
+                Some((call_id.clone(), name.clone()))
+            }
             _ => None,
         };
         let (kept, event) = if self.keep_trajectory {
