@@ -4,8 +4,9 @@
 //! cap, a reducer failing mid-stream, an unreadable recording line).
 
 use crate::support::{corpus, scratch, test_component};
-use coder_eval::results::{TurnRecord, TurnStatus};
-use coder_eval::turn::replay::{ReplayOptions, replay};
+use coder_eval::Event;
+use coder_eval::results::{StampedEvent, TurnRecord, TurnStatus};
+use coder_eval::turn::replay::{ReplayOptions, replay_with_trajectory};
 use std::path::PathBuf;
 
 /// The recorded Claude Code `hello` stream made long: its `init` line, its body (two
@@ -70,6 +71,17 @@ fn recording(name: &str, lines: &[String], after: usize, extra: &[String]) -> Pa
     path
 }
 
+/// The last stdout line whose events count (in the trajectory: past the cut it keeps only
+/// diagnostics).
+fn last_counted_line(trajectory: &[StampedEvent]) -> u64 {
+    trajectory
+        .iter()
+        .filter(|e| !matches!(e.event, Event::Diagnostic { .. }))
+        .map(|e| e.line)
+        .max()
+        .unwrap_or(0)
+}
+
 fn kinds(record: &TurnRecord) -> Vec<&str> {
     record.diagnostics.iter().map(|d| d.kind.as_str()).collect()
 }
@@ -86,8 +98,11 @@ fn a_stop_between_lines_freezes_at_its_place_across_batch_boundaries() {
             after as u64 * 1000 + 500
         );
         let path = recording(&format!("stop-{after}"), &lines, after, &[stop]);
-        let r = replay(&path, &ReplayOptions::new("claude-code")).unwrap();
+        let (r, trajectory) =
+            replay_with_trajectory(&path, &ReplayOptions::new("claude-code")).unwrap();
         assert_eq!(r.final_status, TurnStatus::Timeout, "after {after}");
+        // Line `after` counts, the next does not: the freeze is exactly between them.
+        assert_eq!(last_counted_line(&trajectory), after as u64);
         assert_eq!(
             r.tool_calls.len(),
             tool_uses(&lines[..after]),
@@ -112,8 +127,10 @@ fn a_held_call_between_lines_fires_at_its_place_in_a_long_stream() {
         after as u64 * 1000 + 500
     );
     let path = recording("held", &lines, after, &[held]);
-    let r = replay(&path, &ReplayOptions::new("claude-code")).unwrap();
+    let (r, trajectory) =
+        replay_with_trajectory(&path, &ReplayOptions::new("claude-code")).unwrap();
     assert_eq!(r.final_status, TurnStatus::MaxTurnsExhausted);
+    assert_eq!(last_counted_line(&trajectory), after as u64);
     assert_eq!(r.num_turns, calls_before + 1, "the held call counts");
     assert_eq!(r.tool_calls.len(), tool_uses(&lines[..after]));
     assert!(
@@ -148,7 +165,12 @@ fn a_reducer_failing_mid_stream_and_lines_over_the_cap_keep_their_places() {
         "claude-code".to_string(),
         test_component("test_late_panicker.wasm"),
     );
-    let r = replay(&path, &options).unwrap();
+    let (r, trajectory) = replay_with_trajectory(&path, &options).unwrap();
+    assert_eq!(
+        last_counted_line(&trajectory),
+        before as u64,
+        "the last line reduced"
+    );
     // The unreadable line leads (a diagnostic about the input as a whole), then the
     // lines' own, in stream order.
     assert_eq!(

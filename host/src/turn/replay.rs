@@ -11,7 +11,9 @@
 //! [`BATCHES_IN_FLIGHT`]), so the collector's work overlaps the reducer's. Nothing the
 //! collector decides reaches back to the reducer (a stop freezes the collector, not the
 //! reading), so the record is the same as one thread's. After the last line the reducer
-//! comes back to the calling thread for the side files and the end.
+//! comes back to the calling thread for the side files and the end. The reading thread is
+//! outside any tokio runtime, so `runtime::off_runtime` runs the reducer's calls there as
+//! they are.
 
 use super::finish::TurnEnd;
 use super::pipeline::{DEFAULT_MAX_LINE_BYTES, LineReducer, Pipeline, ReducedLine};
@@ -26,8 +28,8 @@ use crate::turn::collect::{Launch, TotalsBasis};
 use std::path::Path;
 use std::sync::mpsc::{SyncSender, sync_channel};
 
-/// Items the reading thread hands over at once: a channel send costs about as much as
-/// collecting a short line, so lines go in batches.
+/// Items the reading thread hands over at once: the channel's cost (a lock, at times
+/// waking the other thread) is paid once a batch, not once a line.
 const BATCH: usize = 256;
 /// Batches on their way at most: how far reading and reducing may run ahead of the
 /// collector (memory: the items of this many batches, plus one being filled and one
@@ -44,7 +46,7 @@ enum Forwarded {
 /// The reading thread: every item of `reader` in order, each line reduced by `reducing`,
 /// sent in batches to `to`. Returns at the end of the recording, or early when the
 /// collecting side has gone (it panicked). Errors: reading the recording failed (the
-/// items before the error were sent).
+/// items of the batch being filled are not sent: the replay fails as a whole).
 fn read_and_reduce<R: std::io::BufRead>(
     reader: &mut Reader<R>,
     reducing: &mut LineReducer,
@@ -210,7 +212,10 @@ fn run(
     let read = std::thread::scope(|scope| {
         let (to, from) = sync_channel::<Vec<Forwarded>>(BATCHES_IN_FLIGHT);
         let (reader, reducing) = (&mut reader, &mut reducing);
-        let reading = scope.spawn(move || read_and_reduce(reader, reducing, to));
+        let reading = std::thread::Builder::new()
+            .name("coder-eval-replay-reduce".to_string())
+            .spawn_scoped(scope, move || read_and_reduce(reader, reducing, to))
+            .expect("could not start the replay's reading thread");
         for forwarded in from.into_iter().flatten() {
             let item = match forwarded {
                 Forwarded::Line(line) => {
