@@ -22,6 +22,11 @@
 //! timing is ever asserted in `cargo test`.
 //! `REPLAY_E2E_MIB=N` sets another size.
 //!
+//! The replay runs on two threads (`turn::replay`): one reads the file and runs the
+//! reducer, the other collects, so the collector's work overlaps the reducer's. That
+//! shortens the wall time, not the CPU time (the sum of both threads, plus the hand-over),
+//! which the target is judged by.
+//!
 //! Where the time goes (release build, 64 MiB capture, 125 353 lines, `perf record` of the
 //! replay with `CODER_EVAL_PROFILE=perfmap` and a Claude Code component built with its
 //! names; harness components run without fuel, bounded by an epoch deadline: fuel

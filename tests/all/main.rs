@@ -46,6 +46,7 @@ mod replay_grok;
 mod replay_letta;
 mod replay_opencode_gemini;
 mod replay_qwen_kilo;
+mod replay_threaded;
 mod retries;
 mod sandbox;
 mod sandbox_promises;

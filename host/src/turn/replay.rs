@@ -4,9 +4,19 @@
 //!
 //! The file is read as a stream, one line at a time, and each line is reduced as it is
 //! read: memory follows what the turn keeps (its trajectory and record), not the file.
+//!
+//! Two threads share the work: a reading thread reads the recording and runs each line
+//! through the reducer ([`LineReducer::reduce`]); the calling thread collects, in the
+//! recording's order, what it forwards (batches of [`BATCH`] items over a channel of
+//! [`BATCHES_IN_FLIGHT`]), so the collector's work overlaps the reducer's. Nothing the
+//! collector decides reaches back to the reducer (a stop freezes the collector, not the
+//! reading), so the record is the same as one thread's. After the last line the reducer
+//! comes back to the calling thread for the side files and the end. The reading thread is
+//! outside any tokio runtime, so `runtime::off_runtime` runs the reducer's calls there as
+//! they are.
 
 use super::finish::TurnEnd;
-use super::pipeline::{DEFAULT_MAX_LINE_BYTES, Pipeline};
+use super::pipeline::{DEFAULT_MAX_LINE_BYTES, LineReducer, Pipeline, ReducedLine};
 use super::recording::{ExitStatus, Item, Reader, RecordedStop, RecordingError, StampedLine};
 use crate::components::{ComponentSource, ResolveError};
 use crate::limits::Caps;
@@ -16,6 +26,53 @@ use crate::runtime::ComponentError;
 use crate::runtime::harness::Launcher;
 use crate::turn::collect::{Launch, TotalsBasis};
 use std::path::Path;
+use std::sync::mpsc::{SyncSender, sync_channel};
+
+/// Items the reading thread hands over at once: the channel's cost (a lock, at times
+/// waking the other thread) is paid once a batch, not once a line.
+const BATCH: usize = 256;
+/// Batches on their way at most: how far reading and reducing may run ahead of the
+/// collector (memory: the items of this many batches, plus one being filled and one
+/// being collected).
+const BATCHES_IN_FLIGHT: usize = 4;
+
+/// What the reading thread forwards: a stdout line as reduced, or any other item of the
+/// recording (never [`Item::Line`], nor [`Item::Stderr`], which a replay ignores).
+enum Forwarded {
+    Line(ReducedLine),
+    Item(Item),
+}
+
+/// The reading thread: every item of `reader` in order, each line reduced by `reducing`,
+/// sent in batches to `to`. Returns at the end of the recording, or early when the
+/// collecting side has gone (it panicked). Errors: reading the recording failed (the
+/// items of the batch being filled are not sent: the replay fails as a whole).
+fn read_and_reduce<R: std::io::BufRead>(
+    reader: &mut Reader<R>,
+    reducing: &mut LineReducer,
+    to: SyncSender<Vec<Forwarded>>,
+) -> std::io::Result<()> {
+    let mut batch = Vec::with_capacity(BATCH);
+    while let Some(item) = reader.next_item()? {
+        batch.push(match item {
+            Item::Line(line) => {
+                Forwarded::Line(reducing.reduce(line.source_line, line.stamp_us, &line.bytes))
+            }
+            Item::Stderr(_) => continue,
+            other => Forwarded::Item(other),
+        });
+        if batch.len() == BATCH
+            && to
+                .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
+                .is_err()
+        {
+            return Ok(());
+        }
+    }
+    // A closed channel here means the collecting side panicked: nothing to add.
+    let _ = to.send(batch);
+    Ok(())
+}
 
 /// What to replay with.
 #[derive(Debug, Clone)]
@@ -151,62 +208,82 @@ fn run(
     let mut unknown_stop_us: Option<u64> = None;
     // The recording's side files, then any the options add.
     let mut side_files: Vec<(String, Option<Vec<u8>>)> = Vec::new();
-    while let Some(item) = reader.next_item().map_err(io)? {
-        match item {
-            Item::Line(line) => {
-                if std::mem::take(&mut freeze_pending) {
-                    pipeline.collector.freeze();
+    let mut reducing = pipeline.detach_reducer();
+    let read = std::thread::scope(|scope| {
+        let (to, from) = sync_channel::<Vec<Forwarded>>(BATCHES_IN_FLIGHT);
+        let (reader, reducing) = (&mut reader, &mut reducing);
+        let reading = std::thread::Builder::new()
+            .name("coder-eval-replay-reduce".to_string())
+            .spawn_scoped(scope, move || read_and_reduce(reader, reducing, to))
+            .expect("could not start the replay's reading thread");
+        for forwarded in from.into_iter().flatten() {
+            let item = match forwarded {
+                Forwarded::Line(line) => {
+                    if std::mem::take(&mut freeze_pending) {
+                        pipeline.collector.freeze();
+                    }
+                    last_stamp_us = Some(line.stamp_us);
+                    pipeline.collect_line(line);
+                    continue;
                 }
-                last_stamp_us = Some(line.stamp_us);
-                pipeline.feed(line.source_line, line.stamp_us, &line.bytes);
-            }
-            Item::Truncated(line) => truncated = Some(line),
-            Item::Stderr(_) => {}
-            Item::HeldCall(held) => {
-                pipeline
-                    .collector
-                    .held_call(held.stamp_us, held.turn, held.reason);
-            }
-            Item::Stop(recorded) => {
-                freeze_pending |= stop.is_none() && !unknown_stop;
-                stop = Some(recorded);
-            }
-            Item::Exit(status) => exit = Some(status),
-            Item::SideFile(path, content) => side_files.push((path, content)),
-            Item::ModelCall(call) => gateway_calls.push(*call),
-            Item::Problem(problem) => pipeline.collector.input_diagnostic(
-                problem.file_line,
-                problem.stamp_us.unwrap_or(0),
-                "recording_unreadable",
-                problem.message,
-                problem.raw,
-            ),
-            Item::UnknownStop {
-                stamp_us,
-                reason,
-                file_line,
-                after_lines: _,
-            } => {
-                // The host stopped the turn here for a reason this host cannot name: the
-                // turn is not complete, whatever the stream says after.
-                pipeline.collector.input_diagnostic(
-                    file_line,
-                    stamp_us.unwrap_or(0),
-                    "unknown_stop_reason",
-                    format!(
-                        "the recording's stop record has a reason this host does not know \
-                         (`{reason}`): the turn was stopped there and is not complete"
-                    ),
+                Forwarded::Item(item) => item,
+            };
+            match item {
+                Item::Line(_) | Item::Stderr(_) => {
+                    unreachable!("the reading thread forwards lines reduced, and no stderr")
+                }
+                Item::Truncated(line) => truncated = Some(line),
+                Item::HeldCall(held) => {
+                    pipeline
+                        .collector
+                        .held_call(held.stamp_us, held.turn, held.reason);
+                }
+                Item::Stop(recorded) => {
+                    freeze_pending |= stop.is_none() && !unknown_stop;
+                    stop = Some(recorded);
+                }
+                Item::Exit(status) => exit = Some(status),
+                Item::SideFile(path, content) => side_files.push((path, content)),
+                Item::ModelCall(call) => gateway_calls.push(*call),
+                Item::Problem(problem) => pipeline.collector.input_diagnostic(
+                    problem.file_line,
+                    problem.stamp_us.unwrap_or(0),
+                    "recording_unreadable",
+                    problem.message,
+                    problem.raw,
+                ),
+                Item::UnknownStop {
+                    stamp_us,
                     reason,
-                );
-                freeze_pending |= stop.is_none() && !unknown_stop;
-                unknown_stop = true;
-                if let Some(at) = stamp_us {
-                    unknown_stop_us = Some(unknown_stop_us.map_or(at, |u: u64| u.min(at)));
+                    file_line,
+                    after_lines: _,
+                } => {
+                    // The host stopped the turn here for a reason this host cannot name: the
+                    // turn is not complete, whatever the stream says after.
+                    pipeline.collector.input_diagnostic(
+                        file_line,
+                        stamp_us.unwrap_or(0),
+                        "unknown_stop_reason",
+                        format!(
+                            "the recording's stop record has a reason this host does not know \
+                             (`{reason}`): the turn was stopped there and is not complete"
+                        ),
+                        reason,
+                    );
+                    freeze_pending |= stop.is_none() && !unknown_stop;
+                    unknown_stop = true;
+                    if let Some(at) = stamp_us {
+                        unknown_stop_us = Some(unknown_stop_us.map_or(at, |u: u64| u.min(at)));
+                    }
                 }
             }
         }
-    }
+        reading
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+    });
+    read.map_err(io)?;
+    pipeline.attach_reducer(reducing);
     if freeze_pending {
         pipeline.collector.freeze();
     }
