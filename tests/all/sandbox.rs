@@ -78,6 +78,22 @@ fn panic_is_a_trap_with_the_guest_message() {
     let (kind, message) = hostile("test_panicker.wasm");
     assert_eq!(kind, "trap", "{message}");
     assert!(message.contains("reducer panicked on purpose"), "{message}");
+    // No out-of-bounds access: no stack-overflow hint.
+    assert!(!message.contains("stack overflow"), "{message}");
+}
+
+/// Unbounded recursion runs a Rust guest's shadow stack off the bottom of its linear
+/// memory: wasmtime reports an out-of-bounds access, and the message says that a stack
+/// overflow reads the same; the kind stays `trap`.
+#[test]
+fn a_stack_overflow_is_an_out_of_bounds_trap_with_a_hint() {
+    let (kind, message) = hostile("test_recurser.wasm");
+    assert_eq!(kind, "trap", "{message}");
+    assert!(message.contains("out of bounds memory access"), "{message}");
+    assert!(
+        message.contains("a stack overflow, e.g. unbounded recursion, reads the same"),
+        "{message}"
+    );
 }
 
 #[test]

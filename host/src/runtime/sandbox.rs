@@ -292,6 +292,10 @@ pub(super) fn arm(store: &mut Store<HostState>, budget: Budget, input_bytes: usi
     }
 }
 
+/// What a trap message gains when the trap is an out-of-bounds memory access.
+pub(super) const STACK_OVERFLOW_HINT: &str = " (a stack overflow, e.g. unbounded recursion, reads the \
+     same: the guest's stack lives in its linear memory and runs off its bottom)";
+
 /// Classifies a failed call: out of fuel, past the deadline, out of memory, or a trap
 /// with the guest's panic message when it printed one.
 pub(super) fn classify(
@@ -334,6 +338,12 @@ pub(super) fn classify(
                 Some(trap) => trap.to_string(),
                 None => err.root_cause().to_string(),
             };
+            // A Rust guest keeps its stack in linear memory: deep recursion runs that
+            // stack off the bottom of memory and traps as an out-of-bounds access,
+            // indistinguishable from any other bad access (the kind stays `trap`).
+            if matches!(err.downcast_ref::<Trap>(), Some(Trap::MemoryOutOfBounds)) {
+                message += STACK_OVERFLOW_HINT;
+            }
             if !panic.is_empty() {
                 message = format!("{message}; guest stderr: {panic}");
             }
