@@ -22,7 +22,7 @@ fn hostile(file: &str) -> (String, String) {
     let record = replay(&corpus("live/claude/hello.jsonl"), &with_component(file)).unwrap();
     assert_eq!(record.final_status, TurnStatus::ReducerFailed);
     let err = record.reducer_error.expect("the reducer must fail");
-    assert_eq!(err.line, 1, "it fails on the first line");
+    assert_eq!(err.line, Some(1), "it fails on the first line");
     assert!(
         err.message.contains(file),
         "the message names the component: {}",
@@ -200,4 +200,61 @@ fn a_failed_translation_is_a_component_error_of_the_task() {
         "{recording}"
     );
     assert!(!recording.contains("cannot enter"), "{recording}");
+}
+
+/// Replays `recording` (its text) through the recurser with `side_files`; returns the
+/// reducer's failure as `replay --json` writes it.
+fn recurser_failure(
+    name: &str,
+    recording: &[u8],
+    side_files: Vec<(String, Option<Vec<u8>>)>,
+) -> serde_json::Value {
+    let dir = crate::support::scratch(name);
+    let path = dir.join("recording.jsonl");
+    std::fs::write(&path, recording).unwrap();
+    let mut options = with_component("test_recurser.wasm");
+    options.side_files = side_files;
+    let record = replay(&path, &options).unwrap();
+    assert_eq!(record.final_status, TurnStatus::ReducerFailed);
+    let json = serde_json::to_value(&record).unwrap();
+    json["reducer_error"].clone()
+}
+
+/// A reducer that fails in `finish` after the last line has no line: `line` is null (not
+/// 0) and the message says where.
+#[test]
+fn a_reducer_failure_in_finish_has_no_line_and_names_finish() {
+    let err = recurser_failure("finish-fails", b"", Vec::new());
+    assert_eq!(err["line"], serde_json::Value::Null, "{err}");
+    let message = err["message"].as_str().unwrap();
+    assert!(message.contains("`stream-reducer.finish`"), "{message}");
+    assert!(
+        message.ends_with("(in `finish`, after the last line of stdout)"),
+        "{message}"
+    );
+}
+
+/// A last line without a newline is a line, though `finish` reduces it: its number stays.
+#[test]
+fn a_reducer_failure_on_a_last_line_without_newline_keeps_its_line() {
+    let err = recurser_failure("finish-partial", b"{\"type\":", Vec::new());
+    assert_eq!(err["line"], 1, "{err}");
+    let message = err["message"].as_str().unwrap();
+    assert!(!message.contains("after the last line"), "{message}");
+}
+
+/// A reducer that fails on a side file has no line either; the message names the file.
+#[test]
+fn a_reducer_failure_on_a_side_file_has_no_line_and_names_the_file() {
+    let err = recurser_failure(
+        "side-file-fails",
+        b"",
+        vec![("usage.json".to_string(), Some(b"{}".to_vec()))],
+    );
+    assert_eq!(err["line"], serde_json::Value::Null, "{err}");
+    let message = err["message"].as_str().unwrap();
+    assert!(
+        message.ends_with("(on the side file `usage.json`, after the CLI exited)"),
+        "{message}"
+    );
 }
