@@ -64,6 +64,11 @@ fn infinite_loop_stops_at_the_deadline() {
         .unwrap_or_else(|| panic!("no deadline in: {message}"));
     assert!((2_000..2_100).contains(&ms), "{message}");
     assert!(message.contains("ms in `stream-reducer.feed`"), "{message}");
+    // The odd figure (2001 ms, say) is explained once, as the rule's sum.
+    assert!(
+        message.ends_with("`stream-reducer.feed` (2 s + 1 s per MiB of input)"),
+        "{message}"
+    );
 }
 
 #[test]

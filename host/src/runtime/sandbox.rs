@@ -80,6 +80,26 @@ impl Budget {
         })
     }
 
+    /// How the deadline grows with the input, as a message states it (`2 s + 1 s per
+    /// MiB of input`); `None` for a flat deadline.
+    pub fn deadline_rule(&self) -> Option<String> {
+        let secs = |d: Duration| {
+            let s = d.as_secs_f64();
+            if s.fract() == 0.0 {
+                format!("{s} s")
+            } else {
+                format!("{} ms", d.as_millis())
+            }
+        };
+        (!self.deadline_per_mib.is_zero()).then(|| {
+            format!(
+                "{} + {} per MiB of input",
+                secs(self.deadline),
+                secs(self.deadline_per_mib)
+            )
+        })
+    }
+
     /// The wall-clock limit of a call that receives `input_bytes` bytes.
     pub fn deadline_for(&self, input_bytes: usize) -> Duration {
         let mib = input_bytes as f64 / (1024.0 * 1024.0);
@@ -325,6 +345,7 @@ pub(super) fn classify(
             component,
             call,
             deadline_ms: armed.deadline_ms,
+            rule: budget.deadline_rule(),
         },
         _ => {
             let stderr = String::from_utf8_lossy(&store.data().stderr.contents()).into_owned();
@@ -368,6 +389,10 @@ mod tests {
         assert_eq!(b.deadline_for(0), Duration::from_secs(2));
         assert_eq!(b.deadline_for(1 << 20), Duration::from_secs(3));
         assert_eq!(b.deadline_for(64 << 20), Duration::from_secs(66));
+        assert_eq!(
+            b.deadline_rule().as_deref(),
+            Some("2 s + 1 s per MiB of input")
+        );
     }
 
     #[test]
@@ -377,5 +402,6 @@ mod tests {
         assert_eq!(b.fuel_for(0), 2_000_000_000);
         assert_eq!(b.fuel_for(10), 2_000_001_000);
         assert_eq!(b.deadline_for(64 << 20), Duration::from_secs(30));
+        assert_eq!(b.deadline_rule(), None);
     }
 }
