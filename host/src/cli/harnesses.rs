@@ -297,9 +297,7 @@ fn row(
         .as_ref()
         .map(|p| p.exit_codes.clone())
         .unwrap_or_default();
-    let installed = program
-        .as_deref()
-        .and_then(|p| locate::find_cli(p, None).ok());
+    let installed = program.and_then(|p| locate::find_cli(p, None).ok());
     let described = coder_eval::run::caps::describe_with(&mut launcher)?;
     let caps = &described.caps;
     let agent_fields: Vec<&str> = caps.agent_fields.iter().map(|f| f.task_key()).collect();
