@@ -128,6 +128,9 @@ pub struct AddedHarness {
     pub name: String,
     /// The CLI's program name (`argv[0]` of its launch plan), when the plan gives one.
     pub program: Option<String>,
+    /// Why the file cannot serve as a harness, with its causes: it does not load as a
+    /// harness component, or its launch plan traps. `None` for a working component.
+    pub error: Option<String>,
 }
 
 /// Where replacement components come from.
@@ -166,10 +169,12 @@ impl ComponentSource {
     }
 
     /// The harnesses a `--components DIR` folder adds to the built-in ones: each
-    /// `DIR/NAME.wasm` whose `NAME` is no built-in harness and which loads as a harness
-    /// component (a file that does not, e.g. a criterion, is left out), with the program
-    /// its launch plan starts (`argv[0]` of a plan with no settings; `None` when the plan
-    /// refuses them). Sorted by name; empty without a folder or when it cannot be read.
+    /// `DIR/NAME.wasm` whose `NAME` is no built-in harness, with the program its launch
+    /// plan starts (`argv[0]` of a plan with no settings; `None` when the plan refuses
+    /// them). A criterion component (it exports the grader world) is left out; any other
+    /// file that does not load as a harness component, or whose launch plan traps, is
+    /// listed with its `error` (and no program). Sorted by name; empty without a folder or
+    /// when it cannot be read.
     pub fn added_harnesses(&self) -> Vec<AddedHarness> {
         let Some(dir) = &self.dir else {
             return Vec::new();
@@ -191,14 +196,26 @@ impl ComponentSource {
         names
             .into_iter()
             .filter_map(|name| {
-                let loaded = self.harness(&name).ok()?;
-                let program = harness::Launcher::new(&loaded).ok().and_then(|mut l| {
-                    l.plan(&Default::default(), &Default::default())
-                        .ok()?
-                        .ok()
-                        .and_then(|p| p.argv.first().cloned())
-                });
-                Some(AddedHarness { name, program })
+                let failed = |name: String, err: &dyn std::error::Error| AddedHarness {
+                    name,
+                    program: None,
+                    error: Some(error_chain(err)),
+                };
+                let loaded = match self.harness(&name) {
+                    Ok(loaded) => loaded,
+                    Err(err) if is_criterion(&err) => return None,
+                    Err(err) => return Some(failed(name, &err)),
+                };
+                let planned = harness::Launcher::new(&loaded)
+                    .and_then(|mut l| l.plan(&Default::default(), &Default::default()));
+                Some(match planned {
+                    Ok(plan) => AddedHarness {
+                        name,
+                        program: plan.ok().and_then(|p| p.argv.first().cloned()),
+                        error: None,
+                    },
+                    Err(err) => failed(name, &err),
+                })
             })
             .collect()
     }
@@ -228,6 +245,27 @@ impl ComponentSource {
         harness::check(&loaded)?;
         Ok(loaded)
     }
+}
+
+/// Whether a file refused as a harness is a criterion component: it exports the grader
+/// world instead (a `--components` folder holds both kinds).
+fn is_criterion(err: &ResolveError) -> bool {
+    matches!(
+        err,
+        ResolveError::Component(ComponentError::WrongWorld { exports, .. })
+            if exports.contains("coder-eval:grader/")
+    )
+}
+
+/// The error's message followed by its causes, `: `-separated.
+fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text += &format!(": {cause}");
+        source = cause.source();
+    }
+    text
 }
 
 /// Parses a `NAME=PATH` override.

@@ -191,3 +191,118 @@ fn droid_recordings_replay_through_the_out_of_tree_component() {
     assert_eq!(r.tool_calls[0].status, ToolOutcome::Error);
     assert_eq!(r.tool_calls[0].exit_code, Some(2));
 }
+
+/// A `--components` folder with a component whose `describe` traps (the recurser) and a
+/// file that is no component: `harnesses` still lists every other harness (built-in and
+/// added), marks the two as failed in each form (table, `--json`, `--parity`), says so on
+/// stderr, and exits 2 after printing. A criterion component in the folder is no harness
+/// and is left out.
+#[test]
+fn harnesses_lists_the_others_when_a_component_fails() {
+    use crate::support::test_component;
+    let dir = scratch("harnesses-bad-component");
+    let recursing = dir.join("recursing.wasm");
+    std::fs::copy(test_component("test_recurser.wasm"), &recursing).unwrap();
+    let junk = dir.join("junk.wasm");
+    std::fs::write(&junk, b"\0asm not really").unwrap();
+    std::fs::copy(test_component("test_tagger.wasm"), dir.join("tagged.wasm")).unwrap();
+    std::fs::copy(
+        test_component("test_grader_panic.wasm"),
+        dir.join("mycheck.wasm"),
+    )
+    .unwrap();
+    let harnesses = |extra: &[&str]| {
+        let out = Command::new(bin())
+            .arg("harnesses")
+            .args(extra)
+            .arg("--components")
+            .arg(&dir)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+
+    // The table: a line per failed harness naming its file and the error.
+    let (code, table, stderr) = harnesses(&[]);
+    assert_eq!(code, Some(2), "{table}\n{stderr}");
+    let line = |name: &str| {
+        table
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("{name} not listed:\n{table}"))
+            .to_string()
+    };
+    for builtin in ["claude-code", "codex", "pi"] {
+        assert!(!line(builtin).contains("failed"), "{table}");
+    }
+    assert!(!line("tagged").contains("failed"), "{table}");
+    let failed = line("recursing");
+    assert!(
+        failed.contains(&format!("component {} failed: ", recursing.display())),
+        "{failed}"
+    );
+    assert!(failed.contains("trapped in"), "{failed}");
+    assert!(failed.contains("out of bounds memory access"), "{failed}");
+    let failed = line("junk");
+    assert!(
+        failed.contains(&format!("component {} failed: ", junk.display())),
+        "{failed}"
+    );
+    assert!(
+        failed.contains("is not a valid WebAssembly component"),
+        "{failed}"
+    );
+    assert!(
+        !table.contains("mycheck"),
+        "a criterion is no harness:\n{table}"
+    );
+    for name in ["recursing", "junk"] {
+        assert!(
+            stderr.contains(&format!("error: harness `{name}` (component ")),
+            "{stderr}"
+        );
+    }
+
+    // --json: a row with `error` for each failed one, full rows for the others.
+    let (code, json, stderr) = harnesses(&["--json"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    let rows: Vec<serde_json::Value> = serde_json::from_str(&json).unwrap();
+    let row = |name: &str| {
+        rows.iter()
+            .find(|r| r["harness"] == name)
+            .unwrap_or_else(|| panic!("{name} not in:\n{json}"))
+    };
+    assert!(row("claude-code")["error"].is_null(), "{json}");
+    assert!(row("claude-code")["limits"].is_object(), "{json}");
+    assert!(row("tagged")["error"].is_null(), "{json}");
+    for name in ["recursing", "junk"] {
+        let r = row(name);
+        assert!(r["error"].as_str().is_some_and(|e| !e.is_empty()), "{r}");
+        assert!(
+            r["component"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("{name}.wasm")),
+            "{r}"
+        );
+    }
+
+    // --parity: each table's row says the component failed.
+    let (code, parity, stderr) = harnesses(&["--parity"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    let prefix = format!(
+        "| recursing | the component {} failed: ",
+        recursing.display()
+    );
+    assert_eq!(
+        parity.lines().filter(|l| l.starts_with(&prefix)).count(),
+        3,
+        "{parity}"
+    );
+    assert!(parity.contains("| claude-code | "), "{parity}");
+    assert!(parity.contains("| tagged | "), "{parity}");
+}

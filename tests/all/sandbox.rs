@@ -22,7 +22,7 @@ fn hostile(file: &str) -> (String, String) {
     let record = replay(&corpus("live/claude/hello.jsonl"), &with_component(file)).unwrap();
     assert_eq!(record.final_status, TurnStatus::ReducerFailed);
     let err = record.reducer_error.expect("the reducer must fail");
-    assert_eq!(err.line, 1, "it fails on the first line");
+    assert_eq!(err.line, Some(1), "it fails on the first line");
     assert!(
         err.message.contains(file),
         "the message names the component: {}",
@@ -64,6 +64,11 @@ fn infinite_loop_stops_at_the_deadline() {
         .unwrap_or_else(|| panic!("no deadline in: {message}"));
     assert!((2_000..2_100).contains(&ms), "{message}");
     assert!(message.contains("ms in `stream-reducer.feed`"), "{message}");
+    // The odd figure (2001 ms, say) is explained once, as the rule's sum.
+    assert!(
+        message.ends_with("`stream-reducer.feed` (2 s + 1 s per MiB of input)"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -78,6 +83,22 @@ fn panic_is_a_trap_with_the_guest_message() {
     let (kind, message) = hostile("test_panicker.wasm");
     assert_eq!(kind, "trap", "{message}");
     assert!(message.contains("reducer panicked on purpose"), "{message}");
+    // No out-of-bounds access: no stack-overflow hint.
+    assert!(!message.contains("stack overflow"), "{message}");
+}
+
+/// Unbounded recursion runs a Rust guest's shadow stack off the bottom of its linear
+/// memory: wasmtime reports an out-of-bounds access, and the message says that a stack
+/// overflow reads the same; the kind stays `trap`.
+#[test]
+fn a_stack_overflow_is_an_out_of_bounds_trap_with_a_hint() {
+    let (kind, message) = hostile("test_recurser.wasm");
+    assert_eq!(kind, "trap", "{message}");
+    assert!(message.contains("out of bounds memory access"), "{message}");
+    assert!(
+        message.contains("a stack overflow, e.g. unbounded recursion, reads the same"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -184,4 +205,61 @@ fn a_failed_translation_is_a_component_error_of_the_task() {
         "{recording}"
     );
     assert!(!recording.contains("cannot enter"), "{recording}");
+}
+
+/// Replays `recording` (its text) through the recurser with `side_files`; returns the
+/// reducer's failure as `replay --json` writes it.
+fn recurser_failure(
+    name: &str,
+    recording: &[u8],
+    side_files: Vec<(String, Option<Vec<u8>>)>,
+) -> serde_json::Value {
+    let dir = crate::support::scratch(name);
+    let path = dir.join("recording.jsonl");
+    std::fs::write(&path, recording).unwrap();
+    let mut options = with_component("test_recurser.wasm");
+    options.side_files = side_files;
+    let record = replay(&path, &options).unwrap();
+    assert_eq!(record.final_status, TurnStatus::ReducerFailed);
+    let json = serde_json::to_value(&record).unwrap();
+    json["reducer_error"].clone()
+}
+
+/// A reducer that fails in `finish` after the last line has no line: `line` is null (not
+/// 0) and the message says where.
+#[test]
+fn a_reducer_failure_in_finish_has_no_line_and_names_finish() {
+    let err = recurser_failure("finish-fails", b"", Vec::new());
+    assert_eq!(err["line"], serde_json::Value::Null, "{err}");
+    let message = err["message"].as_str().unwrap();
+    assert!(message.contains("`stream-reducer.finish`"), "{message}");
+    assert!(
+        message.ends_with("(in `finish`, after the last line of stdout)"),
+        "{message}"
+    );
+}
+
+/// A last line without a newline is a line, though `finish` reduces it: its number stays.
+#[test]
+fn a_reducer_failure_on_a_last_line_without_newline_keeps_its_line() {
+    let err = recurser_failure("finish-partial", b"{\"type\":", Vec::new());
+    assert_eq!(err["line"], 1, "{err}");
+    let message = err["message"].as_str().unwrap();
+    assert!(!message.contains("after the last line"), "{message}");
+}
+
+/// A reducer that fails on a side file has no line either; the message names the file.
+#[test]
+fn a_reducer_failure_on_a_side_file_has_no_line_and_names_the_file() {
+    let err = recurser_failure(
+        "side-file-fails",
+        b"",
+        vec![("usage.json".to_string(), Some(b"{}".to_vec()))],
+    );
+    assert_eq!(err["line"], serde_json::Value::Null, "{err}");
+    let message = err["message"].as_str().unwrap();
+    assert!(
+        message.ends_with("(on the side file `usage.json`, after the CLI exited)"),
+        "{message}"
+    );
 }

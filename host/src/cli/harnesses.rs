@@ -5,6 +5,8 @@ use coder_eval::components::{
     BUILTIN_HARNESSES, ComponentSource, EVENTS_AFTER_EXIT, NESTED_SUBAGENTS_TEXT,
     NESTED_SUBAGENTS_UNREPORTED, TOOL_RESULTS_UNREPORTED, parse_override,
 };
+use coder_eval::exit_codes;
+use coder_eval::grading::error_chain;
 use coder_eval::limits::limit_name;
 use coder_eval::run::locate;
 use coder_eval::runtime::harness::Launcher;
@@ -55,150 +57,46 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
                 .map(|h| (h.name, h.program)),
         )
         .collect();
+    // A component that fails (does not load, its launch plan or `describe` traps) is
+    // listed as failed, and the listing goes on.
+    let mut failed = 0;
     for (name, program) in &listed {
-        let loaded = source.harness(name)?;
-        let mut launcher = Launcher::new(&loaded)?;
-        let settings = AgentSettings {
-            model_base_url: Some("http://127.0.0.1:9".into()),
-            api_key: Some("sk-test".into()),
-            ..Default::default()
-        };
-        let limits = RunLimits {
-            max_turns: Some(2),
-            max_tool_calls: Some(10),
-            turn_timeout_ms: Some(60_000),
-            budgets: harness_kit::BudgetLimits {
-                max_input_tokens: Some(1_000_000),
-                max_output_tokens: Some(100_000),
-                max_total_tokens: Some(1_000_000),
-                max_usd: Some(1.0),
-                ..Default::default()
-            },
-        };
-        let plan = launcher.plan(&settings, &limits)?;
-        let enforcement: Vec<(&str, &str)> = LIMITS
-            .iter()
-            .map(|&kind| {
-                let how = match &plan {
-                    Err(_) => "rejected at load",
-                    Ok(p) if p.unsupported_limits.contains(&kind) => "rejected at load",
-                    Ok(p) if p.native_limits.contains(&kind) => "native + host backstop",
-                    Ok(_) => "host-enforced",
-                };
-                (limit_name(kind), how)
-            })
-            .collect();
-        let caveats: Vec<String> = match &plan {
-            Ok(p) => p
-                .caveats
-                .iter()
-                .map(|c| {
-                    serde_json::to_value(c)
-                        .unwrap_or_default()
-                        .as_str()
-                        .unwrap_or("")
-                        .to_string()
-                })
-                .collect(),
-            Err(_) => Vec::new(),
-        };
-        let exit_codes = plan
-            .as_ref()
-            .map(|p| p.exit_codes.clone())
-            .unwrap_or_default();
-        let installed = program
-            .as_deref()
-            .and_then(|p| locate::find_cli(p, None).ok());
-        let described = coder_eval::run::caps::describe_with(&mut launcher)?;
-        let caps = &described.caps;
-        let agent_fields: Vec<&str> = caps.agent_fields.iter().map(|f| f.task_key()).collect();
-        // The limits the host enforces from the stream: token and USD budgets (where the
-        // stream reports the figures), stop_early (every harness: the host stops the group).
-        let reporting = coder_eval::limits::budget::reporting(name);
-        let no_usage = coder_eval::limits::budget::REPORTS_NO_USAGE.contains(&name.as_str());
-        let tokens = match reporting {
-            Some(r) => r.tokens_text(),
-            None if no_usage => "rejected at load (the stream reports no usage)".to_string(),
-            None => "unknown".to_string(),
-        };
-        let mut usd = match reporting {
-            Some(r) => r
-                .cost
-                .map_or("rejected at load (the stream reports no cost)", |c| {
-                    c.as_str()
-                })
-                .to_string(),
-            None if no_usage => "rejected at load (the stream reports no cost)".to_string(),
-            None => "rejected at load".to_string(),
-        };
-        // A budget the launch plan hands the CLI (harness@0.2.0 `run-limits.budgets`).
-        let native = |kind: LimitKind| plan.as_ref().is_ok_and(|p| p.native_limits.contains(&kind));
-        if native(LimitKind::MaxUsd) {
-            usd += " + native (the CLI stops itself between model calls)";
-        }
-        let mut live_limits = serde_json::Map::new();
-        for (field, kind) in [
-            ("max_input_tokens", LimitKind::MaxInputTokens),
-            ("max_output_tokens", LimitKind::MaxOutputTokens),
-            ("max_total_tokens", LimitKind::MaxTotalTokens),
-        ] {
-            let mut how = tokens.clone();
-            if native(kind) {
-                how += " + native (the CLI stops itself between model calls)";
+        match row(name, program.as_deref(), &source) {
+            Ok(row) => rows.push(row),
+            Err(err) => {
+                failed += 1;
+                let component = source
+                    .file_for(name)
+                    .map_or_else(|| format!("builtin:{name}"), |p| p.display().to_string());
+                let error = error_chain(&*err);
+                eprintln!("error: harness `{name}` (component {component}) failed: {error}");
+                rows.push(serde_json::json!({
+                    "harness": name,
+                    "program": program,
+                    "component": component,
+                    "error": error,
+                }));
             }
-            live_limits.insert(field.into(), how.into());
         }
-        live_limits.insert("max_usd".into(), usd.into());
-        live_limits.insert(
-            "stop_early".into(),
-            if EVENTS_AFTER_EXIT.contains(&name.as_str()) {
-                "host-enforced on the event that decides, but after the run only: the CLI \
-                 reports its calls once it exited (grok-cli prints its transcript at the \
-                 end, Continue's calls are in its session file), so nothing stops it early; \
-                 a fail-stop decides the verdict and holds no command"
-            } else if TOOL_RUNS_BEFORE_STREAMED.contains(&name.as_str()) {
-                "host-enforced, live, on the event that decides (a command counts once it \
-                 ran); a fail-stop cannot hold the forbidden command, even with \
-                 count_attempts (the CLI starts a tool before it streams the call): it \
-                 runs, and the turn stops right after"
-            } else if STOP_HOLD_UNCHECKED.contains(&name.as_str()) {
-                "host-enforced, live, on the event that decides (a command counts once it \
-                 ran: the forbidden one runs, and the turn stops right after); whether \
-                 count_attempts holds it is not checked on this CLI yet: assume it may run"
-            } else {
-                "host-enforced, live, on the event that decides (a command counts once it \
-                 ran: the forbidden one runs, and the turn stops right after; with \
-                 count_attempts an attempt counts as the call starts, and the stop comes \
-                 before it runs)"
-            }
-            .into(),
-        );
-        live_limits.insert(
-            "expected_turns / expected_tool_calls".into(),
-            "a warning and a badge, never a stop".into(),
-        );
-        rows.push(serde_json::json!({
-            "harness": name,
-            "program": program,
-            "component": loaded.name.to_string(),
-            "installed": installed.as_ref().map(|p| p.display().to_string()),
-            "caveats": caveats,
-            "agent_fields": agent_fields,
-            "contract": format!("harness@{}", launcher.version()),
-            "resume": caps.resume,
-            "exit_codes": exit_codes,
-            "limits": enforcement.iter().map(|(k, v)| (k.to_string(), serde_json::Value::from(*v))).collect::<serde_json::Map<_, _>>(),
-            "live_limits": live_limits,
-        }));
     }
+    // Printed whole first: the exit code then says the folder holds a bad component.
+    let code = if failed > 0 {
+        exit_codes::USAGE
+    } else {
+        exit_codes::OK
+    };
     if args.json {
         print_stdout(&(serde_json::to_string_pretty(&rows)? + "\n"));
-        return Ok(0);
+        return Ok(code);
     }
     let mut text = String::new();
     if args.parity {
         text += "| harness | max_turns | max_tool_calls | turn_timeout | differences the CLI imposes |\n|---|---|---|---|---|\n";
         for r in &rows {
+            if let Some(row) = failed_row(r, 5) {
+                text += &row;
+                continue;
+            }
             let l = &r["limits"];
             let name = r["harness"].as_str().unwrap_or("");
             let mut differences = with_unreported_results(name, caveat_text(&r["caveats"]));
@@ -236,6 +134,10 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
                  stop before the request is sent.\n";
         text += "\n| harness | agent fields honoured | budget_mode: time (resume) | contract |\n|---|---|---|---|\n";
         for r in &rows {
+            if let Some(row) = failed_row(r, 4) {
+                text += &row;
+                continue;
+            }
             let fields: Vec<&str> = r["agent_fields"]
                 .as_array()
                 .map(|a| a.iter().filter_map(|f| f.as_str()).collect())
@@ -259,6 +161,10 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
                  component honours the first five only and cannot resume).\n";
         text += "\n| harness | max_input/output/total_tokens | max_usd | stop_early | expected_turns / expected_tool_calls |\n|---|---|---|---|---|\n";
         for r in &rows {
+            if let Some(row) = failed_row(r, 5) {
+                text += &row;
+                continue;
+            }
             let l = &r["live_limits"];
             text += &format!(
                 "| {} | {} | {} | {} | {} |\n",
@@ -285,6 +191,16 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
     } else {
         text += &format!("{:<12} {:<9} {}\n", "harness", "program", "installed CLI");
         for r in &rows {
+            // A failed component: one line naming the harness, its file and the error.
+            if let Some(error) = r["error"].as_str() {
+                text += &format!(
+                    "{:<12} {:<9} component {} failed: {error}\n",
+                    r["harness"].as_str().unwrap_or(""),
+                    r["program"].as_str().unwrap_or("-"),
+                    r["component"].as_str().unwrap_or(""),
+                );
+                continue;
+            }
             text += &format!(
                 "{:<12} {:<9} {}\n",
                 r["harness"].as_str().unwrap_or(""),
@@ -303,7 +219,166 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
         }
     }
     print_stdout(&text);
-    Ok(0)
+    Ok(code)
+}
+
+/// The Markdown row (`columns` cells) of a harness whose component failed, in each
+/// `--parity` table: its name, then that its component failed and why; `None` for a
+/// working one.
+fn failed_row(r: &serde_json::Value, columns: usize) -> Option<String> {
+    let error = r["error"].as_str()?;
+    let mut cells = vec![
+        r["harness"].as_str().unwrap_or("").to_string(),
+        format!(
+            "the component {} failed: {}",
+            r["component"].as_str().unwrap_or(""),
+            error.replace('|', "\\|")
+        ),
+    ];
+    cells.resize(columns, String::new());
+    Some(format!("| {} |\n", cells.join(" | ")))
+}
+
+/// One harness's row of the listing (`--json`'s shape): its component, CLI, launch plan,
+/// capabilities and how each limit is enforced. Errors: the component does not load, or
+/// its launch plan or `describe` traps.
+fn row(
+    name: &str,
+    program: Option<&str>,
+    source: &ComponentSource,
+) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+    let loaded = source.harness(name)?;
+    let mut launcher = Launcher::new(&loaded)?;
+    let settings = AgentSettings {
+        model_base_url: Some("http://127.0.0.1:9".into()),
+        api_key: Some("sk-test".into()),
+        ..Default::default()
+    };
+    let limits = RunLimits {
+        max_turns: Some(2),
+        max_tool_calls: Some(10),
+        turn_timeout_ms: Some(60_000),
+        budgets: harness_kit::BudgetLimits {
+            max_input_tokens: Some(1_000_000),
+            max_output_tokens: Some(100_000),
+            max_total_tokens: Some(1_000_000),
+            max_usd: Some(1.0),
+            ..Default::default()
+        },
+    };
+    let plan = launcher.plan(&settings, &limits)?;
+    let enforcement: Vec<(&str, &str)> = LIMITS
+        .iter()
+        .map(|&kind| {
+            let how = match &plan {
+                Err(_) => "rejected at load",
+                Ok(p) if p.unsupported_limits.contains(&kind) => "rejected at load",
+                Ok(p) if p.native_limits.contains(&kind) => "native + host backstop",
+                Ok(_) => "host-enforced",
+            };
+            (limit_name(kind), how)
+        })
+        .collect();
+    let caveats: Vec<String> = match &plan {
+        Ok(p) => p
+            .caveats
+            .iter()
+            .map(|c| {
+                serde_json::to_value(c)
+                    .unwrap_or_default()
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string()
+            })
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    let exit_codes = plan
+        .as_ref()
+        .map(|p| p.exit_codes.clone())
+        .unwrap_or_default();
+    let installed = program.and_then(|p| locate::find_cli(p, None).ok());
+    let described = coder_eval::run::caps::describe_with(&mut launcher)?;
+    let caps = &described.caps;
+    let agent_fields: Vec<&str> = caps.agent_fields.iter().map(|f| f.task_key()).collect();
+    // The limits the host enforces from the stream: token and USD budgets (where the
+    // stream reports the figures), stop_early (every harness: the host stops the group).
+    let reporting = coder_eval::limits::budget::reporting(name);
+    let no_usage = coder_eval::limits::budget::REPORTS_NO_USAGE.contains(&name);
+    let tokens = match reporting {
+        Some(r) => r.tokens_text(),
+        None if no_usage => "rejected at load (the stream reports no usage)".to_string(),
+        None => "unknown".to_string(),
+    };
+    let mut usd = match reporting {
+        Some(r) => r
+            .cost
+            .map_or("rejected at load (the stream reports no cost)", |c| {
+                c.as_str()
+            })
+            .to_string(),
+        None if no_usage => "rejected at load (the stream reports no cost)".to_string(),
+        None => "rejected at load".to_string(),
+    };
+    // A budget the launch plan hands the CLI (harness@0.2.0 `run-limits.budgets`).
+    let native = |kind: LimitKind| plan.as_ref().is_ok_and(|p| p.native_limits.contains(&kind));
+    if native(LimitKind::MaxUsd) {
+        usd += " + native (the CLI stops itself between model calls)";
+    }
+    let mut live_limits = serde_json::Map::new();
+    for (field, kind) in [
+        ("max_input_tokens", LimitKind::MaxInputTokens),
+        ("max_output_tokens", LimitKind::MaxOutputTokens),
+        ("max_total_tokens", LimitKind::MaxTotalTokens),
+    ] {
+        let mut how = tokens.clone();
+        if native(kind) {
+            how += " + native (the CLI stops itself between model calls)";
+        }
+        live_limits.insert(field.into(), how.into());
+    }
+    live_limits.insert("max_usd".into(), usd.into());
+    live_limits.insert(
+        "stop_early".into(),
+        if EVENTS_AFTER_EXIT.contains(&name) {
+            "host-enforced on the event that decides, but after the run only: the CLI \
+             reports its calls once it exited (grok-cli prints its transcript at the \
+             end, Continue's calls are in its session file), so nothing stops it early; \
+             a fail-stop decides the verdict and holds no command"
+        } else if TOOL_RUNS_BEFORE_STREAMED.contains(&name) {
+            "host-enforced, live, on the event that decides (a command counts once it \
+             ran); a fail-stop cannot hold the forbidden command, even with \
+             count_attempts (the CLI starts a tool before it streams the call): it \
+             runs, and the turn stops right after"
+        } else if STOP_HOLD_UNCHECKED.contains(&name) {
+            "host-enforced, live, on the event that decides (a command counts once it \
+             ran: the forbidden one runs, and the turn stops right after); whether \
+             count_attempts holds it is not checked on this CLI yet: assume it may run"
+        } else {
+            "host-enforced, live, on the event that decides (a command counts once it \
+             ran: the forbidden one runs, and the turn stops right after; with \
+             count_attempts an attempt counts as the call starts, and the stop comes \
+             before it runs)"
+        }
+        .into(),
+    );
+    live_limits.insert(
+        "expected_turns / expected_tool_calls".into(),
+        "a warning and a badge, never a stop".into(),
+    );
+    Ok(serde_json::json!({
+        "harness": name,
+        "program": program,
+        "component": loaded.name.to_string(),
+        "installed": installed.as_ref().map(|p| p.display().to_string()),
+        "caveats": caveats,
+        "agent_fields": agent_fields,
+        "contract": format!("harness@{}", launcher.version()),
+        "resume": caps.resume,
+        "exit_codes": exit_codes,
+        "limits": enforcement.iter().map(|(k, v)| (k.to_string(), serde_json::Value::from(*v))).collect::<serde_json::Map<_, _>>(),
+        "live_limits": live_limits,
+    }))
 }
 
 /// What `stop_early.decide_within: N` counts, as `harnesses --parity` states it (the

@@ -55,6 +55,9 @@
 //! - turn record 1: first version. Later, within 1, each written only when set:
 //!   `retries`, `unreported`, `totals` (when not complete), `timing.retry_wait_ms`; a
 //!   tool call's status `denied`.
+//! - turn record 2: `reducer_error.line` is `null` when the failing reducer call reduced
+//!   no stdout line (`finish` after the last line, or a side file; the message ends with
+//!   the place); version 1 wrote `0` there, which reads as `null`.
 //! - `cost.json` 1: first version (`cost_version`).
 
 mod atomic;
@@ -108,4 +111,4 @@ pub use unit::{UnitId, replicate_dir, replicate_dir_of};
 /// The version of the shape of `task.json` and `run.json`.
 pub const TASK_RESULT_VERSION: u32 = 1;
 /// The version of the turn record's shape.
-pub const TURN_RECORD_VERSION: u32 = 1;
+pub const TURN_RECORD_VERSION: u32 = 2;

@@ -387,8 +387,18 @@ pub struct ReducerError {
     pub kind: String,
     /// The full message, naming the component.
     pub message: String,
-    /// The 1-based input line being reduced when it failed (0 = at the end).
-    pub line: u64,
+    /// The 1-based stdout line being reduced when it failed (a last line without a
+    /// newline, handed to `finish`, counts as a line); `null` when the call reduced no
+    /// line: `finish` after the last line, or a side file. The message then ends with the
+    /// place: "(in `finish`, after the last line of stdout)" or "(on the side file `PATH`,
+    /// after the CLI exited)". Turn record 1 wrote `0` there, which reads as `null`.
+    #[serde(default, deserialize_with = "zero_is_none")]
+    pub line: Option<u64>,
+}
+
+/// Reads a line number where turn record 1 wrote `0` for "no line" as `None`.
+fn zero_is_none<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    Ok(Option::<u64>::deserialize(d)?.filter(|&n| n != 0))
 }
 
 /// One normalized event with the host's stamp: the trajectory's unit.
@@ -399,4 +409,29 @@ pub struct StampedEvent {
     /// µs from the turn's start.
     pub stamp_us: u64,
     pub event: Event,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A failure in no line is `"line": null`; turn record 1's `0` (its "at the end")
+    /// reads as `null`, a real line as itself.
+    #[test]
+    fn a_reducer_error_without_a_line_is_null_and_an_old_zero_reads_as_null() {
+        let err = ReducerError {
+            kind: "trap".into(),
+            message: "m".into(),
+            line: None,
+        };
+        let json = serde_json::to_value(&err).unwrap();
+        assert_eq!(json["line"], serde_json::Value::Null);
+        let read = |line: &str| -> ReducerError {
+            serde_json::from_str(&format!(r#"{{"kind":"trap","message":"m","line":{line}}}"#))
+                .unwrap()
+        };
+        assert_eq!(read("0").line, None);
+        assert_eq!(read("null").line, None);
+        assert_eq!(read("7").line, Some(7));
+    }
 }

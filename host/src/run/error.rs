@@ -114,12 +114,13 @@ pub(super) fn error_reason(
     // The reducer's failure, not the CLI's: the CLI may well have printed its result,
     // which the failed reducer never read.
     if let (TurnStatus::ReducerFailed, Some(failure)) = (turn.final_status, &turn.reducer_error) {
+        // A failure in no line names its place at the end of its message.
         let at = match failure.line {
-            0 => "after the last line".to_string(),
-            line => format!("at line {line}"),
+            Some(line) => format!(" at line {line} of the CLI's stdout"),
+            None => String::new(),
         };
         return format!(
-            "the harness component's reducer failed ({}) {at} of the CLI's stdout: {}",
+            "the harness component's reducer failed ({}){at}: {}",
             failure.kind, failure.message
         );
     }
@@ -193,7 +194,7 @@ mod tests {
             message: "component `x.wasm` passed its wall-clock deadline of 10000 ms in \
                       `stream-reducer.feed`"
                 .into(),
-            line: 4,
+            line: Some(4),
         });
         let reason = error_reason(&turn, "", None);
         assert_eq!(
@@ -203,12 +204,20 @@ mod tests {
              `stream-reducer.feed`"
         );
         assert!(!reason.contains("no final result"), "{reason}");
-        turn.reducer_error.as_mut().unwrap().line = 0;
-        assert!(
-            error_reason(&turn, "", None).contains("(deadline) after the last line"),
-            "{}",
-            error_reason(&turn, "", None)
+        // A failure in no line: no line number, the message names the place.
+        let failure = turn.reducer_error.as_mut().unwrap();
+        failure.line = None;
+        failure.kind = "trap".into();
+        failure.message = "component `x.wasm` trapped in `stream-reducer.finish`: boom (in \
+                           `finish`, after the last line of stdout)"
+            .into();
+        let reason = error_reason(&turn, "", None);
+        assert_eq!(
+            reason,
+            "the harness component's reducer failed (trap): component `x.wasm` trapped in \
+             `stream-reducer.finish`: boom (in `finish`, after the last line of stdout)"
         );
+        assert!(!reason.contains("line 0"), "{reason}");
         turn.final_status = TurnStatus::Incomplete;
         turn.reducer_error = None;
         let reason = error_reason(&turn, "", None);

@@ -111,7 +111,9 @@ pub fn trajectory(r: &TaskResult) -> Markup {
                         @if let Some(at) = stop.at_ms { " at " (at) " ms" }
                     }
                     @if let Some(e) = &t.reducer_error {
-                        " · reducer error at line " (e.line) ": " (e.message)
+                        " · reducer error"
+                        @if let Some(line) = e.line { " at line " (line) }
+                        ": " (e.message)
                     }
                 }
             }

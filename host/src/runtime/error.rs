@@ -59,14 +59,20 @@ pub enum ComponentError {
         call: String,
         fuel: u64,
     },
-    /// The call ran past its wall-clock deadline (epoch interruption).
+    /// The call ran past its wall-clock deadline (epoch interruption). `rule`: how the
+    /// deadline grows with the call's input (e.g. `2 s + 1 s per MiB of input`), for a
+    /// budget whose deadline does; the message then adds it after the call, so an odd
+    /// figure such as 2001 ms reads as the rule's sum.
     #[error(
-        "component `{component}` passed its wall-clock deadline of {deadline_ms} ms in `{call}`"
+        "component `{component}` passed its wall-clock deadline of {deadline_ms} ms in \
+         `{call}`{}",
+        rule.as_deref().map(|r| format!(" ({r})")).unwrap_or_default()
     )]
     Deadline {
         component: String,
         call: String,
         deadline_ms: u64,
+        rule: Option<String>,
     },
     /// The component tried to grow its memory past the cap.
     #[error("component `{component}` exceeded its memory cap of {cap_bytes} bytes in `{call}`")]

@@ -80,6 +80,26 @@ impl Budget {
         })
     }
 
+    /// How the deadline grows with the input, as a message states it (`2 s + 1 s per
+    /// MiB of input`); `None` for a flat deadline.
+    pub fn deadline_rule(&self) -> Option<String> {
+        let secs = |d: Duration| {
+            let s = d.as_secs_f64();
+            if s.fract() == 0.0 {
+                format!("{s} s")
+            } else {
+                format!("{} ms", d.as_millis())
+            }
+        };
+        (!self.deadline_per_mib.is_zero()).then(|| {
+            format!(
+                "{} + {} per MiB of input",
+                secs(self.deadline),
+                secs(self.deadline_per_mib)
+            )
+        })
+    }
+
     /// The wall-clock limit of a call that receives `input_bytes` bytes.
     pub fn deadline_for(&self, input_bytes: usize) -> Duration {
         let mib = input_bytes as f64 / (1024.0 * 1024.0);
@@ -292,6 +312,10 @@ pub(super) fn arm(store: &mut Store<HostState>, budget: Budget, input_bytes: usi
     }
 }
 
+/// What a trap message gains when the trap is an out-of-bounds memory access.
+pub(super) const STACK_OVERFLOW_HINT: &str = " (a stack overflow, e.g. unbounded recursion, reads the \
+     same: the guest's stack lives in its linear memory and runs off its bottom)";
+
 /// Classifies a failed call: out of fuel, past the deadline, out of memory, or a trap
 /// with the guest's panic message when it printed one.
 pub(super) fn classify(
@@ -321,6 +345,7 @@ pub(super) fn classify(
             component,
             call,
             deadline_ms: armed.deadline_ms,
+            rule: budget.deadline_rule(),
         },
         _ => {
             let stderr = String::from_utf8_lossy(&store.data().stderr.contents()).into_owned();
@@ -334,6 +359,12 @@ pub(super) fn classify(
                 Some(trap) => trap.to_string(),
                 None => err.root_cause().to_string(),
             };
+            // A Rust guest keeps its stack in linear memory: deep recursion runs that
+            // stack off the bottom of memory and traps as an out-of-bounds access,
+            // indistinguishable from any other bad access (the kind stays `trap`).
+            if matches!(err.downcast_ref::<Trap>(), Some(Trap::MemoryOutOfBounds)) {
+                message += STACK_OVERFLOW_HINT;
+            }
             if !panic.is_empty() {
                 message = format!("{message}; guest stderr: {panic}");
             }
@@ -358,6 +389,10 @@ mod tests {
         assert_eq!(b.deadline_for(0), Duration::from_secs(2));
         assert_eq!(b.deadline_for(1 << 20), Duration::from_secs(3));
         assert_eq!(b.deadline_for(64 << 20), Duration::from_secs(66));
+        assert_eq!(
+            b.deadline_rule().as_deref(),
+            Some("2 s + 1 s per MiB of input")
+        );
     }
 
     #[test]
@@ -367,5 +402,6 @@ mod tests {
         assert_eq!(b.fuel_for(0), 2_000_000_000);
         assert_eq!(b.fuel_for(10), 2_000_001_000);
         assert_eq!(b.deadline_for(64 << 20), Duration::from_secs(30));
+        assert_eq!(b.deadline_rule(), None);
     }
 }

@@ -215,7 +215,7 @@ impl Pipeline {
                 None
             }
             LineOutcome::NoReducer => None,
-            LineOutcome::Reduced(result) => self.absorb(line_no, stamp_us, result),
+            LineOutcome::Reduced(result) => self.absorb(line_no, stamp_us, result, None),
         }
     }
 
@@ -228,7 +228,8 @@ impl Pipeline {
                 return;
             };
             let result = reducer.side_file(path, content.as_deref());
-            self.absorb(0, stamp_us, result);
+            let place = format!("on the side file `{path}`, after the CLI exited");
+            self.absorb(0, stamp_us, result, Some(&place));
         }
     }
 
@@ -244,11 +245,16 @@ impl Pipeline {
             self.bytes += bytes.len() as u64;
             if let Some(reducer) = self.reducer.reducer.as_mut() {
                 let result = reducer.finish(Some(bytes));
-                self.absorb(line_no, stamp_us, result);
+                self.absorb(line_no, stamp_us, result, None);
             }
         } else if let Some(reducer) = self.reducer.reducer.as_mut() {
             let result = reducer.finish(None);
-            self.absorb(0, end.end_us, result);
+            self.absorb(
+                0,
+                end.end_us,
+                result,
+                Some("in `finish`, after the last line of stdout"),
+            );
         }
         end.reducer_error = self.reducer_error.take();
         end.stdout_lines = self.lines;
@@ -259,11 +265,16 @@ impl Pipeline {
         (record, trajectory)
     }
 
+    /// Collects one reducer call's events, stamped `line_no` (0: no line) and `stamp_us`,
+    /// or records its failure. `outside`: where a call that reduced no stdout line was
+    /// (`None` for a line): a failure there has no line (`ReducerError::line` is `None`)
+    /// and its message ends with this place.
     fn absorb(
         &mut self,
         line_no: u64,
         stamp_us: u64,
         result: Result<Vec<harness_kit::Event>, ComponentError>,
+        outside: Option<&str>,
     ) -> Option<StopReason> {
         match result {
             Ok(events) => {
@@ -280,7 +291,10 @@ impl Pipeline {
             }
             Err(err) => {
                 // The instance is unusable: keep what it produced, say why, stop reducing.
-                let message = err.to_string();
+                let message = match outside {
+                    None => err.to_string(),
+                    Some(place) => format!("{err} ({place})"),
+                };
                 self.collector.host_diagnostic(
                     line_no,
                     stamp_us,
@@ -290,7 +304,7 @@ impl Pipeline {
                 self.reducer_error = Some(ReducerError {
                     kind: err.kind().to_string(),
                     message,
-                    line: line_no,
+                    line: outside.is_none().then_some(line_no),
                 });
                 self.reducer.reducer = None;
                 None
