@@ -131,6 +131,21 @@ mod layering_tests {
         assert!(found.is_empty(), "{}", found.join("\n"));
     }
 
+    /// The modules that import each other one way only: each `(lower, upper)` pair's
+    /// lower module names nothing of the upper one (the upper one imports the lower).
+    /// The second Ctrl-C is heard in `interrupt` and acted on above `process`, which
+    /// owns the live process groups (`process::shell` waits on `interrupt`).
+    const ONE_WAY: &[(&str, &str)] = &[("interrupt", "process")];
+
+    #[test]
+    fn lower_modules_do_not_import_upper_ones() {
+        let found: Vec<String> = ONE_WAY
+            .iter()
+            .flat_map(|(lower, upper)| offending(lower, &[upper]))
+            .collect();
+        assert!(found.is_empty(), "{}", found.join("\n"));
+    }
+
     /// `grading/` takes a task's parts, not the task (`task` holds the criteria specs and
     /// imports `grading`).
     #[test]
