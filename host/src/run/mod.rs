@@ -2,7 +2,7 @@
 //! against the scripted model or a real one; then grading and `task.json`.
 //!
 //! The rooms: [`options`] (how to run), [`prepare()`] (everything checked before any agent
-//! starts), [`one`] (one task as stages that return values: setup → plan → launch →
+//! starts; a suite's units, one per replicate, in [`units`]), [`one`] (one task as stages that return values: setup → plan → launch →
 //! turn → grade, assembled into `task.json` by `assemble`, a failed stage being an
 //! [`error::RunError`]), [`suite`] (`run_all`, then `run.json`, `junit.xml` and
 //! `report.html`), [`verdict`] (a turn's criteria and the task's status), [`locate`]
@@ -40,6 +40,7 @@ mod setup;
 pub mod suite;
 pub mod thresholds;
 pub mod trajectory_view;
+pub mod units;
 pub mod verdict;
 pub mod version;
 mod write_result;
@@ -50,3 +51,4 @@ pub use one::run_one;
 pub use options::RunOptions;
 pub use prepare::{PrepareError, Prepared, prepare};
 pub use suite::{record_skipped, run_all, write_run, write_suite_reports};
+pub use units::prepare_units;

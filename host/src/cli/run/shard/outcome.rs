@@ -57,7 +57,7 @@ pub(crate) fn exit_code(results: &[TaskResult]) -> i32 {
         .iter()
         .filter(|r| {
             coder_eval::suite::shard::is_infra_error(r)
-                || coder_eval::run::retry::infra_cause(r).is_some()
+                || coder_eval::suite::infra::infra_cause(r).is_some()
         })
         .collect();
     if infra.is_empty() {
