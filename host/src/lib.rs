@@ -136,8 +136,16 @@ mod layering_tests {
     /// The second Ctrl-C is heard in `interrupt` and acted on above `process`, which
     /// owns the live process groups (`process::shell` waits on `interrupt`). A suite's
     /// units are prepared in `run` (`run::units`), and which results are the
-    /// infrastructure's is `suite::infra`, which `run::retry` asks.
-    const ONE_WAY: &[(&str, &str)] = &[("interrupt", "process"), ("suite", "run")];
+    /// infrastructure's is `suite::infra`, which `run::retry` asks. A turn's early-stop
+    /// plan and its arming are `turn::early_stop`'s (replay re-arms from a recording),
+    /// checked at load by `grading::live`; the built-in criteria components are
+    /// `components::criteria`.
+    const ONE_WAY: &[(&str, &str)] = &[
+        ("interrupt", "process"),
+        ("suite", "run"),
+        ("turn", "grading"),
+        ("components", "grading"),
+    ];
 
     #[test]
     fn lower_modules_do_not_import_upper_ones() {

@@ -5,7 +5,8 @@
 //! Arming: a criterion with a `stop_early: {on_pass: stop|continue, decide_within: N}`
 //! block (or the older `stop_when: pass|fail` with `run_limits.stop_early: true`) is
 //! *armed*; each armed criterion has one live watcher (a `live-grader` component
-//! instance, see `runtime::live`). Its triggers:
+//! instance, `runtime::grader_v2::LiveInstance`, armed from the task's [`LivePlan`] by
+//! [`arm()`]). Its triggers:
 //!
 //! - **fail-stop**: an armed criterion's effective fail (its watcher answered `failed`,
 //!   or its `decide_within` budget ran out) stops the run once the armed set's weighted
@@ -36,7 +37,10 @@ use harness_kit::{Event, ToolStatus};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 
+mod arm;
 mod block;
+pub use arm::{ArmedSpec, BoxedWatcher, LivePlan, arm};
+pub(crate) use arm::{arm_one, to_arming};
 pub use block::{OnPass, StopEarlyBlock, StopWhen};
 
 /// Which verdicts an armed criterion instance can reach live (`live.decidability`).
