@@ -139,12 +139,14 @@ mod layering_tests {
     /// infrastructure's is `suite::infra`, which `run::retry` asks. A turn's early-stop
     /// plan and its arming are `turn::early_stop`'s (replay re-arms from a recording),
     /// checked at load by `grading::live`; the built-in criteria components are
-    /// `components::criteria`.
+    /// `components::criteria`. A live watcher's interface is the live grader
+    /// component's (`runtime::grader_v2`), which the early stop drives.
     const ONE_WAY: &[(&str, &str)] = &[
         ("interrupt", "process"),
         ("suite", "run"),
         ("turn", "grading"),
         ("components", "grading"),
+        ("runtime", "turn"),
     ];
 
     #[test]
