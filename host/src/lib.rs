@@ -32,6 +32,7 @@ pub mod gateway;
 pub mod grading;
 pub mod interrupt;
 pub mod limits;
+pub mod locate;
 pub mod process;
 pub mod results;
 pub mod run;
@@ -117,6 +118,7 @@ mod layering_tests {
             "grading",
             "interrupt",
             "limits",
+            "locate",
             "process",
             "run",
             "runtime",
@@ -140,13 +142,16 @@ mod layering_tests {
     /// plan and its arming are `turn::early_stop`'s (replay re-arms from a recording),
     /// checked at load by `grading::live`; the built-in criteria components are
     /// `components::criteria`. A live watcher's interface is the live grader
-    /// component's (`runtime::grader_v2`), which the early stop drives.
+    /// component's (`runtime::grader_v2`), which the early stop drives. Finding an agent
+    /// CLI is `locate`, below the task loader and the turn that ask it.
     const ONE_WAY: &[(&str, &str)] = &[
         ("interrupt", "process"),
         ("suite", "run"),
         ("turn", "grading"),
         ("components", "grading"),
         ("runtime", "turn"),
+        ("turn", "run"),
+        ("task", "run"),
     ];
 
     #[test]

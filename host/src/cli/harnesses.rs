@@ -6,7 +6,7 @@ use coder_eval::components::{
     NESTED_SUBAGENTS_UNREPORTED, TOOL_RESULTS_UNREPORTED, parse_override,
 };
 use coder_eval::limits::limit_name;
-use coder_eval::run::locate;
+use coder_eval::locate;
 use coder_eval::runtime::harness::Launcher;
 use harness_kit::{AgentSettings, LimitKind, RunLimits};
 use std::path::PathBuf;

@@ -2,11 +2,12 @@
 //! against the scripted model or a real one; then grading and `task.json`.
 //!
 //! The rooms: [`options`] (how to run), [`prepare()`] (everything checked before any agent
-//! starts; a suite's units, one per replicate, in [`units`]), [`one`] (one task as stages that return values: setup → plan → launch →
-//! turn → grade, assembled into `task.json` by `assemble`, a failed stage being an
+//! starts; a suite's units, one per replicate, in [`units`]), [`one`] (one task as stages
+//! that return values: setup → plan → launch → turn → grade, assembled into `task.json`
+//! by `assemble`, a failed stage being an
 //! [`error::RunError`]), [`suite`] (`run_all`, then `run.json`, `junit.xml` and
-//! `report.html`), [`verdict`] (a turn's criteria and the task's status), [`locate`]
-//! (finding an agent CLI), `launch` (the launch stage: argv, environment, files, the
+//! `report.html`), [`verdict`] (a turn's criteria and the task's status), [`probe`]
+//! (an agent CLI's version), `launch` (the launch stage: argv, environment, files, the
 //! recording; shared by `one` and [`sessions`]), `setup` (the task's folders),
 //! [`regrade`] (the library of `coder-eval grade`), [`report`] and [`junit`],
 //! [`thresholds`] (the suite-level `suite_thresholds` gate), `judge` (`agent_judge` CLIs
@@ -26,11 +27,11 @@ mod grade;
 mod judge;
 pub mod junit;
 mod launch;
-pub mod locate;
 pub mod matrix_filter;
 pub mod one;
 pub mod options;
 pub mod prepare;
+pub mod probe;
 pub mod progress;
 pub mod regrade;
 pub mod report;
