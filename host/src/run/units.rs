@@ -1,5 +1,5 @@
 //! A suite's units made ready to run: every resolved task checked on its harnesses
-//! ([`prepare`]), one unit per replicate ([`prepare_units`]), their result folders
+//! ([`prepare()`]), one unit per replicate ([`prepare_units`]), their result folders
 //! checked against each other ([`check`]), and a unit's identity and lineage written
 //! into its result ([`stamp`]). The suite's shapes (resolved tasks, unit ids, the
 //! reserved folder names) are `suite`'s; preparing is this module's, above it.

@@ -1,5 +1,5 @@
 //! The names of a run folder's own files and folders, and which folder names a unit's
-//! task id may not take ([`reserved`]): every unit of a run must have a result folder of
+//! task id may not take (`reserved`): every unit of a run must have a result folder of
 //! its own, not inside another's (`run::units::check`), since `--resume` deletes a unit's
 //! folder before it runs the unit again.
 

@@ -39,7 +39,7 @@ pub enum InfraCause {
 }
 
 impl InfraCause {
-    /// The `cause` of an [`InfraRetryRecord`].
+    /// The `cause` of an [`crate::results::InfraRetryRecord`].
     pub fn name(self) -> &'static str {
         match self {
             InfraCause::CrashBeforeFirstCall => "crash_before_first_call",
