@@ -8,6 +8,8 @@
 //! Files are read afresh at every resolution, so a long suite picks up a replaced file
 //! between tasks; the precompiled cache makes an unchanged file cost ~1 ms.
 
+pub(crate) mod criteria;
+
 use crate::embedded;
 use crate::runtime::{ComponentCache, ComponentError, LoadedComponent, harness};
 use std::collections::BTreeMap;

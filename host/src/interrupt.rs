@@ -10,9 +10,11 @@
 //!   SIGHUP, as a shell reports them).
 //! - **A second signal** (any of the three) does not wait for the first stop's grace
 //!   periods: every live process group of the host is SIGKILLed, and the host waits
-//!   (bounded) until none of their processes is left, *then* exits
-//!   ([`crate::process::kill_live_groups_and_wait`]). What had finished is on disk
-//!   already (each `task.json` and `run.json` are written as tasks end).
+//!   (bounded) until none of their processes is left, *then* exits. This module only
+//!   hears it ([`listen`] resolves with both signals); the process groups are `process`'s,
+//!   and the command line, above both, kills them (`process::kill_live_groups_and_wait`)
+//!   and exits. What had finished is on disk already (each `task.json` and `run.json` are
+//!   written as tasks end).
 //!
 //! SIGKILL of the host cannot be handled; see the README's "What coder-eval guarantees".
 //! The signal handling itself is tokio's (`tokio::signal::unix`, over
@@ -131,19 +133,33 @@ fn report(fd: Option<i32>) {
     }
 }
 
-/// Installs the handlers for SIGINT, SIGTERM and SIGHUP and spawns the task that acts on
-/// them: the first raises the interrupt and sets `cancel`; the second SIGKILLs every live
-/// process group, waits until they are gone, and exits the process with the first
-/// signal's [`exit_code`]. Call it inside a tokio runtime, before any process starts.
-/// Errors: a handler could not be installed.
-pub fn listen(cancel: watch::Sender<bool>) -> std::io::Result<()> {
+/// The two signals of an interrupt that [`listen`] heard: the first (which sets the exit
+/// code, [`exit_code`]) and the second (which asks to kill everything at once).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Twice {
+    /// The first signal's number.
+    pub first: i32,
+    /// The second signal's number.
+    pub second: i32,
+}
+
+/// Installs the handlers for SIGINT, SIGTERM and SIGHUP and returns what acts on them, a
+/// future the caller spawns: the first signal raises the interrupt and sets `cancel`; the
+/// future resolves at the second, with both ([`Twice`]). What the second does (SIGKILL
+/// every live process group, wait until they are gone, exit with the first signal's
+/// [`exit_code`]) is the caller's: this module sits below the processes it would kill.
+/// Call it inside a tokio runtime, before any process starts. Errors: a handler could
+/// not be installed.
+pub fn listen(
+    cancel: watch::Sender<bool>,
+) -> std::io::Result<impl std::future::Future<Output = Twice> + Send + 'static> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut streams = Vec::new();
     for (number, _) in SIGNALS {
         streams.push((number, signal(SignalKind::from_raw(number))?));
     }
     let fd = report_fd();
-    tokio::spawn(async move {
+    Ok(async move {
         let first = next(&mut streams).await;
         report(fd);
         use std::io::IsTerminal;
@@ -155,14 +171,8 @@ pub fn listen(cancel: watch::Sender<bool>) -> std::io::Result<()> {
         let _ = cancel.send(true);
         let second = next(&mut streams).await;
         report(fd);
-        let killed = crate::process::kill_live_groups_and_wait();
-        eprintln!(
-            "interrupted again ({}): killed {killed} running process group(s)",
-            name(second)
-        );
-        std::process::exit(exit_code(first));
-    });
-    Ok(())
+        Twice { first, second }
+    })
 }
 
 /// What the first signal prints. `bar_shown`: stdout is a terminal, so the progress bar

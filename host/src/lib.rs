@@ -32,6 +32,7 @@ pub mod gateway;
 pub mod grading;
 pub mod interrupt;
 pub mod limits;
+pub mod locate;
 pub mod process;
 pub mod results;
 pub mod run;
@@ -117,6 +118,7 @@ mod layering_tests {
             "grading",
             "interrupt",
             "limits",
+            "locate",
             "process",
             "run",
             "runtime",
@@ -128,6 +130,36 @@ mod layering_tests {
             "workspace",
         ];
         let found = offending("results", &others);
+        assert!(found.is_empty(), "{}", found.join("\n"));
+    }
+
+    /// The modules that import each other one way only: each `(lower, upper)` pair's
+    /// lower module names nothing of the upper one (the upper one imports the lower).
+    /// The second Ctrl-C is heard in `interrupt` and acted on above `process`, which
+    /// owns the live process groups (`process::shell` waits on `interrupt`). A suite's
+    /// units are prepared in `run` (`run::units`), and which results are the
+    /// infrastructure's is `suite::infra`, which `run::retry` asks. A turn's early-stop
+    /// plan and its arming are `turn::early_stop`'s (replay re-arms from a recording),
+    /// checked at load by `grading::live`; the built-in criteria components are
+    /// `components::criteria`. A live watcher's interface is the live grader
+    /// component's (`runtime::grader_v2`), which the early stop drives. Finding an agent
+    /// CLI is `locate`, below the task loader and the turn that ask it.
+    const ONE_WAY: &[(&str, &str)] = &[
+        ("interrupt", "process"),
+        ("suite", "run"),
+        ("turn", "grading"),
+        ("components", "grading"),
+        ("runtime", "turn"),
+        ("turn", "run"),
+        ("task", "run"),
+    ];
+
+    #[test]
+    fn lower_modules_do_not_import_upper_ones() {
+        let found: Vec<String> = ONE_WAY
+            .iter()
+            .flat_map(|(lower, upper)| offending(lower, &[upper]))
+            .collect();
         assert!(found.is_empty(), "{}", found.join("\n"));
     }
 

@@ -50,7 +50,7 @@ fn droid_components() -> &'static Path {
 }
 
 fn droid_installed() -> bool {
-    coder_eval::run::locate::is_installed("droid")
+    coder_eval::locate::is_installed("droid")
 }
 
 #[test]

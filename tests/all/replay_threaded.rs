@@ -190,7 +190,7 @@ fn a_reducer_failing_mid_stream_and_lines_over_the_cap_keep_their_places() {
     );
     assert!(r.diagnostics[1].message.contains("5021 bytes"));
     let error = r.reducer_error.as_ref().expect("the reducer failed");
-    assert_eq!(error.line, 303);
+    assert_eq!(error.line, Some(303));
     assert!(
         error.message.contains("panicked on purpose"),
         "{}",

@@ -400,7 +400,7 @@ fn the_version_comes_from_the_package_manifest_without_a_probe() {
 
 #[test]
 fn a_transient_api_status_is_read_from_recorded_streams_and_a_refusal_is_not_one() {
-    use coder_eval::run::retry::api_status_of;
+    use coder_eval::suite::infra::api_status_of;
     use coder_eval::turn::replay::{ReplayOptions, replay};
     let status = |harness: &str, rel: &str| {
         let turn = replay(&crate::support::corpus(rel), &ReplayOptions::new(harness)).unwrap();
@@ -449,7 +449,7 @@ fn the_progress_never_counts_more_tasks_running_than_the_jobs() {
     options.retry.max_retries = 0;
     let progress = std::sync::Arc::new(Progress::new(false));
     options.progress = Some(progress.clone());
-    let prepared = coder_eval::suite::prepare_units(resolved, &[], &options).unwrap();
+    let prepared = coder_eval::run::prepare_units(resolved, &[], &options).unwrap();
     assert_eq!(prepared.len(), 4);
     let (_tx, rx) = tokio::sync::watch::channel(false);
     let runtime = tokio::runtime::Runtime::new().unwrap();
@@ -632,8 +632,8 @@ fn a_sustained_5xx_outage_that_runs_into_the_timeout_is_an_infrastructure_retry(
     );
     // Out of retries, it stays an infrastructure error: `--resume` runs it again.
     assert_eq!(
-        coder_eval::run::retry::infra_cause(&t),
-        Some(coder_eval::run::retry::InfraCause::ApiOutage(503))
+        coder_eval::suite::infra::infra_cause(&t),
+        Some(coder_eval::suite::infra::InfraCause::ApiOutage(503))
     );
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -219,7 +219,7 @@ fn a_task_is_counted_done_after_its_row() {
     options.retry.max_retries = 0;
     let progress = std::sync::Arc::new(Progress::new(false));
     options.progress = Some(progress.clone());
-    let prepared = coder_eval::suite::prepare_units(resolved, &[], &options).unwrap();
+    let prepared = coder_eval::run::prepare_units(resolved, &[], &options).unwrap();
     let (_tx, rx) = tokio::sync::watch::channel(false);
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let mut seen = Vec::new();

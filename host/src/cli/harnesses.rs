@@ -8,7 +8,7 @@ use coder_eval::components::{
 use coder_eval::exit_codes;
 use coder_eval::grading::error_chain;
 use coder_eval::limits::limit_name;
-use coder_eval::run::locate;
+use coder_eval::locate;
 use coder_eval::runtime::harness::Launcher;
 use harness_kit::{AgentSettings, LimitKind, RunLimits};
 use std::path::PathBuf;

@@ -1,5 +1,6 @@
-//! Which criteria of a task are armed for early stop, checked at load, and their live
-//! watchers, armed once per run (see `turn::early_stop` for the semantics).
+//! Which criteria of a task are armed for early stop, checked at load into the task's
+//! [`LivePlan`] (see `turn::early_stop` for the semantics; the plan, and arming its
+//! watchers once per run or replay, are `turn::early_stop::arm`'s).
 //!
 //! Arming: a criterion's `stop_early:` block, unless `run_limits.stop_early: false` (the
 //! kill switch); or, the older form, `stop_when: pass|fail` with
@@ -13,88 +14,14 @@
 //! removed the master arm: arming is per criterion). A trigger of a `stop_early:` block the
 //! instance cannot decide is inert (coder_eval's rule) and is listed in `inert`.
 
-use super::builtin::{self, BUILTIN_CRITERIA};
 use super::spec::{Criterion, CriterionSpec};
-use crate::runtime::grader_v2::{LiveInstance, exports_live};
-use crate::runtime::{ComponentCache, LoadedComponent, grader};
-use crate::turn::early_stop::{Arming, EarlyStop, LiveWatcher, OnPass, StopWhen};
-use serde::{Deserialize, Serialize};
-
-/// One armed criterion, as the run and its recording hold it (a replay re-arms from it).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ArmedSpec {
-    /// The criterion's index in `success_criteria`.
-    pub index: usize,
-    /// `type: description`.
-    pub label: String,
-    pub weight: f64,
-    pub on_pass_stop: bool,
-    pub decide_within: Option<u32>,
-    /// The grader: `builtin:<name>`, or the absolute path of the `.wasm` file.
-    pub component: String,
-    /// The parameters the watcher is armed with (the built-ins' include `type`).
-    pub params_json: String,
-}
-
-/// The early stop of a task: the armed criteria and the bar.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LivePlan {
-    pub armed: Vec<ArmedSpec>,
-    /// `run_limits.stop_early_gate_threshold`.
-    pub gate_threshold: f64,
-    /// `run_limits.max_turns`, for `turns_remaining`.
-    pub max_turns: Option<u32>,
-    /// The prompt the watchers are armed with.
-    pub prompt: String,
-    /// Triggers that can never fire on their instance (inert), for people:
-    /// `success_criteria[1] (command_executed: …): on_pass: stop` (0-based, as field errors number it).
-    #[serde(default)]
-    pub inert: Vec<String>,
-}
-
-/// A live watcher the early-stop watcher can drive across the turn's task.
-pub type BoxedWatcher = Box<dyn LiveWatcher + Send>;
+use crate::turn::early_stop::{ArmedSpec, LivePlan, OnPass, StopWhen, arm_one, to_arming};
 
 fn label(spec: &CriterionSpec) -> String {
     match &spec.description {
         Some(d) => format!("{}: {d}", spec.kind),
         None => spec.kind.clone(),
     }
-}
-
-fn load(component: &str) -> Result<LoadedComponent, String> {
-    let cache = ComponentCache::global();
-    let loaded = match component.strip_prefix("builtin:") {
-        Some(name) => {
-            let family = BUILTIN_CRITERIA
-                .iter()
-                .find(|f| f.name == name)
-                .ok_or_else(|| format!("no built-in criteria component `{name}`"))?;
-            builtin::load(family, cache).map_err(|e| e.to_string())?
-        }
-        None => {
-            let loaded = cache
-                .load_file(std::path::Path::new(component))
-                .map_err(|e| e.to_string())?;
-            grader::check(&loaded).map_err(|e| e.to_string())?;
-            loaded
-        }
-    };
-    Ok(loaded)
-}
-
-/// Arms one watcher of `spec`.
-fn arm_one(spec: &ArmedSpec, prompt: &str) -> Result<LiveInstance, String> {
-    let loaded = load(&spec.component)?;
-    if !exports_live(&loaded) {
-        return Err(format!(
-            "`{}` has no live interface (coder-eval:grader/live@0.2.0): it cannot be judged \
-             live",
-            spec.component
-        ));
-    }
-    crate::runtime::off_runtime(|| LiveInstance::arm(&loaded, &spec.params_json, prompt))
-        .map_err(|e| e.to_string())?
 }
 
 /// A task's early stop, checked (see the module doc for what is refused), from its parts:
@@ -219,33 +146,4 @@ pub fn plan(
         prompt: prompt.to_string(),
         inert,
     }))
-}
-
-fn to_arming(spec: &ArmedSpec, decidability: crate::turn::early_stop::Decidability) -> Arming {
-    Arming {
-        index: spec.index,
-        label: spec.label.clone(),
-        weight: spec.weight,
-        on_pass_stop: spec.on_pass_stop,
-        decide_within: spec.decide_within,
-        decidability,
-    }
-}
-
-/// Fresh watchers for one run (or one replay) of `plan`.
-pub fn arm(plan: &LivePlan) -> Result<EarlyStop<BoxedWatcher>, String> {
-    let mut arming = Vec::new();
-    let mut watchers: Vec<BoxedWatcher> = Vec::new();
-    for spec in &plan.armed {
-        let watcher = arm_one(spec, &plan.prompt)
-            .map_err(|e| format!("success_criteria[{}] ({}): {e}", spec.index, spec.label))?;
-        arming.push(to_arming(spec, watcher.decidability()));
-        watchers.push(Box::new(watcher));
-    }
-    Ok(EarlyStop::new(
-        arming,
-        watchers,
-        plan.gate_threshold,
-        plan.max_turns,
-    ))
 }

@@ -45,10 +45,10 @@ pub(crate) use spec::{Criterion, HostKind};
 pub use spec::{CriterionSpec, DEFAULT_PASS_THRESHOLD, VENDOR_TYPES};
 pub use status::{criteria_decide, task_status};
 
+use crate::components::criteria::BuiltinCriteria;
 use crate::results::{CriterionError, CriterionResult, StampedEvent};
 use crate::runtime::grader::{self, GradingInput, Trajectory};
 use crate::runtime::{ComponentCache, ComponentError, LoadedComponent};
-use builtin::BuiltinCriteria;
 use serde_json::Value;
 use std::path::Path;
 use std::time::Instant;
@@ -268,7 +268,7 @@ enum Source {
 impl Source {
     fn load(&self, cache: &'static ComponentCache) -> Result<LoadedComponent, ComponentError> {
         match self {
-            Source::Builtin(family) => builtin::load(family, cache),
+            Source::Builtin(family) => crate::components::criteria::load(family, cache),
             Source::File(path) => {
                 let loaded = cache.load_file(path)?;
                 grader::check(&loaded)?;

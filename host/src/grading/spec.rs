@@ -7,9 +7,10 @@
 //! column (the check runs while that scalar is read), anything else (an unknown type, a
 //! missing or ill-typed key) at the line where the criterion starts.
 
-use super::builtin::{self, BuiltinCriteria};
+use super::builtin;
 use super::run_command;
 use super::{judge, plugins, python, reference, suite};
+use crate::components::criteria::BuiltinCriteria;
 use crate::turn::early_stop::{StopEarlyBlock, StopWhen};
 use serde::Serialize;
 use serde_json::{Map, Value};

@@ -4,10 +4,11 @@
 //! a [`Launched`] CLI ready to run out), shared by `one` and `sessions`.
 
 use super::error::{Cause, RunError};
-use super::locate::{cli_version, find_cli};
+use super::probe::cli_version;
 use super::setup::Dirs;
 use super::{Prepared, RunOptions};
 use crate::limits::budget::Budgets;
+use crate::locate::find_cli;
 use crate::results::CliInfo;
 use crate::runtime::LoadedComponent;
 use crate::runtime::harness::Launcher;

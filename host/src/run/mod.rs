@@ -2,11 +2,12 @@
 //! against the scripted model or a real one; then grading and `task.json`.
 //!
 //! The rooms: [`options`] (how to run), [`prepare()`] (everything checked before any agent
-//! starts), [`one`] (one task as stages that return values: setup → plan → launch →
-//! turn → grade, assembled into `task.json` by `assemble`, a failed stage being an
+//! starts; a suite's units, one per replicate, in [`units`]), [`one`] (one task as stages
+//! that return values: setup → plan → launch → turn → grade, assembled into `task.json`
+//! by `assemble`, a failed stage being an
 //! [`error::RunError`]), [`suite`] (`run_all`, then `run.json`, `junit.xml` and
-//! `report.html`), [`verdict`] (a turn's criteria and the task's status), [`locate`]
-//! (finding an agent CLI), `launch` (the launch stage: argv, environment, files, the
+//! `report.html`), [`verdict`] (a turn's criteria and the task's status), [`probe`]
+//! (an agent CLI's version), `launch` (the launch stage: argv, environment, files, the
 //! recording; shared by `one` and [`sessions`]), `setup` (the task's folders),
 //! [`regrade`] (the library of `coder-eval grade`), [`report`] and [`junit`],
 //! [`thresholds`] (the suite-level `suite_thresholds` gate), `judge` (`agent_judge` CLIs
@@ -26,11 +27,11 @@ mod grade;
 mod judge;
 pub mod junit;
 mod launch;
-pub mod locate;
 pub mod matrix_filter;
 pub mod one;
 pub mod options;
 pub mod prepare;
+pub mod probe;
 pub mod progress;
 pub mod regrade;
 pub mod report;
@@ -40,6 +41,7 @@ mod setup;
 pub mod suite;
 pub mod thresholds;
 pub mod trajectory_view;
+pub mod units;
 pub mod verdict;
 pub mod version;
 mod write_result;
@@ -50,3 +52,4 @@ pub use one::run_one;
 pub use options::RunOptions;
 pub use prepare::{PrepareError, Prepared, prepare};
 pub use suite::{record_skipped, run_all, write_run, write_suite_reports};
+pub use units::prepare_units;

@@ -74,7 +74,7 @@ pub async fn run_one(
             *path = None;
         }
     }
-    crate::suite::stamp(&mut result, &p, &options.retry_given);
+    super::units::stamp(&mut result, &p, &options.retry_given);
     // cost.json first, so task.json carries its summary; it never changes the outcome.
     if let Some(record) = cost::record(&p, &result, &earlier_turns) {
         result.cost = Some(record.summary());

@@ -5,11 +5,11 @@
 use super::RunOptions;
 use super::launch::agent_settings;
 use crate::components::ResolveError;
-use crate::grading::live::LivePlan;
 use crate::limits::limit_name;
 use crate::runtime::LoadedComponent;
 use crate::runtime::harness::Launcher;
 use crate::task::Task;
+use crate::turn::early_stop::LivePlan;
 use coder_eval_scripted_model::Script;
 
 /// A task × harness pair, checked and ready.

@@ -21,6 +21,7 @@
 //!
 //! A probe that fails or times out is not cached on disk (the next run tries again).
 
+use crate::locate::executable;
 use crate::results::write_json_atomically;
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
@@ -244,20 +245,6 @@ pub fn probe_env(cli: &Path, home: &Path) -> Vec<(String, String)> {
         // probe's, removed with it, not the host's `/tmp`.
         ("TMPDIR".into(), home.display().to_string()),
     ]
-}
-
-/// `Ok` when `path` is a file with an execute permission bit; else why not.
-pub fn executable(path: &std::path::Path) -> Result<(), String> {
-    use std::os::unix::fs::PermissionsExt;
-    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
-    if !meta.is_file() {
-        return Err("not a file".to_string());
-    }
-    let mode = meta.permissions().mode();
-    if mode & 0o111 == 0 {
-        return Err(format!("mode {:o}, no execute permission", mode & 0o7777));
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ use super::contract;
 use super::sandbox::{arm, classify, new_store};
 use super::{Budget, ComponentError, CpuBound, HostState, LoadedComponent, engine};
 use crate::results::StampedEvent;
-use crate::turn::early_stop::{Decidability, LiveVerdict, LiveWatcher};
+use serde::{Deserialize, Serialize};
 use std::sync::{Arc, OnceLock};
 use wasmtime::Store;
 use wasmtime::component::{ComponentType, Linker, Lower, ResourceAny};
@@ -30,6 +30,36 @@ use bindings::coder_eval::grader::types as wg;
 use bindings::exports::coder_eval::grader::live as wl;
 
 use super::verdict::{GUEST_WORKSPACE, GradeResult, GraderVerdict, grader_text, kept};
+
+/// Which verdicts an armed criterion instance can reach live (`live.decidability`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Decidability {
+    pub can_pass: bool,
+    pub can_fail: bool,
+}
+
+/// A live watcher's answer after one event (`live.live-verdict`).
+#[derive(Debug, Clone, PartialEq)]
+pub enum LiveVerdict {
+    Undecided,
+    /// Met, with this score (0.0 to 1.0).
+    Passed(f64),
+    /// Not met; the reason, for people.
+    Failed(String),
+}
+
+/// One armed criterion's live watcher, as the early stop (`turn::early_stop`) drives it:
+/// the component instance in the host ([`LiveInstance`]), a scripted double in tests. `Err` is a failure of the watcher (a trap, out of fuel): it disarms
+/// the early stop.
+pub trait LiveWatcher {
+    fn observe(&mut self, event: &StampedEvent) -> Result<LiveVerdict, String>;
+}
+
+impl<T: LiveWatcher + ?Sized> LiveWatcher for Box<T> {
+    fn observe(&mut self, event: &StampedEvent) -> Result<LiveVerdict, String> {
+        (**self).observe(event)
+    }
+}
 
 /// A watcher's call budget: fuel for one event (a regex over a long command stays far
 /// inside it; a loop stops in well under a second), the wall-clock backstop, the memory

@@ -1,16 +1,15 @@
-//! That every unit of a run has a result folder of its own, not inside another's
-//! ([`check`]): `--resume` deletes a unit's folder before it runs the unit again.
+//! The names of a run folder's own files and folders, and which folder names a unit's
+//! task id may not take (`reserved`): every unit of a run must have a result folder of
+//! its own, not inside another's (`run::units::check`), since `--resume` deletes a unit's
+//! folder before it runs the unit again.
 
 use crate::components::BUILTIN_HARNESSES;
-use crate::run::{PrepareError, Prepared};
-use std::collections::HashMap;
-use std::path::PathBuf;
 
 /// Why `part` (a part of a task id below the first, e.g. a dataset row id) cannot name a
 /// folder: `None` when it can. Reserved: `workspace` and `home` (a unit's own folders), a
 /// replicate folder (`r00`, `r01`, `r007`, `r0007`, … at any width
 /// [`super::replicate_dir_of`] writes; `r1` is not one), a built-in harness, or a harness of this run.
-fn reserved(part: &str, harnesses: &[&str]) -> Option<&'static str> {
+pub(crate) fn reserved(part: &str, harnesses: &[&str]) -> Option<&'static str> {
     match part {
         "workspace" | "home" => Some("a unit's own folder"),
         _ if part
@@ -60,58 +59,6 @@ pub const RUN_FOLDER_FILES: [&str; 7] = [
     LOCK_FILE,
     OUTPUT_MARKER,
 ];
-
-/// Refuses a run whose units' result folders collide: its first folder named as a file
-/// of the run's folder ([`RUN_FOLDER_FILES`]), a task id part below the first
-/// that is a reserved folder name ([`PrepareError::ReservedId`]), or one unit's folder
-/// inside another's ([`PrepareError::NestedFolder`]), naming both task files. (Equal
-/// folders are [`PrepareError::Duplicate`], found as the units are made.)
-pub fn check(units: &[Prepared]) -> Result<(), PrepareError> {
-    let harnesses: Vec<&str> = units.iter().map(|u| u.harness.as_str()).collect();
-    for u in units {
-        let dir = u.unit.rel_dir();
-        let top = dir
-            .iter()
-            .next()
-            .and_then(|c| c.to_str())
-            .unwrap_or_default();
-        if RUN_FOLDER_FILES.contains(&top) {
-            return Err(PrepareError::ReservedId {
-                task: u.unit.task_id.clone(),
-                file: u.task.path.display().to_string(),
-                part: top.to_string(),
-                why: "a file of the run's folder".to_string(),
-            });
-        }
-        for part in u.unit.task_id.split('/').skip(1) {
-            if let Some(why) = reserved(part, &harnesses) {
-                return Err(PrepareError::ReservedId {
-                    task: u.unit.task_id.clone(),
-                    file: u.task.path.display().to_string(),
-                    part: part.to_string(),
-                    why: why.to_string(),
-                });
-            }
-        }
-    }
-    let folders: HashMap<PathBuf, &Prepared> =
-        units.iter().map(|u| (u.unit.rel_dir(), u)).collect();
-    for u in units {
-        let dir = u.unit.rel_dir();
-        for up in dir.ancestors().skip(1) {
-            if let Some(outer) = folders.get(up) {
-                return Err(PrepareError::NestedFolder {
-                    inner: u.unit.task_id.clone(),
-                    inner_file: u.task.path.display().to_string(),
-                    outer: outer.unit.task_id.clone(),
-                    outer_file: outer.task.path.display().to_string(),
-                    outer_dir: up.display().to_string(),
-                });
-            }
-        }
-    }
-    Ok(())
-}
 
 #[cfg(test)]
 mod tests {

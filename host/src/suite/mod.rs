@@ -3,8 +3,10 @@
 //! ([`stats`]), `coder-eval compare`, `run --resume` ([`resume`]), and plans split into
 //! shards for other machines and merged again ([`plan`], [`shard`]).
 //!
-//! A suite is a list of units, each a [`UnitId`] (variant, task, harness, replicate)
-//! with its prepared task; `run::run_all` runs them like any other prepared task.
+//! A suite is a list of units, each a [`UnitId`] (variant, task, harness, replicate);
+//! `run::prepare_units` prepares them from the resolved tasks and `run::run_all` runs them
+//! like any other prepared task. What a unit's result says of the machine (an
+//! infrastructure error, run again) is [`infra`].
 
 /// The most replicates one task × variant may have (`--repeats`, `repeats:` of a task or
 /// an experiment): each is a CLI run with its own workspace and result folder, and a
@@ -14,6 +16,7 @@ pub const MAX_REPEATS: u32 = 10_000;
 pub mod chart;
 pub mod experiment;
 pub mod folders;
+pub mod infra;
 pub mod lock;
 pub mod merge;
 pub mod mutation;
@@ -26,8 +29,6 @@ pub mod stats;
 pub use crate::results::{UnitId, replicate_dir, replicate_dir_of};
 
 use crate::results::{TaskResult, VariantStatistics};
-use crate::run::{PrepareError, Prepared, RunOptions, prepare};
-use experiment::ResolvedTask;
 use std::collections::BTreeMap;
 
 /// The unit a result belongs to, from the fields `task.json` records.
@@ -38,128 +39,6 @@ pub fn unit_of(r: &TaskResult) -> UnitId {
         harness: r.harness.clone(),
         replicate: r.replicate,
         replicates: r.replicates,
-    }
-}
-
-/// Writes a unit's identity and lineage into its result. `retry_given` is the command
-/// line's `--infra-retries` / `--retry-initial-delay`: they beat the task's `retry:` block
-/// at run time (and change no unit, so they are not in the merge), and the lineage says
-/// so (source `cli`).
-pub fn stamp(result: &mut TaskResult, p: &Prepared, retry_given: &crate::task::retry::RetrySpec) {
-    result.variant = p.unit.variant.clone();
-    result.replicate = p.unit.replicate;
-    result.replicates = p.unit.replicates;
-    let Some(lineage) = &p.lineage else {
-        result.lineage = None;
-        return;
-    };
-    let mut lineage = lineage.as_ref().clone();
-    let given = [
-        (
-            "retry.max_retries",
-            retry_given.max_retries.map(serde_json::Value::from),
-            "--infra-retries",
-        ),
-        (
-            "retry.initial_delay",
-            retry_given.initial_delay.map(serde_json::Value::from),
-            "--retry-initial-delay",
-        ),
-    ];
-    for (path, value, flag) in given {
-        if let Some(value) = value {
-            lineage.insert(
-                path.into(),
-                crate::results::LineageEntry {
-                    value,
-                    source: crate::results::Layer::Cli,
-                    source_detail: Some(flag.into()),
-                },
-            );
-        }
-    }
-    result.lineage = serde_json::to_value(&lineage).ok();
-}
-
-/// Checks every resolved task on its harnesses (`run::prepare`) and makes its units:
-/// one per replicate, each with its own result folder. Two units with one folder are a
-/// [`PrepareError::Duplicate`]; a folder inside another's, or a reserved folder name in a
-/// task id, is refused too ([`folders::check`]).
-pub fn prepare_units(
-    resolved: Vec<ResolvedTask>,
-    harnesses: &[String],
-    options: &RunOptions,
-) -> Result<Vec<Prepared>, PrepareError> {
-    let mut units: Vec<Prepared> = Vec::new();
-    let mut seen = std::collections::HashMap::new();
-    for r in resolved {
-        let source = harness_source(&r);
-        let prepared = prepare(vec![r.task], harnesses, options).map_err(|e| match e {
-            // The harness name came from a layer above the task file: name that layer.
-            PrepareError::Harness {
-                task,
-                harness,
-                from,
-                source: why,
-            } if harnesses.is_empty() => PrepareError::Harness {
-                task,
-                harness,
-                from: source.clone().unwrap_or(from),
-                source: why,
-            },
-            other => other,
-        })?;
-        for p in prepared {
-            for index in 0..r.repeats {
-                let mut unit = p.clone();
-                unit.unit.variant = r.variant.clone();
-                unit.unit.replicate = (r.repeats > 1).then_some(index);
-                unit.unit.replicates = (r.repeats > 1).then_some(r.repeats);
-                unit.lineage = r.lineage.clone();
-                if let Some(first) = seen.insert(unit.unit.clone(), unit.task.path.clone()) {
-                    return Err(PrepareError::Duplicate {
-                        first: first.display().to_string(),
-                        second: unit.task.path.display().to_string(),
-                        task: unit.unit.task_id.clone(),
-                        harness: match &unit.unit.variant {
-                            Some(v) => format!("{} (variant {v})", unit.harness),
-                            None => unit.harness.clone(),
-                        },
-                    });
-                }
-                units.push(unit);
-            }
-        }
-    }
-    folders::check(&units)?;
-    Ok(units)
-}
-
-/// Where a resolved task's harness name (`agent.type`) came from when a layer above its
-/// task file set it: `EXPERIMENT: variants[<id>].agent.type`, `EXPERIMENT:
-/// defaults.agent.type` or the `-D` argument; `None` when the task file's own.
-fn harness_source(r: &ResolvedTask) -> Option<String> {
-    use crate::results::Layer;
-    let entry = r.lineage.as_ref()?.get("agent.type")?;
-    let experiment = || {
-        r.experiment
-            .as_ref()
-            .map_or_else(|| "the experiment".to_string(), |p| p.display().to_string())
-    };
-    match entry.source {
-        Layer::Variant => Some(format!(
-            "{}: variants[{}].agent.type",
-            experiment(),
-            r.variant.as_deref().unwrap_or("?")
-        )),
-        Layer::ExperimentDefaults => Some(format!("{}: defaults.agent.type", experiment())),
-        Layer::Cli => Some(
-            entry
-                .source_detail
-                .clone()
-                .unwrap_or_else(|| "-D agent.type".into()),
-        ),
-        _ => None,
     }
 }
 

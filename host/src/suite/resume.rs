@@ -11,6 +11,7 @@
 //! again from a fresh workspace.
 
 use super::UnitId;
+use super::infra::{infra_cause, is_infra_error};
 use crate::results::{StopReason, TaskResult};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -54,21 +55,6 @@ pub fn redact_upstream_args(args: Vec<String>) -> Vec<String> {
             out
         })
         .collect()
-}
-
-/// The `error_kind`s of a result that are the machine's fault, not the task's or the
-/// agent's (`crate::run::RunError::kind`): the CLI could not be started or waited for
-/// (`launch`, `cli`: an I/O error, not the CLI's own failing exit, which is `cli_error`),
-/// its recording or result could not be written, or a signal stopped it. A shard whose
-/// unit ended so exits with [`crate::exit_codes::INFRA`] and may be retried.
-pub const INFRA_ERROR_KINDS: &[&str] =
-    &["launch", "cli", "recording", "write_result", "interrupted"];
-
-/// Whether `r` ended in an infrastructure error ([`INFRA_ERROR_KINDS`]).
-pub fn is_infra_error(r: &TaskResult) -> bool {
-    r.error_kind
-        .as_deref()
-        .is_some_and(|k| INFRA_ERROR_KINDS.contains(&k))
 }
 
 /// Why a run cannot be resumed.
@@ -216,10 +202,9 @@ pub fn interrupted(result: &TaskResult) -> bool {
 
 /// The unit's result in `run_dir` when resuming keeps it: complete ([`completed`]) and
 /// not ended in an infrastructure error ([`is_infra_error`], or one the
-/// retries gave up on: `crate::run::retry::infra_cause`), which is run again.
+/// retries gave up on: [`infra_cause`]), which is run again.
 pub fn kept(run_dir: &Path, unit: &UnitId) -> Option<TaskResult> {
-    completed(run_dir, unit)
-        .filter(|r| !is_infra_error(r) && crate::run::retry::infra_cause(r).is_none())
+    completed(run_dir, unit).filter(|r| !is_infra_error(r) && infra_cause(r).is_none())
 }
 
 /// What resuming does with the units of a run: [`split`].

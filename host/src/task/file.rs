@@ -278,7 +278,7 @@ pub(super) fn common<C>(
     }
     if let Some(Some(python)) = &sandbox.python {
         let program = workspace_python(python.python_version.as_deref());
-        if crate::run::locate::find_cli(&program, None).is_err() {
+        if crate::locate::find_cli(&program, None).is_err() {
             return Err(format!(
                 "sandbox.python: `{program}` is not on PATH here{}: install it, or remove python_version",
                 python
@@ -290,7 +290,7 @@ pub(super) fn common<C>(
     }
     if let Some(node) = &sandbox.node
         && !node.env_packages.is_empty()
-        && crate::run::locate::find_cli("npm", None).is_err()
+        && crate::locate::find_cli("npm", None).is_err()
     {
         return Err("sandbox.node: `npm` is not on PATH here: install Node.js and npm".into());
     }

@@ -19,9 +19,9 @@
 //! holds the events before it and, of the later ones, only the diagnostics the record
 //! keeps too ([`cut::past_the_cut`]), so criteria and record see the same run.
 
+use super::early_stop::BoxedWatcher;
 use super::early_stop::EarlyStop;
 use super::timing::ToolUnion;
-use crate::grading::live::BoxedWatcher;
 use crate::limits::Caps;
 use crate::limits::budget::{BudgetMeter, Budgets};
 use crate::results::{

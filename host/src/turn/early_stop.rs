@@ -5,7 +5,8 @@
 //! Arming: a criterion with a `stop_early: {on_pass: stop|continue, decide_within: N}`
 //! block (or the older `stop_when: pass|fail` with `run_limits.stop_early: true`) is
 //! *armed*; each armed criterion has one live watcher (a `live-grader` component
-//! instance, see `runtime::live`). Its triggers:
+//! instance, `runtime::grader_v2::LiveInstance`, armed from the task's [`LivePlan`] by
+//! [`arm()`]). Its triggers:
 //!
 //! - **fail-stop**: an armed criterion's effective fail (its watcher answered `failed`,
 //!   or its `decide_within` budget ran out) stops the run once the armed set's weighted
@@ -32,42 +33,17 @@
 
 use crate::results::StampedEvent;
 pub use crate::results::{ArmedRecord, EarlyStopOutcome, EarlyStopReason, EarlyStopRecord};
+/// The live watcher's interface is the live grader component's (`runtime::grader_v2`):
+/// the early stop drives any [`LiveWatcher`], a component instance or a test's double.
+pub use crate::runtime::grader_v2::{Decidability, LiveVerdict, LiveWatcher};
 use harness_kit::{Event, ToolStatus};
-use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 
+mod arm;
 mod block;
+pub use arm::{ArmedSpec, BoxedWatcher, LivePlan, arm};
+pub(crate) use arm::{arm_one, to_arming};
 pub use block::{OnPass, StopEarlyBlock, StopWhen};
-
-/// Which verdicts an armed criterion instance can reach live (`live.decidability`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub struct Decidability {
-    pub can_pass: bool,
-    pub can_fail: bool,
-}
-
-/// A live watcher's answer after one event (`live.live-verdict`).
-#[derive(Debug, Clone, PartialEq)]
-pub enum LiveVerdict {
-    Undecided,
-    /// Met, with this score (0.0 to 1.0).
-    Passed(f64),
-    /// Not met; the reason, for people.
-    Failed(String),
-}
-
-/// One armed criterion's live watcher: the component instance in the host, a scripted
-/// double in tests. `Err` is a failure of the watcher (a trap, out of fuel): it disarms
-/// the early stop.
-pub trait LiveWatcher {
-    fn observe(&mut self, event: &StampedEvent) -> Result<LiveVerdict, String>;
-}
-
-impl<T: LiveWatcher + ?Sized> LiveWatcher for Box<T> {
-    fn observe(&mut self, event: &StampedEvent) -> Result<LiveVerdict, String> {
-        (**self).observe(event)
-    }
-}
 
 /// How one criterion is armed (from the task file).
 #[derive(Debug, Clone, PartialEq)]

@@ -103,10 +103,10 @@ impl Pipeline {
     /// reaches the same stop at the same event.
     pub(crate) fn watch(
         &mut self,
-        early_stop: Option<&crate::grading::live::LivePlan>,
+        early_stop: Option<&super::early_stop::LivePlan>,
         budgets: crate::limits::budget::Budgets,
     ) {
-        let early_stop = early_stop.and_then(|plan| match crate::grading::live::arm(plan) {
+        let early_stop = early_stop.and_then(|plan| match super::early_stop::arm(plan) {
             Ok(watcher) => Some(watcher),
             Err(message) => {
                 self.collector.host_diagnostic(

@@ -13,14 +13,24 @@ use tokio::sync::watch;
 /// SIGINT, SIGTERM and SIGHUP are handled from here on (in the run that runs the tasks,
 /// not in a process that only re-runs itself in a network namespace; before any process
 /// starts): the first stops every running CLI and shell step and the run writes what was
-/// recorded, the second kills them at once (`coder_eval::interrupt`). Returns the runtime
-/// and the cancel signal.
+/// recorded (`coder_eval::interrupt`), the second kills every live process group at once
+/// (`coder_eval::process::kill_live_groups_and_wait`) and exits with the first signal's
+/// code. Returns the runtime and the cancel signal.
 pub(super) fn listen_for_signals() -> Flow<(Runtime, watch::Receiver<bool>)> {
     let runtime = Runtime::new()?;
     let (cancel_tx, cancel_rx) = watch::channel(false);
     {
         let _context = runtime.enter();
-        coder_eval::interrupt::listen(cancel_tx)?;
+        let signals = coder_eval::interrupt::listen(cancel_tx)?;
+        runtime.spawn(async move {
+            let twice = signals.await;
+            let killed = coder_eval::process::kill_live_groups_and_wait();
+            eprintln!(
+                "interrupted again ({}): killed {killed} running process group(s)",
+                coder_eval::interrupt::name(twice.second)
+            );
+            std::process::exit(coder_eval::interrupt::exit_code(twice.first));
+        });
     }
     Ok((runtime, cancel_rx))
 }

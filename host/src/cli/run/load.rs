@@ -3,7 +3,7 @@
 
 use super::{Flow, RunArgs, refused, usage};
 use coder_eval::components::{BUILTIN_HARNESSES, ComponentSource};
-use coder_eval::run::locate;
+use coder_eval::locate;
 use coder_eval::suite::experiment::{Experiment, Overrides, ResolvedTask};
 use coder_eval::task::{LoadNote, Task};
 use std::path::PathBuf;

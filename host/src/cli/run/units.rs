@@ -71,7 +71,7 @@ pub(super) fn prepare(
     let prepared = if resolved.is_empty() {
         Vec::new()
     } else {
-        match coder_eval::suite::prepare_units(resolved, harnesses, options) {
+        match coder_eval::run::prepare_units(resolved, harnesses, options) {
             Ok(p) => p,
             Err(err) => return refused(&err),
         }

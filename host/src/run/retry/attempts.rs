@@ -1,8 +1,9 @@
 //! The attempts a unit's result folder keeps (`attempts/<n>/`): moving one there, the
 //! highest number kept, an attempt's record.
 
-use super::{ATTEMPTS_DIR, InfraCause};
+use super::ATTEMPTS_DIR;
 use crate::results::{InfraRetryRecord, TaskResult};
+use crate::suite::infra::InfraCause;
 use std::path::Path;
 use std::time::Duration;
 

@@ -202,7 +202,7 @@ fn runnable(spec: &LaunchSpec) -> std::io::Result<()> {
     };
     let mut not_runnable = None;
     for candidate in &candidates {
-        match crate::run::locate::executable(candidate) {
+        match crate::locate::executable(candidate) {
             Ok(()) => return Ok(()),
             Err(why) if not_runnable.is_none() && candidate.exists() => {
                 not_runnable = Some((candidate.clone(), why));

@@ -92,7 +92,7 @@ pub struct Header {
     /// The armed criteria of an early stop (their graders and parameters, the bar): replay
     /// re-arms them and reaches the same decision at the same event.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub early_stop: Option<crate::grading::live::LivePlan>,
+    pub early_stop: Option<crate::turn::early_stop::LivePlan>,
     /// The task's token and USD budgets, when it had any (replay enforces them again).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budgets: Option<BudgetsHeader>,

@@ -22,7 +22,7 @@ pub(super) fn unstartable(prepared: &[Prepared], options: &RunOptions) -> Option
             .map(|h| h.program);
         let path = match (&options.cli_override, program) {
             (Some(path), _) => path.clone(),
-            (None, Some(program)) => match coder_eval::run::locate::find_cli(program, None) {
+            (None, Some(program)) => match coder_eval::locate::find_cli(program, None) {
                 Ok(path) => path,
                 Err(missing) => return Some(format!("the {} CLI: {missing}", p.harness)),
             },
@@ -36,7 +36,7 @@ pub(super) fn unstartable(prepared: &[Prepared], options: &RunOptions) -> Option
                 path.display()
             ));
         }
-        if let Err(why) = coder_eval::run::locate::executable(&path) {
+        if let Err(why) = coder_eval::locate::executable(&path) {
             return Some(format!(
                 "the {} CLI {}: not executable ({why})",
                 p.harness,
@@ -57,7 +57,7 @@ pub(crate) fn exit_code(results: &[TaskResult]) -> i32 {
         .iter()
         .filter(|r| {
             coder_eval::suite::shard::is_infra_error(r)
-                || coder_eval::run::retry::infra_cause(r).is_some()
+                || coder_eval::suite::infra::infra_cause(r).is_some()
         })
         .collect();
     if infra.is_empty() {

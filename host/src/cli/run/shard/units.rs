@@ -205,10 +205,10 @@ async fn cli_version(harness: &str, options: &RunOptions) -> Option<String> {
         .map(|h| h.program);
     let path = match (&options.cli_override, program) {
         (Some(path), _) => path.clone(),
-        (None, Some(program)) => coder_eval::run::locate::find_cli(program, None).ok()?,
+        (None, Some(program)) => coder_eval::locate::find_cli(program, None).ok()?,
         (None, None) => return None,
     };
-    coder_eval::run::locate::cli_version(&path).await
+    coder_eval::run::probe::cli_version(&path).await
 }
 
 /// Each unit's content id as a plan gives it (result folder → id), for a plain run's
