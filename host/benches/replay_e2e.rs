@@ -14,18 +14,20 @@
 //! and prints the best of each side: MB/s and wall time, the replay's peak RSS (the
 //! child's `ru_maxrss`), and the CPU time of both (the child's user + system time, start-up
 //! and component loading included; Python's `process_time` around its loop, start-up
-//! excluded), which a busy machine disturbs less than wall time. Target (issue 10): the
-//! capture's replay at least as fast as the Python loop by CPU time (the issue put that
-//! loop at about 100 MB/s here; it measures 60-100 MB/s on this shared machine from one
-//! hour to the next), and a peak RSS that follows what the turn keeps, not the input's
-//! size. A missed target prints FAIL and exits 1; this is a benchmark, not a test, so no
-//! timing is ever asserted in `cargo test`.
-//! `REPLAY_E2E_MIB=N` sets another size.
+//! excluded). Target (issue 10): the capture's replay at least as fast as the Python loop,
+//! in MB/s as the issue states it (wall time: the issue put that loop at about 100 MB/s
+//! here; it measures 60-100 MB/s on this shared machine from one hour to the next), and a
+//! peak RSS that follows what the turn keeps, not the input's size. A missed target prints
+//! FAIL and exits 1; this is a benchmark, not a test, so no timing is ever asserted in
+//! `cargo test`. `REPLAY_E2E_MIB=N` sets another size.
 //!
 //! The replay runs on two threads (`turn::replay`): one reads the file and runs the
-//! reducer, the other collects, so the collector's work overlaps the reducer's. That
-//! shortens the wall time, not the CPU time (the sum of both threads, plus the hand-over),
-//! which the target is judged by.
+//! reducer (about two thirds of the CPU time), the other collects (about a fifth), then
+//! finishes the record and writes it (the rest, after the last line). The collector's work
+//! overlaps the reducer's, so the wall time is shorter than the CPU time, which is the sum
+//! of both threads: the bench prints the CPU ratio beside the wall ratio, and judges the
+//! wall ratio (a busy machine, whose second core is taken, shows the two alike). Python's
+//! loop uses one core.
 //!
 //! Where the time goes (release build, 64 MiB capture, 125 353 lines, `perf record` of the
 //! replay with `CODER_EVAL_PROFILE=perfmap` and a Claude Code component built with its
@@ -50,7 +52,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The capture's end-to-end replay against a bare Python `json.loads` loop over the same
-/// file, by CPU time (Python's / ours): at least as fast.
+/// file, by wall time (MB/s: Python's seconds / ours): at least as fast.
 const TARGET_RATIO: f64 = 1.0;
 /// Rounds (one replay, one Python loop each); the best of each side is kept.
 const RUNS: usize = 5;
@@ -260,30 +262,30 @@ fn main() {
             println!("  (python3 not found: no baseline)");
             continue;
         };
-        let ratio = py.cpu / ours.cpu;
+        let wall = py.seconds / ours.seconds;
         println!(
-            "{:<42} {:7.1} MB/s {:6.0} ms  python json.loads; wall {:.2}x python",
+            "{:<42} {:7.1} MB/s {:6.0} ms  python json.loads; {wall:.2}x python by wall time",
             "",
             mb(input) / py.seconds,
             py.seconds * 1e3,
-            py.seconds / ours.seconds,
         );
         println!(
-            "{:<42} cpu {:6.0} ms, python {:6.0} ms: {ratio:.2}x python by cpu time",
+            "{:<42} cpu {:6.0} ms, python {:6.0} ms: {:.2}x python by cpu time (both threads)",
             "",
             ours.cpu * 1e3,
             py.cpu * 1e3,
+            py.cpu / ours.cpu,
         );
-        if form == "capture" && ratio < TARGET_RATIO {
+        if form == "capture" && wall < TARGET_RATIO {
             failed.push(format!(
-                "{form}: {ratio:.2}x python by cpu time is under the {TARGET_RATIO}x target"
+                "{form}: {wall:.2}x python by wall time is under the {TARGET_RATIO}x target"
             ));
         }
     }
     let _ = std::fs::remove_file(&record_path);
     if failed.is_empty() {
         println!(
-            "ok: end-to-end replay of the capture at or above {TARGET_RATIO}x python by cpu time"
+            "ok: end-to-end replay of the capture at or above {TARGET_RATIO}x python by wall time"
         );
     } else {
         for f in &failed {

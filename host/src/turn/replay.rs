@@ -5,15 +5,15 @@
 //! The file is read as a stream, one line at a time, and each line is reduced as it is
 //! read: memory follows what the turn keeps (its trajectory and record), not the file.
 //!
-//! Two threads share the work: a reading thread reads the recording and runs each line
-//! through the reducer ([`LineReducer::reduce`]); the calling thread collects, in the
-//! recording's order, what it forwards (batches of [`BATCH`] items over a channel of
-//! [`BATCHES_IN_FLIGHT`]), so the collector's work overlaps the reducer's. Nothing the
-//! collector decides reaches back to the reducer (a stop freezes the collector, not the
-//! reading), so the record is the same as one thread's. After the last line the reducer
-//! comes back to the calling thread for the side files and the end. The reading thread is
-//! outside any tokio runtime, so `runtime::off_runtime` runs the reducer's calls there as
-//! they are.
+//! Three threads share the work, each stage handing the next batches of [`BATCH`] items
+//! over a channel of [`BATCHES_IN_FLIGHT`]: a reading thread reads the recording (for a
+//! recording, unwrapping each stamped line), a reducing thread runs each line through the
+//! reducer ([`LineReducer::reduce`]), and the calling thread collects what comes, in the
+//! recording's order, so the three overlap. Nothing the collector decides reaches back to
+//! the reducer (a stop freezes the collector, not the reading), so the record is the same
+//! as one thread's. After the last line the reducer comes back to the calling thread for
+//! the side files and the end. The reducing thread is outside any tokio runtime, so
+//! `runtime::off_runtime` runs the reducer's calls there as they are.
 
 use super::finish::TurnEnd;
 use super::pipeline::{DEFAULT_MAX_LINE_BYTES, LineReducer, Pipeline, ReducedLine};
@@ -26,41 +26,37 @@ use crate::runtime::ComponentError;
 use crate::runtime::harness::Launcher;
 use crate::turn::collect::{Launch, TotalsBasis};
 use std::path::Path;
-use std::sync::mpsc::{SyncSender, sync_channel};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
-/// Items the reading thread hands over at once: the channel's cost (a lock, at times
-/// waking the other thread) is paid once a batch, not once a line.
+/// Items a stage hands the next at once: the channel's cost (a lock, at times waking the
+/// other thread) is paid once a batch, not once a line.
 const BATCH: usize = 256;
-/// Batches on their way at most: how far reading and reducing may run ahead of the
-/// collector (memory: the items of this many batches, plus one being filled and one
-/// being collected).
+/// Batches on their way between two stages at most: how far reading may run ahead of
+/// reducing, and reducing of collecting (memory: the items of this many batches, plus one
+/// being filled and one being taken, per stage).
 const BATCHES_IN_FLIGHT: usize = 4;
 
-/// What the reading thread forwards: a stdout line as reduced, or any other item of the
+/// What the reducing thread forwards: a stdout line as reduced, or any other item of the
 /// recording (never [`Item::Line`], nor [`Item::Stderr`], which a replay ignores).
 enum Forwarded {
     Line(ReducedLine),
     Item(Item),
 }
 
-/// The reading thread: every item of `reader` in order, each line reduced by `reducing`,
-/// sent in batches to `to`. Returns at the end of the recording, or early when the
-/// collecting side has gone (it panicked). Errors: reading the recording failed (the
-/// items of the batch being filled are not sent: the replay fails as a whole).
-fn read_and_reduce<R: std::io::BufRead>(
+/// The reading thread: every item of `reader` in order but stderr, sent in batches to
+/// `to`. Returns at the end of the recording, or early when the next stage has gone (it
+/// panicked). Errors: reading the recording failed (the items of the batch being filled
+/// are not sent: the replay fails as a whole).
+fn read_items<R: std::io::BufRead>(
     reader: &mut Reader<R>,
-    reducing: &mut LineReducer,
-    to: SyncSender<Vec<Forwarded>>,
+    to: SyncSender<Vec<Item>>,
 ) -> std::io::Result<()> {
     let mut batch = Vec::with_capacity(BATCH);
     while let Some(item) = reader.next_item()? {
-        batch.push(match item {
-            Item::Line(line) => {
-                Forwarded::Line(reducing.reduce(line.source_line, line.stamp_us, &line.bytes))
-            }
-            Item::Stderr(_) => continue,
-            other => Forwarded::Item(other),
-        });
+        if matches!(item, Item::Stderr(_)) {
+            continue;
+        }
+        batch.push(item);
         if batch.len() == BATCH
             && to
                 .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
@@ -69,9 +65,33 @@ fn read_and_reduce<R: std::io::BufRead>(
             return Ok(());
         }
     }
-    // A closed channel here means the collecting side panicked: nothing to add.
+    // A closed channel here means a later stage panicked: nothing to add.
     let _ = to.send(batch);
     Ok(())
+}
+
+/// The reducing thread: each batch from `from` in order, its lines reduced by `reducing`,
+/// sent on to `to`. Ends when the reading thread is done (or failed), or when the
+/// collecting side has gone.
+fn reduce_items(
+    from: Receiver<Vec<Item>>,
+    reducing: &mut LineReducer,
+    to: SyncSender<Vec<Forwarded>>,
+) {
+    for batch in from {
+        let reduced = batch
+            .into_iter()
+            .map(|item| match item {
+                Item::Line(line) => {
+                    Forwarded::Line(reducing.reduce(line.source_line, line.stamp_us, &line.bytes))
+                }
+                other => Forwarded::Item(other),
+            })
+            .collect();
+        if to.send(reduced).is_err() {
+            return;
+        }
+    }
 }
 
 /// What to replay with.
@@ -210,12 +230,17 @@ fn run(
     let mut side_files: Vec<(String, Option<Vec<u8>>)> = Vec::new();
     let mut reducing = pipeline.detach_reducer();
     let read = std::thread::scope(|scope| {
+        let (to_reduce, read) = sync_channel::<Vec<Item>>(BATCHES_IN_FLIGHT);
         let (to, from) = sync_channel::<Vec<Forwarded>>(BATCHES_IN_FLIGHT);
         let (reader, reducing) = (&mut reader, &mut reducing);
         let reading = std::thread::Builder::new()
-            .name("coder-eval-replay-reduce".to_string())
-            .spawn_scoped(scope, move || read_and_reduce(reader, reducing, to))
+            .name("coder-eval-replay-read".to_string())
+            .spawn_scoped(scope, move || read_items(reader, to_reduce))
             .expect("could not start the replay's reading thread");
+        let reducer = std::thread::Builder::new()
+            .name("coder-eval-replay-reduce".to_string())
+            .spawn_scoped(scope, move || reduce_items(read, reducing, to))
+            .expect("could not start the replay's reducing thread");
         for forwarded in from.into_iter().flatten() {
             let item = match forwarded {
                 Forwarded::Line(line) => {
@@ -278,6 +303,9 @@ fn run(
                 }
             }
         }
+        reducer
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         reading
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
