@@ -21,8 +21,9 @@ mod tests;
 pub use duration::MAX_DURATION_SECS;
 pub(crate) use duration::{task_timeout, turn_timeout};
 pub use stop::{
-    CLI_VERSION_TIMEOUT, Deadlines, GATEWAY_CONNECT_TIMEOUT, GATEWAY_SHUTDOWN_GRACE,
-    INSTALL_TIMEOUT, ISOLATE_FORWARD_AFTER, RUN_COMMAND_TIMEOUT_SECS, StopPolicy,
+    CLI_VERSION_TIMEOUT, Deadlines, EXIT_WRITE_GRACE, GATEWAY_CONNECT_TIMEOUT,
+    GATEWAY_SHUTDOWN_GRACE, INSTALL_TIMEOUT, ISOLATE_FORWARD_AFTER, RUN_COMMAND_TIMEOUT_SECS,
+    StopPolicy,
 };
 
 use crate::results::{LimitsRecord, StopReason};

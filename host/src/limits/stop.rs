@@ -100,3 +100,8 @@ pub const INSTALL_TIMEOUT: Duration = Duration::from_secs(900);
 /// The default `timeout` of a `run_command` criterion, seconds (coder_eval's 30); the
 /// criterion's own `timeout` can lengthen it.
 pub const RUN_COMMAND_TIMEOUT_SECS: f64 = 30.0;
+
+/// How long a second signal's exit waits for the result files being written to finish
+/// (`results::close_writes`): a `task.json`, `run.json` or `report.html` is never cut
+/// mid-write, and no temporary file is left; later writes are refused.
+pub const EXIT_WRITE_GRACE: Duration = Duration::from_secs(2);

@@ -4,6 +4,66 @@
 use serde::Serialize;
 use std::io::Write;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// The process's result writes, so that an exit on a second signal can let the writes in
+/// flight finish instead of cutting them (a stray temporary file, a `task.json` without
+/// its `run.json` row): [`close_writes`].
+static WRITES: WriteGate = WriteGate::new();
+
+/// Counts the writes in flight and, once closed, refuses new ones.
+struct WriteGate {
+    in_flight: AtomicUsize,
+    closed: AtomicBool,
+}
+
+/// One write in flight, for as long as it lives.
+struct InFlight<'a>(&'a WriteGate);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+impl WriteGate {
+    const fn new() -> WriteGate {
+        WriteGate {
+            in_flight: AtomicUsize::new(0),
+            closed: AtomicBool::new(false),
+        }
+    }
+
+    /// A write may start: `None` once the gate is closed.
+    fn enter(&self) -> Option<InFlight<'_>> {
+        self.in_flight.fetch_add(1, Ordering::SeqCst);
+        let entered = InFlight(self);
+        (!self.closed.load(Ordering::SeqCst)).then_some(entered)
+    }
+
+    /// Closes the gate and waits, up to `grace`, for the writes in flight to end; returns
+    /// whether they all did.
+    fn close(&self, grace: Duration) -> bool {
+        self.closed.store(true, Ordering::SeqCst);
+        let until = Instant::now() + grace;
+        while self.in_flight.load(Ordering::SeqCst) > 0 {
+            if Instant::now() >= until {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        true
+    }
+}
+
+/// Lets the result writes in flight finish, up to `grace`, and refuses every later one
+/// (it fails with an error saying the run is exiting): for a process about to exit at
+/// once (a second signal), so that no result file is cut mid-write and no temporary file
+/// is left. Returns whether every write in flight ended within `grace`.
+pub fn close_writes(grace: Duration) -> bool {
+    WRITES.close(grace)
+}
 
 /// Writes `bytes` to `path` atomically: into a uniquely named temporary file in the same
 /// folder (`.<name>.<random>.tmp`, so two writers never share one), flushed to disk
@@ -11,8 +71,15 @@ use std::path::Path;
 /// so the rename itself survives a crash. On any error the temporary file is removed and
 /// `path` is left as it was. The temporary files are `tempfile`'s, made with the mode a
 /// plain `File::create` gives (0666 less the umask). Errors: the folder
-/// cannot be written, the disk is full, an I/O error.
+/// cannot be written, the disk is full, an I/O error; the process is exiting
+/// ([`close_writes`]).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let Some(_in_flight) = WRITES.enter() else {
+        return Err(std::io::Error::other(format!(
+            "not written ({}): the run is exiting on a second signal",
+            path.display()
+        )));
+    };
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
@@ -51,6 +118,30 @@ pub fn write_json_atomically<T: Serialize>(path: &Path, value: &T) -> std::io::R
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_closed_gate_waits_for_the_writes_in_flight_and_refuses_new_ones() {
+        let gate: &'static WriteGate = Box::leak(Box::new(WriteGate::new()));
+        let first = gate.enter().expect("open");
+        let closer = std::thread::spawn(move || {
+            let start = Instant::now();
+            (gate.close(Duration::from_secs(10)), start.elapsed())
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        assert!(
+            !closer.is_finished(),
+            "close returned with a write in flight"
+        );
+        assert!(gate.enter().is_none(), "a write started on a closing gate");
+        drop(first);
+        let (settled, _) = closer.join().unwrap();
+        assert!(settled);
+        assert_eq!(gate.in_flight.load(Ordering::SeqCst), 0);
+        // A write that never ends: the close gives up at its grace.
+        let stuck = WriteGate::new();
+        let _held = stuck.in_flight.fetch_add(1, Ordering::SeqCst);
+        assert!(!stuck.close(Duration::from_millis(50)));
+    }
 
     fn leftovers(dir: &Path) -> Vec<String> {
         std::fs::read_dir(dir)

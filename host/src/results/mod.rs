@@ -77,7 +77,7 @@ mod task;
 mod turn;
 mod unit;
 
-pub use atomic::{write_atomically, write_json_atomically};
+pub use atomic::{close_writes, write_atomically, write_json_atomically};
 pub use cost::{
     AttemptSettings, COST_RECORD_VERSION, CostAttempt, CostRecord, CostSummary, GatewayCost,
     ProviderReports, ReportedMessage, ReportedTotals,

@@ -14,7 +14,8 @@ use tokio::sync::watch;
 /// not in a process that only re-runs itself in a network namespace; before any process
 /// starts): the first stops every running CLI and shell step and the run writes what was
 /// recorded (`coder_eval::interrupt`), the second kills every live process group at once
-/// (`coder_eval::process::kill_live_groups_and_wait`) and exits with the first signal's
+/// (`coder_eval::process::kill_live_groups_and_wait`), lets the result files being
+/// written finish (`coder_eval::results::close_writes`) and exits with the first signal's
 /// code. Returns the runtime and the cancel signal.
 pub(super) fn listen_for_signals() -> Flow<(Runtime, watch::Receiver<bool>)> {
     let runtime = Runtime::new()?;
@@ -25,6 +26,7 @@ pub(super) fn listen_for_signals() -> Flow<(Runtime, watch::Receiver<bool>)> {
         runtime.spawn(async move {
             let twice = signals.await;
             let killed = coder_eval::process::kill_live_groups_and_wait();
+            coder_eval::results::close_writes(coder_eval::limits::EXIT_WRITE_GRACE);
             eprintln!(
                 "interrupted again ({}): killed {killed} running process group(s)",
                 coder_eval::interrupt::name(twice.second)
