@@ -167,7 +167,11 @@ impl ComponentSource {
             return Some(path.clone());
         }
         let candidate = self.dir.as_ref()?.join(format!("{name}.wasm"));
-        candidate.exists().then_some(candidate)
+        // Any entry of that name, a broken symlink included: it fails to load, naming
+        // itself, rather than leave the default in its place unsaid.
+        std::fs::symlink_metadata(&candidate)
+            .is_ok()
+            .then_some(candidate)
     }
 
     /// The harnesses a `--components DIR` folder adds to the built-in ones: each

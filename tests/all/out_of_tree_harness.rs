@@ -306,3 +306,44 @@ fn harnesses_lists_the_others_when_a_component_fails() {
     assert!(parity.contains("| claude-code | "), "{parity}");
     assert!(parity.contains("| tagged | "), "{parity}");
 }
+
+/// A `--components` entry that is not a readable component file fails naming itself: a
+/// broken symlink in a built-in harness's name (it never falls back to the built-in), a
+/// FIFO (never read, so never waited on) and a multi-line error (one table line).
+#[test]
+fn odd_component_files_fail_naming_themselves() {
+    let dir = scratch("harnesses-odd-files");
+    let broken = dir.join("claude-code.wasm");
+    std::os::unix::fs::symlink(dir.join("missing.wasm"), &broken).unwrap();
+    let fifo = dir.join("piped.wasm");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let out = Command::new(bin())
+        .args(["replay", "--harness", "claude-code", "--components"])
+        .arg(&dir)
+        .arg(root().join("tests/corpus/live/claude/hello.jsonl"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains(&broken.display().to_string()), "{stderr}");
+    // `harnesses` returns (the FIFO is not opened) and keeps each error on one line.
+    let out = Command::new(bin())
+        .args(["harnesses", "--components"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(2), "{table}");
+    for (name, file) in [("claude-code", &broken), ("piped", &fifo)] {
+        let line = table
+            .lines()
+            .find(|l| l.starts_with(&format!("{name} ")))
+            .unwrap_or_else(|| panic!("{name} not listed:\n{table}"));
+        assert!(
+            line.contains(&format!("component {} failed: ", file.display())),
+            "{line}"
+        );
+    }
+    assert!(table.contains("not a regular file"), "{table}");
+}

@@ -68,7 +68,11 @@ pub fn run(args: HarnessesArgs) -> Result<i32, Box<dyn std::error::Error>> {
                 let component = source
                     .file_for(name)
                     .map_or_else(|| format!("builtin:{name}"), |p| p.display().to_string());
-                let error = error_chain(&*err);
+                // One line: a table row holds it.
+                let error = error_chain(&*err)
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ");
                 eprintln!("error: harness `{name}` (component {component}) failed: {error}");
                 rows.push(serde_json::json!({
                     "harness": name,

@@ -85,6 +85,9 @@ pub struct ComponentCache {
     memo: Mutex<HashMap<[u8; 32], Component>>,
 }
 
+/// The largest component file read (bytes): the built-in ones are a few MiB.
+const MAX_COMPONENT_BYTES: u64 = 256 << 20;
+
 impl ComponentCache {
     /// A cache of graders in `dir` (created if missing), or memory-only when `dir` is
     /// `None`.
@@ -140,11 +143,36 @@ impl ComponentCache {
     /// Loads a component file. Errors: unreadable file, invalid component.
     pub fn load_file(&self, path: &Path) -> Result<LoadedComponent, ComponentError> {
         let name = path.display().to_string();
-        let bytes = std::fs::read(path).map_err(|source| ComponentError::Read {
+        let read = |source| ComponentError::Read {
             component: name.clone(),
             path: path.to_path_buf(),
             source,
-        })?;
+        };
+        // A regular file only: a FIFO would block the read, a device never end it.
+        let meta = std::fs::metadata(path).map_err(read)?;
+        if !meta.is_file() {
+            return Err(read(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "not a regular file (a folder, a FIFO or a device cannot be a component)",
+            )));
+        }
+        if meta.len() > MAX_COMPONENT_BYTES {
+            return Err(read(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "{} bytes, over the {} MiB a component may be",
+                    meta.len(),
+                    MAX_COMPONENT_BYTES >> 20
+                ),
+            )));
+        }
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        std::fs::File::open(path)
+            .and_then(|f| {
+                use std::io::Read;
+                f.take(MAX_COMPONENT_BYTES).read_to_end(&mut bytes)
+            })
+            .map_err(read)?;
         self.load_bytes(&name, &bytes)
     }
 
