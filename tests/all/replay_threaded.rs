@@ -202,3 +202,39 @@ fn a_reducer_failing_mid_stream_and_lines_over_the_cap_keep_their_places() {
     assert_eq!(r.final_status, TurnStatus::ReducerFailed);
     assert_eq!(r.stdout_lines, lines.len() as u64);
 }
+
+/// A recording given as a pipe (`/dev/stdin`, `<(…)`) replays as the file does: the
+/// header, read first, is not lost to the replay's own read.
+#[test]
+fn a_recording_through_a_pipe_replays_as_the_file() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let file = crate::support::root().join("tests/corpus/live/claude/bg2-2.1.332.recording.jsonl");
+    let direct = Command::new(crate::support::bin())
+        .args(["replay", "--json"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(direct.status.success(), "{direct:?}");
+    let mut child = Command::new(crate::support::bin())
+        .args(["replay", "--json", "/dev/stdin"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let bytes = std::fs::read(&file).unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || stdin.write_all(&bytes));
+    let piped = child.wait_with_output().unwrap();
+    feeder.join().unwrap().unwrap();
+    assert!(
+        piped.status.success(),
+        "{}",
+        String::from_utf8_lossy(&piped.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&piped.stdout),
+        String::from_utf8_lossy(&direct.stdout)
+    );
+}

@@ -52,7 +52,18 @@ pub struct ReplayArgs {
     side_file: Vec<(String, PathBuf)>,
 }
 
-pub fn run(args: ReplayArgs) -> Result<i32, Box<dyn std::error::Error>> {
+pub fn run(mut args: ReplayArgs) -> Result<i32, Box<dyn std::error::Error>> {
+    // The file is read more than once (its header, then the replay): a pipe (`<(…)`,
+    // `/dev/stdin`) is copied to a temporary file first, read once.
+    let _copy = match std::fs::metadata(&args.file) {
+        Ok(meta) if !meta.is_file() && !meta.is_dir() => {
+            let mut copy = tempfile::NamedTempFile::new()?;
+            std::io::copy(&mut std::fs::File::open(&args.file)?, copy.as_file_mut())?;
+            args.file = copy.path().to_path_buf();
+            Some(copy)
+        }
+        _ => None,
+    };
     let recorded = coder_eval::turn::recording::read_header(&args.file)?.and_then(|h| h.harness);
     let harness = match (args.harness, recorded) {
         (Some(given), Some(recorded)) if given != recorded => {
