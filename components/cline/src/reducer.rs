@@ -19,7 +19,9 @@
 //!   adds nothing. Lines of spawned sub-agents are not told apart (the events carry no
 //!   agent id): they would count as main-thread calls.
 
-use harness_kit::reduce::{ResultWords, ToolIds, decode_object, no_output, type_diagnostic};
+use harness_kit::reduce::{
+    IdMaker, ResultWords, ToolIds, decode_object, no_output, type_diagnostic,
+};
 use harness_kit::{
     Event, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, str_field, truncated_line, u64_field,
 };
@@ -38,8 +40,8 @@ const REJECTED_MARKER: &str = " was rejected before execution: ";
 pub struct ClineReducer {
     config: ReducerConfig,
     saw_line: bool,
-    /// Iterations (model calls) started.
-    calls: u32,
+    /// Iterations (model calls) started, which number their ids (`cline-iteration-<n>`).
+    calls: IdMaker,
     /// An `iteration_start` whose response has not shown yet: the call starts at its
     /// first output (Cline prints `iteration_start` before it sends the request).
     pending: bool,
@@ -57,7 +59,7 @@ impl Reducer for ClineReducer {
         ClineReducer {
             config,
             saw_line: false,
-            calls: 0,
+            calls: IdMaker::new("cline-iteration"),
             pending: false,
             text: String::new(),
             usage: None,
@@ -110,7 +112,7 @@ impl Reducer for ClineReducer {
 
 impl ClineReducer {
     fn message_id(&self) -> String {
-        format!("cline-iteration-{}", self.calls)
+        self.calls.last_id()
     }
 
     fn message(&self) -> Event {
@@ -129,11 +131,11 @@ impl ClineReducer {
             return;
         }
         self.pending = false;
-        self.calls += 1;
+        let message_id = self.calls.next_id();
         self.text.clear();
         self.usage = None;
         out.push(Event::ModelCallStarted {
-            message_id: Some(self.message_id()),
+            message_id: Some(message_id),
             parent_call_id: None,
         });
     }
@@ -146,7 +148,7 @@ impl ClineReducer {
         match kind {
             "iteration_start" => self.pending = true,
             "usage" => {
-                if self.calls == 0 {
+                if self.calls.count() == 0 {
                     return;
                 }
                 self.usage = Some(Usage {
@@ -158,7 +160,7 @@ impl ClineReducer {
                 out.push(self.message());
             }
             "content_start" | "content_end" => match str_field(event, "contentType") {
-                Some("text") if self.calls > 0 => {
+                Some("text") if self.calls.count() > 0 => {
                     let text = str_field(event, "accumulated")
                         .or_else(|| {
                             (str_field(event, "type") == Some("content_end"))

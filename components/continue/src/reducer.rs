@@ -19,7 +19,7 @@
 //!   Without the file (not written, or not read) the run's work is unknown: the result is
 //!   a failure (`no_session_file`) and the usage unreported.
 
-use harness_kit::reduce::no_output;
+use harness_kit::reduce::{IdMaker, no_output};
 use harness_kit::{
     Event, Reducer, ReducerConfig, ToolStatus, UnreportedKind, Usage, excerpt, str_field,
     truncated_line, u64_field,
@@ -144,7 +144,8 @@ impl ContinueReducer {
             ));
             return out;
         };
-        let mut calls: u32 = 0;
+        // Model calls, which number their ids (`continue-<n>`).
+        let mut calls = IdMaker::new("continue");
         let mut last_text: Option<String> = None;
         let mut answered = false;
         let mut started: Vec<String> = Vec::new();
@@ -169,8 +170,7 @@ impl ContinueReducer {
                     continue;
                 }
             }
-            calls += 1;
-            let message_id = format!("continue-{calls}");
+            let message_id = calls.next_id();
             out.push(Event::ModelCallStarted {
                 message_id: Some(message_id.clone()),
                 parent_call_id: None,
@@ -221,7 +221,7 @@ impl ContinueReducer {
                 self.tool_end(i, state, &started, &mut out);
             }
         }
-        if calls > 0 && !answered {
+        if calls.count() > 0 && !answered {
             out.push(Event::diagnostic(
                 "incomplete_run",
                 "the session ended without a final reply",
@@ -236,12 +236,12 @@ impl ContinueReducer {
                 reason: "the session file has no usage totals".into(),
             });
         }
-        let success = calls > 0 && answered;
+        let success = calls.count() > 0 && answered;
         out.push(Event::FinalResult {
             success,
             error_kind: (!success).then(|| "incomplete_run".to_string()),
             error_message: (!success).then(|| {
-                if calls == 0 {
+                if calls.count() == 0 {
                     "the session file holds no model reply".to_string()
                 } else {
                     "the session ended without a final reply".to_string()
@@ -249,7 +249,7 @@ impl ContinueReducer {
             }),
             max_turns_reached: false,
             // Counted from the session: Continue reports no turn count.
-            num_turns: Some(calls),
+            num_turns: Some(calls.count()),
             cost_usd: None,
             duration_ms: None,
             text: last_text,

@@ -22,7 +22,7 @@
 //! `tool.execution_partial_result`, `assistant.turn_end`, `assistant.idle`) adds nothing.
 
 use harness_kit::reduce::{
-    HashMap, ResultWords, ToolIds, decode_object, no_output, type_diagnostic,
+    HashMap, IdMaker, ResultWords, ToolIds, decode_object, no_output, type_diagnostic,
 };
 use harness_kit::{
     Event, Reducer, ReducerConfig, ToolStatus, UnreportedKind, Usage, excerpt, str_field,
@@ -52,10 +52,12 @@ const SKIPPED: [&str; 14] = [
 pub struct CopilotReducer {
     config: ReducerConfig,
     saw_line: bool,
-    /// Model calls started.
-    calls: u32,
-    /// The current turn's id; `pending` until its first output starts the call.
-    turn: String,
+    /// Model calls started; a call's id is `copilot-turn-<turnId>`, else made up
+    /// (`copilot-turn-<n>` for the n-th call).
+    calls: IdMaker,
+    /// The current turn's `turnId` (`None`: it has none); `pending` until its first output
+    /// starts the call.
+    turn: Option<String>,
     pending: bool,
     tools: ToolIds,
     /// The tool name each started call gave (`tool.execution_start`), by call id.
@@ -72,8 +74,8 @@ impl Reducer for CopilotReducer {
         CopilotReducer {
             config,
             saw_line: false,
-            calls: 0,
-            turn: String::new(),
+            calls: IdMaker::new("copilot-turn"),
+            turn: None,
             pending: false,
             tools: ToolIds::default(),
             names: HashMap::default(),
@@ -108,7 +110,7 @@ impl Reducer for CopilotReducer {
         };
         match kind {
             "assistant.turn_start" => {
-                self.turn = turn_id(data).unwrap_or_else(|| (self.calls + 1).to_string());
+                self.turn = turn_id(data);
                 self.pending = true;
             }
             "assistant.message_start" | "assistant.message_delta" | "assistant.tool_call_delta" => {
@@ -120,7 +122,7 @@ impl Reducer for CopilotReducer {
                 if !text.is_empty() {
                     self.last_text = Some(text.clone());
                 }
-                if self.calls > 0 {
+                if self.calls.count() > 0 {
                     out.push(Event::AssistantMessage {
                         message_id: self.message_id(),
                         parent_call_id: None,
@@ -195,8 +197,13 @@ impl Reducer for CopilotReducer {
 }
 
 impl CopilotReducer {
+    /// The open call's id: its turn's `turnId`, else the number the call was given when it
+    /// started (the id is only asked for once the turn's call has started).
     fn message_id(&self) -> String {
-        format!("copilot-turn-{}", self.turn)
+        match &self.turn {
+            Some(turn) => self.calls.keyed(turn),
+            None => self.calls.last_id(),
+        }
     }
 
     /// Starts the pending turn's model call, at its first output.
@@ -205,7 +212,7 @@ impl CopilotReducer {
             return;
         }
         self.pending = false;
-        self.calls += 1;
+        self.calls.next_id();
         out.push(Event::ModelCallStarted {
             message_id: Some(self.message_id()),
             parent_call_id: None,
@@ -290,7 +297,7 @@ impl CopilotReducer {
             }),
             max_turns_reached: false,
             // Counted from the stream: Copilot reports no turn count.
-            num_turns: Some(self.calls),
+            num_turns: Some(self.calls.count()),
             cost_usd: None,
             duration_ms: obj
                 .get("usage")

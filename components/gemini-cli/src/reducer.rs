@@ -26,7 +26,9 @@
 //!   failed `FinalResult`; a stream with no line at all ends in a `no_output` failure (B33:
 //!   the exit code and stderr, which the reducer cannot see, tell the rest).
 
-use harness_kit::reduce::{ResultWords, ToolIds, decode_object, no_output, type_diagnostic};
+use harness_kit::reduce::{
+    IdMaker, ResultWords, ToolIds, decode_object, no_output, type_diagnostic,
+};
 use harness_kit::{
     Event, Reducer, ReducerConfig, ToolStatus, Usage, excerpt, str_field, truncated_line, u64_field,
 };
@@ -43,8 +45,8 @@ pub struct GeminiReducer {
     config: ReducerConfig,
     /// Whether `feed` or `finish` saw any bytes at all.
     saw_line: bool,
-    /// Main-thread model calls started.
-    calls: u32,
+    /// Main-thread model calls started, which number their ids (`gemini-cli-msg-<n>`).
+    calls: IdMaker,
     /// Whether call `calls` is still producing output (no `tool_result` since it began).
     call_open: bool,
     /// Text of call `calls` so far.
@@ -62,7 +64,7 @@ impl Reducer for GeminiReducer {
         GeminiReducer {
             config,
             saw_line: false,
-            calls: 0,
+            calls: IdMaker::new("gemini-cli-msg"),
             call_open: false,
             text: String::new(),
             tools: ToolIds::default(),
@@ -156,7 +158,7 @@ impl Reducer for GeminiReducer {
 
 impl GeminiReducer {
     fn message_id(&self) -> String {
-        format!("gemini-cli-msg-{}", self.calls)
+        self.calls.last_id()
     }
 
     /// Starts main-thread call N+1 unless call N is still producing output.
@@ -164,11 +166,11 @@ impl GeminiReducer {
         if self.call_open {
             return;
         }
-        self.calls += 1;
+        let message_id = self.calls.next_id();
         self.call_open = true;
         self.text.clear();
         out.push(Event::ModelCallStarted {
-            message_id: Some(self.message_id()),
+            message_id: Some(message_id),
             parent_call_id: None,
         });
     }

@@ -20,7 +20,7 @@
 //!   failure (`cli_error`), a transcript that stops before a final reply an
 //!   `incomplete_run`.
 
-use harness_kit::reduce::{ResultWords, ToolIds, decode_object, no_output};
+use harness_kit::reduce::{IdMaker, ResultWords, ToolIds, decode_object, no_output};
 use harness_kit::{
     Event, Reducer, ReducerConfig, ToolStatus, UnreportedKind, excerpt, str_field, truncated_line,
 };
@@ -63,8 +63,8 @@ const FILE_ERRORS: [&str; 8] = [
 pub struct GrokReducer {
     config: ReducerConfig,
     saw_line: bool,
-    /// Model calls seen.
-    calls: u32,
+    /// Model calls seen, which number their ids (`grok-<n>`).
+    calls: IdMaker,
     tools: ToolIds,
     /// Tool names by call id (the result line has only the id).
     names: HashMap<String, String>,
@@ -81,7 +81,7 @@ impl Reducer for GrokReducer {
         GrokReducer {
             config,
             saw_line: false,
-            calls: 0,
+            calls: IdMaker::new("grok"),
             tools: ToolIds::default(),
             names: HashMap::new(),
             last_text: None,
@@ -124,7 +124,7 @@ impl Reducer for GrokReducer {
             out.push(no_output("grok-cli", Some("see its exit code and stderr")));
             return out;
         }
-        if self.calls > 0 {
+        if self.calls.count() > 0 {
             out.push(Event::Unreported {
                 kind: UnreportedKind::Usage,
                 call_id: None,
@@ -154,7 +154,7 @@ impl Reducer for GrokReducer {
             error_message,
             max_turns_reached: self.max_rounds,
             // Counted from the transcript: grok reports no turn count.
-            num_turns: Some(self.calls),
+            num_turns: Some(self.calls.count()),
             cost_usd: None,
             duration_ms: None,
             text: self.last_text.clone(),
@@ -178,14 +178,13 @@ impl GrokReducer {
                 return;
             }
             if content.starts_with(LOOP_ERROR)
-                || (self.calls == 0 && content.starts_with(RUN_ERROR))
+                || (self.calls.count() == 0 && content.starts_with(RUN_ERROR))
             {
                 self.failure = Some(content.to_string());
                 return;
             }
         }
-        self.calls += 1;
-        let message_id = format!("grok-{}", self.calls);
+        let message_id = self.calls.next_id();
         out.push(Event::ModelCallStarted {
             message_id: Some(message_id.clone()),
             parent_call_id: None,

@@ -66,7 +66,10 @@ pub fn type_diagnostic(kind: &str, line: &[u8]) -> Event {
     }
 }
 
-/// Made-up ids for things the stream gives none (`claude-code-msg-1`, `-2`, ...).
+/// Made-up ids for things the stream gives none (`claude-code-msg-1`, `-2`, ...). A
+/// reducer whose ids number its model calls keeps its count of calls here too
+/// ([`count`](IdMaker::count)), and names the open call again with
+/// [`last_id`](IdMaker::last_id).
 #[derive(Debug, Clone)]
 pub struct IdMaker {
     prefix: &'static str,
@@ -82,7 +85,24 @@ impl IdMaker {
     /// The next id.
     pub fn next_id(&mut self) -> String {
         self.n += 1;
-        format!("{}-{}", self.prefix, self.n)
+        self.last_id()
+    }
+
+    /// The id [`next_id`](IdMaker::next_id) made last, again (`<prefix>-0` before the
+    /// first), for the later events of the same thing.
+    pub fn last_id(&self) -> String {
+        self.keyed(self.n)
+    }
+
+    /// How many ids [`next_id`](IdMaker::next_id) made (0 before the first).
+    pub const fn count(&self) -> u32 {
+        self.n
+    }
+
+    /// `<prefix>-<key>`: the id of a thing the stream numbers itself (Copilot's
+    /// `turnId`), in the shape of the made-up ones.
+    pub fn keyed(&self, key: impl std::fmt::Display) -> String {
+        format!("{}-{key}", self.prefix)
     }
 }
 
@@ -271,6 +291,27 @@ mod tests {
     fn ids_count_from_one() {
         let mut ids = IdMaker::new("pi-msg");
         assert_eq!([ids.next_id(), ids.next_id()], ["pi-msg-1", "pi-msg-2"]);
+    }
+
+    #[test]
+    fn ids_name_the_open_thing_again_and_count_what_they_made() {
+        let mut calls = IdMaker::new("letta-call");
+        assert_eq!(
+            (calls.count(), calls.last_id()),
+            (0, "letta-call-0".to_string())
+        );
+        calls.next_id();
+        assert_eq!(calls.next_id(), "letta-call-2");
+        assert_eq!(
+            (calls.count(), calls.last_id()),
+            (2, "letta-call-2".to_string())
+        );
+        assert_eq!(calls.keyed("turn-7"), "letta-call-turn-7");
+        assert_eq!(
+            calls.count(),
+            2,
+            "a keyed id is not made up, so not counted"
+        );
     }
 
     #[test]

@@ -27,7 +27,7 @@
 //!
 //! `system`/`init` starts the session (its tools and model; the stream names no version).
 
-use harness_kit::reduce::{decode_object, no_output, type_diagnostic};
+use harness_kit::reduce::{IdMaker, decode_object, no_output, type_diagnostic};
 use harness_kit::{
     Event, Reducer, ReducerConfig, ToolStatus, Usage, str_field, truncated_line, u64_field,
 };
@@ -40,8 +40,9 @@ const NORMAL_STOPS: [&str; 2] = ["requires_approval", "end_turn"];
 pub struct LettaReducer {
     saw_line: bool,
     result_seen: bool,
-    /// Model calls started (each id once), and those a retry abandoned.
-    calls: u32,
+    /// Model calls started (each id once), which number their ids (`letta-call-<n>`), and
+    /// those a retry abandoned.
+    calls: IdMaker,
     abandoned: u32,
     /// Whether the current call is open (started, its `usage_statistics` not seen).
     open: bool,
@@ -63,7 +64,7 @@ impl Reducer for LettaReducer {
         LettaReducer {
             saw_line: false,
             result_seen: false,
-            calls: 0,
+            calls: IdMaker::new("letta-call"),
             abandoned: 0,
             open: false,
             text: String::new(),
@@ -138,7 +139,7 @@ impl Reducer for LettaReducer {
 
 impl LettaReducer {
     fn message_id(&self) -> String {
-        format!("letta-call-{}", self.calls)
+        self.calls.last_id()
     }
 
     fn assistant_message(&self) -> Event {
@@ -159,11 +160,11 @@ impl LettaReducer {
         }
         self.end_tools(out);
         self.open = true;
-        self.calls += 1;
+        let message_id = self.calls.next_id();
         self.text.clear();
         self.usage = None;
         out.push(Event::ModelCallStarted {
-            message_id: Some(self.message_id()),
+            message_id: Some(message_id),
             parent_call_id: None,
         });
     }
@@ -312,7 +313,7 @@ impl LettaReducer {
             error_message: (!success).then(message),
             max_turns_reached: false,
             // Counted from the stream: the line's `num_turns` is always 0.
-            num_turns: Some(self.calls - self.abandoned),
+            num_turns: Some(self.calls.count() - self.abandoned),
             cost_usd: None,
             duration_ms: obj.get("duration_ms").and_then(Value::as_u64),
             text,

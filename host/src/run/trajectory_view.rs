@@ -176,12 +176,11 @@ fn name<T: serde::Serialize>(value: &T) -> String {
         .unwrap_or_default()
 }
 
-/// A tool input as people read it: a shell command as itself, else the JSON.
-fn input_text(input: &serde_json::Value) -> String {
-    match input.get("command").or_else(|| input.get("cmd")) {
-        Some(serde_json::Value::String(s)) => s.clone(),
-        _ => input.to_string(),
-    }
+/// A tool input as people read it: its shell command (the one reading of it,
+/// [`harness_kit::shell::shell_command`], which `TurnRecord.commands` holds too), else the
+/// input's JSON.
+pub(crate) fn input_text(input: &serde_json::Value) -> String {
+    harness_kit::shell::shell_command(input).unwrap_or_else(|| input.to_string())
 }
 
 /// At a glance, for a run of a few tasks (the report's first screen): one row per run

@@ -270,3 +270,39 @@ fn a_call_to_a_tool_that_does_not_exist_is_denied() {
     ));
     assert_eq!(other.tools()[0].2, Some(ToolStatus::Error));
 }
+
+/// A turn without a `turnId` gets a made-up id numbered by model call (the kit's
+/// `IdMaker`): a turn that failed before any output is no call and takes no number, and a
+/// turn with a `turnId` takes none either.
+#[test]
+fn a_turn_without_a_turn_id_is_numbered_by_its_call() {
+    let mut r = CopilotReducer::new(ReducerConfig::default());
+    let lines = [
+        r#"{"type":"assistant.turn_start","data":{}}"#,
+        r#"{"type":"assistant.turn_start","data":{}}"#,
+        r#"{"type":"assistant.message","data":{"content":"a"}}"#,
+        r#"{"type":"assistant.turn_start","data":{"turnId":"x"}}"#,
+        r#"{"type":"assistant.message","data":{"content":"b"}}"#,
+        r#"{"type":"assistant.turn_start","data":{}}"#,
+        r#"{"type":"assistant.message_delta","data":{}}"#,
+        r#"{"type":"assistant.message","data":{"content":"c"}}"#,
+    ];
+    let ids: Vec<(&str, String)> = lines
+        .iter()
+        .flat_map(|l| r.feed(l.as_bytes(), 0))
+        .filter_map(|e| match e {
+            Event::ModelCallStarted { message_id, .. } => Some(("start", message_id?)),
+            Event::AssistantMessage { message_id, .. } => Some(("message", message_id)),
+            _ => None,
+        })
+        .collect();
+    let want = [
+        ("start", "copilot-turn-1"),
+        ("message", "copilot-turn-1"),
+        ("start", "copilot-turn-x"),
+        ("message", "copilot-turn-x"),
+        ("start", "copilot-turn-3"),
+        ("message", "copilot-turn-3"),
+    ];
+    assert_eq!(ids, want.map(|(k, id)| (k, id.to_string())));
+}

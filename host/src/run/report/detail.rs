@@ -191,7 +191,7 @@ fn tool_calls(calls: &[crate::results::ToolCallRecord]) -> Markup {
                     }
                     td { (c.exit_code.map_or("-".into(), |e| e.to_string())) }
                     td { (c.duration_ms) }
-                    td { pre { (c.input.get("command").and_then(|v| v.as_str()).map_or_else(|| c.input.to_string(), String::from)) } }
+                    td { pre { (crate::run::trajectory_view::input_text(&c.input)) } }
                     td { pre { (c.output_excerpt) } }
                 }
             }

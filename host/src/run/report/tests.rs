@@ -328,3 +328,63 @@ fn a_harness_reporting_no_usage_shows_not_reported_not_zero() {
     assert!(!table.contains("0 / 0"), "{table}");
     assert!(table.contains("not reported"), "{table}");
 }
+
+/// Trial 10u finding M6: the tool calls table and the trajectory show a call's shell
+/// command as `TurnRecord.commands` reads it (`harness_kit::shell::shell_command`): an
+/// argv under `cmd` joined with shell quoting, Cline's `commands` list as lines; an input
+/// with no command shows as its JSON.
+#[test]
+fn the_report_shows_a_tool_calls_shell_command_as_the_turn_record_reads_it() {
+    use crate::results::{ToolCallRecord, ToolOutcome, TurnRecord};
+    let mut turn: TurnRecord = serde_json::from_value(serde_json::json!({
+        "record_version": 1, "harness": "cline", "component": "builtin:cline",
+        "session_id": null, "cli_version": null, "model": null,
+        "final_status": "completed", "num_turns": 1, "cli_num_turns": null,
+        "max_turns_exhausted": false, "max_tool_calls_exhausted": false,
+        "model_calls": [], "messages": [], "tool_calls": [], "commands": [],
+        "usage": {"input_tokens": 0, "output_tokens": 0, "cache_read_tokens": 0, "cache_write_tokens": 0},
+        "usage_source": "none", "cost_usd": null, "cli_result": null,
+        "timing": {"turn_duration_ms": 1000, "harness_startup_ms": 100,
+                   "generation_duration_ms": 500, "tool_union_ms": 150,
+                   "harness_teardown_ms": 50, "tool_sum_ms": 200},
+        "exit": null, "diagnostics": [], "reducer_error": null,
+        "stdout_lines": 0, "stdout_bytes": 0
+    }))
+    .unwrap();
+    let call = |id: &str, input: serde_json::Value| ToolCallRecord {
+        call_id: id.into(),
+        name: "shell".into(),
+        input,
+        parent_call_id: None,
+        status: ToolOutcome::Ok,
+        exit_code: Some(0),
+        output_excerpt: String::new(),
+        started_ms: 200,
+        finished_ms: Some(300),
+        duration_ms: 100,
+    };
+    turn.tool_calls = vec![
+        call("a", serde_json::json!({"cmd": ["bash", "-lc", "ls -a"]})),
+        call(
+            "b",
+            serde_json::json!({"commands": ["npm test", "npm run lint"]}),
+        ),
+        call("c", serde_json::json!({"cmd": "pwd"})),
+        call("d", serde_json::json!({"path": "notes.txt"})),
+    ];
+    turn.commands = vec![
+        "bash -lc 'ls -a'".into(),
+        "npm test\nnpm run lint".into(),
+        "pwd".into(),
+    ];
+    let mut r = result(None, 0, TaskStatus::Success);
+    r.turn = Some(turn.clone());
+    let html = render(&[r], &[], &[]);
+    // Each command shows twice: in the trajectory and in the tool calls table.
+    for command in &turn.commands {
+        let shown = maud::html! { pre { (command) } }.into_string();
+        assert_eq!(html.matches(&shown).count(), 2, "{shown} in {html}");
+    }
+    let json = maud::html! { pre { (r#"{"path":"notes.txt"}"#) } }.into_string();
+    assert_eq!(html.matches(&json).count(), 2, "{json} in {html}");
+}
