@@ -25,8 +25,9 @@
 //! Both JSON files are written atomically ([`write_atomically`]: a uniquely named
 //! temporary file in the same folder, synced, then renamed; none is left behind), each
 //! `task.json` as its task ends, and `run.json` again as tasks end (at most once per 2 s,
-//! and once at an interrupt), so a host that is killed leaves the tasks finished by the
-//! last rewrite listed (`unfinished` counts the rest; each task's `task.json` is there). Units: `*_ms`
+//! none after an interrupt) and once at the end, so a host that is killed leaves the tasks
+//! finished by the last rewrite listed (`unfinished` counts the rest; each task's
+//! `task.json` is there). Units: `*_ms`
 //! whole milliseconds, `*_us` microseconds, scores 0–1, costs USD. `null` means "not
 //! measured / not reported"; `0` means measured and zero.
 //!
