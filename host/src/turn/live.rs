@@ -21,6 +21,7 @@ use crate::process::{Scope, boot_ticks, stop_tree_in};
 use crate::results::{StampedEvent, StopReason, TurnRecord};
 use crate::sandbox::docker::{DockerSandbox, ExecRequest};
 use coder_eval_scripted_model::{Hold, HoldReason, Stopper};
+pub(crate) use spawn::runnable;
 use spawn::{Agent, spawn_local, spawn_reader};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
