@@ -13,8 +13,8 @@
 mod spawn;
 
 use super::finish::TurnEnd;
-use super::framer::LineFramer;
-use super::pipeline::{DEFAULT_MAX_LINE_BYTES, Pipeline};
+use super::framer::{DEFAULT_MAX_LINE_BYTES, LineFramer};
+use super::pipeline::Pipeline;
 use super::recording::{ExitStatus, RecordingWriter};
 use crate::limits::{Deadlines, StopPolicy};
 use crate::process::{Scope, boot_ticks, stop_tree_in};
