@@ -1,4 +1,6 @@
-//! Which component serves a harness: the embedded default, or a replacement file.
+//! Which component serves a harness: the embedded default, or a replacement file. The
+//! built-in criteria components, and loading one by name, are the submodule `criteria`'s
+//! (`components/criteria.rs`).
 //!
 //! Resolution order for harness `NAME` (e.g. `claude-code`):
 //! 1. a per-harness override (`--component NAME=PATH`);
@@ -288,6 +290,31 @@ pub fn parse_override(text: &str) -> Result<(String, PathBuf), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The module docs of `embedded.rs` and this file point to where the criteria
+    /// components are listed (`criteria::BUILTIN_CRITERIA`), not to where they were.
+    #[test]
+    fn the_docs_point_to_the_criteria_components_list() {
+        let doc = |source: &str| -> String {
+            source
+                .lines()
+                .filter_map(|line| line.strip_prefix("//!"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let embedded = doc(include_str!("embedded.rs"));
+        assert!(
+            embedded.contains("components::criteria::BUILTIN_CRITERIA"),
+            "{embedded}"
+        );
+        assert!(!embedded.contains("grading::builtin"), "{embedded}");
+        assert!(!criteria::BUILTIN_CRITERIA.is_empty());
+        let components = doc(include_str!("components.rs"));
+        assert!(
+            components.contains("(`components/criteria.rs`)"),
+            "{components}"
+        );
+    }
 
     #[test]
     fn an_unknown_harness_names_the_closest_one() {

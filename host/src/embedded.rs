@@ -1,7 +1,7 @@
 //! The default components, built by `host/build.rs` for `wasm32-wasip2` and embedded in
-//! the binary: their bytes and nothing else. Which harness or criterion type each serves
-//! is said beside its type ([`crate::components::BUILTIN_HARNESSES`],
-//! [`crate::grading::builtin`]).
+//! the binary: their bytes and nothing else. Which harness each serves is listed in
+//! [`crate::components::BUILTIN_HARNESSES`]; which criterion types each criteria component
+//! grades, in [`crate::components::criteria::BUILTIN_CRITERIA`].
 
 /// The bytes of a component that `host/build.rs` built into `CODER_EVAL_COMPONENTS_DIR`.
 macro_rules! component {

@@ -11,7 +11,7 @@ pub const FAILED: i32 = 1;
 pub const USAGE: i32 = 2;
 /// A run whose results could not be written (a full disk, an I/O error), or a shard
 /// (`run --plan … --shard K/N`) that did not finish for a reason outside its tasks: a unit
-/// ended in an infrastructure error (`suite::shard::INFRA_ERROR_KINDS`, or one its retries
+/// ended in an infrastructure error (`suite::infra::INFRA_ERROR_KINDS`, or one its retries
 /// gave up on: `suite::infra::infra_cause`), or results could not be written. Retryable:
 /// running the shard again into the same folder
 /// keeps its complete units and runs the rest. (A shard whose units all ran exits 0

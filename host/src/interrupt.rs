@@ -13,8 +13,11 @@
 //!   (bounded) until none of their processes is left, *then* exits. This module only
 //!   hears it ([`listen`] resolves with both signals); the process groups are `process`'s,
 //!   and the command line, above both, kills them (`process::kill_live_groups_and_wait`)
-//!   and exits. What had finished is on disk already (each `task.json` and `run.json` are
-//!   written as tasks end).
+//!   and exits without writing `run.json` again. Each finished task's `task.json` is on
+//!   disk (written as its task ends); `run.json` lists only the tasks that ended before its
+//!   last rewrite (rewrites are paced, at most one per 2 s, and none once the first
+//!   signal came: `run::suite::RunJsonPace`), so the tasks that ended in the last 2 s
+//!   before the first signal, or after it, are missing from it (`unfinished` counts them).
 //!
 //! SIGKILL of the host cannot be handled; see the README's "What coder-eval guarantees".
 //! The signal handling itself is tokio's (`tokio::signal::unix`, over

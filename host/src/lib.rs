@@ -52,7 +52,7 @@ mod layering_tests {
     use std::path::{Path, PathBuf};
 
     /// The non-test `.rs` files under `dir` (a `tests.rs`, a `tests/` folder and a file
-    /// `tests_*.rs` are tests).
+    /// `tests_*.rs` or `*_tests.rs` are tests).
     fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
@@ -61,7 +61,11 @@ mod layering_tests {
                 if name != "tests" {
                     sources(&path, out);
                 }
-            } else if name.ends_with(".rs") && name != "tests.rs" && !name.starts_with("tests_") {
+            } else if name.ends_with(".rs")
+                && name != "tests.rs"
+                && !name.starts_with("tests_")
+                && !name.ends_with("_tests.rs")
+            {
                 out.push(path);
             }
         }
@@ -133,8 +137,9 @@ mod layering_tests {
         assert!(found.is_empty(), "{}", found.join("\n"));
     }
 
-    /// The modules that import each other one way only: each `(lower, upper)` pair's
-    /// lower module names nothing of the upper one (the upper one imports the lower).
+    /// The pairs of modules whose direction was once in doubt, for the message of
+    /// [`no_two_top_level_modules_import_each_other`]: each `(lower, upper)` pair's lower
+    /// module names nothing of the upper one (the upper one imports the lower).
     /// The second Ctrl-C is heard in `interrupt` and acted on above `process`, which
     /// owns the live process groups (`process::shell` waits on `interrupt`). A suite's
     /// units are prepared in `run` (`run::units`), and which results are the
@@ -154,13 +159,62 @@ mod layering_tests {
         ("task", "run"),
     ];
 
-    #[test]
-    fn lower_modules_do_not_import_upper_ones() {
-        let found: Vec<String> = ONE_WAY
-            .iter()
-            .flat_map(|(lower, upper)| offending(lower, &[upper]))
+    /// The top-level modules of the library (`src/*.rs` and `src/*/`; `cli/` is the
+    /// binary's, `lib.rs` and `main.rs` are the roots).
+    fn top_level_modules() -> Vec<String> {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut modules: Vec<String> = std::fs::read_dir(&src)
+            .unwrap()
+            .filter_map(|entry| {
+                let path = entry.unwrap().path();
+                let name = path.file_name()?.to_string_lossy().into_owned();
+                if path.is_dir() {
+                    Some(name)
+                } else {
+                    name.strip_suffix(".rs").map(str::to_string)
+                }
+            })
+            .filter(|name| !["lib", "main", "cli"].contains(&name.as_str()))
             .collect();
-        assert!(found.is_empty(), "{}", found.join("\n"));
+        modules.sort();
+        modules.dedup();
+        modules
+    }
+
+    /// No two top-level modules import each other: for every pair, at most one direction
+    /// names the other (`crate::<other>`), so the modules stay layered, each pair one way.
+    /// A pair of [`ONE_WAY`] says which side must go.
+    #[test]
+    fn no_two_top_level_modules_import_each_other() {
+        let modules = top_level_modules();
+        assert!(modules.len() > 10, "{modules:?}");
+        let mut both = Vec::new();
+        for (i, a) in modules.iter().enumerate() {
+            for b in &modules[i + 1..] {
+                let a_to_b = offending(a, &[b]);
+                if a_to_b.is_empty() {
+                    continue;
+                }
+                let b_to_a = offending(b, &[a]);
+                if b_to_a.is_empty() {
+                    continue;
+                }
+                let rule = ONE_WAY
+                    .iter()
+                    .find(|&&(lower, upper)| {
+                        (lower, upper) == (a.as_str(), b.as_str())
+                            || (lower, upper) == (b.as_str(), a.as_str())
+                    })
+                    .map(|(lower, upper)| format!(" (`{lower}` is below `{upper}`)"))
+                    .unwrap_or_default();
+                both.push(format!(
+                    "`{a}` and `{b}` import each other{rule}:\n{}\n{}",
+                    a_to_b.join("\n"),
+                    b_to_a.join("\n")
+                ));
+            }
+        }
+        assert!(both.is_empty(), "{}", both.join("\n\n"));
     }
 
     /// `grading/` takes a task's parts, not the task (`task` holds the criteria specs and

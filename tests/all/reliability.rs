@@ -552,3 +552,37 @@ fn a_signal_during_the_version_probe_stops_the_probe() {
         r.error
     );
 }
+
+/// A `--cli` path that is not there, or not executable, is the `launch` error a CLI not
+/// found by name is (`RunError::Launch`), with or without the PID namespace; never the
+/// `cli` of an I/O error while it ran.
+#[test]
+fn a_missing_or_non_executable_cli_path_is_a_launch_error() {
+    let dir = scratch("cli-missing-kind");
+    let task = dir.join("t.yaml");
+    std::fs::write(&task, "task_id: t\ninitial_prompt: hi\n").unwrap();
+    let not_exec = dir.join("not-exec-claude");
+    std::fs::write(&not_exec, "#!/bin/sh\necho stand-in 1.0\n").unwrap();
+    let missing = dir.join("no-such-claude");
+    for (cli, says) in [
+        (missing.as_path(), "no such executable"),
+        (not_exec.as_path(), "not executable"),
+    ] {
+        for extra in [&[][..], &["--no-pid-namespace"][..]] {
+            let out = dir.join(format!("out-{}", extra.len()));
+            let _ = std::fs::remove_dir_all(&out);
+            let child = start_run_with(std::slice::from_ref(&task), cli, &out, extra);
+            let o = child.wait_with_output().unwrap();
+            let r: TaskResult = read_json(&out.join("t/claude-code/task.json"));
+            let shown = format!(
+                "{cli:?} {extra:?}: {:?} {}",
+                r.error,
+                String::from_utf8_lossy(&o.stderr)
+            );
+            assert_eq!(r.error_kind.as_deref(), Some("launch"), "{shown}");
+            let error = r.error.clone().unwrap_or_default();
+            assert!(error.contains(says), "{shown}");
+            assert!(error.contains(&cli.display().to_string()), "{shown}");
+        }
+    }
+}

@@ -69,13 +69,13 @@ pub fn run(args: ViewArgs) -> Result<i32, Box<dyn std::error::Error>> {
         let server = axum::serve(listener, app).with_graceful_shutdown(async {
             let _ = tokio::signal::ctrl_c().await;
         });
-        // Ctrl-C lets open requests finish, for at most 2 s (a client that never ends
-        // its request does not hold the viewer).
+        // Ctrl-C lets open requests finish, for at most `VIEW_SHUTDOWN_GRACE` (a client
+        // that never ends its request does not hold the viewer).
         tokio::select! {
             served = server => served?,
             () = async {
                 let _ = tokio::signal::ctrl_c().await;
-                tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+                tokio::time::sleep(coder_eval::limits::VIEW_SHUTDOWN_GRACE).await;
             } => {}
         }
         Ok::<_, Box<dyn std::error::Error>>(exit_codes::OK)

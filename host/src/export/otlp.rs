@@ -112,7 +112,7 @@ fn reachable(url: &str) -> Result<(), OtlpError> {
     })?;
     let mut last = None;
     for addr in addrs {
-        match std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(5)) {
+        match std::net::TcpStream::connect_timeout(&addr, crate::limits::OTLP_CONNECT_TIMEOUT) {
             Ok(_) => return Ok(()),
             Err(e) => last = Some(format!("{addr}: {e}")),
         }
@@ -143,7 +143,7 @@ pub fn send(units: &[Unit], endpoint: &str) -> Result<Sent, OtlpError> {
         .with_http()
         .with_protocol(Protocol::HttpBinary)
         .with_endpoint(&url)
-        .with_timeout(Duration::from_secs(10))
+        .with_timeout(crate::limits::OTLP_EXPORT_TIMEOUT)
         .build()
         .map_err(|e| OtlpError::Setup {
             endpoint: url.clone(),

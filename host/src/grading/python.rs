@@ -50,7 +50,7 @@ struct Pytest {
     path: String,
     #[serde(default)]
     args: Vec<String>,
-    #[serde(default = "sixty")]
+    #[serde(default = "pytest_timeout")]
     timeout: f64,
 }
 
@@ -58,7 +58,7 @@ struct Pytest {
 #[serde(deny_unknown_fields)]
 struct ImportCheck {
     path: String,
-    #[serde(default = "thirty")]
+    #[serde(default = "import_check_timeout")]
     timeout: f64,
 }
 
@@ -74,22 +74,25 @@ struct Pylint {
     rcfile: Option<String>,
     #[serde(default)]
     args: Vec<String>,
-    #[serde(default = "one_twenty")]
+    #[serde(default = "pylint_timeout")]
     timeout: f64,
 }
 
-fn one_twenty() -> f64 {
-    120.0
+/// [`limits::PYLINT_TIMEOUT_SECS`](crate::limits::PYLINT_TIMEOUT_SECS).
+fn pylint_timeout() -> f64 {
+    crate::limits::PYLINT_TIMEOUT_SECS
 }
 
 fn dot() -> String {
     ".".into()
 }
-fn sixty() -> f64 {
-    60.0
+/// [`limits::PYTEST_TIMEOUT_SECS`](crate::limits::PYTEST_TIMEOUT_SECS).
+fn pytest_timeout() -> f64 {
+    crate::limits::PYTEST_TIMEOUT_SECS
 }
-fn thirty() -> f64 {
-    30.0
+/// [`limits::IMPORT_CHECK_TIMEOUT_SECS`](crate::limits::IMPORT_CHECK_TIMEOUT_SECS).
+fn import_check_timeout() -> f64 {
+    crate::limits::IMPORT_CHECK_TIMEOUT_SECS
 }
 
 fn parse<T: serde::de::DeserializeOwned>(params: &Map<String, Value>) -> Result<T, String> {

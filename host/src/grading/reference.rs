@@ -26,14 +26,15 @@
 //!
 //! The comparison runs in `python3 -I` (stdlib `ast`, `tokenize`, `difflib`: parsing
 //! only, nothing of the agent's code is executed) in a scratch folder, with the minimal
-//! environment of [`super::exec`], a 30 s timeout and its process group stopped after.
+//! environment of [`super::exec`], a timeout (`limits::REFERENCE_COMPARISON_TIMEOUT`, 30 s) and
+//! its process group stopped after.
 //! A file that does not parse, a missing file or no reference scores 0 with an error.
 
 use super::exec::{self, CommandEnv, quote};
+use crate::limits::REFERENCE_COMPARISON_TIMEOUT;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 pub use super::run_command::Outcome;
 
@@ -220,12 +221,18 @@ pub async fn grade(
         quote(&agent.display().to_string()),
         quote(&reference.display().to_string())
     );
-    let out = match exec::run(&command, &scratch, env, Duration::from_secs(30)).await {
+    let out = match exec::run(&command, &scratch, env, REFERENCE_COMPARISON_TIMEOUT).await {
         Ok(out) => out,
         Err(e) => return error("spawn", format!("could not start python3: {e}")),
     };
     if out.timed_out {
-        return error("timeout", "the comparison timed out after 30 s".into());
+        return error(
+            "timeout",
+            format!(
+                "the comparison timed out after {} s",
+                REFERENCE_COMPARISON_TIMEOUT.as_secs()
+            ),
+        );
     }
     let Some(report) = out
         .stdout

@@ -1,7 +1,10 @@
 //! A live turn's stop rules ([`Deadlines`]) and every grace period and timeout of the
 //! run, each named with why it has its value ([`StopPolicy`], [`CLI_VERSION_TIMEOUT`],
 //! [`RUN_COMMAND_TIMEOUT_SECS`], [`GATEWAY_SHUTDOWN_GRACE`], [`GATEWAY_CONNECT_TIMEOUT`],
-//! [`ISOLATE_FORWARD_AFTER`], [`INSTALL_TIMEOUT`]). Not here: a component's per-call
+//! [`ISOLATE_FORWARD_AFTER`], [`INSTALL_TIMEOUT`], [`REFERENCE_COMPARISON_TIMEOUT`],
+//! [`JUDGE_REQUEST_TIMEOUT`], [`PYTEST_TIMEOUT_SECS`], [`IMPORT_CHECK_TIMEOUT_SECS`],
+//! [`PYLINT_TIMEOUT_SECS`], [`DOCKER_REMOVE_TIMEOUT`], [`OTLP_CONNECT_TIMEOUT`],
+//! [`OTLP_EXPORT_TIMEOUT`], [`VIEW_SHUTDOWN_GRACE`]). Not here: a component's per-call
 //! deadline, which is part of its sandbox budget with its memory cap and fuel
 //! (`runtime::sandbox::Budget::REDUCER`, `Budget::GRADER`, `runtime::grader_v2`'s watcher
 //! budget).
@@ -105,3 +108,43 @@ pub const RUN_COMMAND_TIMEOUT_SECS: f64 = 30.0;
 /// (`results::close_writes`): a `task.json`, `run.json` or `report.html` is never cut
 /// mid-write, and no temporary file is left; later writes are refused.
 pub const EXIT_WRITE_GRACE: Duration = Duration::from_secs(2);
+
+/// How long a `reference_comparison` criterion's `python3` comparison may take. It only
+/// parses the agent's file and the reference (stdlib `ast`, `tokenize`, `difflib`; nothing
+/// is executed), so anything longer is a pathological input; it then scores 0 with the
+/// error kind `timeout`.
+pub(crate) const REFERENCE_COMPARISON_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long one request of an `llm_judge` to the Anthropic API (or the scripted model)
+/// may take: a long rubric and answer on a slow model take a minute or two; a request
+/// still open after 5 minutes is stuck, and the criterion fails with the error.
+pub(crate) const JUDGE_REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The default `timeout` of a `pytest` criterion, seconds; the criterion's own `timeout`
+/// overrides it.
+pub(crate) const PYTEST_TIMEOUT_SECS: f64 = 60.0;
+
+/// The default `timeout` of an `import_check` criterion, seconds (one `python3 -c
+/// "import …"`); the criterion's own `timeout` overrides it.
+pub(crate) const IMPORT_CHECK_TIMEOUT_SECS: f64 = 30.0;
+
+/// The default `timeout` of a `pylint_score` criterion, seconds (pylint over a whole
+/// package is slow); the criterion's own `timeout` overrides it.
+pub(crate) const PYLINT_TIMEOUT_SECS: f64 = 120.0;
+
+/// How long the blocking removal of a task's container (`DELETE /containers/<id>`, at the
+/// task's end or at an interrupt, outside the async client) waits for the Docker daemon's
+/// answer: a force removal of a large container can take tens of seconds; a daemon that
+/// does not answer in a minute must not hold the host's exit.
+pub(crate) const DOCKER_REMOVE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long `export --otlp` waits to connect to the collector before saying nothing
+/// answers there (checked once before the spans are built).
+pub(crate) const OTLP_CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long the OTLP exporter may take to hand one batch of spans to the collector.
+pub(crate) const OTLP_EXPORT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// After Ctrl-C, how long `coder-eval view` lets open requests finish before it exits: a
+/// client that never ends its request must not hold the viewer.
+pub const VIEW_SHUTDOWN_GRACE: Duration = Duration::from_secs(2);

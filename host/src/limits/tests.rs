@@ -94,3 +94,55 @@ fn a_huge_duration_is_a_load_error_and_no_deadline_overflows() {
     let now = Instant::now();
     assert_eq!(huge.deadline(now, now), None);
 }
+
+/// The files whose timeouts moved into `limits/stop.rs` hold no literal `Duration` or
+/// timeout default any more: each takes its named constant, so `stop.rs` stays the one
+/// place a reader finds them (M5 of issue 10's trial).
+#[test]
+fn the_moved_timeouts_are_not_literals_outside_limits() {
+    let files = [
+        (
+            "grading/reference.rs",
+            include_str!("../grading/reference.rs"),
+        ),
+        (
+            "grading/judge/client.rs",
+            include_str!("../grading/judge/client.rs"),
+        ),
+        ("grading/python.rs", include_str!("../grading/python.rs")),
+        (
+            "sandbox/docker/container.rs",
+            include_str!("../sandbox/docker/container.rs"),
+        ),
+        ("export/otlp.rs", include_str!("../export/otlp.rs")),
+        ("cli/view.rs", include_str!("../cli/view.rs")),
+    ];
+    for (name, source) in files {
+        // The file's own tests may wait as they like.
+        let code = source.split("#[cfg(test)]").next().unwrap_or(source);
+        for (n, line) in code.lines().enumerate() {
+            let literal = ["from_secs(", "from_millis("].iter().any(|call| {
+                line.split(call)
+                    .skip(1)
+                    .any(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+            });
+            assert!(!literal, "{name}:{}: a literal timeout: {line}", n + 1);
+        }
+        for named in ["fn sixty", "fn thirty", "fn one_twenty"] {
+            assert!(!code.contains(named), "{name}: {named}");
+        }
+    }
+    assert_eq!(
+        REFERENCE_COMPARISON_TIMEOUT,
+        std::time::Duration::from_secs(30)
+    );
+    assert_eq!(JUDGE_REQUEST_TIMEOUT, std::time::Duration::from_secs(300));
+    assert_eq!(
+        (
+            PYTEST_TIMEOUT_SECS,
+            IMPORT_CHECK_TIMEOUT_SECS,
+            PYLINT_TIMEOUT_SECS
+        ),
+        (60.0, 30.0, 120.0)
+    );
+}

@@ -1,6 +1,7 @@
 //! The documented machine output: `task.json`, `run.json` and the turn record (what
-//! `replay --json` prints and `task.json` embeds). Serde types only; this module imports
-//! nothing from the rest of the host (the gateway's figures and the loader's notes live
+//! `replay --json` prints and `task.json` embeds). Its serde types, how they are written
+//! (atomically: `atomic.rs`) and where (a unit's result folder: `unit.rs`); this module
+//! imports nothing from the rest of the host (the gateway's figures and the loader's notes live
 //! here, and `gateway` and `task` re-export them; `layering_tests` in `lib.rs` holds it
 //! to that), so it could become a crate of its own the day an outside tool parses these
 //! files.
@@ -19,14 +20,24 @@
 //! DIR/<task_id>/<harness>/home/             the CLI's private HOME
 //! ```
 //!
+//! Not here: the machine output of `suite/`, the files that steer runs rather than report
+//! them, versioned or shaped beside the code that reads them back:
+//! - `plan.json` (`coder-eval plan --out FILE`): the resolved work units
+//!   (`suite::plan::Plan`, `plan_version`: `suite::plan::PLAN_VERSION`);
+//! - `DIR/shard.json` in a shard's folder (and a merged run's): the plan id and the
+//!   units the shard runs (`suite::shard::ShardRecord`);
+//! - `DIR/invocation.json`: how the run was started, for `run --resume`
+//!   (`suite::resume::Invocation`, its name `suite::folders::INVOCATION_FILE`).
+//!
 //! An experiment puts each variant's units under `DIR/<variant>/`, and replicates
 //! (`--repeats N`) each get a folder `r00`, `r01`, … below `<harness>/` ([`UnitId`]).
 //!
 //! Both JSON files are written atomically ([`write_atomically`]: a uniquely named
 //! temporary file in the same folder, synced, then renamed; none is left behind), each
 //! `task.json` as its task ends, and `run.json` again as tasks end (at most once per 2 s,
-//! and once at an interrupt), so a host that is killed leaves the tasks finished by the
-//! last rewrite listed (`unfinished` counts the rest; each task's `task.json` is there). Units: `*_ms`
+//! none after an interrupt) and once at the end, so a host that is killed leaves the tasks
+//! finished by the last rewrite listed (`unfinished` counts the rest; each task's
+//! `task.json` is there). Units: `*_ms`
 //! whole milliseconds, `*_us` microseconds, scores 0–1, costs USD. `null` means "not
 //! measured / not reported"; `0` means measured and zero.
 //!

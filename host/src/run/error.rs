@@ -33,7 +33,8 @@ pub enum RunError {
     /// The harness's launch plan refused the task.
     #[error("the harness refused the task")]
     Refused(#[source] Cause),
-    /// The CLI could not be found, or its files could not be written.
+    /// The CLI could not be found (by name, or the `--cli` path is not there) or is not
+    /// executable, or its files could not be written.
     #[error("launching the CLI")]
     Launch(#[source] Cause),
     /// The recording could not be created.
@@ -42,7 +43,8 @@ pub enum RunError {
     /// `stderr.log` could not be created.
     #[error("stderr.log")]
     StderrLog(#[source] std::io::Error),
-    /// The CLI could not be started, or the recording could not be written.
+    /// The CLI, found and executable, could not be started or waited for, or the recording
+    /// could not be written while it ran.
     #[error("running the CLI")]
     Cli(#[source] std::io::Error),
     /// The reference solution could not be staged for the criteria (after the turn).
@@ -174,6 +176,61 @@ pub(super) fn error_reason(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whether a stage's failure is the machine's, not the task's or the agent's. An
+    /// exhaustive match: a new variant must be put on one side.
+    fn is_infra(e: &RunError) -> bool {
+        match e {
+            RunError::Setup(_)
+            | RunError::Resolve(_)
+            | RunError::Component(_)
+            | RunError::ScriptedModel(_)
+            | RunError::Gateway(_)
+            | RunError::Refused(_)
+            | RunError::Reference(_) => false,
+            RunError::Launch(_)
+            | RunError::Recording(_)
+            | RunError::StderrLog(_)
+            | RunError::Cli(_)
+            | RunError::WriteResult(_)
+            | RunError::Interrupted => true,
+        }
+    }
+
+    /// `suite::infra::INFRA_ERROR_KINDS` (which `run.json` rows are retried and resumed)
+    /// is spelled as [`RunError::kind`] spells the infrastructure's errors: every entry is
+    /// the kind of an infra variant, and every infra variant's kind is listed. A renamed
+    /// kind fails here instead of silently ending its retry.
+    #[test]
+    fn the_infra_error_kinds_are_the_infra_variants_kinds() {
+        let io = || std::io::Error::other("x");
+        let cause = || Cause("x".into());
+        let samples = [
+            RunError::Setup(cause()),
+            RunError::Refused(cause()),
+            RunError::Reference(cause()),
+            RunError::Launch(cause()),
+            RunError::Recording(io()),
+            RunError::StderrLog(io()),
+            RunError::Cli(io()),
+            RunError::WriteResult(io()),
+            RunError::Interrupted,
+        ];
+        let listed = crate::suite::infra::INFRA_ERROR_KINDS;
+        for e in &samples {
+            assert_eq!(listed.contains(&e.kind()), is_infra(e), "{}", e.kind());
+        }
+        for kind in listed {
+            assert!(
+                samples.iter().any(|e| is_infra(e) && e.kind() == *kind),
+                "`{kind}` is not the kind of an infrastructure error"
+            );
+        }
+        // The variants not sampled (their causes are costly to make) are not infra.
+        for kind in ["component", "scripted_model", "gateway"] {
+            assert!(!listed.contains(&kind), "{kind}");
+        }
+    }
 
     fn record() -> TurnRecord {
         let (record, _) = crate::turn::collect::Collector::new(Default::default())

@@ -321,3 +321,19 @@ pub(super) async fn launch(
         pipeline,
     })
 }
+
+/// Before a local turn (`container`: `None`), that `spec.program` names an executable
+/// file; else [`RunError::Launch`] ("no such executable", "not executable"). The CLI not
+/// found by name ([`launch_spec`]) and a `--cli` path that is not there are one condition
+/// with one `error_kind`, `launch`. In a container the program is the container's, looked
+/// up by its exec.
+pub(super) fn runnable(
+    spec: &LaunchSpec,
+    container: Option<&crate::sandbox::docker::DockerSandbox>,
+) -> Result<(), RunError> {
+    if container.is_some() {
+        return Ok(());
+    }
+    crate::turn::live::runnable(spec)
+        .map_err(|e| RunError::Launch(Cause(format!("launching the CLI: {e}"))))
+}

@@ -394,6 +394,7 @@ pub(super) async fn turn(
         (Some(gateway), None) => Some(gateway.held()),
         (None, model) => model.as_ref().map(ScriptedModel::held),
     };
+    super::launch::runnable(&launched.spec, container)?;
     let recording_path = launched.recording_path.clone();
     let stoppers: Vec<_> = gateway
         .iter()

@@ -164,6 +164,9 @@ pub(super) async fn run(
         let start = next_start;
         let deadline = session_deadline(&r, start, end, index);
         let argv = launched.cli.argv.clone();
+        if index == 1 {
+            super::launch::runnable(&launched.spec, r.container)?;
+        }
         // The host's stop of a session (its deadline, a cap) stops the scripted model
         // answering; a session resumed after it is answered again.
         let stoppers: Vec<_> = planned.model.iter().map(ScriptedModel::stopper).collect();

@@ -442,4 +442,24 @@ mod tests {
         let json = serde_json::to_value(&summary).unwrap();
         assert!(json.get("interrupted").is_none(), "{json}");
     }
+
+    /// The README and the interrupt doc say how often `run.json` is rewritten, with the
+    /// pace's own number, so a reader knows which finished tasks a killed host's
+    /// `run.json` may miss.
+    #[test]
+    fn the_docs_name_the_run_json_pace() {
+        let secs = RunJsonPace::EVERY.as_secs();
+        let readme = include_str!("../../../README.md").replace('\n', " ");
+        let readme = readme.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(readme.contains(&format!("at most once every {secs} s")));
+        assert!(readme.contains(&format!("ended in the last {secs} s before the kill")));
+        let interrupt: String = include_str!("../interrupt.rs")
+            .lines()
+            .filter_map(|line| line.strip_prefix("//!"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let interrupt = interrupt.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(interrupt.contains(&format!("at most one per {secs} s")));
+        assert!(!interrupt.contains("`run.json` are written as tasks end"));
+    }
 }

@@ -4,10 +4,12 @@
 //! interfaces at a version this host speaks, and import nothing but WASI and the
 //! contract's own type interfaces, at the versions the contract's version uses (`events@0.1.0` with
 //! `@0.1.0`, `events@0.2.0` with `@0.2.0`). A released `wit/<pkg>@<ver>/` folder is never edited
-//! (`wit/README.md`); the next version goes beside it, and the host accepts both. The
-//! host speaks `harness@0.1.0` and `@0.2.0` (`harness.rs` converts both to its one model)
-//! and `grader@0.1.0`. To accept `grader@0.2.0`, add its arm to [`Version::accepted`] (and
-//! its bindings, converted at the boundary, to `grader.rs`).
+//! (`wit/README.md`); the next version goes beside it, and the host accepts both.
+//!
+//! The host speaks `harness@0.1.0`, `harness@0.2.0`, `grader@0.1.0` and `grader@0.2.0`
+//! (`harness.rs` converts both harness versions to its one model; the grader bindings are in
+//! `grader.rs` for 0.1.0 and `grader_v2.rs` for 0.2.0, converted at the boundary). To accept
+//! a new version, add its arm to [`Version::accepted`] and its bindings beside the others.
 
 use super::{ComponentError, LoadedComponent};
 
@@ -186,5 +188,40 @@ mod tests {
         assert_eq!(Version::supported(&GRADER), "0.1.0, 0.2.0");
         assert_eq!(Version::accepted(&HARNESS, "(none)"), None);
         assert_eq!(Version::supported(&HARNESS), "0.1.0, 0.2.0");
+    }
+
+    /// The module doc's "The host speaks ..." sentence names exactly the `package@version`
+    /// pairs that [`Version::accepted`] accepts, so the doc cannot lag a new arm.
+    #[test]
+    fn the_module_doc_names_every_accepted_version() {
+        let source = include_str!("contract.rs");
+        let doc: String = source
+            .lines()
+            .filter_map(|line| line.strip_prefix("//!"))
+            .collect::<Vec<_>>()
+            .join(" ");
+        let start = doc
+            .find("The host speaks")
+            .expect("the doc says what the host speaks");
+        let sentence = &doc[start..];
+        let sentence = &sentence[..sentence.find('(').expect("the sentence ends at its '('")];
+        let mut named: Vec<String> = sentence
+            .split('`')
+            .skip(1)
+            .step_by(2)
+            .map(str::to_string)
+            .collect();
+        named.sort();
+        let mut accepted = Vec::new();
+        for contract in [HARNESS, GRADER] {
+            let short = contract.package.trim_start_matches("coder-eval:");
+            for version in Version::ALL {
+                if Version::accepted(&contract, version.as_str()).is_some() {
+                    accepted.push(format!("{short}@{}", version.as_str()));
+                }
+            }
+        }
+        accepted.sort();
+        assert_eq!(named, accepted, "{sentence}");
     }
 }

@@ -9,9 +9,11 @@
 use crate::results::{TaskResult, TaskStatus};
 
 /// The `error_kind`s of a result that are the machine's fault, not the task's or the
-/// agent's (`run::RunError::kind`): the CLI could not be started or waited for
-/// (`launch`, `cli`: an I/O error, not the CLI's own failing exit, which is `cli_error`),
-/// its recording or result could not be written, or a signal stopped it. A shard whose
+/// agent's, spelled as `run::RunError::kind` spells them (a test in `run/error.rs` ties
+/// the two): the CLI was not found or not executable, or its files could not be written
+/// (`launch`), it could not be started or waited for (`cli`: an I/O error, not the CLI's
+/// own failing exit, which is `cli_error`), its recording or result could not be written
+/// (`recording`, `write_result`), or a signal stopped it (`interrupted`). A shard whose
 /// unit ended so exits with [`crate::exit_codes::INFRA`] and may be retried.
 pub const INFRA_ERROR_KINDS: &[&str] =
     &["launch", "cli", "recording", "write_result", "interrupted"];

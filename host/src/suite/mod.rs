@@ -124,6 +124,22 @@ mod tests {
     use super::*;
     use crate::results::TaskStatus;
 
+    /// `results/`'s module doc, which describes the machine output, names the files
+    /// `suite/` writes too (by their names here), says where they are, and does not claim
+    /// serde types only (it also writes files and names folders).
+    #[test]
+    fn the_results_doc_names_the_suites_machine_output() {
+        let doc: String = include_str!("../results/mod.rs")
+            .lines()
+            .filter_map(|line| line.strip_prefix("//!"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(doc.contains("`plan.json`"));
+        assert!(doc.contains(&format!("`DIR/{}`", folders::SHARD_FILE)));
+        assert!(doc.contains(&format!("`DIR/{}`", folders::INVOCATION_FILE)));
+        assert!(!doc.contains("Serde types only"));
+    }
+
     fn result(variant: &str, task: &str, replicate: u32, status: TaskStatus) -> TaskResult {
         let mut r: TaskResult = serde_json::from_str(r#"{"result_version":1,"task_id":"t","harness":"claude-code","status":"SUCCESS","error":null,"description":null,"task_file":"/t.yaml","prompt":"p","requested_model":null,"cli":{"path":null,"version":null,"argv":[],"pgid":null,"caveats":[]},"run_limits":{"max_turns":null,"max_tool_calls":null,"turn_timeout_ms":null,"task_timeout_ms":null,"native":[]},"stop":null,"turn":null,"criteria":[],"weighted_score":null,"post_failure_criteria_results":[],"setup_ms":0,"grading_ms":0,"host_turn_work_us":0,"stderr_tail":"","scripted_model_requests":null,"paths":{"recording":"recording.jsonl","stderr":"stderr.log","workspace":"workspace"}}"#).unwrap();
         r.variant = Some(variant.into());

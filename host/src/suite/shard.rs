@@ -116,7 +116,6 @@ pub struct ShardRecord {
 }
 
 pub use super::folders::SHARD_FILE;
-pub use super::infra::{INFRA_ERROR_KINDS, is_infra_error};
 
 impl ShardRecord {
     /// Writes it into `dir` (atomically).

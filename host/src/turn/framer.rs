@@ -9,6 +9,14 @@
 //! without end holds at most `max_line + 1` bytes of the host's memory. Recorded as cut,
 //! such a stream replays to the same lines.
 
+/// The line cap, bytes (64 MiB). Lines longer than this are not given to the reducer: they
+/// become a `line_too_large` diagnostic (`turn::pipeline`; the recording still holds
+/// them). A line still without a newline after this many bytes + 1 is cut there (by
+/// [`LineFramer`]), so memory stays bounded: the piece is such a diagnostic, the rest is
+/// read as further lines. A recording is read back with the same cap
+/// (`turn::recording::read`).
+pub(crate) const DEFAULT_MAX_LINE_BYTES: usize = 64 << 20;
+
 /// Frames stdout chunks into lines. Holds at most `max_line + 1` bytes between calls.
 #[derive(Debug)]
 pub(crate) struct LineFramer {

@@ -13,14 +13,15 @@
 mod spawn;
 
 use super::finish::TurnEnd;
-use super::framer::LineFramer;
-use super::pipeline::{DEFAULT_MAX_LINE_BYTES, Pipeline};
+use super::framer::{DEFAULT_MAX_LINE_BYTES, LineFramer};
+use super::pipeline::Pipeline;
 use super::recording::{ExitStatus, RecordingWriter};
 use crate::limits::{Deadlines, StopPolicy};
 use crate::process::{Scope, boot_ticks, stop_tree_in};
 use crate::results::{StampedEvent, StopReason, TurnRecord};
 use crate::sandbox::docker::{DockerSandbox, ExecRequest};
 use coder_eval_scripted_model::{Hold, HoldReason, Stopper};
+pub(crate) use spawn::runnable;
 use spawn::{Agent, spawn_local, spawn_reader};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

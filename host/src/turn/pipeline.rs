@@ -12,17 +12,12 @@
 
 use super::collect::Collector;
 use super::finish::TurnEnd;
+use super::framer::DEFAULT_MAX_LINE_BYTES;
 use crate::limits::Caps;
 use crate::results::{ReducerError, StampedEvent, StopReason, TurnRecord};
 use crate::runtime::harness::Reducer;
 use crate::runtime::{ComponentError, LoadedComponent};
 use harness_kit::ReducerConfig;
-
-/// Lines longer than this (bytes) are not given to the reducer: they become a
-/// `line_too_large` diagnostic (the recording still holds them). A line still without a
-/// newline after this many bytes + 1 is cut there (`turn::framer`), so memory stays bounded:
-/// the piece is such a diagnostic, the rest is read as further lines.
-pub(crate) const DEFAULT_MAX_LINE_BYTES: usize = 64 << 20;
 
 /// The reducer's side of a turn: the per-line cap, and the reducer instance (none once
 /// it failed: the rest of the stream is not reduced).

@@ -16,7 +16,8 @@
 //! `runtime::off_runtime` runs the reducer's calls there as they are.
 
 use super::finish::TurnEnd;
-use super::pipeline::{DEFAULT_MAX_LINE_BYTES, LineReducer, Pipeline, ReducedLine};
+use super::framer::DEFAULT_MAX_LINE_BYTES;
+use super::pipeline::{LineReducer, Pipeline, ReducedLine};
 use super::recording::{ExitStatus, Item, Reader, RecordedStop, RecordingError, StampedLine};
 use crate::components::{ComponentSource, ResolveError};
 use crate::limits::Caps;

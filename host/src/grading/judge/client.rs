@@ -8,14 +8,11 @@ use coder_eval_scripted_model::{Script, ScriptedModel, ServerConfig};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::time::Duration;
 
 /// The Anthropic API's address when `ANTHROPIC_BASE_URL` is not handed to judges.
 pub(crate) const ANTHROPIC_API: &str = "https://api.anthropic.com";
 /// The `anthropic-version` header sent.
 pub(crate) const ANTHROPIC_VERSION: &str = "2023-06-01";
-/// How long one judge request may take.
-pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// Host environment variables the user handed to judges (`--judge-env NAME`, and the
 /// names given to `--pass-env`), with their values: `ANTHROPIC_API_KEY`,
@@ -185,7 +182,7 @@ async fn post(
         message: error_chain(&e.without_url()),
     };
     let client = reqwest::Client::builder()
-        .timeout(REQUEST_TIMEOUT)
+        .timeout(crate::limits::JUDGE_REQUEST_TIMEOUT)
         .build()
         .map_err(http)?;
     let mut req = client

@@ -8,7 +8,6 @@ use bollard::models::{ContainerCreateBody, HostConfig, Mount, MountType};
 use bollard::query_parameters::{ListContainersOptions, RemoveContainerOptions};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// `coder-eval-<task>-<host pid>-<n>`, unique on this machine, readable in `docker ps`.
 pub(super) fn container_name(task_id: &str) -> String {
@@ -109,7 +108,7 @@ pub(super) fn container_body(
 pub(super) fn remove_blocking(socket: &Path, id: &str) -> std::io::Result<()> {
     use std::io::{Read, Write};
     let mut stream = std::os::unix::net::UnixStream::connect(socket)?;
-    stream.set_read_timeout(Some(Duration::from_secs(60)))?;
+    stream.set_read_timeout(Some(crate::limits::DOCKER_REMOVE_TIMEOUT))?;
     write!(
         stream,
         "DELETE /containers/{id}?force=true&v=true HTTP/1.0\r\nHost: docker\r\n\r\n"

@@ -144,7 +144,7 @@ fn cr_lf_nul_and_invalid_utf8_pass_through_untouched() {
 fn a_16_mib_line_in_odd_chunks_is_one_line() {
     let mut line: Vec<u8> = (0..16u32 << 20).map(|i| b'a' + (i % 26) as u8).collect();
     line.push(b'\n');
-    let mut framer = LineFramer::new(crate::turn::pipeline::DEFAULT_MAX_LINE_BYTES);
+    let mut framer = LineFramer::new(super::DEFAULT_MAX_LINE_BYTES);
     let mut lines = Vec::new();
     for chunk in line.chunks(65_521) {
         lines.extend(collect(&mut framer, chunk));
@@ -185,4 +185,23 @@ fn a_line_of_exactly_the_cut_size_keeps_its_newline() {
         [b"abcd".to_vec(), b"ef".to_vec()]
     );
     assert_eq!(framer.rest(), None);
+}
+
+/// The README's `turn/` row puts the line cap in `framer.rs`, with its size in MiB: the
+/// constant is defined there, and the size is the constant's.
+#[test]
+fn the_readme_puts_the_line_cap_where_it_is() {
+    let readme = include_str!("../../../../README.md");
+    let row = readme
+        .lines()
+        .find(|l| l.starts_with("| `host/src/turn/` |"))
+        .expect("the README's turn/ row");
+    let mib = super::DEFAULT_MAX_LINE_BYTES >> 20;
+    assert!(
+        row.contains(&format!(
+            "`framer.rs` (stdout bytes into lines; the {mib} MiB line cap, `DEFAULT_MAX_LINE_BYTES`"
+        )),
+        "{row}"
+    );
+    assert!(include_str!("../framer.rs").contains("pub(crate) const DEFAULT_MAX_LINE_BYTES"));
 }

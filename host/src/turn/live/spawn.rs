@@ -183,8 +183,9 @@ pub(super) fn spawn_reader<R: AsyncRead + Unpin + Send + 'static>(
 /// through the CLI's own `PATH` (else the host's). The error is the one a plain start
 /// would give: `NotFound` ("no such executable") when there is no such file,
 /// `PermissionDenied` ("not executable") when there is one that cannot be run (no execute
-/// permission, a folder).
-fn runnable(spec: &LaunchSpec) -> std::io::Result<()> {
+/// permission, a folder). The run checks it before a local turn (`run::launch::runnable`),
+/// so a CLI that is not there is a launch error whichever way it was named.
+pub(crate) fn runnable(spec: &LaunchSpec) -> std::io::Result<()> {
     let program = &spec.program;
     let candidates: Vec<std::path::PathBuf> = if program.components().count() > 1 {
         vec![program.clone()]

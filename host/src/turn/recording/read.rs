@@ -102,7 +102,7 @@ impl Reader<std::io::BufReader<std::fs::File>> {
         };
         let file = std::fs::File::open(path).map_err(io)?;
         let mut reader = Reader::new(std::io::BufReader::with_capacity(1 << 16, file))
-            .with_max_line(crate::turn::pipeline::DEFAULT_MAX_LINE_BYTES);
+            .with_max_line(crate::turn::framer::DEFAULT_MAX_LINE_BYTES);
         if let Some(found) = reader.start().map_err(io)? {
             return Err(RecordingError::Version {
                 path: path.to_path_buf(),

@@ -48,7 +48,7 @@ pub(super) fn unstartable(prepared: &[Prepared], options: &RunOptions) -> Option
 }
 
 /// A shard's exit code once its units ran: [`exit_codes::INFRA`] when one ended in an
-/// infrastructure error (a machine failure, `suite::shard::is_infra_error`, or one that
+/// infrastructure error (a machine failure, `suite::infra::is_infra_error`, or one that
 /// was still an infrastructure error when its retries ran out: a crash before the first
 /// model call, HTTP 429/5xx, a transient exit code), else 0 (pass or fail: `merge` gives
 /// the verdict).
@@ -56,7 +56,7 @@ pub(crate) fn exit_code(results: &[TaskResult]) -> i32 {
     let infra: Vec<&TaskResult> = results
         .iter()
         .filter(|r| {
-            coder_eval::suite::shard::is_infra_error(r)
+            coder_eval::suite::infra::is_infra_error(r)
                 || coder_eval::suite::infra::infra_cause(r).is_some()
         })
         .collect();
