@@ -41,7 +41,7 @@ mod status;
 pub mod suite;
 
 pub use builtin::HOST_TYPES;
-pub(crate) use spec::{Criterion, HostKind};
+pub(crate) use spec::{Criterion, HostCriterion};
 pub use spec::{CriterionSpec, DEFAULT_PASS_THRESHOLD, VENDOR_TYPES};
 pub use status::{criteria_decide, task_status};
 
@@ -190,19 +190,21 @@ async fn grade_one(
         Criterion::RunCommand(params) => {
             return from_host(run_command::grade(params, ctx.workspace, &env).await);
         }
-        Criterion::Host(kind) => {
+        Criterion::Host(host) => {
             let p = &spec.params;
             let ws = ctx.workspace;
-            return match kind {
-                HostKind::Pytest => from_host(python::grade_pytest(p, ws, &env).await),
-                HostKind::PylintScore => from_host(python::grade_pylint(p, ws, &env).await),
-                HostKind::ImportCheck => from_host(python::grade_import_check(p, ws, &env).await),
-                HostKind::ReferenceComparison => {
+            return match host {
+                HostCriterion::Pytest(t) => from_host(python::grade_pytest(t, ws, &env).await),
+                HostCriterion::PylintScore(t) => from_host(python::grade_pylint(t, ws, &env).await),
+                HostCriterion::ImportCheck(t) => {
+                    from_host(python::grade_import_check(t, ws, &env).await)
+                }
+                HostCriterion::ReferenceComparison => {
                     from_host(reference::grade(p, ws, ctx.reference_dir, &env).await)
                 }
-                HostKind::LlmJudge | HostKind::AgentJudge => {
+                HostCriterion::LlmJudge | HostCriterion::AgentJudge => {
                     let inputs = ctx.judge_inputs();
-                    let out = if *kind == HostKind::LlmJudge {
+                    let out = if matches!(host, HostCriterion::LlmJudge) {
                         judge::grade_llm(p, &inputs, ctx.judge_env).await
                     } else {
                         judge::agent::grade(p, &inputs, ctx.agent_runner).await

@@ -82,7 +82,7 @@ impl<'de> Visitor<'de> for SpecVisitor {
             threshold = similarity;
         }
         if kind == "pylint_score"
-            && let Ok(Some(min)) = python::validate_pylint(&params)
+            && let Ok(Some(min)) = python::Pylint::parse(&params).map(|p| p.pass_threshold())
         {
             threshold = min;
         }
