@@ -199,8 +199,8 @@ async fn grade_one(
                 HostCriterion::ImportCheck(t) => {
                     from_host(python::grade_import_check(t, ws, &env).await)
                 }
-                HostCriterion::ReferenceComparison => {
-                    from_host(reference::grade(p, ws, ctx.reference_dir, &env).await)
+                HostCriterion::ReferenceComparison(t) => {
+                    from_host(reference::grade(t, ws, ctx.reference_dir, &env).await)
                 }
                 HostCriterion::LlmJudge | HostCriterion::AgentJudge => {
                     let inputs = ctx.judge_inputs();

@@ -123,7 +123,7 @@ pub(crate) enum HostCriterion {
     /// `import_check` ([`python`]).
     ImportCheck(python::ImportCheck),
     /// `reference_comparison` ([`reference`]).
-    ReferenceComparison,
+    ReferenceComparison(reference::Params),
     /// `llm_judge` ([`judge`]).
     LlmJudge,
     /// `agent_judge` ([`judge::agent`]).
@@ -203,7 +203,7 @@ impl CriterionSpec {
                 host(python::ImportCheck::parse(&self.params).map(HostCriterion::ImportCheck))
             }
             "reference_comparison" => {
-                host(reference::validate(&self.params).map(|_| HostCriterion::ReferenceComparison))
+                host(reference::Params::parse(&self.params).map(HostCriterion::ReferenceComparison))
             }
             "llm_judge" => {
                 host(judge::LlmJudge::parse(&self.params).map(|_| HostCriterion::LlmJudge))
@@ -344,7 +344,7 @@ impl CriterionSpec {
     pub fn is_read_only(&self) -> bool {
         match &self.criterion {
             Criterion::RunCommand(_) => false,
-            Criterion::Host(host) => matches!(host, HostCriterion::ReferenceComparison),
+            Criterion::Host(host) => matches!(host, HostCriterion::ReferenceComparison(_)),
             Criterion::Builtin { .. } | Criterion::Component { .. } | Criterion::Plugin { .. } => {
                 true
             }

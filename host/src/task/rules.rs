@@ -18,7 +18,7 @@ pub(super) fn criteria_have_their_inputs(
                 .map_or(String::new(), |line| format!("line {line}: "))
         };
         match &c.criterion {
-            Criterion::Host(HostCriterion::ReferenceComparison) if task.reference.is_none() => {
+            Criterion::Host(HostCriterion::ReferenceComparison(_)) if task.reference.is_none() => {
                 return Err(format!(
                     "{}success_criteria[{i}] (reference_comparison): compares with the \
                      task's reference solution, and this task has no `reference:`: add one",

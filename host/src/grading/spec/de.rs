@@ -77,7 +77,7 @@ impl<'de> Visitor<'de> for SpecVisitor {
         // coder_eval: similarity_threshold is reference_comparison's pass threshold, and
         // pylint_score's min_score (0–10) sets it.
         if kind == "reference_comparison"
-            && let Ok(similarity) = reference::validate(&params)
+            && let Ok(similarity) = reference::Params::parse(&params).map(|p| p.pass_threshold())
         {
             threshold = similarity;
         }

@@ -278,6 +278,11 @@ async fn host_criteria_grade_from_the_params_parsed_at_load() {
         ("pytest", json!({"timeout": 5}), "spawn"),
         ("pylint_score", json!({"path": "src"}), "spawn"),
         ("import_check", json!({"path": "gone.py"}), "missing_file"),
+        (
+            "reference_comparison",
+            json!({"agent_file": "a.py"}),
+            "no_reference",
+        ),
     ];
     let mut specs = Vec::new();
     for (kind, params, _) in &cases {
