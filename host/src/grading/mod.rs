@@ -165,6 +165,12 @@ fn from_host(out: run_command::Outcome) -> Outcome {
     }
 }
 
+/// A judge's outcome as a criterion's, its record kept in `record`.
+fn judged(out: judge::JudgeOutcome, record: &mut Option<judge::JudgeRecord>) -> Outcome {
+    *record = out.record;
+    out.result.map_err(|(kind, message)| fail(&kind, message))
+}
+
 /// A criterion's score and details, or why it could not judge (with details to show).
 type Outcome = Result<(f64, String), (CriterionError, String)>;
 
@@ -191,7 +197,6 @@ async fn grade_one(
             return from_host(run_command::grade(params, ctx.workspace, &env).await);
         }
         Criterion::Host(host) => {
-            let p = &spec.params;
             let ws = ctx.workspace;
             return match host {
                 HostCriterion::Pytest(t) => from_host(python::grade_pytest(t, ws, &env).await),
@@ -202,15 +207,13 @@ async fn grade_one(
                 HostCriterion::ReferenceComparison(t) => {
                     from_host(reference::grade(t, ws, ctx.reference_dir, &env).await)
                 }
-                HostCriterion::LlmJudge | HostCriterion::AgentJudge => {
-                    let inputs = ctx.judge_inputs();
-                    let out = if matches!(host, HostCriterion::LlmJudge) {
-                        judge::grade_llm(p, &inputs, ctx.judge_env).await
-                    } else {
-                        judge::agent::grade(p, &inputs, ctx.agent_runner).await
-                    };
-                    *judge_record = out.record;
-                    out.result.map_err(|(kind, message)| fail(&kind, message))
+                HostCriterion::LlmJudge(j) => {
+                    let out = judge::grade_llm(j, &ctx.judge_inputs(), ctx.judge_env).await;
+                    judged(out, judge_record)
+                }
+                HostCriterion::AgentJudge(j) => {
+                    let out = judge::agent::grade(j, &ctx.judge_inputs(), ctx.agent_runner).await;
+                    judged(out, judge_record)
                 }
             };
         }

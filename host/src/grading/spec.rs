@@ -125,9 +125,9 @@ pub(crate) enum HostCriterion {
     /// `reference_comparison` ([`reference`]).
     ReferenceComparison(reference::Params),
     /// `llm_judge` ([`judge`]).
-    LlmJudge,
+    LlmJudge(judge::LlmJudge),
     /// `agent_judge` ([`judge::agent`]).
-    AgentJudge,
+    AgentJudge(judge::agent::AgentJudge),
 }
 
 /// The default `pass_threshold`.
@@ -205,12 +205,10 @@ impl CriterionSpec {
             "reference_comparison" => {
                 host(reference::Params::parse(&self.params).map(HostCriterion::ReferenceComparison))
             }
-            "llm_judge" => {
-                host(judge::LlmJudge::parse(&self.params).map(|_| HostCriterion::LlmJudge))
+            "llm_judge" => host(judge::LlmJudge::parse(&self.params).map(HostCriterion::LlmJudge)),
+            "agent_judge" => {
+                host(judge::agent::AgentJudge::parse(&self.params).map(HostCriterion::AgentJudge))
             }
-            "agent_judge" => host(
-                judge::agent::AgentJudge::parse(&self.params).map(|_| HostCriterion::AgentJudge),
-            ),
             kind if plugins::lookup(kind).is_some() => {
                 let plugin = plugins::lookup(kind).expect("just looked up");
                 plugins::validate(kind, &self.params).map_err(at)?;

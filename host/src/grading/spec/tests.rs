@@ -283,6 +283,16 @@ async fn host_criteria_grade_from_the_params_parsed_at_load() {
             json!({"agent_file": "a.py"}),
             "no_reference",
         ),
+        (
+            "llm_judge",
+            json!({"prompt": "p", "enabled": false}),
+            "ok 1",
+        ),
+        (
+            "agent_judge",
+            json!({"prompt": "p", "enabled": false}),
+            "ok 1",
+        ),
     ];
     let mut specs = Vec::new();
     for (kind, params, _) in &cases {
