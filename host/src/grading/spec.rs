@@ -126,8 +126,8 @@ pub(crate) enum HostCriterion {
     ReferenceComparison(reference::Params),
     /// `llm_judge` ([`judge`]).
     LlmJudge(judge::LlmJudge),
-    /// `agent_judge` ([`judge::agent`]).
-    AgentJudge(judge::agent::AgentJudge),
+    /// `agent_judge` ([`judge::agent`]); boxed, being the largest by far.
+    AgentJudge(Box<judge::agent::AgentJudge>),
 }
 
 /// The default `pass_threshold`.
@@ -206,9 +206,10 @@ impl CriterionSpec {
                 host(reference::Params::parse(&self.params).map(HostCriterion::ReferenceComparison))
             }
             "llm_judge" => host(judge::LlmJudge::parse(&self.params).map(HostCriterion::LlmJudge)),
-            "agent_judge" => {
-                host(judge::agent::AgentJudge::parse(&self.params).map(HostCriterion::AgentJudge))
-            }
+            "agent_judge" => host(
+                judge::agent::AgentJudge::parse(&self.params)
+                    .map(|j| HostCriterion::AgentJudge(Box::new(j))),
+            ),
             kind if plugins::lookup(kind).is_some() => {
                 let plugin = plugins::lookup(kind).expect("just looked up");
                 plugins::validate(kind, &self.params).map_err(at)?;
