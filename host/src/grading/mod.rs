@@ -41,7 +41,7 @@ mod status;
 pub mod suite;
 
 pub use builtin::HOST_TYPES;
-pub(crate) use spec::{Criterion, HostKind};
+pub(crate) use spec::{Criterion, HostCriterion};
 pub use spec::{CriterionSpec, DEFAULT_PASS_THRESHOLD, VENDOR_TYPES};
 pub use status::{criteria_decide, task_status};
 
@@ -165,6 +165,12 @@ fn from_host(out: run_command::Outcome) -> Outcome {
     }
 }
 
+/// A judge's outcome as a criterion's, its record kept in `record`.
+fn judged(out: judge::JudgeOutcome, record: &mut Option<judge::JudgeRecord>) -> Outcome {
+    *record = out.record;
+    out.result.map_err(|(kind, message)| fail(&kind, message))
+}
+
 /// A criterion's score and details, or why it could not judge (with details to show).
 type Outcome = Result<(f64, String), (CriterionError, String)>;
 
@@ -190,25 +196,24 @@ async fn grade_one(
         Criterion::RunCommand(params) => {
             return from_host(run_command::grade(params, ctx.workspace, &env).await);
         }
-        Criterion::Host(kind) => {
-            let p = &spec.params;
+        Criterion::Host(host) => {
             let ws = ctx.workspace;
-            return match kind {
-                HostKind::Pytest => from_host(python::grade_pytest(p, ws, &env).await),
-                HostKind::PylintScore => from_host(python::grade_pylint(p, ws, &env).await),
-                HostKind::ImportCheck => from_host(python::grade_import_check(p, ws, &env).await),
-                HostKind::ReferenceComparison => {
-                    from_host(reference::grade(p, ws, ctx.reference_dir, &env).await)
+            return match host {
+                HostCriterion::Pytest(t) => from_host(python::grade_pytest(t, ws, &env).await),
+                HostCriterion::PylintScore(t) => from_host(python::grade_pylint(t, ws, &env).await),
+                HostCriterion::ImportCheck(t) => {
+                    from_host(python::grade_import_check(t, ws, &env).await)
                 }
-                HostKind::LlmJudge | HostKind::AgentJudge => {
-                    let inputs = ctx.judge_inputs();
-                    let out = if *kind == HostKind::LlmJudge {
-                        judge::grade_llm(p, &inputs, ctx.judge_env).await
-                    } else {
-                        judge::agent::grade(p, &inputs, ctx.agent_runner).await
-                    };
-                    *judge_record = out.record;
-                    out.result.map_err(|(kind, message)| fail(&kind, message))
+                HostCriterion::ReferenceComparison(t) => {
+                    from_host(reference::grade(t, ws, ctx.reference_dir, &env).await)
+                }
+                HostCriterion::LlmJudge(j) => {
+                    let out = judge::grade_llm(j, &ctx.judge_inputs(), ctx.judge_env).await;
+                    judged(out, judge_record)
+                }
+                HostCriterion::AgentJudge(j) => {
+                    let out = judge::agent::grade(j, &ctx.judge_inputs(), ctx.agent_runner).await;
+                    judged(out, judge_record)
                 }
             };
         }

@@ -27,6 +27,9 @@
 //! `python`). Score: resolved / checked; 1 when there is no import; a missing file
 //! scores 0 with an error.
 //!
+//! Parameters are parsed and checked once, as the task file is read ([`Pytest::parse`],
+//! [`Pylint::parse`], [`ImportCheck::parse`]); grading runs from the typed value.
+//!
 //! Where things live: parameter checks, `pytest` and `pylint_score` here; `import_check`'s
 //! Python program and grading in `import_check`; unit tests in `tests`.
 
@@ -34,7 +37,7 @@ mod import_check;
 
 use super::exec::{self, CommandEnv, quote, stream};
 use crate::process::ShellOutcome;
-pub use import_check::grade_import_check;
+pub(crate) use import_check::grade_import_check;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::path::Path;
@@ -43,9 +46,10 @@ use std::time::Duration;
 /// What a host-native criterion concluded (the same shape as `run_command`'s).
 pub use super::run_command::Outcome;
 
-#[derive(Deserialize)]
+/// `pytest`'s parameters, parsed and checked once, at load ([`Pytest::parse`]).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Pytest {
+pub(crate) struct Pytest {
     #[serde(default = "dot")]
     path: String,
     #[serde(default)]
@@ -54,17 +58,19 @@ struct Pytest {
     timeout: f64,
 }
 
-#[derive(Deserialize)]
+/// `import_check`'s parameters, parsed and checked once, at load ([`ImportCheck::parse`]).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct ImportCheck {
+pub(crate) struct ImportCheck {
     path: String,
     #[serde(default = "import_check_timeout")]
     timeout: f64,
 }
 
-#[derive(Deserialize)]
+/// `pylint_score`'s parameters, parsed and checked once, at load ([`Pylint::parse`]).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Pylint {
+pub(crate) struct Pylint {
     path: String,
     #[serde(default)]
     min_score: Option<f64>,
@@ -109,37 +115,54 @@ fn check_timeout(timeout: f64) -> Result<(), String> {
     }
 }
 
-/// Checks `pytest` params.
-pub fn validate_pytest(params: &Map<String, Value>) -> Result<(), String> {
-    let p: Pytest = parse(params)?;
-    check_timeout(p.timeout)?;
-    grader_kit::check_relative(&p.path)
-        .map(drop)
-        .map_err(|e| format!("path: {e}"))
-}
-
-/// Checks `import_check` params.
-pub fn validate_import_check(params: &Map<String, Value>) -> Result<(), String> {
-    let p: ImportCheck = parse(params)?;
-    check_timeout(p.timeout)?;
-    grader_kit::check_relative(&p.path)
-        .map(drop)
-        .map_err(|e| format!("path: {e}"))
-}
-
-/// Checks `pylint_score` params; returns the pass threshold `min_score` sets, if any.
-pub fn validate_pylint(params: &Map<String, Value>) -> Result<Option<f64>, String> {
-    let p: Pylint = parse(params)?;
-    check_timeout(p.timeout)?;
-    grader_kit::check_relative(&p.path)
-        .map(drop)
-        .map_err(|e| format!("path: {e}"))?;
-    if let Some(rc) = &p.rcfile {
-        grader_kit::check_relative(rc)
+impl Pytest {
+    /// Parses and checks `pytest` params. Errors: an unknown or ill-typed key, a timeout
+    /// that is not a positive number, a `path` that leaves the workspace.
+    pub(crate) fn parse(params: &Map<String, Value>) -> Result<Pytest, String> {
+        let p: Pytest = parse(params)?;
+        check_timeout(p.timeout)?;
+        grader_kit::check_relative(&p.path)
             .map(drop)
-            .map_err(|e| format!("rcfile: {e}"))?;
+            .map_err(|e| format!("path: {e}"))?;
+        Ok(p)
     }
-    Ok(p.min_score.map(|m| (m / 10.0).clamp(0.0, 1.0)))
+}
+
+impl ImportCheck {
+    /// Parses and checks `import_check` params. Errors: as [`Pytest::parse`], and a
+    /// missing `path`.
+    pub(crate) fn parse(params: &Map<String, Value>) -> Result<ImportCheck, String> {
+        let p: ImportCheck = parse(params)?;
+        check_timeout(p.timeout)?;
+        grader_kit::check_relative(&p.path)
+            .map(drop)
+            .map_err(|e| format!("path: {e}"))?;
+        Ok(p)
+    }
+}
+
+impl Pylint {
+    /// Parses and checks `pylint_score` params. Errors: as [`Pytest::parse`], a missing
+    /// `path`, an `rcfile` that leaves the workspace.
+    pub(crate) fn parse(params: &Map<String, Value>) -> Result<Pylint, String> {
+        let p: Pylint = parse(params)?;
+        check_timeout(p.timeout)?;
+        grader_kit::check_relative(&p.path)
+            .map(drop)
+            .map_err(|e| format!("path: {e}"))?;
+        if let Some(rc) = &p.rcfile {
+            grader_kit::check_relative(rc)
+                .map(drop)
+                .map_err(|e| format!("rcfile: {e}"))?;
+        }
+        Ok(p)
+    }
+
+    /// The pass threshold `min_score` (0–10) sets, `min_score / 10` clamped to 0–1; None
+    /// when it is not given.
+    pub(crate) fn pass_threshold(&self) -> Option<f64> {
+        self.min_score.map(|m| (m / 10.0).clamp(0.0, 1.0))
+    }
 }
 
 /// The rating in pylint's output ("Your code has been rated at 8.75/10").
@@ -151,15 +174,7 @@ fn pylint_rating(output: &str) -> Option<f64> {
 }
 
 /// Runs the `pylint_score` criterion in `workspace`.
-pub async fn grade_pylint(
-    params: &Map<String, Value>,
-    workspace: &Path,
-    env: &CommandEnv<'_>,
-) -> Outcome {
-    let p: Pylint = match parse(params) {
-        Ok(p) => p,
-        Err(e) => return error("invalid_criterion", e, String::new()),
-    };
+pub(crate) async fn grade_pylint(p: &Pylint, workspace: &Path, env: &CommandEnv<'_>) -> Outcome {
     let mut command = format!("pylint {}", quote(&p.path));
     if let Some(rc) = &p.rcfile {
         command.push_str(&format!(" --rcfile {}", quote(rc)));
@@ -314,17 +329,8 @@ fn pytest_score(c: &Counts, exit_code: Option<i32>) -> (f64, String) {
     (score, line)
 }
 
-/// Runs the `pytest` criterion in `workspace`. Params must have passed
-/// [`validate_pytest`].
-pub async fn grade_pytest(
-    params: &Map<String, Value>,
-    workspace: &Path,
-    env: &CommandEnv<'_>,
-) -> Outcome {
-    let p: Pytest = match parse(params) {
-        Ok(p) => p,
-        Err(e) => return error("invalid_criterion", e, String::new()),
-    };
+/// Runs the `pytest` criterion in `workspace`.
+pub(crate) async fn grade_pytest(p: &Pytest, workspace: &Path, env: &CommandEnv<'_>) -> Outcome {
     let mut command = format!("pytest {}", quote(&p.path));
     for arg in &p.args {
         command.push(' ');

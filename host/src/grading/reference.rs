@@ -29,6 +29,9 @@
 //! environment of [`super::exec`], a timeout (`limits::REFERENCE_COMPARISON_TIMEOUT`, 30 s) and
 //! its process group stopped after.
 //! A file that does not parse, a missing file or no reference scores 0 with an error.
+//!
+//! The params are parsed and checked once, as the task file is read ([`Params::parse`]);
+//! grading runs from the typed value.
 
 use super::exec::{self, CommandEnv, quote};
 use crate::limits::REFERENCE_COMPARISON_TIMEOUT;
@@ -38,9 +41,11 @@ use std::path::{Path, PathBuf};
 
 pub use super::run_command::Outcome;
 
-#[derive(Deserialize)]
+/// `reference_comparison`'s parameters, parsed and checked once, at load
+/// ([`Params::parse`]).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct Params {
+pub(crate) struct Params {
     agent_file: String,
     #[serde(default)]
     reference_file: Option<String>,
@@ -57,33 +62,38 @@ fn point_eight() -> f64 {
     0.8
 }
 
-fn parse(params: &Map<String, Value>) -> Result<Params, String> {
-    serde_json::from_value(Value::Object(params.clone())).map_err(|e| e.to_string())
-}
+impl Params {
+    /// Parses and checks the params. Errors: an unknown or ill-typed key, an `agent_file`
+    /// that leaves the workspace, a `reference_file` that leaves the reference directory,
+    /// an unknown `comparison_method`, a `similarity_threshold` outside 0–1.
+    pub(crate) fn parse(params: &Map<String, Value>) -> Result<Params, String> {
+        let p: Params =
+            serde_json::from_value(Value::Object(params.clone())).map_err(|e| e.to_string())?;
+        criteria_common::check_path("agent_file", &p.agent_file)?;
+        if let Some(rf) = &p.reference_file {
+            grader_kit::check_relative(rf).map(drop).map_err(|e| {
+                format!("reference_file: {e} (it must stay inside reference.directory)")
+            })?;
+        }
+        if !matches!(p.comparison_method.as_str(), "ast" | "token" | "complexity") {
+            return Err(format!(
+                "comparison_method must be ast, token or complexity, got `{}`",
+                p.comparison_method
+            ));
+        }
+        if !(0.0..=1.0).contains(&p.similarity_threshold) {
+            return Err(format!(
+                "similarity_threshold must be between 0 and 1, got {}",
+                p.similarity_threshold
+            ));
+        }
+        Ok(p)
+    }
 
-/// Checks the params; returns the `similarity_threshold`, which becomes the criterion's
-/// `pass_threshold`.
-pub fn validate(params: &Map<String, Value>) -> Result<f64, String> {
-    let p = parse(params)?;
-    criteria_common::check_path("agent_file", &p.agent_file)?;
-    if let Some(rf) = &p.reference_file {
-        grader_kit::check_relative(rf).map(drop).map_err(|e| {
-            format!("reference_file: {e} (it must stay inside reference.directory)")
-        })?;
+    /// The `similarity_threshold` (0–1), which becomes the criterion's `pass_threshold`.
+    pub(crate) fn pass_threshold(&self) -> f64 {
+        self.similarity_threshold
     }
-    if !matches!(p.comparison_method.as_str(), "ast" | "token" | "complexity") {
-        return Err(format!(
-            "comparison_method must be ast, token or complexity, got `{}`",
-            p.comparison_method
-        ));
-    }
-    if !(0.0..=1.0).contains(&p.similarity_threshold) {
-        return Err(format!(
-            "similarity_threshold must be between 0 and 1, got {}",
-            p.similarity_threshold
-        ));
-    }
-    Ok(p.similarity_threshold)
 }
 
 /// The Python program: argv = method, agent file, reference file; prints one JSON line.
@@ -167,16 +177,12 @@ fn error(kind: &str, message: String) -> Outcome {
 
 /// Compares in a scratch folder. `workspace` holds `agent_file`; `reference_dir` is the
 /// task's reference directory (None: the task has no `reference:`).
-pub async fn grade(
-    params: &Map<String, Value>,
+pub(crate) async fn grade(
+    p: &Params,
     workspace: &Path,
     reference_dir: Option<&Path>,
     env: &CommandEnv<'_>,
 ) -> Outcome {
-    let p = match parse(params) {
-        Ok(p) => p,
-        Err(e) => return error("invalid_criterion", e),
-    };
     let Some(reference_dir) = reference_dir else {
         return error(
             "no_reference",
@@ -312,9 +318,10 @@ mod tests {
     #[test]
     fn validation() {
         assert_eq!(
-            validate(&params(
+            Params::parse(&params(
                 json!({"agent_file": "a.py", "reference_file": "a.py", "similarity_threshold": 0.6})
-            )),
+            ))
+            .map(|p| p.pass_threshold()),
             Ok(0.6)
         );
         for bad in [
@@ -324,7 +331,7 @@ mod tests {
             json!({"agent_file": "a.py", "reference_file": "x.py", "comparison_method": "diff"}),
             json!({"agent_file": "a.py", "reference_file": "x.py", "similarity_threshold": 2}),
         ] {
-            assert!(validate(&params(bad.clone())).is_err(), "{bad}");
+            assert!(Params::parse(&params(bad.clone())).is_err(), "{bad}");
         }
     }
 
@@ -359,9 +366,10 @@ mod tests {
         std::fs::write(ws.join("broken.py"), "def f(:\n").unwrap();
         let env = CommandEnv::default();
         let run = |agent: &str, method: &str| {
-            let p = params(
+            let p = Params::parse(&params(
                 json!({"agent_file": agent, "reference_file": "solution.py", "comparison_method": method}),
-            );
+            ))
+            .unwrap();
             let (ws, reference, env) = (ws.clone(), reference.clone(), env.clone());
             async move { grade(&p, &ws, Some(&reference), &env).await }
         };
@@ -382,11 +390,14 @@ mod tests {
         assert_eq!(o.error.unwrap().0, "syntax_error");
         let o = run("missing.py", "ast").await;
         assert_eq!(o.error.unwrap().0, "missing_file");
-        let p = params(json!({"agent_file": "same.py", "reference_file": "solution.py"}));
+        let p = Params::parse(&params(
+            json!({"agent_file": "same.py", "reference_file": "solution.py"}),
+        ))
+        .unwrap();
         let o = grade(&p, &ws, None, &env).await;
         assert_eq!(o.error.unwrap().0, "no_reference");
         // coder_eval's older form: no reference_file, a reference of one file.
-        let p = params(json!({"agent_file": "same.py"}));
+        let p = Params::parse(&params(json!({"agent_file": "same.py"}))).unwrap();
         let o = grade(&p, &ws, Some(&reference), &env).await;
         assert_eq!(o.score, 1.0, "{}", o.details);
         let o = grade(&p, &ws, Some(&reference.join("solution.py")), &env).await;

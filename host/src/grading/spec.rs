@@ -102,8 +102,8 @@ pub(crate) enum Criterion {
     },
     /// The host-native `run_command` (and coder_eval's older `program_stdout_equals`).
     RunCommand(run_command::Params),
-    /// Another host-native criterion; its params (checked at load) are the spec's.
-    Host(HostKind),
+    /// Another host-native criterion, with its params parsed and checked at load.
+    Host(HostCriterion),
     /// A plugin type registered by name (`--criteria DIR`, [`plugins`]).
     Plugin {
         /// The component file.
@@ -113,21 +113,21 @@ pub(crate) enum Criterion {
     },
 }
 
-/// The host-native criteria besides `run_command`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum HostKind {
+/// The host-native criteria besides `run_command`, each with its typed params.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum HostCriterion {
     /// `pytest` ([`python`]).
-    Pytest,
+    Pytest(python::Pytest),
     /// `pylint_score` ([`python`]).
-    PylintScore,
+    PylintScore(python::Pylint),
     /// `import_check` ([`python`]).
-    ImportCheck,
+    ImportCheck(python::ImportCheck),
     /// `reference_comparison` ([`reference`]).
-    ReferenceComparison,
+    ReferenceComparison(reference::Params),
     /// `llm_judge` ([`judge`]).
-    LlmJudge,
-    /// `agent_judge` ([`judge::agent`]).
-    AgentJudge,
+    LlmJudge(judge::LlmJudge),
+    /// `agent_judge` ([`judge::agent`]); boxed, being the largest by far.
+    AgentJudge(Box<judge::agent::AgentJudge>),
 }
 
 /// The default `pass_threshold`.
@@ -189,34 +189,26 @@ impl CriterionSpec {
         if let Some(t) = &self.suite_thresholds {
             suite::validate(&self.kind, self.weight, t).map_err(at)?;
         }
-        let host = |kind: HostKind, check: Result<(), String>| {
-            check.map(|()| Criterion::Host(kind)).map_err(at)
-        };
+        let host = |check: Result<HostCriterion, String>| check.map(Criterion::Host).map_err(at);
         match self.kind.as_str() {
             "program_stdout_equals" => run_command::from_program_stdout_equals(&self.params)
                 .and_then(|p| run_command::parse(&p))
                 .map(Criterion::RunCommand)
                 .map_err(at),
-            "pytest" => host(HostKind::Pytest, python::validate_pytest(&self.params)),
-            "pylint_score" => host(
-                HostKind::PylintScore,
-                python::validate_pylint(&self.params).map(drop),
-            ),
-            "import_check" => host(
-                HostKind::ImportCheck,
-                python::validate_import_check(&self.params),
-            ),
-            "reference_comparison" => host(
-                HostKind::ReferenceComparison,
-                reference::validate(&self.params).map(drop),
-            ),
-            "llm_judge" => host(
-                HostKind::LlmJudge,
-                judge::LlmJudge::parse(&self.params).map(drop),
-            ),
+            "pytest" => host(python::Pytest::parse(&self.params).map(HostCriterion::Pytest)),
+            "pylint_score" => {
+                host(python::Pylint::parse(&self.params).map(HostCriterion::PylintScore))
+            }
+            "import_check" => {
+                host(python::ImportCheck::parse(&self.params).map(HostCriterion::ImportCheck))
+            }
+            "reference_comparison" => {
+                host(reference::Params::parse(&self.params).map(HostCriterion::ReferenceComparison))
+            }
+            "llm_judge" => host(judge::LlmJudge::parse(&self.params).map(HostCriterion::LlmJudge)),
             "agent_judge" => host(
-                HostKind::AgentJudge,
-                judge::agent::AgentJudge::parse(&self.params).map(drop),
+                judge::agent::AgentJudge::parse(&self.params)
+                    .map(|j| HostCriterion::AgentJudge(Box::new(j))),
             ),
             kind if plugins::lookup(kind).is_some() => {
                 let plugin = plugins::lookup(kind).expect("just looked up");
@@ -351,7 +343,7 @@ impl CriterionSpec {
     pub fn is_read_only(&self) -> bool {
         match &self.criterion {
             Criterion::RunCommand(_) => false,
-            Criterion::Host(kind) => *kind == HostKind::ReferenceComparison,
+            Criterion::Host(host) => matches!(host, HostCriterion::ReferenceComparison(_)),
             Criterion::Builtin { .. } | Criterion::Component { .. } | Criterion::Plugin { .. } => {
                 true
             }

@@ -47,7 +47,8 @@ pub struct CriterionError {
     /// `import_check`, `reference_comparison`: `spawn`, `timeout`, `bad_score_output`,
     /// `missing_file`, `syntax_error`, `no_reference`, `comparison_failed`. From the
     /// judges: `judge_unconfigured`, `judge_script`, `judge_request`, `judge_answer`,
-    /// `no_verdict`, `invalid_verdict`. From the host: `invalid_criterion`, `internal`.
+    /// `no_verdict`, `invalid_verdict`. From the host: `internal`. (A criterion's params are
+    /// checked as the task file is read: a bad one never reaches grading.)
     pub kind: String,
     /// A sentence naming the criterion's component or command.
     pub message: String,

@@ -11,14 +11,14 @@ pub(super) fn criteria_have_their_inputs(
     task: &Task,
     text: &str,
 ) -> Result<(), String> {
-    use crate::grading::{Criterion, HostKind};
+    use crate::grading::{Criterion, HostCriterion};
     for (i, c) in criteria.iter().enumerate() {
         let line = || {
             compat::key_line(text, &["success_criteria"])
                 .map_or(String::new(), |line| format!("line {line}: "))
         };
         match &c.criterion {
-            Criterion::Host(HostKind::ReferenceComparison) if task.reference.is_none() => {
+            Criterion::Host(HostCriterion::ReferenceComparison(_)) if task.reference.is_none() => {
                 return Err(format!(
                     "{}success_criteria[{i}] (reference_comparison): compares with the \
                      task's reference solution, and this task has no `reference:`: add one",

@@ -31,7 +31,7 @@ use super::prompt::{self, JudgeInputs};
 use super::{JudgeOutcome, JudgeRecord, JudgeUsage, JudgeVerdict, scrub};
 use crate::results::StampedEvent;
 use harness_kit::Event;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::future::Future;
 use std::path::{Path, PathBuf};
 use std::pin::Pin;
@@ -141,17 +141,13 @@ pub fn find_verdict(run: &JudgeRun) -> Option<Value> {
 
 /// Runs an `agent_judge` through `runner`.
 pub async fn grade(
-    params: &Map<String, Value>,
+    p: &AgentJudge,
     inputs: &JudgeInputs<'_>,
     runner: Option<&dyn AgentRunner>,
 ) -> JudgeOutcome {
     let fail = |kind: &str, message: String, record: Option<JudgeRecord>| JudgeOutcome {
         result: Err((kind.to_string(), message)),
         record,
-    };
-    let p = match AgentJudge::parse(params) {
-        Ok(p) => p,
-        Err(e) => return fail("invalid_criterion", e, None),
     };
     if !p.enabled {
         return JudgeOutcome {

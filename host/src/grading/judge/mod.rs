@@ -61,8 +61,9 @@ fn yes() -> bool {
     true
 }
 
-/// `llm_judge` params (coder_eval's `LLMJudgeCriterion`, every version's keys).
-#[derive(Debug, Clone, Deserialize)]
+/// `llm_judge` params (coder_eval's `LLMJudgeCriterion`, every version's keys), parsed
+/// and checked once, at load ([`LlmJudge::parse`]).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LlmJudge {
     pub prompt: String,
@@ -238,19 +239,10 @@ pub struct JudgeOutcome {
 
 /// Runs an `llm_judge`.
 pub async fn grade_llm(
-    params: &Map<String, Value>,
+    p: &LlmJudge,
     inputs: &JudgeInputs<'_>,
     env: Option<&JudgeEnv>,
 ) -> JudgeOutcome {
-    let p = match LlmJudge::parse(params) {
-        Ok(p) => p,
-        Err(e) => {
-            return JudgeOutcome {
-                result: Err(("invalid_criterion".into(), e)),
-                record: None,
-            };
-        }
-    };
     if !p.enabled {
         return JudgeOutcome {
             result: Ok((1.0, "(skipped: enabled=false)".into())),

@@ -1,10 +1,10 @@
 //! `import_check`: the Python program it runs and the grading of its output (the
 //! criterion is described in the parent module's doc). Parameters are parsed and checked
-//! in the parent.
+//! at load, in the parent ([`ImportCheck::parse`]).
 
 use super::exec::{self, CommandEnv, quote, stream};
-use super::{ImportCheck, Outcome, error, parse};
-use serde_json::{Map, Value};
+use super::{ImportCheck, Outcome, error};
+use serde_json::Value;
 use std::path::Path;
 use std::time::Duration;
 
@@ -42,17 +42,12 @@ for m in modules:
 print(json.dumps({"modules": modules, "resolved": resolved}))
 "#;
 
-/// Runs the `import_check` criterion in `workspace`. Params must have passed
-/// [`validate_import_check`].
-pub async fn grade_import_check(
-    params: &Map<String, Value>,
+/// Runs the `import_check` criterion in `workspace`.
+pub(crate) async fn grade_import_check(
+    p: &ImportCheck,
     workspace: &Path,
     env: &CommandEnv<'_>,
 ) -> Outcome {
-    let p: ImportCheck = match parse(params) {
-        Ok(p) => p,
-        Err(e) => return error("invalid_criterion", e, String::new()),
-    };
     if !workspace.join(&p.path).is_file() {
         return error(
             "missing_file",

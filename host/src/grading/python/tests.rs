@@ -7,6 +7,10 @@ fn params(v: Value) -> Map<String, Value> {
     v.as_object().unwrap().clone()
 }
 
+fn import_check(v: Value) -> ImportCheck {
+    ImportCheck::parse(&params(v)).unwrap()
+}
+
 #[test]
 fn pytest_counts_and_scores_like_coder_eval() {
     let out = "collected 4 items\n\ntest_a.py ..F.\n\n=== 1 failed, 3 passed in 0.02s ===";
@@ -50,12 +54,12 @@ fn bad_params() {
         json!({"args": "-q"}),
         json!({"paths": "."}),
     ] {
-        assert!(validate_pytest(&params(bad.clone())).is_err(), "{bad}");
+        assert!(Pytest::parse(&params(bad.clone())).is_err(), "{bad}");
     }
-    validate_pytest(&params(json!({}))).unwrap();
-    assert!(validate_import_check(&params(json!({}))).is_err());
-    assert!(validate_import_check(&params(json!({"path": "/etc/x.py"}))).is_err());
-    validate_import_check(&params(json!({"path": "a.py", "timeout": 5}))).unwrap();
+    Pytest::parse(&params(json!({}))).unwrap();
+    assert!(ImportCheck::parse(&params(json!({}))).is_err());
+    assert!(ImportCheck::parse(&params(json!({"path": "/etc/x.py"}))).is_err());
+    ImportCheck::parse(&params(json!({"path": "a.py", "timeout": 5}))).unwrap();
 }
 
 fn has_python() -> bool {
@@ -82,7 +86,7 @@ async fn import_check_resolves_imports_in_the_workspace() {
     std::fs::write(ws.join("bad.py"), "def f(:\n").unwrap();
     std::fs::write(ws.join("none.py"), "print(1)\n").unwrap();
     let env = CommandEnv::default();
-    let o = grade_import_check(&params(json!({"path": "app.py"})), &ws, &env).await;
+    let o = grade_import_check(&import_check(json!({"path": "app.py"})), &ws, &env).await;
     assert!(o.error.is_none(), "{}", o.details);
     assert_eq!(o.score, 0.75, "{}", o.details);
     assert!(
@@ -90,11 +94,11 @@ async fn import_check_resolves_imports_in_the_workspace() {
         "{}",
         o.details
     );
-    let o = grade_import_check(&params(json!({"path": "bad.py"})), &ws, &env).await;
+    let o = grade_import_check(&import_check(json!({"path": "bad.py"})), &ws, &env).await;
     assert_eq!(o.error.unwrap().0, "syntax_error");
-    let o = grade_import_check(&params(json!({"path": "none.py"})), &ws, &env).await;
+    let o = grade_import_check(&import_check(json!({"path": "none.py"})), &ws, &env).await;
     assert_eq!(o.score, 1.0);
-    let o = grade_import_check(&params(json!({"path": "gone.py"})), &ws, &env).await;
+    let o = grade_import_check(&import_check(json!({"path": "gone.py"})), &ws, &env).await;
     assert_eq!(
         (o.score, o.error.unwrap().0.as_str()),
         (0.0, "missing_file")
@@ -109,7 +113,7 @@ async fn pytest_missing_is_a_clear_error() {
         vars: Vec::new(),
         container: None,
     };
-    let o = grade_pytest(&params(json!({})), &ws, &env).await;
+    let o = grade_pytest(&Pytest::parse(&params(json!({}))).unwrap(), &ws, &env).await;
     let (kind, message) = o.error.unwrap();
     assert_eq!(kind, "spawn");
     assert!(message.contains("pytest is not on PATH"), "{message}");
@@ -127,17 +131,21 @@ fn pylint_rating_and_params() {
     );
     assert_eq!(pylint_rating("************* Module x"), None);
     assert_eq!(
-        validate_pylint(&params(json!({"path": "src", "min_score": 8.5}))),
+        Pylint::parse(&params(json!({"path": "src", "min_score": 8.5})))
+            .map(|p| p.pass_threshold()),
         Ok(Some(0.85))
     );
     assert_eq!(
-        validate_pylint(&params(json!({"path": "src", "min_score": -3}))),
+        Pylint::parse(&params(json!({"path": "src", "min_score": -3}))).map(|p| p.pass_threshold()),
         Ok(Some(0.0))
     );
-    assert_eq!(validate_pylint(&params(json!({"path": "src"}))), Ok(None));
-    assert!(validate_pylint(&params(json!({"path": "../src"}))).is_err());
-    assert!(validate_pylint(&params(json!({"path": "a", "rcfile": "/etc/x"}))).is_err());
-    assert!(validate_pylint(&params(json!({}))).is_err());
+    assert_eq!(
+        Pylint::parse(&params(json!({"path": "src"}))).map(|p| p.pass_threshold()),
+        Ok(None)
+    );
+    assert!(Pylint::parse(&params(json!({"path": "../src"}))).is_err());
+    assert!(Pylint::parse(&params(json!({"path": "a", "rcfile": "/etc/x"}))).is_err());
+    assert!(Pylint::parse(&params(json!({}))).is_err());
 }
 
 #[tokio::test]
@@ -160,7 +168,10 @@ async fn pylint_runs_on_the_task_path() {
         container: None,
     };
     let o = grade_pylint(
-        &params(json!({"path": "src", "fail_under": 5, "args": ["--disable=C0111"]})),
+        &Pylint::parse(&params(
+            json!({"path": "src", "fail_under": 5, "args": ["--disable=C0111"]}),
+        ))
+        .unwrap(),
         &ws,
         &env,
     )

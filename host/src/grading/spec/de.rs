@@ -77,12 +77,12 @@ impl<'de> Visitor<'de> for SpecVisitor {
         // coder_eval: similarity_threshold is reference_comparison's pass threshold, and
         // pylint_score's min_score (0–10) sets it.
         if kind == "reference_comparison"
-            && let Ok(similarity) = reference::validate(&params)
+            && let Ok(similarity) = reference::Params::parse(&params).map(|p| p.pass_threshold())
         {
             threshold = similarity;
         }
         if kind == "pylint_score"
-            && let Ok(Some(min)) = python::validate_pylint(&params)
+            && let Ok(Some(min)) = python::Pylint::parse(&params).map(|p| p.pass_threshold())
         {
             threshold = min;
         }

@@ -266,3 +266,48 @@ fn validate_covers_every_builtin_family() {
         }
     ));
 }
+
+/// The host-native criteria grade from the params parsed at load: the spec's raw params,
+/// clobbered after loading, are never read again (a grade-time re-parse would fail each
+/// with `invalid_criterion`).
+#[tokio::test]
+async fn host_criteria_grade_from_the_params_parsed_at_load() {
+    let ws = criteria_common::scratch_workspace("host-typed");
+    // (type, params, the outcome when graded from them: an error kind, or `ok` with the score)
+    let cases = [
+        ("pytest", json!({"timeout": 5}), "spawn"),
+        ("pylint_score", json!({"path": "src"}), "spawn"),
+        ("import_check", json!({"path": "gone.py"}), "missing_file"),
+        (
+            "reference_comparison",
+            json!({"agent_file": "a.py"}),
+            "no_reference",
+        ),
+        (
+            "llm_judge",
+            json!({"prompt": "p", "enabled": false}),
+            "ok 1",
+        ),
+        (
+            "agent_judge",
+            json!({"prompt": "p", "enabled": false}),
+            "ok 1",
+        ),
+    ];
+    let mut specs = Vec::new();
+    for (kind, params, _) in &cases {
+        let mut spec = CriterionSpec::new(kind, params.clone()).unwrap();
+        spec.params = Map::from_iter([("bogus".to_string(), json!(1))]);
+        specs.push(spec);
+    }
+    let mut ctx = crate::grading::GradeContext::new(&ws, &ws, &[], "", None);
+    ctx.path = Some("/nonexistent");
+    let results = crate::grading::grade_all(&specs, &ctx).await;
+    for ((kind, _, want), r) in cases.iter().zip(&results) {
+        let got = match &r.error {
+            Some(e) => e.kind.clone(),
+            None => format!("ok {}", r.score),
+        };
+        assert_eq!(&got, want, "{kind}: {}", r.details);
+    }
+}

@@ -45,7 +45,7 @@ fn yes() -> bool {
     true
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JudgeAgent {
     #[serde(default, rename = "type")]
@@ -65,8 +65,8 @@ pub struct JudgeAgent {
     pub setting_sources: Option<Vec<String>>,
 }
 
-/// `agent_judge` params.
-#[derive(Debug, Clone, Deserialize)]
+/// `agent_judge` params, parsed and checked once, at load ([`AgentJudge::parse`]).
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct AgentJudge {
     pub prompt: String,
