@@ -34,14 +34,14 @@ mod import_check;
 
 use super::exec::{self, CommandEnv, quote, stream};
 use crate::process::ShellOutcome;
-pub use import_check::grade_import_check;
+pub(crate) use import_check::grade_import_check;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::path::Path;
 use std::time::Duration;
 
 /// What a host-native criterion concluded (the same shape as `run_command`'s).
-pub use super::run_command::Outcome;
+pub(crate) use super::run_command::Outcome;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -107,7 +107,7 @@ fn check_timeout(timeout: f64) -> Result<(), String> {
 }
 
 /// Checks `pytest` params.
-pub fn validate_pytest(params: &Map<String, Value>) -> Result<(), String> {
+pub(crate) fn validate_pytest(params: &Map<String, Value>) -> Result<(), String> {
     let p: Pytest = parse(params)?;
     check_timeout(p.timeout)?;
     grader_kit::check_relative(&p.path)
@@ -116,7 +116,7 @@ pub fn validate_pytest(params: &Map<String, Value>) -> Result<(), String> {
 }
 
 /// Checks `import_check` params.
-pub fn validate_import_check(params: &Map<String, Value>) -> Result<(), String> {
+pub(crate) fn validate_import_check(params: &Map<String, Value>) -> Result<(), String> {
     let p: ImportCheck = parse(params)?;
     check_timeout(p.timeout)?;
     grader_kit::check_relative(&p.path)
@@ -125,7 +125,7 @@ pub fn validate_import_check(params: &Map<String, Value>) -> Result<(), String> 
 }
 
 /// Checks `pylint_score` params; returns the pass threshold `min_score` sets, if any.
-pub fn validate_pylint(params: &Map<String, Value>) -> Result<Option<f64>, String> {
+pub(crate) fn validate_pylint(params: &Map<String, Value>) -> Result<Option<f64>, String> {
     let p: Pylint = parse(params)?;
     check_timeout(p.timeout)?;
     grader_kit::check_relative(&p.path)
@@ -148,7 +148,7 @@ fn pylint_rating(output: &str) -> Option<f64> {
 }
 
 /// Runs the `pylint_score` criterion in `workspace`.
-pub async fn grade_pylint(
+pub(crate) async fn grade_pylint(
     params: &Map<String, Value>,
     workspace: &Path,
     env: &CommandEnv<'_>,
@@ -313,7 +313,7 @@ fn pytest_score(c: &Counts, exit_code: Option<i32>) -> (f64, String) {
 
 /// Runs the `pytest` criterion in `workspace`. Params must have passed
 /// [`validate_pytest`].
-pub async fn grade_pytest(
+pub(crate) async fn grade_pytest(
     params: &Map<String, Value>,
     workspace: &Path,
     env: &CommandEnv<'_>,

@@ -35,7 +35,7 @@ use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use super::run_command::Outcome;
+pub(crate) use super::run_command::Outcome;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

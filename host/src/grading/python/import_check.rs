@@ -44,7 +44,7 @@ print(json.dumps({"modules": modules, "resolved": resolved}))
 
 /// Runs the `import_check` criterion in `workspace`. Params must have passed
 /// [`validate_import_check`].
-pub async fn grade_import_check(
+pub(crate) async fn grade_import_check(
     params: &Map<String, Value>,
     workspace: &Path,
     env: &CommandEnv<'_>,
