@@ -177,7 +177,7 @@ impl RunLimitsSpec {
     /// The limits told to the CLI: all of them when `native` (the CLI enforces those it
     /// can, the host keeps its backstop for every one), none otherwise (the host's
     /// backstop alone).
-    pub(crate) fn to_cli(&self, native: bool) -> RunLimits {
+    pub(crate) fn to_cli(self, native: bool) -> RunLimits {
         if !native {
             return RunLimits::default();
         }

@@ -55,7 +55,7 @@ impl ApiUsage {
 
     /// As the host's usage shape: a count not reported adds 0, except cache writes,
     /// which stay `None` (absent is not zero).
-    pub(crate) fn to_usage(&self) -> harness_kit::Usage {
+    pub(crate) fn to_usage(self) -> harness_kit::Usage {
         harness_kit::Usage {
             input_tokens: self.input_tokens.unwrap_or(0),
             output_tokens: self.output_tokens.unwrap_or(0),

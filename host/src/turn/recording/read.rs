@@ -113,9 +113,9 @@ impl Reader<std::io::BufReader<std::fs::File>> {
     }
 }
 
+#[cfg(test)]
 impl<'a> Reader<&'a [u8]> {
     /// A reader of `bytes` as a plain capture, whatever its first line.
-    #[cfg(test)]
     pub(crate) fn plain(bytes: &'a [u8]) -> Self {
         Reader::new(bytes)
     }
