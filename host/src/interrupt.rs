@@ -38,7 +38,7 @@ pub const SIGNALS: [(i32, &str); 3] = [
 
 /// Records that `signal` interrupted the host (the first one wins) and wakes every
 /// [`wait`]er.
-pub fn raise(signal: i32) {
+pub(crate) fn raise(signal: i32) {
     RAISED.send_if_modified(|raised| {
         if raised.is_none() {
             *raised = Some(signal);
@@ -71,7 +71,7 @@ pub async fn wait() -> i32 {
 /// A `cancel` for a run started outside the suite's loop (an `agent_judge`'s CLI): it
 /// turns true when the host is interrupted (at once if it already is). Call it inside a
 /// tokio runtime.
-pub fn cancel_on_interrupt() -> watch::Receiver<bool> {
+pub(crate) fn cancel_on_interrupt() -> watch::Receiver<bool> {
     let (tx, rx) = watch::channel(raised().is_some());
     tokio::spawn(async move {
         tokio::select! {

@@ -18,17 +18,16 @@ mod stop;
 #[cfg(test)]
 mod tests;
 
-pub use duration::MAX_DURATION_SECS;
+pub(crate) use duration::MAX_DURATION_SECS;
 pub(crate) use duration::{task_timeout, turn_timeout};
-pub use stop::{
-    CLI_VERSION_TIMEOUT, Deadlines, EXIT_WRITE_GRACE, GATEWAY_CONNECT_TIMEOUT,
-    GATEWAY_SHUTDOWN_GRACE, INSTALL_TIMEOUT, ISOLATE_FORWARD_AFTER, RUN_COMMAND_TIMEOUT_SECS,
-    StopPolicy, VIEW_SHUTDOWN_GRACE,
-};
+pub use stop::{EXIT_WRITE_GRACE, ISOLATE_FORWARD_AFTER, VIEW_SHUTDOWN_GRACE};
 pub(crate) use stop::{
-    DOCKER_REMOVE_TIMEOUT, IMPORT_CHECK_TIMEOUT_SECS, JUDGE_REQUEST_TIMEOUT, OTLP_CONNECT_TIMEOUT,
-    OTLP_EXPORT_TIMEOUT, PYLINT_TIMEOUT_SECS, PYTEST_TIMEOUT_SECS, REFERENCE_COMPARISON_TIMEOUT,
+    CLI_VERSION_TIMEOUT, Deadlines, DOCKER_REMOVE_TIMEOUT, GATEWAY_CONNECT_TIMEOUT,
+    GATEWAY_SHUTDOWN_GRACE, IMPORT_CHECK_TIMEOUT_SECS, INSTALL_TIMEOUT, JUDGE_REQUEST_TIMEOUT,
+    OTLP_CONNECT_TIMEOUT, OTLP_EXPORT_TIMEOUT, PYLINT_TIMEOUT_SECS, PYTEST_TIMEOUT_SECS,
+    REFERENCE_COMPARISON_TIMEOUT,
 };
+pub(crate) use stop::{RUN_COMMAND_TIMEOUT_SECS, StopPolicy};
 
 use crate::results::{LimitsRecord, StopReason};
 use harness_kit::{LimitKind, RunLimits};
@@ -91,7 +90,7 @@ pub struct RunLimitsSpec {
 }
 
 /// The default `stop_early_gate_threshold` (strict AND over the armed criteria).
-pub const DEFAULT_GATE_THRESHOLD: f64 = 1.0;
+pub(crate) const DEFAULT_GATE_THRESHOLD: f64 = 1.0;
 
 fn at_least_one<'de, D: Deserializer<'de>, T: TryFrom<u64>>(
     d: D,
@@ -180,7 +179,7 @@ impl RunLimitsSpec {
     /// The limits told to the CLI: all of them when `native` (the CLI enforces those it
     /// can, the host keeps its backstop for every one), none otherwise (the host's
     /// backstop alone).
-    pub fn to_cli(&self, native: bool) -> RunLimits {
+    pub(crate) fn to_cli(self, native: bool) -> RunLimits {
         if !native {
             return RunLimits::default();
         }
@@ -212,7 +211,7 @@ impl RunLimitsSpec {
     }
 
     /// The soft budgets.
-    pub fn soft_budgets(&self) -> budget::SoftBudgets {
+    pub(crate) fn soft_budgets(&self) -> budget::SoftBudgets {
         budget::SoftBudgets {
             expected_turns: self.expected_turns,
             expected_tool_calls: self.expected_tool_calls,
@@ -226,7 +225,7 @@ impl RunLimitsSpec {
     }
 
     /// Whether the task sets the limit of `kind`.
-    pub fn is_set(&self, kind: LimitKind) -> bool {
+    pub(crate) fn is_set(&self, kind: LimitKind) -> bool {
         match kind {
             LimitKind::MaxTurns => self.max_turns.is_some(),
             LimitKind::MaxToolCalls => self.max_tool_calls.is_some(),
@@ -262,7 +261,7 @@ impl RunLimitsSpec {
     /// When the turn that starts at `turn_start`, in the task that started at
     /// `task_start`, must end, and why: the earlier of its turn and task timeouts (the turn
     /// timeout on a tie).
-    pub fn deadline(
+    pub(crate) fn deadline(
         &self,
         task_start: Instant,
         turn_start: Instant,
@@ -312,7 +311,7 @@ impl Caps {
     /// requests it sees and holds call N+1, so a stream that shows one reply's parallel
     /// tool calls as separate replies (Codex) cannot fire the cap inside that reply and
     /// leave a tool that ran out of the record. `max_tool_calls` stays the stream's.
-    pub fn on_stream(self, gateway: bool) -> Caps {
+    pub(crate) fn on_stream(self, gateway: bool) -> Caps {
         Caps {
             max_turns: self.max_turns.filter(|_| !gateway),
             ..self

@@ -14,7 +14,8 @@
 //! `/proc/<pid>/environ` (see `stop_tree`).
 //!
 //! Every group is registered while it runs (`LiveGroup`), so a second Ctrl-C can kill
-//! them all at once before the host exits ([`kill_live_groups`]).
+//! them all at once, and wait for them, before the host exits
+//! ([`kill_live_groups_and_wait`]).
 //!
 //! Running one shell command to completion with a timeout and capped output
 //! ([`run_shell`]) is in `shell`; which processes belong to a turn (group, descendants,
@@ -38,11 +39,11 @@ use std::time::{Duration, Instant};
 type Live = (i32, String, Option<Scope>);
 
 /// The process groups running now, with their marks and scopes: what the second Ctrl-C
-/// kills at once ([`kill_live_groups`]).
+/// kills at once ([`kill_live_groups_and_wait`]).
 static LIVE: Mutex<Vec<Live>> = Mutex::new(Vec::new());
 
-/// A running process group, registered for [`kill_live_groups`] until it is dropped (once
-/// the group has been stopped and reaped).
+/// A running process group, registered for [`kill_live_groups_and_wait`] until it is
+/// dropped (once the group has been stopped and reaped).
 pub(crate) struct LiveGroup {
     pgid: i32,
 }
@@ -77,16 +78,9 @@ impl Drop for LiveGroup {
 
 /// SIGKILLs, at once and without a grace, every running process group of this host, its
 /// leader's descendants, every process carrying its mark and those of its scope: the
-/// second Ctrl-C, which
-/// must not leave a CLI that ignores SIGTERM running after the host exits (the CLIs lead
-/// their own groups, so the terminal's SIGINT never reaches them). Returns how many groups
-/// it killed.
-pub fn kill_live_groups() -> usize {
-    let live = LIVE.lock().unwrap_or_else(PoisonError::into_inner).clone();
-    kill_groups(&live)
-}
-
-/// [`kill_live_groups`], then waits until no process of those groups (their members,
+/// second Ctrl-C, which must not leave a CLI that ignores SIGTERM running after the host
+/// exits (the CLIs lead their own groups, so the terminal's SIGINT never reaches them).
+/// Then waits until no process of those groups (their members,
 /// their leaders' descendants, the processes carrying their marks) is alive, SIGKILLing
 /// again whatever appeared meanwhile (a forker), for at most [`StopPolicy::give_up`]: a
 /// second interrupt returns only once nothing the host started is left, so the host

@@ -55,11 +55,11 @@ use std::path::PathBuf;
 use crate::limits::RunLimitsSpec;
 
 pub mod agent;
-pub mod compat;
+pub(crate) mod compat;
 pub mod dataset;
 pub(crate) mod duplicate_key;
 pub mod every_error;
-pub mod expand;
+pub(crate) mod expand;
 mod field_line;
 pub use field_line::locate;
 mod file;
@@ -71,11 +71,13 @@ pub mod sandbox;
 #[cfg(test)]
 mod tests;
 pub mod time_budget;
-pub mod yaml_limits;
+pub(crate) mod yaml_limits;
 
-pub use agent::{AgentField, AgentSpec, HarnessCapabilities};
+pub use agent::AgentField;
+pub(crate) use agent::AgentSpec;
 pub use compat::{LoadNote, NoteAction};
-pub use sandbox::{Driver, Reference, SandboxSpec, Step};
+pub use sandbox::{Driver, Reference};
+pub(crate) use sandbox::{SandboxSpec, Step};
 
 /// One criterion of `success_criteria` (validated as the file is read).
 pub use crate::grading::CriterionSpec;
@@ -101,7 +103,7 @@ pub struct Task {
     /// The reference solution, kept out of the agent's reach until it has finished.
     pub reference: Option<Reference>,
     pub pre_run: Vec<Step>,
-    pub post_run: Vec<Step>,
+    pub(crate) post_run: Vec<Step>,
     pub success_criteria: Vec<CriterionSpec>,
     /// coder_eval's `expected_commands`: a tool-call budget, recorded (not enforced).
     pub expected_commands: Option<u32>,
@@ -113,7 +115,7 @@ pub struct Task {
     pub load_notes: Vec<LoadNote>,
 }
 
-pub use crate::results::RowInfo;
+pub(crate) use crate::results::RowInfo;
 
 /// The tasks of one file (one, or one per dataset row) and the notes of its loading.
 #[derive(Debug, Clone)]
@@ -155,7 +157,7 @@ pub fn closest<'a>(
 }
 
 /// The interpreter a task's `.venv` is made with: `python<version>`, else `python3`.
-pub fn workspace_python(version: Option<&str>) -> String {
+pub(crate) fn workspace_python(version: Option<&str>) -> String {
     match version {
         Some(v) => format!("python{}", v.trim()),
         None => "python3".into(),

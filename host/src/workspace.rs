@@ -15,12 +15,12 @@ use std::time::Duration;
 
 /// How long a package install (`pip install`, `npm install`) may take
 /// ([`crate::limits::INSTALL_TIMEOUT`]).
-pub const INSTALL_TIMEOUT: Duration = crate::limits::INSTALL_TIMEOUT;
+pub(crate) const INSTALL_TIMEOUT: Duration = crate::limits::INSTALL_TIMEOUT;
 
 /// What the filled workspace adds to the environment of the agent, `pre_run`/`post_run`
 /// and `run_command` criteria.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct WorkspaceEnv {
+pub(crate) struct WorkspaceEnv {
     /// Folders put first on PATH, in order: `mock_path_dirs`, then `.venv/bin`, then
     /// `node_modules/.bin`. Absolute.
     pub path_prefix: Vec<PathBuf>,
@@ -30,7 +30,7 @@ pub struct WorkspaceEnv {
 
 impl WorkspaceEnv {
     /// `PATH` with the prefix before `base`; `None` when there is no prefix.
-    pub fn path(&self, base: &str) -> Option<String> {
+    pub(crate) fn path(&self, base: &str) -> Option<String> {
         if self.path_prefix.is_empty() {
             return None;
         }
@@ -46,7 +46,7 @@ impl WorkspaceEnv {
     }
 
     /// The variables to set for a process in this workspace (`PATH`, `VIRTUAL_ENV`).
-    pub fn vars(&self, base_path: &str) -> Vec<(String, String)> {
+    pub(crate) fn vars(&self, base_path: &str) -> Vec<(String, String)> {
         let mut vars = Vec::new();
         if let Some(path) = self.path(base_path) {
             vars.push(("PATH".to_string(), path));
@@ -62,7 +62,7 @@ impl WorkspaceEnv {
 /// workspace's PATH prefix back in front: a CLI that runs its shell commands in a login
 /// shell (Codex: `bash -lc`) gets the system's PATH from `/etc/profile`, which would lose
 /// the task's mock commands and `.venv`. Nothing is written when there is no prefix.
-pub fn write_login_profile(home: &Path, env: &WorkspaceEnv) -> std::io::Result<()> {
+pub(crate) fn write_login_profile(home: &Path, env: &WorkspaceEnv) -> std::io::Result<()> {
     let Some(prefix) = env.path("") else {
         return Ok(());
     };
@@ -83,13 +83,13 @@ pub fn write_login_profile(home: &Path, env: &WorkspaceEnv) -> std::io::Result<(
 }
 
 /// The host's PATH (a default when unset).
-pub fn host_path() -> String {
+pub(crate) fn host_path() -> String {
     std::env::var("PATH").unwrap_or_else(|_| "/usr/local/bin:/usr/bin:/bin".into())
 }
 
 /// Applies `sandbox.template_sources` in order (a `repo` source is cloned first, into the
 /// empty workspace). Errors name the source.
-pub async fn apply_template_sources(task: &Task, workspace: &Path) -> Result<(), String> {
+pub(crate) async fn apply_template_sources(task: &Task, workspace: &Path) -> Result<(), String> {
     let ignore = ignore_list(&task.sandbox.ignore_patterns);
     for (i, source) in task.sandbox.template_sources.iter().flatten().enumerate() {
         let what = format!("sandbox.template_sources[{i}]");
@@ -137,7 +137,7 @@ pub async fn apply_template_sources(task: &Task, workspace: &Path) -> Result<(),
 }
 
 /// Makes the virtualenv, installs npm packages and marks mock commands executable.
-pub async fn prepare_env(task: &Task, workspace: &Path) -> Result<WorkspaceEnv, String> {
+pub(crate) async fn prepare_env(task: &Task, workspace: &Path) -> Result<WorkspaceEnv, String> {
     let mut env = WorkspaceEnv::default();
     for dir in task.sandbox.mock_path_dirs.iter().flatten() {
         let dir = workspace.join(dir);
@@ -206,7 +206,7 @@ pub async fn prepare_env(task: &Task, workspace: &Path) -> Result<WorkspaceEnv, 
 
 /// Stages the task's reference into `dir/reference/` (made afresh) and returns that
 /// folder; `None` when the task has no reference. Call only after the agent finished.
-pub fn stage_reference(task: &Task, dir: &Path) -> Result<Option<PathBuf>, String> {
+pub(crate) fn stage_reference(task: &Task, dir: &Path) -> Result<Option<PathBuf>, String> {
     let Some(reference) = &task.reference else {
         return Ok(None);
     };
@@ -233,7 +233,7 @@ pub fn stage_reference(task: &Task, dir: &Path) -> Result<Option<PathBuf>, Strin
 
 /// Copies `from` into `to`, skipping every entry whose name matches an ignore pattern.
 /// Symbolic links are copied as links.
-pub fn copy_filtered(from: &Path, to: &Path, ignore: &[String]) -> std::io::Result<()> {
+pub(crate) fn copy_filtered(from: &Path, to: &Path, ignore: &[String]) -> std::io::Result<()> {
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;
         let name = entry.file_name();

@@ -29,11 +29,11 @@ use serde_json::{Map, Value, json};
 use std::collections::BTreeMap;
 
 /// The ATIF version written.
-pub const SCHEMA_VERSION: &str = "ATIF-v1.7";
+pub(crate) const SCHEMA_VERSION: &str = "ATIF-v1.7";
 
-pub use model::{
-    Agent, FinalMetrics, Metrics, Observation, ObservationResult, Step, SubagentRef, ToolCall,
-    Trajectory,
+pub use model::Agent;
+pub(crate) use model::{
+    FinalMetrics, Metrics, Observation, ObservationResult, Step, SubagentRef, ToolCall, Trajectory,
 };
 
 mod model;

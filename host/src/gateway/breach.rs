@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 /// turns begun by then. `max_usd` is checked only when the calls were priced with a price
 /// table (some call has `cost_usd` or `unpriced`), on the sum of their `cost_usd` (an
 /// unpriced call adds nothing).
-pub fn budget_breach(calls: &[ModelCall], budgets: &Budgets) -> Option<BudgetBreach> {
+pub(crate) fn budget_breach(calls: &[ModelCall], budgets: &Budgets) -> Option<BudgetBreach> {
     let priced = calls
         .iter()
         .any(|c| c.cost_usd.is_some() || c.unpriced.is_some());

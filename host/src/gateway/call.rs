@@ -10,7 +10,7 @@ use std::time::Instant;
 
 /// The most of a response body a call record keeps with `--gateway-bodies` (bytes; the
 /// rest is counted in `response_bytes`, not kept).
-pub const BODY_KEEP_BYTES: usize = 1 << 20;
+pub(crate) const BODY_KEEP_BYTES: usize = 1 << 20;
 
 /// What a request was, by the rule in [`super`]'s docs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,7 +55,7 @@ impl ApiUsage {
 
     /// As the host's usage shape: a count not reported adds 0, except cache writes,
     /// which stay `None` (absent is not zero).
-    pub fn to_usage(&self) -> harness_kit::Usage {
+    pub(crate) fn to_usage(self) -> harness_kit::Usage {
         harness_kit::Usage {
             input_tokens: self.input_tokens.unwrap_or(0),
             output_tokens: self.output_tokens.unwrap_or(0),
@@ -234,7 +234,7 @@ impl ModelCall {
     }
 
     /// The turn this call counts as (`counted_turn`, else `turn`).
-    pub fn turn_counted(&self) -> Option<u32> {
+    pub(crate) fn turn_counted(&self) -> Option<u32> {
         self.counted_turn.or(self.turn)
     }
 
@@ -242,7 +242,7 @@ impl ModelCall {
     /// reported usage, or a 2xx model call whose usage is unknown (billed, not priced);
     /// a call never billed (held, refused, not forwarded, an error answer without usage)
     /// or a request that is no model call is left as it is.
-    pub fn price_with(&mut self, table: &super::PriceTable) {
+    pub(crate) fn price_with(&mut self, table: &super::PriceTable) {
         if self.kind == CallKind::Other || !self.forwarded() {
             return;
         }
@@ -261,7 +261,7 @@ impl ModelCall {
     }
 
     /// Time to first token, µs.
-    pub fn ttft_us(&self) -> Option<u64> {
+    pub(crate) fn ttft_us(&self) -> Option<u64> {
         self.first_byte_us.map(|f| f.saturating_sub(self.us))
     }
 }

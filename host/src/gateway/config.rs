@@ -7,7 +7,7 @@ use crate::limits::budget::Budgets;
 
 /// Host environment variables that hold model API credentials: with `--gateway` and a
 /// real `--upstream`, those among `--pass-env` go to the gateway, never to the CLI.
-pub const CREDENTIAL_VARS: &[&str] = &[
+pub(crate) const CREDENTIAL_VARS: &[&str] = &[
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_AUTH_TOKEN",
     "OPENAI_API_KEY",
@@ -21,7 +21,7 @@ pub const CREDENTIAL_VARS: &[&str] = &[
 /// `_CREDENTIALS` or `_CUSTOM_HEADERS`, contains `API_KEY`, starts `AWS_BEARER_TOKEN_`, or
 /// is `PGPASSWORD` or `DATABASE_URL`. With `--gateway`, such a `--pass-env` variable is
 /// held back from the agent ([`to_agent`]).
-pub fn looks_secret(name: &str) -> bool {
+pub(crate) fn looks_secret(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     [
         "_KEY",
@@ -47,7 +47,7 @@ pub fn looks_secret(name: &str) -> bool {
 /// gateway uses ([`CREDENTIAL_VARS`]: it goes to the gateway with `--upstream`, and the
 /// scripted model needs none) nor for any other name that [`looks_secret`]; the rest
 /// pass.
-pub fn to_agent(name: &str, gateway: bool) -> bool {
+pub(crate) fn to_agent(name: &str, gateway: bool) -> bool {
     !gateway || !(CREDENTIAL_VARS.contains(&name) || looks_secret(name))
 }
 
@@ -105,7 +105,7 @@ pub fn pass_env_notes(pass_env: &[String], upstream: bool) -> Vec<String> {
 
 /// The credentials the gateway adds upstream, per API (none: the request's own go).
 #[derive(Clone, Default, PartialEq, Eq)]
-pub struct Credentials {
+pub(crate) struct Credentials {
     /// Anthropic `x-api-key` (`ANTHROPIC_API_KEY`).
     pub anthropic_api_key: Option<String>,
     /// Anthropic `Authorization: Bearer` (`ANTHROPIC_AUTH_TOKEN`).
@@ -119,7 +119,7 @@ pub struct Credentials {
 impl Credentials {
     /// The credentials among `keys` (the `--pass-env` names), read from the host's
     /// environment; a key that is not set is skipped.
-    pub fn from_env(keys: &[String]) -> Credentials {
+    pub(crate) fn from_env(keys: &[String]) -> Credentials {
         let get = |name: &str| {
             keys.iter()
                 .any(|k| k == name)
@@ -136,7 +136,7 @@ impl Credentials {
     }
 
     /// Every secret value held (what redaction replaces).
-    pub fn secrets(&self) -> Vec<String> {
+    pub(crate) fn secrets(&self) -> Vec<String> {
         [
             &self.anthropic_api_key,
             &self.anthropic_auth_token,
@@ -170,7 +170,7 @@ pub struct GatewayConfig {
     /// `<upstream>/v1/messages`. A trailing `/` is dropped.
     pub upstream: String,
     /// Credentials added upstream ([`Credentials`]).
-    pub credentials: Credentials,
+    pub(crate) credentials: Credentials,
     /// Hold main calls at this turn index or later (`max_turns`); `None`: none held.
     pub hold_from_turn: Option<u32>,
     /// Keep request and response bodies in the call records (`--gateway-bodies`).
@@ -225,7 +225,7 @@ pub enum GatewayError {
 }
 
 /// `error` and its causes as one sentence (for `task.json`'s `error`).
-pub fn error_sentence(error: &GatewayError) -> String {
+pub(crate) fn error_sentence(error: &GatewayError) -> String {
     let mut out = error.to_string();
     let mut source = std::error::Error::source(error);
     while let Some(cause) = source {

@@ -161,16 +161,20 @@ mod hardening_tests;
 #[cfg(test)]
 mod tests;
 
-pub use breach::budget_breach;
-pub use call::{ApiUsage, BODY_KEEP_BYTES, CallKind, ModelCall};
-pub use config::{
-    CREDENTIAL_VARS, Credentials, GatewayConfig, GatewayError, check_upstream, error_sentence,
-    looks_secret, pass_env_notes, redact_userinfo, to_agent,
-};
-pub use price::{Price, PriceError, PriceTable, Priced};
-pub use turn::{
-    GatewaySummary, GatewayTurn, apply as apply_to_turn, apply_priced as apply_to_turn_priced,
-};
+pub(crate) use call::ApiUsage;
+pub use call::{CallKind, ModelCall};
+pub(crate) use config::Credentials;
+pub use config::GatewayConfig;
+pub(crate) use config::GatewayError;
+pub use config::check_upstream;
+pub(crate) use config::error_sentence;
+pub(crate) use config::to_agent;
+pub use config::{pass_env_notes, redact_userinfo};
+pub use price::PriceTable;
+pub(crate) use price::Priced;
+pub(crate) use turn::apply_priced as apply_to_turn_priced;
+#[cfg(test)]
+pub(crate) use {breach::budget_breach, call::BODY_KEEP_BYTES, turn::apply as apply_to_turn};
 
 use crate::limits::budget::{self, BudgetKind, Budgets};
 use axum::Router;
@@ -393,7 +397,7 @@ impl Gateway {
 
     /// The host's stop switch for this gateway: once tripped, no model call is forwarded
     /// (see the module doc, *The host's stop*).
-    pub fn stopper(&self) -> coder_eval_scripted_model::Stopper {
+    pub(crate) fn stopper(&self) -> coder_eval_scripted_model::Stopper {
         self.shared.stopper.clone()
     }
 

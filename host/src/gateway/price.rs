@@ -104,7 +104,7 @@ pub enum PriceError {
 
 /// What pricing one call gave.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Priced {
+pub(crate) enum Priced {
     /// The call's cost, USD.
     Usd(f64),
     /// Not priced, and why (a model not in the table, a cache price missing, no usage).
@@ -169,7 +169,7 @@ impl PriceTable {
     /// The cost of one call of `model` over `api` that reported `usage`. Anthropic's
     /// `input_tokens` exclude cache reads and writes; the OpenAI APIs' and Gemini's
     /// include the cached tokens, which are priced at `cache_read` instead.
-    pub fn price(&self, api: Option<Api>, model: Option<&str>, usage: &ApiUsage) -> Priced {
+    pub(crate) fn price(&self, api: Option<Api>, model: Option<&str>, usage: &ApiUsage) -> Priced {
         let Some(model) = model else {
             return Priced::Unpriced("the request names no model".into());
         };

@@ -6,8 +6,8 @@
 use super::breach::budget_breach;
 use super::call::{CallKind, ModelCall};
 use crate::limits::budget::Budgets;
+pub(crate) use crate::results::GatewayTurn;
 use crate::results::{DiagnosticRecord, TurnRecord, TurnStatus};
-pub use crate::results::{GatewaySummary, GatewayTurn};
 use harness_kit::Usage;
 use std::collections::BTreeSet;
 
@@ -21,7 +21,8 @@ use std::collections::BTreeSet;
 /// the record's `budget` (unless the CLI's stream went over one earlier) and a turn that
 /// ended on its own or by the gateway's budget hold is `token_budget_exceeded`.
 /// Without a price table: [`apply_priced`] with none.
-pub fn apply(record: &mut TurnRecord, calls: &[ModelCall], budgets: &Budgets) {
+#[cfg(test)]
+pub(crate) fn apply(record: &mut TurnRecord, calls: &[ModelCall], budgets: &Budgets) {
     apply_priced(record, calls, budgets, None);
 }
 
@@ -29,7 +30,7 @@ pub fn apply(record: &mut TurnRecord, calls: &[ModelCall], budgets: &Budgets) {
 /// file as given; `None`: no table): `gateway.cost_usd` is the sum of the calls'
 /// `cost_usd`, `cost_source: price_table`, `cost_partial` when some billed call went
 /// unpriced. A `max_usd` breach on the priced cost is `cost_budget_exceeded`.
-pub fn apply_priced(
+pub(crate) fn apply_priced(
     record: &mut TurnRecord,
     calls: &[ModelCall],
     budgets: &Budgets,

@@ -6,7 +6,7 @@ use crate::components::criteria::{BUILTIN_CRITERIA, BuiltinCriteria};
 
 /// The host-native criterion types: they run processes or call models, which a WASI
 /// component cannot.
-pub const HOST_TYPES: &[&str] = &[
+pub(crate) const HOST_TYPES: &[&str] = &[
     "run_command",
     "program_stdout_equals",
     "pytest",

@@ -20,9 +20,9 @@ use std::path::Path;
 use std::time::Duration;
 
 /// Bytes of each stream read from a command.
-pub const MAX_OUTPUT: usize = 1 << 20;
+pub(crate) const MAX_OUTPUT: usize = 1 << 20;
 /// Characters of each stream shown in a criterion's details.
-pub const SHOWN: usize = 4000;
+pub(crate) const SHOWN: usize = 4000;
 
 /// The environment a criterion's command sees.
 #[derive(Debug, Clone, Default)]
@@ -37,7 +37,7 @@ pub struct CommandEnv<'a> {
 }
 
 /// Single-quotes `s` for `sh`.
-pub fn quote(s: &str) -> String {
+pub(crate) fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', r"'\''"))
 }
 

@@ -40,10 +40,10 @@ mod spec;
 mod status;
 pub mod suite;
 
-pub use builtin::HOST_TYPES;
+pub use spec::CriterionSpec;
 pub(crate) use spec::{Criterion, HostCriterion};
-pub use spec::{CriterionSpec, DEFAULT_PASS_THRESHOLD, VENDOR_TYPES};
-pub use status::{criteria_decide, task_status};
+pub(crate) use status::criteria_decide;
+pub use status::task_status;
 
 use crate::components::criteria::BuiltinCriteria;
 use crate::results::{CriterionError, CriterionResult, StampedEvent};
@@ -77,7 +77,7 @@ pub struct GradeContext<'a> {
     /// Host variables handed to judges (`--judge-env`, `--pass-env`); `None` = none.
     pub judge_env: Option<&'a judge::JudgeEnv>,
     /// Runs `agent_judge` CLIs; `None` outside a run (`agent_judge` then fails clearly).
-    pub agent_runner: Option<&'a dyn judge::agent::AgentRunner>,
+    pub(crate) agent_runner: Option<&'a dyn judge::agent::AgentRunner>,
     /// The task's container (`sandbox.driver: docker`): the criteria's commands run in it,
     /// as in coder_eval; `None` = on the host.
     pub container: Option<&'a crate::sandbox::docker::DockerSandbox>,

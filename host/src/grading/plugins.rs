@@ -40,7 +40,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::RwLock;
 
-pub use grader_kit::VALIDATE_PROMPT;
+pub(crate) use grader_kit::VALIDATE_PROMPT;
 
 /// One registered type.
 #[derive(Debug, Clone, PartialEq)]
@@ -86,18 +86,13 @@ struct Entry {
 static REGISTRY: RwLock<BTreeMap<String, Plugin>> = RwLock::new(BTreeMap::new());
 
 /// The registered plugin for `kind`.
-pub fn lookup(kind: &str) -> Option<Plugin> {
+pub(crate) fn lookup(kind: &str) -> Option<Plugin> {
     REGISTRY.read().unwrap().get(kind).cloned()
 }
 
 /// Every registered type name.
 pub fn names() -> Vec<String> {
     REGISTRY.read().unwrap().keys().cloned().collect()
-}
-
-/// Forgets every registration (tests).
-pub fn clear() {
-    REGISTRY.write().unwrap().clear();
 }
 
 fn builtin(name: &str) -> bool {
@@ -209,7 +204,7 @@ pub fn register(p: Plugin) -> Result<(), PluginError> {
 }
 
 /// The params a plugin receives: the criterion's params, as written.
-pub fn guest_params(params: &Map<String, Value>) -> Value {
+pub(crate) fn guest_params(params: &Map<String, Value>) -> Value {
     Value::Object(params.clone())
 }
 

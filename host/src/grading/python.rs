@@ -44,7 +44,7 @@ use std::path::Path;
 use std::time::Duration;
 
 /// What a host-native criterion concluded (the same shape as `run_command`'s).
-pub use super::run_command::Outcome;
+pub(crate) use super::run_command::Outcome;
 
 /// `pytest`'s parameters, parsed and checked once, at load ([`Pytest::parse`]).
 #[derive(Debug, Clone, PartialEq, Deserialize)]

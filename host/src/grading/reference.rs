@@ -39,7 +39,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 
-pub use super::run_command::Outcome;
+pub(crate) use super::run_command::Outcome;
 
 /// `reference_comparison`'s parameters, parsed and checked once, at load
 /// ([`Params::parse`]).

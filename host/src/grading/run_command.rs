@@ -63,7 +63,7 @@ fn default_timeout() -> f64 {
 
 /// coder_eval's older `program_stdout_equals` (`command`, `expected_output`, `timeout`)
 /// as the `run_command` it is: exit code 0 and stdout equal, trimmed.
-pub fn from_program_stdout_equals(
+pub(crate) fn from_program_stdout_equals(
     params: &Map<String, Value>,
 ) -> Result<Map<String, Value>, String> {
     let mut out = Map::new();

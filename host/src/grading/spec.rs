@@ -19,7 +19,7 @@ use std::path::PathBuf;
 
 /// coder_eval criterion types that need a vendor's service or CLI, which cannot run here:
 /// refused at load, with where they belong (a vendor plugin: see [`super::plugins`]).
-pub const VENDOR_TYPES: &[(&str, &str)] = &[
+pub(crate) const VENDOR_TYPES: &[(&str, &str)] = &[
     (
         "uipath_eval",
         "it runs UiPath's agent evaluation service (the `uipath` CLI and a UiPath tenant)",
@@ -68,10 +68,10 @@ pub struct CriterionSpec {
     /// `stop_early: {on_pass, decide_within}`: arms a live criterion for early stop (see
     /// `turn::early_stop`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub stop_early: Option<StopEarlyBlock>,
+    pub(crate) stop_early: Option<StopEarlyBlock>,
     /// The older arming, `stop_when: pass|fail` (with `run_limits.stop_early: true`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub stop_when: Option<StopWhen>,
+    pub(crate) stop_when: Option<StopWhen>,
     /// The other keys: the criterion's parameters, as written.
     #[serde(flatten)]
     pub(crate) params: Map<String, Value>,
@@ -131,7 +131,7 @@ pub(crate) enum HostCriterion {
 }
 
 /// The default `pass_threshold`.
-pub const DEFAULT_PASS_THRESHOLD: f64 = 0.9;
+pub(crate) const DEFAULT_PASS_THRESHOLD: f64 = 0.9;
 
 impl CriterionSpec {
     /// A spec of `kind` with these parameters and the default weight and threshold.
@@ -340,7 +340,7 @@ impl CriterionSpec {
     /// `import_check` run code in the workspace, and the judges call a model (at a cost),
     /// so they are not. After a crash or timeout, only read-only criteria run, as
     /// evidence.
-    pub fn is_read_only(&self) -> bool {
+    pub(crate) fn is_read_only(&self) -> bool {
         match &self.criterion {
             Criterion::RunCommand(_) => false,
             Criterion::Host(host) => matches!(host, HostCriterion::ReferenceComparison(_)),

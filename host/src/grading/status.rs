@@ -38,7 +38,7 @@ pub fn task_status(turn: TurnStatus, criteria_passed: bool) -> TaskStatus {
 /// Whether the criteria decide the status of a turn that ended this way. When they do
 /// not (timeout, crash), the runner runs only the read-only criteria, as evidence
 /// (`post_failure_criteria_results`).
-pub fn criteria_decide(turn: TurnStatus) -> bool {
+pub(crate) fn criteria_decide(turn: TurnStatus) -> bool {
     matches!(
         turn,
         TurnStatus::Completed

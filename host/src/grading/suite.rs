@@ -26,11 +26,11 @@
 //! one of the shapes above (label metrics only on label-emitting types).
 
 use crate::results::CriterionResult;
-pub use crate::results::{SuiteThresholdResult, ThresholdCheck};
+pub(crate) use crate::results::{SuiteThresholdResult, ThresholdCheck};
 use std::collections::BTreeMap;
 
 /// The criterion types whose rows carry (expected, observed) labels.
-pub const LABEL_TYPES: [&str; 2] = ["classification_match", "skill_triggered"];
+pub(crate) const LABEL_TYPES: [&str; 2] = ["classification_match", "skill_triggered"];
 
 /// Metrics every criterion has.
 const BASE: [&str; 4] = ["mean", "min", "max", "pass_rate"];
@@ -122,7 +122,7 @@ pub fn labels(result: &CriterionResult) -> Option<(String, String)> {
 }
 
 /// Classification metrics of (expected, observed) pairs; empty for no pairs.
-pub fn classification_metrics(pairs: &[(String, String)]) -> BTreeMap<String, f64> {
+pub(crate) fn classification_metrics(pairs: &[(String, String)]) -> BTreeMap<String, f64> {
     let mut m = BTreeMap::new();
     if pairs.is_empty() {
         return m;
@@ -183,7 +183,7 @@ pub fn classification_metrics(pairs: &[(String, String)]) -> BTreeMap<String, f6
 
 impl SuiteThresholdResult {
     /// A group none of whose `ungraded` rows graded the criterion: every threshold unmet.
-    pub fn ungraded(
+    pub(crate) fn ungraded(
         task_id: &str,
         harness: &str,
         criterion_index: usize,
@@ -220,7 +220,7 @@ impl SuiteThresholdResult {
 }
 
 /// One criterion result of one row, with what identifies its group.
-pub struct RowCriterion<'a> {
+pub(crate) struct RowCriterion<'a> {
     pub task_id: &'a str,
     pub harness: &'a str,
     pub criterion_index: usize,
@@ -229,7 +229,7 @@ pub struct RowCriterion<'a> {
 }
 
 /// Judges every group's thresholds. Groups are ordered by (task, harness, criterion).
-pub fn evaluate(rows: &[RowCriterion<'_>]) -> Vec<SuiteThresholdResult> {
+pub(crate) fn evaluate(rows: &[RowCriterion<'_>]) -> Vec<SuiteThresholdResult> {
     type Key<'a> = (&'a str, &'a str, usize);
     let mut groups: BTreeMap<Key, Vec<&RowCriterion>> = BTreeMap::new();
     for r in rows {

@@ -18,7 +18,9 @@
 //! budget is checked again at each. USD is the sum of the messages' own `cost_usd`,
 //! else the CLI's final result's total; dollars are never estimated from tokens.
 
-pub use crate::results::{BudgetBreach, BudgetKind, SoftBudgetWarning};
+pub(crate) use crate::results::BudgetBreach;
+pub use crate::results::BudgetKind;
+pub(crate) use crate::results::SoftBudgetWarning;
 use harness_kit::{Event, Usage};
 use std::collections::HashMap;
 
@@ -51,7 +53,7 @@ impl Budgets {
 
     /// What the CLI's stream still enforces when the model gateway counts the tokens
     /// (`--gateway`): `max_usd` only (the CLI's reported cost), the token budgets cleared.
-    pub fn without_tokens(self) -> Budgets {
+    pub(crate) fn without_tokens(self) -> Budgets {
         Budgets {
             max_input_tokens: None,
             max_output_tokens: None,
@@ -61,7 +63,7 @@ impl Budgets {
     }
 
     /// Only the token budgets (`max_usd` cleared).
-    pub fn tokens_only(self) -> Budgets {
+    pub(crate) fn tokens_only(self) -> Budgets {
         Budgets {
             max_usd: None,
             ..self
@@ -71,7 +73,7 @@ impl Budgets {
 
 /// Counts usage and cost as the events arrive and says when a budget runs out.
 #[derive(Debug, Clone, Default)]
-pub struct BudgetMeter {
+pub(crate) struct BudgetMeter {
     budgets: Budgets,
     usage: HashMap<String, Usage>,
     cost: HashMap<String, f64>,
@@ -83,7 +85,7 @@ pub struct BudgetMeter {
 }
 
 impl BudgetMeter {
-    pub fn new(budgets: Budgets) -> BudgetMeter {
+    pub(crate) fn new(budgets: Budgets) -> BudgetMeter {
         BudgetMeter {
             budgets,
             ..BudgetMeter::default()
@@ -91,12 +93,12 @@ impl BudgetMeter {
     }
 
     /// The breach, once one happened.
-    pub fn breach(&self) -> Option<&BudgetBreach> {
+    pub(crate) fn breach(&self) -> Option<&BudgetBreach> {
         self.breach.as_ref()
     }
 
     /// Input, output tokens and USD so far (USD `None` while no cost was reported).
-    pub fn totals(&self) -> (u64, u64, Option<f64>) {
+    pub(crate) fn totals(&self) -> (u64, u64, Option<f64>) {
         let (mut input, mut output) = (0u64, 0u64);
         let floor = self
             .final_usage
@@ -122,7 +124,7 @@ impl BudgetMeter {
 
     /// Takes the next event of the trajectory (with its µs stamp); returns the breach when
     /// this event takes a budget over (once).
-    pub fn observe(&mut self, stamp_us: u64, event: &Event) -> Option<BudgetBreach> {
+    pub(crate) fn observe(&mut self, stamp_us: u64, event: &Event) -> Option<BudgetBreach> {
         let index = self.events;
         self.events += 1;
         if self.breach.is_some() || !self.budgets.any() {
@@ -231,7 +233,7 @@ pub fn input_tokens(b: &Budgets, u: &Usage) -> u64 {
 /// covers the messages (the usual case: the total is the figure). Claude Code's
 /// `error_max_budget_usd` result reports only its first model call's usage, below the sum
 /// of the calls its stream showed.
-pub fn usage_floor<'a>(
+pub(crate) fn usage_floor<'a>(
     total: Usage,
     messages: impl IntoIterator<Item = &'a Usage>,
 ) -> Option<Usage> {
@@ -398,7 +400,7 @@ pub fn refusal(harness: &str, budgets: &Budgets) -> Option<String> {
 /// refused or could not run (`denied`) or that never ended (`interrupted`: the host
 /// stopped the CLI as it started) did no work, and counting it would make the same run's
 /// verdict differ by CLI (Claude Code streams the call it was stopped at, Pi does not).
-pub fn tool_calls_that_ran(calls: &[crate::results::ToolCallRecord]) -> u32 {
+pub(crate) fn tool_calls_that_ran(calls: &[crate::results::ToolCallRecord]) -> u32 {
     use crate::results::ToolOutcome;
     calls
         .iter()
@@ -408,7 +410,7 @@ pub fn tool_calls_that_ran(calls: &[crate::results::ToolCallRecord]) -> u32 {
 
 /// The soft budgets: over them is a warning and a badge, never a stop.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SoftBudgets {
+pub(crate) struct SoftBudgets {
     /// coder_eval's visible turns: one per tool call that ran, plus one for the final
     /// reply (not model calls, which the summary line calls "turns").
     pub expected_turns: Option<u32>,
@@ -418,7 +420,7 @@ pub struct SoftBudgets {
 
 impl SoftBudgets {
     /// The warnings for a run with `tool_calls` tool calls and a final reply or not.
-    pub fn check(&self, tool_calls: u32, final_reply: bool) -> Vec<SoftBudgetWarning> {
+    pub(crate) fn check(&self, tool_calls: u32, final_reply: bool) -> Vec<SoftBudgetWarning> {
         let turns = tool_calls + u32::from(final_reply);
         [
             ("expected_turns", self.expected_turns, turns),

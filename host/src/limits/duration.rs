@@ -52,7 +52,7 @@ pub(crate) fn duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duratio
 
 /// The longest duration a task file may give (30 days, in seconds): beyond it a timeout
 /// is a typo, and far beyond it a deadline would not fit in an `Instant`.
-pub const MAX_DURATION_SECS: f64 = 30.0 * 24.0 * 3600.0;
+pub(crate) const MAX_DURATION_SECS: f64 = 30.0 * 24.0 * 3600.0;
 
 pub(super) fn parse_duration(text: &str) -> Result<f64, String> {
     let text = text.trim();

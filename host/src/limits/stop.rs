@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 /// A live turn's stop rules.
 #[derive(Debug, Clone, Copy)]
-pub struct Deadlines {
+pub(crate) struct Deadlines {
     /// When the turn must end, with the reason if it does not (see
     /// [`RunLimitsSpec::deadline`]).
     pub deadline: Option<(Instant, StopReason)>,
@@ -26,7 +26,7 @@ pub struct Deadlines {
 /// is SIGTERM to the whole process group (and the marked processes that left it), a
 /// grace, then SIGKILL rescanned until nothing is alive (`process::stop_tree`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StopPolicy {
+pub(crate) struct StopPolicy {
     /// SIGTERM → SIGKILL grace when the host stops a running CLI (a cap, a timeout,
     /// Ctrl-C, a late exit) or a shell step that timed out: long enough for a CLI to
     /// flush its session files and answer its children, short enough that a stuck one
@@ -60,7 +60,7 @@ pub struct StopPolicy {
 
 impl StopPolicy {
     /// The policy of every run.
-    pub const DEFAULT: StopPolicy = StopPolicy {
+    pub(crate) const DEFAULT: StopPolicy = StopPolicy {
         kill_grace: Duration::from_secs(2),
         result_grace: Duration::from_secs(5),
         leak_grace: Duration::from_secs(1),
@@ -78,17 +78,17 @@ impl Default for StopPolicy {
 
 /// How long an agent CLI's `--version` may take. It only prints a line; a CLI that hangs
 /// there (a first-run prompt, a network check) must not hold the task.
-pub const CLI_VERSION_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const CLI_VERSION_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long the model gateway's shutdown waits for its server task once every open
 /// request was told to end: the requests are already answered or cut, so this only lets
 /// the task notice; a stuck one must not hold the task's end.
-pub const GATEWAY_SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+pub(crate) const GATEWAY_SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 /// How long the model gateway waits to connect to its upstream. There is no overall
 /// timeout on a call (the turn's timeout bounds it); an upstream that does not accept a
 /// connection in 30 s is down, and the CLI gets the error to retry or fail on.
-pub const GATEWAY_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+pub(crate) const GATEWAY_CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long the outer run of `--isolate-network` waits for the inner run (in the network
 /// namespace) to report a signal it received before forwarding the signal itself: a
@@ -98,11 +98,11 @@ pub const ISOLATE_FORWARD_AFTER: Duration = Duration::from_millis(500);
 
 /// How long a workspace's package install (`pip install`, `npm install` of a task's
 /// `sandbox.python` / `sandbox.node`) may take during setup.
-pub const INSTALL_TIMEOUT: Duration = Duration::from_secs(900);
+pub(crate) const INSTALL_TIMEOUT: Duration = Duration::from_secs(900);
 
 /// The default `timeout` of a `run_command` criterion, seconds (coder_eval's 30); the
 /// criterion's own `timeout` can lengthen it.
-pub const RUN_COMMAND_TIMEOUT_SECS: f64 = 30.0;
+pub(crate) const RUN_COMMAND_TIMEOUT_SECS: f64 = 30.0;
 
 /// How long a second signal's exit waits for the result files being written to finish
 /// (`results::close_writes`): a `task.json`, `run.json` or `report.html` is never cut

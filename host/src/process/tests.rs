@@ -167,7 +167,7 @@ async fn a_second_ctrl_c_kills_a_live_group_that_ignores_sigterm_at_once() {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
     assert!(!processes_with(&marker).is_empty());
-    // What `kill_live_groups` does, for this group only (other tests' groups run too).
+    // What `kill_live_groups_and_wait` does, for this group only (other tests' groups run too).
     let started = Instant::now();
     assert_eq!(kill_groups(&[(pgid, mark.clone(), None)]), 1);
     child.wait().await.unwrap();
@@ -314,7 +314,7 @@ async fn a_second_ctrl_c_kills_an_unmarked_escapee_in_the_turns_folder() {
         !processes_with(&marker).is_empty(),
         "the control killed it: the test would prove nothing"
     );
-    // With the registered scope (what `kill_live_groups` reads) it is killed.
+    // With the registered scope (what `kill_live_groups_and_wait` reads) it is killed.
     let registered: Vec<_> = LIVE
         .lock()
         .unwrap()

@@ -109,7 +109,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 
 /// Writes `value` as pretty JSON (and a final newline) to `path` with
 /// [`write_atomically`]. Errors: as there, or `value` does not serialize.
-pub fn write_json_atomically<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
+pub(crate) fn write_json_atomically<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
     let mut text = serde_json::to_vec_pretty(value).map_err(std::io::Error::other)?;
     text.push(b'\n');
     write_atomically(path, &text)

@@ -108,7 +108,7 @@ impl BudgetKind {
     }
 
     /// A token budget (else the USD one).
-    pub fn is_tokens(self) -> bool {
+    pub(crate) fn is_tokens(self) -> bool {
         self != BudgetKind::MaxUsd
     }
 }

@@ -88,7 +88,8 @@ mod task;
 mod turn;
 mod unit;
 
-pub use atomic::{close_writes, write_atomically, write_json_atomically};
+pub use atomic::{close_writes, write_atomically};
+pub(crate) use atomic::write_json_atomically;
 pub use cost::{
     AttemptSettings, COST_RECORD_VERSION, CostAttempt, CostRecord, CostSummary, GatewayCost,
     ProviderReports, ReportedMessage, ReportedTotals,
@@ -117,7 +118,7 @@ pub use turn::{
     RetryRecord, StampedEvent, Timing, ToolCallRecord, ToolOutcome, TotalsStatus, TurnRecord,
     TurnStatus, UnreportedRecord,
 };
-pub use unit::{UnitId, replicate_dir, replicate_dir_of};
+pub use unit::{UnitId, replicate_dir_of};
 
 /// The version of the shape of `task.json` and `run.json`.
 pub const TASK_RESULT_VERSION: u32 = 1;

@@ -80,7 +80,7 @@ impl StopReason {
     }
 
     /// Whether this stop makes the turn a timeout (a failure).
-    pub fn is_timeout(self) -> bool {
+    pub(crate) fn is_timeout(self) -> bool {
         matches!(self, StopReason::TurnTimeout | StopReason::TaskTimeout)
     }
 }

@@ -173,7 +173,7 @@ impl TaskResult {
     /// When the early-stop watcher stopped the run, what decided it, for people:
     /// "early stop: criterion_passed by success_criteria[1] `command_executed: step 2 ran`
     /// at tool call 2 (model call 2, 0.4 s); armed gate 1.00 ≥ 1.00" (the index 0-based).
-    pub fn early_stop_note(&self) -> Option<String> {
+    pub(crate) fn early_stop_note(&self) -> Option<String> {
         let fired = self.turn.as_ref()?.early_stop.as_ref()?.fired.as_ref()?;
         let gate = self.armed_gate.as_ref().map_or(String::new(), |g| {
             format!(
@@ -231,7 +231,7 @@ impl TaskResult {
 
     /// A time-budget run's outcome, for people: "time budget: 3 sessions, ended:
     /// deadline_reached" (`time_budget.ended`); `None` outside time-budget mode.
-    pub fn time_budget_note(&self) -> Option<String> {
+    pub(crate) fn time_budget_note(&self) -> Option<String> {
         let tb = self.time_budget.as_ref()?;
         let ended = serde_json::to_value(tb.ended)
             .ok()
@@ -245,7 +245,7 @@ impl TaskResult {
     }
 
     /// The soft budgets gone over, as a badge: "over expected_tool_calls (4 > 2)".
-    pub fn soft_budget_note(&self) -> Option<String> {
+    pub(crate) fn soft_budget_note(&self) -> Option<String> {
         (!self.soft_budget_warnings.is_empty()).then(|| {
             self.soft_budget_warnings
                 .iter()
@@ -279,7 +279,7 @@ impl TaskResult {
     /// what the host sees of the CLI, and a wall-clock timeout may fire on a CLI that had
     /// finished. `None` unless a timeout stopped the turn and that work was at least a
     /// quarter of the time to the stop.
-    pub fn host_work_note(&self) -> Option<String> {
+    pub(crate) fn host_work_note(&self) -> Option<String> {
         let stop = self.stop.as_ref().filter(|s| s.reason.is_timeout())?;
         let at_ms = stop.at_ms.filter(|&ms| ms > 0)?;
         let work_ms = self.host_turn_work_us? / 1000;

@@ -155,13 +155,13 @@ pub enum TotalsStatus {
 
 impl TotalsStatus {
     /// `true` for [`TotalsStatus::Complete`].
-    pub fn is_complete(&self) -> bool {
+    pub(crate) fn is_complete(&self) -> bool {
         *self == TotalsStatus::Complete
     }
 
     /// The status of a sum of parts: any ambiguous part makes it ambiguous; all parts
     /// not reported, not reported; all complete, complete; anything else, partial.
-    pub fn combine(parts: impl IntoIterator<Item = TotalsStatus>) -> TotalsStatus {
+    pub(crate) fn combine(parts: impl IntoIterator<Item = TotalsStatus>) -> TotalsStatus {
         let (mut any, mut all_complete, mut all_missing) = (false, true, true);
         for part in parts {
             any = true;

@@ -110,7 +110,7 @@ impl UnitId {
     }
 
     /// The group its statistics fall into: the variant, else the harness.
-    pub fn group(&self) -> String {
+    pub(crate) fn group(&self) -> String {
         match &self.variant {
             Some(v) if !v.is_empty() => v.clone(),
             _ => self.harness.clone(),
@@ -120,12 +120,6 @@ impl UnitId {
 
 /// The widest replicate number a folder has: 10000 replicates at most (`r0000`…`r9999`).
 const MAX_REPLICATE_DIGITS: usize = 4;
-
-/// A replicate's folder name with two digits at least: `r00`, `r01`, … (`r100` past 99),
-/// as a count unknown ([`replicate_dir_of`] `None`) gives it; for labels (`flaky [r02]`).
-pub fn replicate_dir(index: u32) -> String {
-    format!("r{index:02}")
-}
 
 /// A replicate's folder name among `replicates` replicates: its number as wide as the
 /// largest index's, two digits at least (`r00`…`r99` up to 100 replicates, `r000`…`r999`

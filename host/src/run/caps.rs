@@ -74,12 +74,16 @@ pub enum Unfit {
 }
 
 /// Checks a task's agent section against what `harness` can do.
-pub fn check_task(task: &Task, harness: &str, described: &Described) -> Result<(), Unfit> {
+pub(crate) fn check_task(task: &Task, harness: &str, described: &Described) -> Result<(), Unfit> {
     check_agent(&task.agent, harness, described)
 }
 
 /// [`check_task`] on the agent section alone.
-pub fn check_agent(agent: &AgentSpec, harness: &str, described: &Described) -> Result<(), Unfit> {
+pub(crate) fn check_agent(
+    agent: &AgentSpec,
+    harness: &str,
+    described: &Described,
+) -> Result<(), Unfit> {
     check_agent_fields(agent, harness, &described.caps, &described.contract)?;
     if agent.budget_mode == Some(BudgetMode::Time) && !described.caps.resume {
         // harness@0.1.0 has no resume form at all; a later component says it has none.

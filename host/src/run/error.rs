@@ -9,12 +9,12 @@ use coder_eval_scripted_model::ServerError;
 /// failures so).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct Cause(pub String);
+pub(crate) struct Cause(pub String);
 
 /// Why one task could not be carried out: its status is then ERROR, `task.json`'s `error`
 /// is [`RunError::message`] and its `error_kind` is [`RunError::kind`].
 #[derive(Debug, thiserror::Error)]
-pub enum RunError {
+pub(crate) enum RunError {
     /// Making the workspace and HOME, or a `pre_run` step, failed.
     #[error("setup")]
     Setup(#[source] Cause),
@@ -61,7 +61,7 @@ pub enum RunError {
 
 impl RunError {
     /// A snake_case kind, for `task.json`'s `error_kind`.
-    pub fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             RunError::Setup(_) => "setup",
             RunError::Resolve(_) | RunError::Component(_) => "component",
@@ -78,7 +78,7 @@ impl RunError {
     }
 
     /// The sentence `task.json`'s `error` holds: the stage and its cause.
-    pub fn message(&self) -> String {
+    pub(crate) fn message(&self) -> String {
         match self {
             // These causes name their stage themselves.
             RunError::Component(e) => e.to_string(),

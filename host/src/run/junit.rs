@@ -30,7 +30,7 @@ pub fn report(results: &[TaskResult], gates: &[SuiteThresholdResult]) -> Report 
 
 /// [`report`], with a case per unit of `missing` (units the suite planned that have no
 /// result: `<error type="MISSING">` whose message is `why`) in its harness's suite.
-pub fn report_with_missing(
+pub(crate) fn report_with_missing(
     results: &[TaskResult],
     gates: &[SuiteThresholdResult],
     missing: &[crate::results::UnitId],

@@ -19,7 +19,7 @@ const STATUSES: [TaskStatus; 8] = [
 ];
 
 /// The tags of `task` as its results carry them, as a JSON array (a tag may hold spaces).
-pub fn tags_of(task: &str, results: &[TaskResult]) -> String {
+pub(crate) fn tags_of(task: &str, results: &[TaskResult]) -> String {
     let tags = results
         .iter()
         .find(|r| r.task_id == task)
@@ -29,7 +29,7 @@ pub fn tags_of(task: &str, results: &[TaskResult]) -> String {
 }
 
 /// The filter controls above the matrix.
-pub fn controls(columns: &[&str], results: &[TaskResult]) -> Markup {
+pub(crate) fn controls(columns: &[&str], results: &[TaskResult]) -> Markup {
     let mut tags: Vec<&str> = results
         .iter()
         .flat_map(|r| r.tags.iter().map(String::as_str))
@@ -57,7 +57,7 @@ pub fn controls(columns: &[&str], results: &[TaskResult]) -> Markup {
 }
 
 /// The script (inline; reads only the page).
-pub fn script() -> Markup {
+pub(crate) fn script() -> Markup {
     html! { script { (PreEscaped(SCRIPT)) } }
 }
 

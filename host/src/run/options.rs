@@ -19,7 +19,7 @@ pub struct RunOptions {
     /// alone (false: the launch plan is asked for without them).
     pub native_limits: bool,
     /// How the host stops a CLI and what it left behind (graces, give-up).
-    pub stop_policy: StopPolicy,
+    pub(crate) stop_policy: StopPolicy,
     /// Host environment variables passed to the CLI (e.g. a real API key); judges may
     /// read them too.
     pub pass_env: Vec<String>,

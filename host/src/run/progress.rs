@@ -101,7 +101,7 @@ impl Progress {
     }
 
     /// The suite holds `total` units; the clock starts. Fewer than 2 shows nothing.
-    pub fn begin(&self, total: usize) {
+    pub(crate) fn begin(&self, total: usize) {
         let mut s = self.state.lock().unwrap();
         s.total = total;
         s.start = Some(Instant::now());
@@ -156,7 +156,7 @@ impl Progress {
     /// A task ended with `result` and its row is printed; `ran_here` is false for one
     /// kept from an earlier run or skipped (it never started in this run). One that ran
     /// here has [`Progress::left`] the running ones already.
-    pub fn finished(&self, result: &TaskResult, ran_here: bool) {
+    pub(crate) fn finished(&self, result: &TaskResult, ran_here: bool) {
         {
             let mut s = self.state.lock().unwrap();
             if ran_here {
@@ -300,7 +300,7 @@ impl Snapshot {
     }
 
     /// The plain line (module docs).
-    pub fn plain_line(&self) -> String {
+    pub(crate) fn plain_line(&self) -> String {
         format!(
             "progress: {}/{} done, {} running, {} failed{}; elapsed {}, {}; {}",
             self.done,

@@ -29,7 +29,7 @@ mod attempts;
 use attempts::{keep_attempt, kept_attempts, retry_record};
 
 /// The folder (inside a task's result folder) that keeps its earlier attempts.
-pub const ATTEMPTS_DIR: &str = "attempts";
+pub(crate) const ATTEMPTS_DIR: &str = "attempts";
 
 pub use crate::task::retry::{MAX_INITIAL_DELAY_SECS, MAX_RETRIES};
 
@@ -47,14 +47,14 @@ pub struct RetryPolicy {
 
 impl RetryPolicy {
     /// 2 retries, 1 s then 2 s.
-    pub const DEFAULT: RetryPolicy = RetryPolicy {
+    pub(crate) const DEFAULT: RetryPolicy = RetryPolicy {
         max_retries: 2,
         initial_delay: Duration::from_secs(1),
         backoff_multiplier: 2.0,
     };
 
     /// The wait before retry `n` (1-based).
-    pub fn delay(&self, n: u32) -> Duration {
+    pub(crate) fn delay(&self, n: u32) -> Duration {
         let factor = self
             .backoff_multiplier
             .max(1.0)
@@ -66,7 +66,7 @@ impl RetryPolicy {
 impl RetryPolicy {
     /// `self` (the built-in policy) with the task file's `retry:` fields, then the
     /// command line's (`--infra-retries`, `--retry-initial-delay`), each where set.
-    pub fn resolve(
+    pub(crate) fn resolve(
         self,
         task: &crate::task::retry::RetrySpec,
         command_line: &crate::task::retry::RetrySpec,
@@ -92,7 +92,7 @@ impl Default for RetryPolicy {
 /// Runs one task (as [`run_one`]) and, while its attempt ends in an infrastructure error
 /// and retries are left, keeps that attempt under `attempts/<n>/`, waits the backoff and
 /// runs it again. Never fails: what cannot be kept is said in the attempt's record.
-pub async fn run_with_retries(
+pub(crate) async fn run_with_retries(
     p: Prepared,
     options: &RunOptions,
     cancel: watch::Receiver<bool>,

@@ -300,7 +300,7 @@ pub(crate) fn summary_of(
 
 /// Writes a suite's `junit.xml` and `report.html` into `dir` (beside its `run.json`),
 /// with its suite-threshold groups.
-pub fn write_suite_reports(
+pub(crate) fn write_suite_reports(
     dir: &Path,
     results: &[TaskResult],
     gates: &[SuiteThresholdResult],

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 /// The dataset task a result belongs to: its row's `suite_id`; for a result without a
 /// row (an older `task.json`), its id before the first `/`.
-pub fn suite_of(r: &TaskResult) -> &str {
+pub(crate) fn suite_of(r: &TaskResult) -> &str {
     match &r.row {
         Some(row) => &row.suite_id,
         None => r.task_id.split('/').next().unwrap_or(&r.task_id),

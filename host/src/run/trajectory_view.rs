@@ -23,7 +23,7 @@ use maud::{Markup, PreEscaped, html};
 use std::collections::BTreeMap;
 
 /// CSS for both parts, added to the report's style sheet.
-pub const STYLE: &str = "
+pub(crate) const STYLE: &str = "
 details.trajectory { margin: 0.5em 0; }
 details.trajectory ol { padding-left: 1.5em; }
 .entry { margin: 0.2em 0; }
@@ -52,7 +52,7 @@ enum Entry<'a> {
 }
 
 /// The trajectory of run `r` (nothing when no turn ran).
-pub fn trajectory(r: &TaskResult) -> Markup {
+pub(crate) fn trajectory(r: &TaskResult) -> Markup {
     let Some(t) = &r.turn else {
         return html! {};
     };
@@ -187,7 +187,7 @@ pub(crate) fn input_text(input: &serde_json::Value) -> String {
 /// with its status, its timeline, and its trajectory as a line of steps (model calls'
 /// first words, tool calls with their status). Nothing for larger runs (their matrix
 /// comes first).
-pub fn glance(results: &[TaskResult]) -> Markup {
+pub(crate) fn glance(results: &[TaskResult]) -> Markup {
     const MAX_RUNS: usize = 12;
     if results.len() > MAX_RUNS || results.iter().all(|r| r.turn.is_none()) {
         return html! {};
@@ -248,7 +248,7 @@ const LEFT: f64 = 60.0;
 const LANE: f64 = 14.0;
 
 /// The timeline picture of turn `t` of a CLI with `caveats`.
-pub fn timeline(t: &TurnRecord, caveats: &[Caveat]) -> Markup {
+pub(crate) fn timeline(t: &TurnRecord, caveats: &[Caveat]) -> Markup {
     timeline_sized(t, caveats, WIDTH)
 }
 

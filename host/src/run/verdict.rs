@@ -145,7 +145,7 @@ pub(crate) fn mark_advisory(
 /// Grades a task that ran no agent (`agent.type: none`): every criterion on the prepared
 /// workspace, with an empty trajectory and no final answer; the status as for a turn
 /// that completed.
-pub async fn grade_agentless(
+pub(crate) async fn grade_agentless(
     task: &Task,
     workspace: &Path,
     judges: &Judges,

@@ -28,10 +28,10 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// The file of the probe cache, inside the cache folder.
-pub const CACHE_FILE: &str = "cli-versions.json";
+pub(crate) const CACHE_FILE: &str = "cli-versions.json";
 
 /// The most probes the cache keeps (the newest).
-pub const MAX_ENTRIES: usize = 64;
+pub(crate) const MAX_ENTRIES: usize = 64;
 
 /// One cached probe (the cache file maps the canonical path to it).
 #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -52,13 +52,13 @@ struct Cached {
 }
 
 /// The cache folder of the probes: the parent of the component cache's default folder.
-pub fn default_cache_dir() -> Option<PathBuf> {
+pub(crate) fn default_cache_dir() -> Option<PathBuf> {
     crate::runtime::ComponentCache::default_dir().and_then(|d| d.parent().map(Path::to_path_buf))
 }
 
 /// The version of the npm package that installed `cli`, from its `package.json`, when
 /// `cli` (its symlinks followed) is a `bin` of one; `None` otherwise.
-pub fn from_manifest(cli: &Path) -> Option<String> {
+pub(crate) fn from_manifest(cli: &Path) -> Option<String> {
     let target = cli.canonicalize().ok()?;
     let mut dir = target.parent();
     // A bin sits a few folders deep in its package (`bin/`, `dist/`, `bundle/`).
@@ -92,7 +92,7 @@ pub fn from_manifest(cli: &Path) -> Option<String> {
 
 /// The cached probe of `cli` in `cache_dir`, when the file and what it launches are
 /// unchanged since.
-pub fn cached(cli: &Path, cache_dir: &Path) -> Option<String> {
+pub(crate) fn cached(cli: &Path, cache_dir: &Path) -> Option<String> {
     let (key, mtime_ns, size) = identity(cli)?;
     let entries = read_cache(cache_dir);
     let hit = entries.get(&key)?;
@@ -102,7 +102,7 @@ pub fn cached(cli: &Path, cache_dir: &Path) -> Option<String> {
 
 /// Records `version` as the probe of `cli` in `cache_dir` (best effort: a cache that
 /// cannot be written is only slower next time), pruned (module docs).
-pub fn remember(cli: &Path, cache_dir: &Path, version: &str) {
+pub(crate) fn remember(cli: &Path, cache_dir: &Path, version: &str) {
     let Some((key, mtime_ns, size)) = identity(cli) else {
         return;
     };
@@ -231,7 +231,7 @@ fn read_cache(cache_dir: &Path) -> BTreeMap<String, Cached> {
 /// The environment of a probe of `cli`, as a turn's is built (`super::launch`): `PATH`
 /// (the CLI's folder first: a node CLI finds `node` on it), a private `HOME` (`home`),
 /// `LANG`, `TERM`, `TMPDIR` (the private home too), nothing else.
-pub fn probe_env(cli: &Path, home: &Path) -> Vec<(String, String)> {
+pub(crate) fn probe_env(cli: &Path, home: &Path) -> Vec<(String, String)> {
     let mut path = crate::workspace::host_path();
     if let Some(dir) = cli.parent() {
         path = format!("{}:{path}", dir.display());

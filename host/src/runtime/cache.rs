@@ -118,7 +118,7 @@ impl ComponentCache {
 
     /// The default cache folder: `$CODER_EVAL_CACHE_DIR`, else
     /// `$XDG_CACHE_HOME/coder-eval/components`, else `~/.cache/coder-eval/components`.
-    pub fn default_dir() -> Option<PathBuf> {
+    pub(crate) fn default_dir() -> Option<PathBuf> {
         if let Some(dir) = std::env::var_os("CODER_EVAL_CACHE_DIR") {
             return Some(PathBuf::from(dir));
         }
@@ -129,7 +129,7 @@ impl ComponentCache {
     }
 
     /// The process-wide cache of graders in [`ComponentCache::default_dir`].
-    pub fn global() -> &'static ComponentCache {
+    pub(crate) fn global() -> &'static ComponentCache {
         static CACHE: std::sync::OnceLock<ComponentCache> = std::sync::OnceLock::new();
         CACHE.get_or_init(|| ComponentCache::new(ComponentCache::default_dir()))
     }

@@ -64,7 +64,7 @@ impl<T: LiveWatcher + ?Sized> LiveWatcher for Box<T> {
 /// A watcher's call budget: fuel for one event (a regex over a long command stays far
 /// inside it; a loop stops in well under a second), the wall-clock backstop, the memory
 /// cap of graders.
-pub const WATCHER: Budget = Budget {
+pub(crate) const WATCHER: Budget = Budget {
     fuel: Some(super::Fuel {
         base: 50_000_000,
         per_byte: 100,
@@ -84,7 +84,7 @@ fn linker() -> &'static Linker<HostState> {
 }
 
 /// Whether the component exports the `live` interface of grader@0.2.0.
-pub fn exports_live(loaded: &LoadedComponent) -> bool {
+pub(crate) fn exports_live(loaded: &LoadedComponent) -> bool {
     let ty = loaded.component.component_type();
     let wanted = format!("{}/live@0.2.0", contract::GRADER.package);
     ty.exports(loaded.component.engine())
@@ -274,7 +274,7 @@ impl LiveInstance {
     }
 
     /// One event, converted to the WIT types by the caller ([`to_wit`]).
-    pub fn observe_wit(
+    pub(crate) fn observe_wit(
         &mut self,
         event: &wg::StampedEvent,
         bytes: usize,

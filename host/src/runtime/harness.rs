@@ -123,7 +123,7 @@ impl Launcher {
 
     /// How the CLI's reported token usage accumulates for `cli_version` (harness@0.2.0
     /// `usage-totals`); a 0.1.0 component's is taken as per process.
-    pub fn usage_totals(
+    pub(crate) fn usage_totals(
         &mut self,
         cli_version: Option<&str>,
     ) -> Result<TotalsScope, ComponentError> {
@@ -208,7 +208,7 @@ impl Launcher {
     }
 
     /// This CLI's tool call for a neutral scripted-model action.
-    pub fn translate_action(
+    pub(crate) fn translate_action(
         &mut self,
         action: &NeutralAction,
         workspace: &str,

@@ -23,7 +23,7 @@ mod verdict;
 
 pub use cache::ComponentCache;
 pub use error::ComponentError;
-pub use sandbox::{Budget, Fuel, HostState};
+pub(crate) use sandbox::{Budget, Fuel, HostState};
 
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -34,7 +34,7 @@ use wasmtime::{Config, Engine};
 /// ([`ComponentCache::global`] for graders, [`ComponentCache::harnesses`] for harness
 /// components) and runs only on stores of that engine.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CpuBound {
+pub(crate) enum CpuBound {
     /// Fuel, re-armed before every call, with the epoch deadline as a wall-clock
     /// backstop: a call that loops stops at the same instruction on every machine, so a
     /// criterion that runs out of fuel fails the same way on every re-grade. For graders
@@ -52,12 +52,12 @@ pub enum CpuBound {
 }
 
 /// How often the epoch ticks; epoch deadlines are counted in these ticks.
-pub const EPOCH_TICK: Duration = Duration::from_millis(10);
+pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(10);
 
 /// The process-wide engine for `bound`: epoch interruption on, fuel metering for
 /// [`CpuBound::Fuel`], and a background thread that ticks its epoch every
 /// [`EPOCH_TICK`].
-pub fn engine(bound: CpuBound) -> &'static Engine {
+pub(crate) fn engine(bound: CpuBound) -> &'static Engine {
     static FUEL: OnceLock<Engine> = OnceLock::new();
     static DEADLINE: OnceLock<Engine> = OnceLock::new();
     let cell = match bound {
@@ -95,7 +95,7 @@ pub fn engine(bound: CpuBound) -> &'static Engine {
 /// thread: so on a multi-thread runtime the call leaves the worker (`block_in_place`), on
 /// a current-thread runtime it runs on a scoped thread, and outside tokio it runs as is.
 /// Every component call of the host goes through here, so callers need not care.
-pub fn off_runtime<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+pub(crate) fn off_runtime<R: Send>(f: impl FnOnce() -> R + Send) -> R {
     use tokio::runtime::{Handle, RuntimeFlavor};
     match Handle::try_current() {
         Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => tokio::task::block_in_place(f),

@@ -17,14 +17,14 @@ const CAPTURE_BYTES: usize = 64 * 1024;
 /// A call's fuel allowance: `base` (wasm instructions, roughly) plus `per_byte` for each
 /// byte of input the call receives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Fuel {
+pub(crate) struct Fuel {
     pub base: u64,
     pub per_byte: u64,
 }
 
 /// CPU and memory bounds for a component's calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Budget {
+pub(crate) struct Budget {
     /// Fuel for one call; `None`: the deadline alone bounds the CPU
     /// ([`CpuBound::Deadline`], see [`Budget::cpu`]).
     pub fuel: Option<Fuel>,
@@ -45,14 +45,14 @@ impl Budget {
     /// too slow, and a loop on a short line stops within 2 s. The stream is reduced as it
     /// arrives: a reducer that is slow on every line but within its deadline delays what
     /// the host sees of the CLI (`TaskResult::host_work_note` says so on a timeout).
-    pub const REDUCER: Budget = Budget {
+    pub(crate) const REDUCER: Budget = Budget {
         fuel: None,
         deadline: Duration::from_secs(2),
         deadline_per_mib: Duration::from_secs(1),
         memory_bytes: 512 << 20,
     };
     /// Graders: one call per criterion, bounded by fuel.
-    pub const GRADER: Budget = Budget {
+    pub(crate) const GRADER: Budget = Budget {
         fuel: Some(Fuel {
             base: 2_000_000_000,
             per_byte: 100,
@@ -64,7 +64,7 @@ impl Budget {
 
     /// What bounds the calls' CPU, and so which engine runs them: fuel when the budget
     /// has any.
-    pub fn cpu(&self) -> CpuBound {
+    pub(crate) fn cpu(&self) -> CpuBound {
         match self.fuel {
             Some(_) => CpuBound::Fuel,
             None => CpuBound::Deadline,
@@ -73,7 +73,7 @@ impl Budget {
 
     /// Fuel for a call that receives `input_bytes` bytes (0 under
     /// [`CpuBound::Deadline`]).
-    pub fn fuel_for(&self, input_bytes: usize) -> u64 {
+    pub(crate) fn fuel_for(&self, input_bytes: usize) -> u64 {
         self.fuel.map_or(0, |f| {
             f.base
                 .saturating_add(f.per_byte.saturating_mul(input_bytes as u64))
@@ -82,7 +82,7 @@ impl Budget {
 
     /// How the deadline grows with the input, as a message states it (`2 s + 1 s per
     /// MiB of input`); `None` for a flat deadline.
-    pub fn deadline_rule(&self) -> Option<String> {
+    pub(crate) fn deadline_rule(&self) -> Option<String> {
         let secs = |d: Duration| {
             let s = d.as_secs_f64();
             if s.fract() == 0.0 {
@@ -101,7 +101,7 @@ impl Budget {
     }
 
     /// The wall-clock limit of a call that receives `input_bytes` bytes.
-    pub fn deadline_for(&self, input_bytes: usize) -> Duration {
+    pub(crate) fn deadline_for(&self, input_bytes: usize) -> Duration {
         let mib = input_bytes as f64 / (1024.0 * 1024.0);
         self.deadline
             .saturating_add(self.deadline_per_mib.mul_f64(mib))
@@ -109,7 +109,7 @@ impl Budget {
 }
 
 /// The data of one sandboxed store.
-pub struct HostState {
+pub(crate) struct HostState {
     wasi: WasiCtx,
     table: ResourceTable,
     limiter: MemoryCap,

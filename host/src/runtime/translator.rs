@@ -61,7 +61,7 @@ impl ComponentTranslator {
 
     /// The first translation that failed, once (later calls give `None`); `None` too when
     /// every translation succeeded.
-    pub fn take_failure(&self) -> Option<ComponentError> {
+    pub(crate) fn take_failure(&self) -> Option<ComponentError> {
         let mut failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
         failed.as_mut().and_then(|(_, error)| error.take())
     }

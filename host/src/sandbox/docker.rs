@@ -45,12 +45,14 @@ mod shell;
 pub mod spec;
 mod workdir;
 
-pub use connect::{connect, connect_at, host_node_paths, probe_daemon, socket_path};
+pub(crate) use connect::probe_daemon;
+pub use connect::{connect, connect_at, host_node_paths};
 pub use container::remove_leftovers;
-pub use exec::{DockerExec, ExecOutput, ExecRequest};
-pub use image::ImageReady;
-pub use shell::CONTAINER_PATH;
-pub use spec::{DockerBuild, DockerNetwork, DockerSpec, DockerSpecError, ImageSource};
+pub use exec::{DockerExec, ExecRequest};
+pub(crate) use image::ImageReady;
+pub(crate) use shell::CONTAINER_PATH;
+pub(crate) use spec::DockerSpecError;
+pub use spec::{DockerNetwork, DockerSpec};
 
 use bollard::Docker;
 use bollard::query_parameters::{CreateContainerOptions, RemoveContainerOptions};
@@ -62,10 +64,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// is the pid of the host process that made it.
 pub const LABEL: &str = "org.coder-eval.sandbox";
 /// The label naming the task a container runs.
-pub const TASK_LABEL: &str = "org.coder-eval.task";
+pub(crate) const TASK_LABEL: &str = "org.coder-eval.task";
 
 /// The socket used when `DOCKER_HOST` is not set.
-pub const DEFAULT_SOCKET: &str = "/var/run/docker.sock";
+pub(crate) const DEFAULT_SOCKET: &str = "/var/run/docker.sock";
 
 /// A failure to set up or use a Docker sandbox. A task that meets one ends as an `ERROR`
 /// with this message; none of them is a panic.

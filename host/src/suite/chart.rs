@@ -10,7 +10,7 @@ const WIDTH: f64 = 480.0;
 const ROW: f64 = 22.0;
 
 /// One row of a chart: a label and its estimate (`None`: nothing graded, drawn as such).
-pub struct Row<'a> {
+pub(crate) struct Row<'a> {
     pub label: &'a str,
     pub estimate: Option<&'a MeanEstimate>,
 }
@@ -18,7 +18,7 @@ pub struct Row<'a> {
 /// The chart of `rows` on the axis `[low, high]` (fractions: 0.0–1.0 for pass rates,
 /// −1.0–1.0 for a difference), with a reference line at `zero` when it is on the axis.
 /// Class `estimate` marks each drawn row (the browser test counts them).
-pub fn intervals(rows: &[Row], low: f64, high: f64, zero: Option<f64>) -> Markup {
+pub(crate) fn intervals(rows: &[Row], low: f64, high: f64, zero: Option<f64>) -> Markup {
     let span = (high - low).max(f64::EPSILON);
     let x = |v: f64| LABEL + (v.clamp(low, high) - low) / span * WIDTH;
     let height = ROW * rows.len() as f64 + 24.0;

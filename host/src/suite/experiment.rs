@@ -40,9 +40,13 @@
 //! the command line's layer ([`Overrides`]); `resolve` merges the layers into each task ×
 //! variant ([`resolve_file`]); the merge rules are in `suite::merge`.
 
-pub use super::merge::{Layer, Lineage, LineageEntry, MERGE_RULES, MergeRule, rule_of};
+pub(crate) use super::merge::Layer;
+pub use super::merge::Lineage;
+pub(crate) use super::merge::LineageEntry;
 use super::merge::{LayerInput, merge, set_path};
-pub use super::mutation::PromptMutation;
+pub(crate) use super::mutation::PromptMutation;
+#[cfg(test)]
+pub(crate) use position::MAX_VARIANT_ID;
 use serde::Deserialize;
 use serde_yaml_ng::{Mapping, Value};
 use std::path::{Path, PathBuf};
@@ -57,7 +61,6 @@ mod tests;
 
 pub use overrides::Overrides;
 use paths::{PATH_FIELDS, absolutize_paths, relative_lineage};
-pub use position::MAX_VARIANT_ID;
 use position::{
     VARIANT_ID_RULE, case_twin, case_twin_message, check_sections, is_variant_id, key_positions,
     section_error, shorten, variant_line, variant_lines,

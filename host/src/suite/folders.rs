@@ -37,7 +37,7 @@ pub(crate) fn reserved(part: &str, harnesses: &[&str]) -> Option<&'static str> {
 }
 
 /// The file in a run's folder that keeps how the run was invoked (`run --resume` reads it).
-pub const INVOCATION_FILE: &str = "invocation.json";
+pub(crate) const INVOCATION_FILE: &str = "invocation.json";
 /// The file name in a shard's folder (and a merged run's): its plan and units.
 pub const SHARD_FILE: &str = "shard.json";
 /// The lock file in a shard's or a run's folder (held with `flock` while a process runs
@@ -50,7 +50,7 @@ pub const OUTPUT_MARKER: &str = ".coder-eval-results";
 
 /// The files coder-eval writes at the top of a run's folder: no unit's first folder (its
 /// variant id, else its task id's first part) may take one of these names.
-pub const RUN_FOLDER_FILES: [&str; 7] = [
+pub(crate) const RUN_FOLDER_FILES: [&str; 7] = [
     "run.json",
     "junit.xml",
     "report.html",

@@ -15,7 +15,7 @@ use crate::results::{TaskResult, TaskStatus};
 /// own failing exit, which is `cli_error`), its recording or result could not be written
 /// (`recording`, `write_result`), or a signal stopped it (`interrupted`). A shard whose
 /// unit ended so exits with [`crate::exit_codes::INFRA`] and may be retried.
-pub const INFRA_ERROR_KINDS: &[&str] =
+pub(crate) const INFRA_ERROR_KINDS: &[&str] =
     &["launch", "cli", "recording", "write_result", "interrupted"];
 
 /// Whether `r` ended in an infrastructure error ([`INFRA_ERROR_KINDS`]).
@@ -54,7 +54,7 @@ impl InfraCause {
 
 /// The documented exit-code kinds (a launch plan's `exit_codes[].kind`) that name a
 /// transient failure: the same run may well succeed a moment later.
-pub const TRANSIENT_EXIT_KINDS: &[&str] = &[
+pub(crate) const TRANSIENT_EXIT_KINDS: &[&str] = &[
     "rate_limited",
     "rate_limit",
     "overloaded",
@@ -104,7 +104,7 @@ pub fn infra_cause(result: &TaskResult) -> Option<InfraCause> {
 /// stopped the turn for `turn_timeout` or `task_timeout` while the CLI was retrying the
 /// model API: its last main-thread retry reported a 429/5xx (as a status, else in its
 /// error's words) and no assistant message of the main thread began after it.
-pub fn outage_status(result: &TaskResult) -> Option<u32> {
+pub(crate) fn outage_status(result: &TaskResult) -> Option<u32> {
     use crate::results::StopReason;
     let stop = result.stop.as_ref()?;
     if !matches!(
@@ -148,7 +148,7 @@ pub fn api_status_of(turn: &crate::results::TurnRecord) -> Option<u32> {
 
 /// [`api_status_of`]'s rule over a failure message and the HTTP status of the last
 /// request the CLI retried.
-pub fn api_status(message: Option<&str>, last_retry_status: Option<u32>) -> Option<u32> {
+pub(crate) fn api_status(message: Option<&str>, last_retry_status: Option<u32>) -> Option<u32> {
     message
         .and_then(http_status_number_in)
         .or(last_retry_status.filter(|s| transient_status(*s)))
@@ -165,7 +165,7 @@ fn transient_status(status: u32) -> bool {
 /// "unexpected status 503 Service Unavailable"), else the words of one
 /// ("rate limit" 429, "service unavailable" 503, "overloaded" 529). A number beats the
 /// words: "Error: 503 overloaded" is a 503.
-pub fn http_status_in(message: &str) -> Option<u32> {
+pub(crate) fn http_status_in(message: &str) -> Option<u32> {
     http_status_number_in(message).or_else(|| http_status_words_in(message))
 }
 

@@ -2,13 +2,15 @@
 //! file → variant → command line) with each field's lineage. Each field's rule is
 //! declared once, in [`MERGE_RULES`].
 
-pub use crate::results::{Layer, Lineage, LineageEntry};
+pub(crate) use crate::results::Layer;
+pub use crate::results::Lineage;
+pub(crate) use crate::results::LineageEntry;
 use serde_yaml_ng::{Mapping, Value};
 use std::collections::BTreeMap;
 
 /// How a field combines across layers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MergeRule {
+pub(crate) enum MergeRule {
     /// The later layer's value wins.
     Replace,
     /// Mappings merge key by key, recursively (each leaf replaced).
@@ -20,7 +22,7 @@ pub enum MergeRule {
 
 /// Every top-level field whose rule is not [`MergeRule::Replace`] (coder_eval's rules:
 /// sections merge per key, `pre_run` is prepended by the experiment, `post_run` appended).
-pub const MERGE_RULES: &[(&str, MergeRule)] = &[
+pub(crate) const MERGE_RULES: &[(&str, MergeRule)] = &[
     ("agent", MergeRule::Deep),
     ("run_limits", MergeRule::Deep),
     ("retry", MergeRule::Deep),
@@ -31,7 +33,7 @@ pub const MERGE_RULES: &[(&str, MergeRule)] = &[
 ];
 
 /// The merge rule of a top-level field.
-pub fn rule_of(field: &str) -> MergeRule {
+pub(crate) fn rule_of(field: &str) -> MergeRule {
     MERGE_RULES
         .iter()
         .find(|(name, _)| *name == field)

@@ -13,20 +13,20 @@
 /// typo (`--repeats 100000`) should be an error, not a week of runs.
 pub const MAX_REPEATS: u32 = 10_000;
 
-pub mod chart;
+pub(crate) mod chart;
 pub mod experiment;
 pub mod folders;
 pub mod infra;
 pub mod lock;
 pub mod merge;
-pub mod mutation;
+pub(crate) mod mutation;
 pub mod plan;
 pub mod report;
 pub mod resume;
 pub mod shard;
 pub mod stats;
 
-pub use crate::results::{UnitId, replicate_dir, replicate_dir_of};
+pub use crate::results::{UnitId, replicate_dir_of};
 
 use crate::results::{TaskResult, VariantStatistics};
 use std::collections::BTreeMap;
@@ -56,7 +56,7 @@ pub fn expected<'a>(units: impl IntoIterator<Item = &'a UnitId>) -> Expected {
 }
 
 /// Whether a run's statistics are worth writing: it has variants or replicates.
-pub fn is_suite(results: &[TaskResult]) -> bool {
+pub(crate) fn is_suite(results: &[TaskResult]) -> bool {
     results
         .iter()
         .any(|r| r.variant.is_some() || r.replicate.is_some())

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 /// One of coder_eval's prompt mutations, applied in order to the resolved prompt.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
-pub enum PromptMutation {
+pub(crate) enum PromptMutation {
     Prefix {
         content: String,
         #[serde(default = "blank_line")]

@@ -44,7 +44,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 mod digest;
-pub use digest::{DIGEST_SKIPS, digest_dir, digest_file, is_plan_file, task_reads};
+pub use digest::{digest_dir, digest_file, is_plan_file, task_reads};
 
 /// A group's [`UnitInputs`] as canonical JSON, split where the replicate index goes
 /// ([`UnitInputs::id_template`]).
@@ -66,10 +66,10 @@ impl IdTemplate {
 }
 
 /// The version of `plan.json` this build writes; it reads it and version 1.
-pub const PLAN_VERSION: u32 = 2;
+pub(crate) const PLAN_VERSION: u32 = 2;
 
 /// The older version this build still reads (every unit written whole).
-pub const PLAN_VERSION_UNITS: u32 = 1;
+pub(crate) const PLAN_VERSION_UNITS: u32 = 1;
 
 mod file;
 
@@ -347,7 +347,7 @@ pub fn plan_id<'a>(ids: impl IntoIterator<Item = &'a str>) -> String {
 /// `value` as canonical JSON: no whitespace, object keys sorted by their UTF-16 code
 /// units (RFC 8785's order), strings and numbers as serde_json writes them. The same
 /// value gives the same text whatever order its maps were built in.
-pub fn canonical_json(value: &serde_json::Value) -> String {
+pub(crate) fn canonical_json(value: &serde_json::Value) -> String {
     use serde_json::Value;
     match value {
         Value::Object(map) => {

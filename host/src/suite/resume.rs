@@ -33,7 +33,7 @@ pub struct Invocation {
     pub unit_ids: BTreeMap<String, String>,
 }
 
-pub use super::folders::INVOCATION_FILE;
+pub(crate) use super::folders::INVOCATION_FILE;
 
 /// `args` (a `coder-eval run` command line, after `run`) as `invocation.json` keeps them:
 /// the userinfo of `--upstream URL` / `--upstream=URL` (`http://user:password@host`)
@@ -180,7 +180,7 @@ pub fn locate(run_dir: &Path, unit: &UnitId) -> Option<PathBuf> {
 
 /// The unit's result in `run_dir` when it is complete (see the module docs), found where
 /// [`locate`] finds it (the result's own count gives that folder again).
-pub fn completed(run_dir: &Path, unit: &UnitId) -> Option<TaskResult> {
+pub(crate) fn completed(run_dir: &Path, unit: &UnitId) -> Option<TaskResult> {
     let text =
         std::fs::read_to_string(run_dir.join(locate(run_dir, unit)?).join("task.json")).ok()?;
     let result: TaskResult = serde_json::from_str(&text).ok()?;

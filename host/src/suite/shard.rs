@@ -134,7 +134,7 @@ impl ShardRecord {
     }
 }
 
-pub use super::lock::{LOCK_FILE, LockError, lock_folder};
+pub use super::lock::{LOCK_FILE, lock_folder};
 
 /// The file that makes `dir` a run folder (`invocation.json` or `run.json`) when it has
 /// one: a plain run's folder, which a shard must not run into.
@@ -306,7 +306,7 @@ pub fn copy_tree(from: &Path, to: &Path) -> Result<(), MergeError> {
 /// Copies the file `from` to `to` (created, with `from`'s permissions): a reflink
 /// (`FICLONE`: btrfs, XFS, bcachefs share the blocks until either file is written) where
 /// the file system can, else a byte copy (`std::fs::copy`).
-pub fn copy_file(from: &Path, to: &Path) -> std::io::Result<()> {
+pub(crate) fn copy_file(from: &Path, to: &Path) -> std::io::Result<()> {
     use std::os::fd::AsRawFd;
     let src = std::fs::File::open(from)?;
     let permissions = src.metadata()?.permissions();

@@ -19,7 +19,7 @@ mod summary;
 mod tests;
 
 pub use compare::{compare, single_task_note};
-pub use summary::{Outcome, Replicate, task_statistics, variant_statistics};
+pub(crate) use summary::{Replicate, task_statistics, variant_statistics};
 
 /// z for a two-sided 95% interval.
 const Z95: f64 = 1.959_963_984_540_054;
@@ -61,7 +61,7 @@ pub fn pass_hat_k(n: u32, c: u32, k: u32) -> Option<f64> {
 }
 
 /// The Wilson score interval (95%) of `successes` out of `n`; `None` when `n` is 0.
-pub fn wilson(successes: u32, n: u32) -> Option<Interval> {
+pub(crate) fn wilson(successes: u32, n: u32) -> Option<Interval> {
     if n == 0 {
         return None;
     }
@@ -88,13 +88,13 @@ pub fn wilson(successes: u32, n: u32) -> Option<Interval> {
 }
 
 /// The two-sided 95% quantile of Student's t with `df` degrees of freedom (t₀.₉₇₅).
-pub fn t95(df: u32) -> Option<f64> {
+pub(crate) fn t95(df: u32) -> Option<f64> {
     let dist = StudentsT::new(0.0, 1.0, f64::from(df)).ok()?;
     Some(dist.inverse_cdf(0.975))
 }
 
 /// The two-sided p-value of `t` under Student's t with `df` degrees of freedom.
-pub fn t_test_p(t: f64, df: u32) -> Option<f64> {
+pub(crate) fn t_test_p(t: f64, df: u32) -> Option<f64> {
     let dist = StudentsT::new(0.0, 1.0, f64::from(df)).ok()?;
     Some((2.0 * (1.0 - dist.cdf(t.abs()))).clamp(0.0, 1.0))
 }
@@ -104,7 +104,7 @@ pub fn t_test_p(t: f64, df: u32) -> Option<f64> {
 /// task-clustered standard error of the mean of per-task means: replicates of one task
 /// are not independent draws. One value: the mean alone. `None` when empty. Not clipped
 /// (a difference may be negative): see [`rate_estimate`] for pass rates and scores.
-pub fn mean_estimate(values: &[f64]) -> Option<MeanEstimate> {
+pub(crate) fn mean_estimate(values: &[f64]) -> Option<MeanEstimate> {
     if values.is_empty() {
         return None;
     }
@@ -138,7 +138,7 @@ pub fn mean_estimate(values: &[f64]) -> Option<MeanEstimate> {
 /// [`mean_estimate`] of values in [0, 1] (per-task pass rates, weighted scores), its
 /// t-interval clipped to [0, 1]: the normal approximation of a few tasks otherwise reaches
 /// past 0% or 100%, which no pass rate can.
-pub fn rate_estimate(values: &[f64]) -> Option<MeanEstimate> {
+pub(crate) fn rate_estimate(values: &[f64]) -> Option<MeanEstimate> {
     let mut e = mean_estimate(values)?;
     if let Some(ci) = &mut e.ci95 {
         ci.low = ci.low.max(0.0);

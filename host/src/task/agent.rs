@@ -19,7 +19,8 @@ mod resolve;
 #[cfg(test)]
 mod tests;
 
-pub use honoured::{AgentField, HarnessCapabilities, UnhonouredField, check_agent_fields};
+pub use honoured::AgentField;
+pub(crate) use honoured::{HarnessCapabilities, UnhonouredField, check_agent_fields};
 
 use super::time_budget::{Requested, TimeBudget};
 use serde::{Deserialize, Serialize};
@@ -56,7 +57,7 @@ pub struct AgentSpec {
     /// Whether `system_prompt` is appended to the CLI's own (`append`, coder_eval's
     /// default) or replaces it (`replace`, which needs a prompt).
     #[serde(default)]
-    pub system_prompt_mode: Option<SystemPromptMode>,
+    pub(crate) system_prompt_mode: Option<SystemPromptMode>,
     /// Local plugin folders (`[{type: local, path}]`). `$VAR` / `${VAR}` in `path` expand
     /// from the host environment; a relative path is relative to the task file. Resolved
     /// to absolute, existing folders at load.
@@ -64,7 +65,7 @@ pub struct AgentSpec {
     pub plugins: Vec<PluginSpec>,
     /// Which settings files Claude Code loads (`user`, `project`, `local`); `[]` = none.
     #[serde(default)]
-    pub setting_sources: Option<Vec<SettingSource>>,
+    pub(crate) setting_sources: Option<Vec<SettingSource>>,
     /// Claude Code settings (`--settings`): an object, or a path to a JSON file relative
     /// to the task file. Resolved at load to the JSON object.
     #[serde(default)]
@@ -90,7 +91,7 @@ pub struct AgentSpec {
     /// `iterations` (default: one session) or `time` (sessions resumed until the time
     /// budget is spent; see [`super::time_budget`]).
     #[serde(default)]
-    pub budget_mode: Option<super::time_budget::BudgetMode>,
+    pub(crate) budget_mode: Option<super::time_budget::BudgetMode>,
     /// The time budget of `budget_mode: time`, s (else `run_limits.task_timeout`).
     #[serde(default, deserialize_with = "super::time_budget::timeout_seconds")]
     pub timeout_seconds: Option<std::time::Duration>,
@@ -111,7 +112,7 @@ pub struct AgentSpec {
 /// `system_prompt_mode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum SystemPromptMode {
+pub(crate) enum SystemPromptMode {
     /// After the CLI's own system prompt.
     Append,
     /// Instead of the CLI's own system prompt.
@@ -121,7 +122,7 @@ pub enum SystemPromptMode {
 /// `setting_sources` entries (Claude Code `--setting-sources`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum SettingSource {
+pub(crate) enum SettingSource {
     User,
     Project,
     Local,

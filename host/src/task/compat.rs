@@ -10,7 +10,7 @@ pub use crate::results::{LoadNote, NoteAction};
 
 /// Top-level keys of a task file (coder_eval's `TaskDefinition` fields and the legacy
 /// placements this loader maps).
-pub const KNOWN_TOP_LEVEL: &[&str] = &[
+pub(crate) const KNOWN_TOP_LEVEL: &[&str] = &[
     "task_id",
     "description",
     "initial_prompt",
@@ -38,7 +38,7 @@ pub const KNOWN_TOP_LEVEL: &[&str] = &[
 ];
 
 /// Legacy top-level keys dropped with a warning, and why they mean nothing now.
-pub const DROPPED_TOP_LEVEL: &[(&str, &str)] = &[
+pub(crate) const DROPPED_TOP_LEVEL: &[(&str, &str)] = &[
     (
         "max_iterations",
         "coder_eval's retry iterations were removed: a task is one prompt (use run_limits.max_turns to bound the agent)",
@@ -58,7 +58,7 @@ pub const DROPPED_TOP_LEVEL: &[(&str, &str)] = &[
 ];
 
 /// Notes for the top-level keys of `value` (a mapping) that are unknown or dropped.
-pub fn top_level_notes(text: &str, value: &serde_yaml_ng::Value) -> Vec<LoadNote> {
+pub(crate) fn top_level_notes(text: &str, value: &serde_yaml_ng::Value) -> Vec<LoadNote> {
     let Some(map) = value.as_mapping() else {
         return Vec::new();
     };
@@ -90,7 +90,7 @@ pub fn top_level_notes(text: &str, value: &serde_yaml_ng::Value) -> Vec<LoadNote
 }
 
 /// A note that `from` (a legacy placement) was mapped to `to`.
-pub fn mapped(text: &str, from: &[&str], to: &str) -> LoadNote {
+pub(crate) fn mapped(text: &str, from: &[&str], to: &str) -> LoadNote {
     let key = from.join(".");
     LoadNote {
         line: key_line(text, from),
@@ -102,7 +102,7 @@ pub fn mapped(text: &str, from: &[&str], to: &str) -> LoadNote {
 }
 
 /// A note that `path` is accepted but not enforced, and why.
-pub fn not_enforced(text: &str, path: &[&str], why: &str) -> LoadNote {
+pub(crate) fn not_enforced(text: &str, path: &[&str], why: &str) -> LoadNote {
     let key = path.join(".");
     LoadNote {
         line: key_line(text, path),
@@ -116,7 +116,7 @@ pub fn not_enforced(text: &str, path: &[&str], why: &str) -> LoadNote {
 /// The 1-based line of a key in block-style YAML, found by indentation: `path[0]` at
 /// the top level, each next key among the lines indented under the previous one.
 /// `None` when not found (flow style, anchors).
-pub fn key_line(text: &str, path: &[&str]) -> Option<usize> {
+pub(crate) fn key_line(text: &str, path: &[&str]) -> Option<usize> {
     let lines: Vec<&str> = text.lines().collect();
     let mut from = 0;
     let mut parent_indent: Option<usize> = None;

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 /// `dataset:` as written.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct DatasetSpec {
+pub(crate) struct DatasetSpec {
     #[serde(default)]
     pub rows: Option<Vec<Map<String, Value>>>,
     #[serde(default)]
@@ -54,7 +54,7 @@ fn default_stratify_field() -> String {
 
 /// One row.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Row {
+pub(crate) struct Row {
     /// The value of `id_field`, as text.
     pub id: String,
     pub values: Map<String, Value>,
@@ -77,13 +77,14 @@ pub struct Selection {
 const SAMPLE_SEED: u64 = 0x5eed;
 
 /// Reads, checks and samples the rows. Errors name the row (and file:line for JSONL).
-pub fn load_rows(spec: &DatasetSpec, dir: &Path) -> Result<Vec<Row>, String> {
+#[cfg(test)]
+pub(crate) fn load_rows(spec: &DatasetSpec, dir: &Path) -> Result<Vec<Row>, String> {
     load_rows_with(spec, dir, &Selection::default())
 }
 
 /// [`load_rows`] with a command-line [`Selection`]. A `--split` that a labelled dataset
 /// has no rows of gives no rows (the caller notes it), as coder_eval skips the task.
-pub fn load_rows_with(
+pub(crate) fn load_rows_with(
     spec: &DatasetSpec,
     dir: &Path,
     select: &Selection,
@@ -201,7 +202,7 @@ pub fn load_rows_with(
 }
 
 /// `^[A-Za-z0-9_][A-Za-z0-9_.-]*$`.
-pub fn valid_row_id(id: &str) -> bool {
+pub(crate) fn valid_row_id(id: &str) -> bool {
     let mut chars = id.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphanumeric() || c == '_')
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
@@ -253,7 +254,7 @@ impl SplitMix {
 }
 
 /// Replaces every `${row.<field>}` in `text`. Errors name the row and the field.
-pub fn substitute(text: &str, row: &Row) -> Result<String, String> {
+pub(crate) fn substitute(text: &str, row: &Row) -> Result<String, String> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(i) = rest.find("${row.") {
@@ -288,7 +289,7 @@ pub fn substitute(text: &str, row: &Row) -> Result<String, String> {
 }
 
 /// [`substitute`] in every string of a YAML value (keys stay as written).
-pub fn substitute_value(value: &mut serde_yaml_ng::Value, row: &Row) -> Result<(), String> {
+pub(crate) fn substitute_value(value: &mut serde_yaml_ng::Value, row: &Row) -> Result<(), String> {
     match value {
         serde_yaml_ng::Value::String(s) if s.contains("${row.") => {
             *s = substitute(s, row)?;

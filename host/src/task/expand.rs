@@ -2,7 +2,7 @@
 //! the `agent:` section (plugin paths) and the `sandbox:` section (template sources).
 
 /// Expands `$VAR` and `${VAR}` from the host environment; `Err(name)` for an unset one.
-pub fn expand_env(text: &str) -> Result<String, String> {
+pub(crate) fn expand_env(text: &str) -> Result<String, String> {
     let mut out = String::new();
     let mut rest = text;
     while let Some(i) = rest.find('$') {

@@ -21,7 +21,7 @@ impl Task {
     }
 
     /// [`Task::load_file`] with a command-line selection of dataset rows.
-    pub fn load_file_with(
+    pub(crate) fn load_file_with(
         path: &Path,
         select: &dataset::Selection,
     ) -> Result<LoadedFile, TaskError> {
@@ -66,7 +66,7 @@ impl Task {
     }
 
     /// [`Task::parse_file`] with a command-line selection of dataset rows.
-    pub fn parse_file_with(
+    pub(crate) fn parse_file_with(
         text: &str,
         path: &Path,
         select: &dataset::Selection,

@@ -12,7 +12,7 @@ impl Task {
     /// names an existing file or folder relative to the task folder (a script, a data
     /// file). Only paths that exist are listed. Inline content (the prompt, the system
     /// prompt, `claude_settings`) is not a path: it is in the resolved task.
-    pub fn named_paths(&self) -> Vec<(String, PathBuf)> {
+    pub(crate) fn named_paths(&self) -> Vec<(String, PathBuf)> {
         let mut out = Vec::new();
         let mut add = |what: String, path: &Path| {
             let path = self.dir.join(path);

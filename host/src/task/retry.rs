@@ -17,7 +17,7 @@
 use serde::{Deserialize, Deserializer};
 
 /// The most `retry.backoff_multiplier` may be.
-pub const MAX_BACKOFF_MULTIPLIER: f64 = 10.0;
+pub(crate) const MAX_BACKOFF_MULTIPLIER: f64 = 10.0;
 
 /// The most retries `--infra-retries` (and a task's `retry.max_retries`) may ask for.
 pub const MAX_RETRIES: u32 = 20;
@@ -44,7 +44,7 @@ pub struct RetrySpec {
 
 impl RetrySpec {
     /// `self`, with each field `over` sets replacing it.
-    pub fn or_over(self, over: &RetrySpec) -> RetrySpec {
+    pub(crate) fn or_over(self, over: &RetrySpec) -> RetrySpec {
         RetrySpec {
             max_retries: over.max_retries.or(self.max_retries),
             initial_delay: over.initial_delay.or(self.initial_delay),

@@ -13,9 +13,8 @@ mod paths;
 mod tests;
 
 use crate::sandbox::docker::{DockerLimits, DockerSpec};
-pub use paths::{
-    DEFAULT_IGNORE_PATTERNS, check_ignore_pattern, check_relative, ignore_list, inside_root,
-    name_matches, task_root,
+pub(crate) use paths::{
+    check_ignore_pattern, check_relative, ignore_list, inside_root, name_matches,
 };
 use serde::{Deserialize, Deserializer, Serialize};
 use std::collections::BTreeMap;
@@ -52,7 +51,7 @@ pub struct SandboxSpec {
     pub limits: Option<SandboxLimits>,
     /// Sources applied in order into the workspace (last wins).
     #[serde(default)]
-    pub template_sources: Option<Vec<TemplateSource>>,
+    pub(crate) template_sources: Option<Vec<TemplateSource>>,
     /// Overrides of the default ignore list for `template_dir` sources: `name` adds a
     /// pattern, `!name` removes a default one.
     #[serde(default, alias = "additional_ignore_patterns")]
@@ -121,7 +120,7 @@ pub struct SandboxLimits {
 /// One `template_sources` entry.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
-pub enum TemplateSource {
+pub(crate) enum TemplateSource {
     /// A folder copied in (default ignore list applies), at `mount_point`.
     TemplateDir {
         /// Relative to the task file; absolute after load.
@@ -143,7 +142,7 @@ pub enum TemplateSource {
 /// One inline file of a `starter_files` source.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct StarterFile {
+pub(crate) struct StarterFile {
     pub path: String,
     pub content: String,
 }
@@ -155,7 +154,7 @@ fn dot() -> String {
 /// `reference:`: a solution for the graders, never readable by the agent while it runs.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct ReferenceSpec {
+pub(crate) struct ReferenceSpec {
     /// A folder (relative to the task file); coder_eval's current form.
     #[serde(default)]
     pub directory: Option<PathBuf>,
@@ -185,9 +184,9 @@ fn ms<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
 }
 
 /// Default timeout of a step, s (coder_eval).
-pub const STEP_TIMEOUT_DEFAULT_S: u64 = 30;
+pub(crate) const STEP_TIMEOUT_DEFAULT_S: u64 = 30;
 /// Largest timeout of a step, s (coder_eval).
-pub const STEP_TIMEOUT_MAX_S: u64 = 300;
+pub(crate) const STEP_TIMEOUT_MAX_S: u64 = 300;
 
 impl<'de> Deserialize<'de> for Step {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Step, D::Error> {
@@ -348,7 +347,7 @@ impl SandboxSpec {
 
     /// `sandbox.limits` as the container's limits (`max_disk_mb` binds under no driver,
     /// as in coder_eval).
-    pub fn docker_limits(&self) -> DockerLimits {
+    pub(crate) fn docker_limits(&self) -> DockerLimits {
         let Some(l) = &self.limits else {
             return DockerLimits::default();
         };
@@ -360,7 +359,7 @@ impl SandboxSpec {
     }
 
     /// The limits that bind only under docker and are set here (for a load note).
-    pub fn docker_only_limits(&self) -> Vec<&'static str> {
+    pub(crate) fn docker_only_limits(&self) -> Vec<&'static str> {
         let Some(l) = &self.limits else {
             return Vec::new();
         };

@@ -27,7 +27,7 @@ use std::time::Duration;
 /// `agent.budget_mode`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum BudgetMode {
+pub(crate) enum BudgetMode {
     /// One session, bounded by `run_limits` (coder_eval's default).
     #[default]
     Iterations,
@@ -36,16 +36,16 @@ pub enum BudgetMode {
 }
 
 /// The default `agent.min_resume_seconds` of a budget of 1200 s or more.
-pub const DEFAULT_MIN_RESUME: Duration = Duration::from_secs(600);
+pub(crate) const DEFAULT_MIN_RESUME: Duration = Duration::from_secs(600);
 
 /// The `agent.min_resume_seconds` of a task that sets none: [`DEFAULT_MIN_RESUME`]
 /// (600 s), or half the budget when that is less (a budget under 1200 s), so a
 /// short budget can still resume a session that ends in its first half.
-pub fn default_min_resume(budget: Duration) -> Duration {
+pub(crate) fn default_min_resume(budget: Duration) -> Duration {
     DEFAULT_MIN_RESUME.min(budget / 2)
 }
 /// The default `agent.max_sessions`.
-pub const DEFAULT_MAX_SESSIONS: u32 = 20;
+pub(crate) const DEFAULT_MAX_SESSIONS: u32 = 20;
 
 /// A time-budget run's settings, resolved at load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,7 +108,7 @@ pub(super) fn max_sessions<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32
 /// The time-budget fields of a task's `agent:` section as read, before they are resolved
 /// (each already checked to be positive by its own deserializer).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Requested {
+pub(crate) struct Requested {
     /// `agent.budget_mode`.
     pub mode: Option<BudgetMode>,
     /// `agent.timeout_seconds`.
@@ -125,7 +125,10 @@ impl Requested {
     /// time mode without a budget, `min_resume_seconds` equal to or greater than the
     /// budget (both values, in seconds), a `task_timeout` shorter than `timeout_seconds`
     /// (both values), or time-mode fields in iterations mode.
-    pub fn resolve(self, task_timeout: Option<Duration>) -> Result<Option<TimeBudget>, String> {
+    pub(crate) fn resolve(
+        self,
+        task_timeout: Option<Duration>,
+    ) -> Result<Option<TimeBudget>, String> {
         match self.mode.unwrap_or_default() {
             BudgetMode::Iterations => {
                 let stray = [
@@ -193,7 +196,7 @@ impl Requested {
 }
 
 /// The prompt of a continuation: the time left, and that the task is the same one.
-pub fn continuation_prompt(left: Duration, session: u32) -> String {
+pub(crate) fn continuation_prompt(left: Duration, session: u32) -> String {
     let secs = left.as_secs();
     let left = if secs >= 120 {
         format!("{} minutes", secs / 60)

@@ -7,7 +7,7 @@
 //! belongs in a dataset file).
 
 /// The most `[` and `{` characters a task file may hold.
-pub const MAX_FLOW_OPENERS: usize = 10_000;
+pub(crate) const MAX_FLOW_OPENERS: usize = 10_000;
 
 /// `Err(message)` when `text` holds more flow-collection openers than
 /// [`MAX_FLOW_OPENERS`].

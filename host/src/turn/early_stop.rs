@@ -31,19 +31,23 @@
 //! Everything here is a function of the events and their stamps, so a replay of the
 //! recording reaches the same decision at the same event.
 
+pub use crate::results::EarlyStopReason;
+pub(crate) use crate::results::EarlyStopRecord;
 use crate::results::StampedEvent;
-pub use crate::results::{ArmedRecord, EarlyStopOutcome, EarlyStopReason, EarlyStopRecord};
+pub(crate) use crate::results::{ArmedRecord, EarlyStopOutcome};
 /// The live watcher's interface is the live grader component's (`runtime::grader_v2`):
 /// the early stop drives any [`LiveWatcher`], a component instance or a test's double.
-pub use crate::runtime::grader_v2::{Decidability, LiveVerdict, LiveWatcher};
+pub use crate::runtime::grader_v2::LiveWatcher;
+pub(crate) use crate::runtime::grader_v2::{Decidability, LiveVerdict};
 use harness_kit::{Event, ToolStatus};
 use std::collections::HashSet;
 
 mod arm;
 mod block;
-pub use arm::{ArmedSpec, BoxedWatcher, LivePlan, arm};
+pub use arm::arm;
+pub(crate) use arm::{ArmedSpec, BoxedWatcher, LivePlan};
 pub(crate) use arm::{arm_one, to_arming};
-pub use block::{OnPass, StopEarlyBlock, StopWhen};
+pub(crate) use block::{OnPass, StopEarlyBlock, StopWhen};
 
 /// How one criterion is armed (from the task file).
 #[derive(Debug, Clone, PartialEq)]
@@ -64,7 +68,7 @@ pub struct Arming {
 
 impl Arming {
     /// The triggers of this arming that can never fire on this instance, by field name.
-    pub fn inert_triggers(&self) -> Vec<&'static str> {
+    pub(crate) fn inert_triggers(&self) -> Vec<&'static str> {
         let mut inert = Vec::new();
         if self.on_pass_stop && !self.decidability.can_pass {
             inert.push("on_pass: stop");
@@ -162,7 +166,7 @@ impl<W: LiveWatcher> EarlyStop<W> {
 
     /// Each armed criterion's latched verdict as text (`undecided`, `passed`,
     /// `failed: why`, `failed: decide_within …`), for the record.
-    pub fn verdicts(&self) -> Vec<String> {
+    pub(crate) fn verdicts(&self) -> Vec<String> {
         self.latched
             .iter()
             .map(|l| match l {

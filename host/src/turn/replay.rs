@@ -371,4 +371,4 @@ fn run(
 }
 
 mod sessions;
-pub use sessions::{ReplayedSession, replay_sessions, session_recordings};
+pub use sessions::{replay_sessions, session_recordings};

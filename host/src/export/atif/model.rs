@@ -15,7 +15,7 @@ pub struct Trajectory {
     pub steps: Vec<Step>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub notes: Option<String>,
-    pub final_metrics: FinalMetrics,
+    pub(crate) final_metrics: FinalMetrics,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub extra: Option<Value>,
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -49,7 +49,7 @@ pub struct Step {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub observation: Option<Observation>,
+    pub(crate) observation: Option<Observation>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub metrics: Option<Metrics>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -69,13 +69,13 @@ pub struct ToolCall {
 
 /// The results of a step's tool calls.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Observation {
+pub(crate) struct Observation {
     pub results: Vec<ObservationResult>,
 }
 
 /// One tool call's result.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct ObservationResult {
+pub(crate) struct ObservationResult {
     /// The `tool_call_id` of a tool call of the same step.
     pub source_call_id: String,
     /// The output excerpt the reducer kept.
@@ -88,7 +88,7 @@ pub struct ObservationResult {
 
 /// A reference to an embedded sub-agent trajectory.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct SubagentRef {
+pub(crate) struct SubagentRef {
     pub trajectory_id: String,
 }
 
@@ -113,7 +113,7 @@ pub struct Metrics {
 
 /// Totals of a trajectory.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct FinalMetrics {
+pub(crate) struct FinalMetrics {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub total_prompt_tokens: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]

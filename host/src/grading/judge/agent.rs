@@ -38,10 +38,7 @@ use std::pin::Pin;
 use std::time::Duration;
 
 mod params;
-pub use params::{
-    AgentJudge, CLAUDE_WRITE_TOOLS, DEFAULT_IGNORE, JudgeAgent, READ_ONLY_TOOLS, REFERENCE_MOUNT,
-    SECURITY_IGNORE_FLOOR, SYSTEM_PROMPT,
-};
+pub(crate) use params::{AgentJudge, REFERENCE_MOUNT, SYSTEM_PROMPT};
 
 /// What the run layer is asked to run as the judge.
 #[derive(Debug, Clone)]
@@ -109,7 +106,7 @@ pub fn copy_tree(from: &Path, to: &Path, ignore: &[String]) -> std::io::Result<(
 
 /// The judge's verdict input from its run: a `submit_verdict` tool call, else the last
 /// JSON object with a `score` in its final answer.
-pub fn find_verdict(run: &JudgeRun) -> Option<Value> {
+pub(crate) fn find_verdict(run: &JudgeRun) -> Option<Value> {
     for s in &run.trajectory {
         if let Event::ToolCallStarted {
             name, input_json, ..
@@ -140,7 +137,7 @@ pub fn find_verdict(run: &JudgeRun) -> Option<Value> {
 }
 
 /// Runs an `agent_judge` through `runner`.
-pub async fn grade(
+pub(crate) async fn grade(
     p: &AgentJudge,
     inputs: &JudgeInputs<'_>,
     runner: Option<&dyn AgentRunner>,

@@ -24,7 +24,7 @@ pub struct JudgeEnv {
 
 impl JudgeEnv {
     /// Reads `names` from the host environment (a name that is not set is skipped).
-    pub fn from_host(names: &[String]) -> JudgeEnv {
+    pub(crate) fn from_host(names: &[String]) -> JudgeEnv {
         let vars = names
             .iter()
             .filter_map(|n| std::env::var(n).ok().map(|v| (n.clone(), v)))
@@ -55,7 +55,7 @@ impl std::fmt::Debug for JudgeEnv {
 
 /// Why a judge got no answer. Messages never hold a credential.
 #[derive(Debug, thiserror::Error)]
-pub enum JudgeError {
+pub(crate) enum JudgeError {
     /// No scripted model and no key.
     #[error(
         "llm_judge has no model to ask: give the criterion `scripted_model: PATH` to play a \
@@ -83,7 +83,7 @@ pub enum JudgeError {
 
 impl JudgeError {
     /// The criterion error kind.
-    pub fn kind(&self) -> &'static str {
+    pub(crate) fn kind(&self) -> &'static str {
         match self {
             JudgeError::Unconfigured => "judge_unconfigured",
             JudgeError::Script(_) => "judge_script",

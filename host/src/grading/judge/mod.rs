@@ -37,22 +37,23 @@ pub mod agent;
 mod client;
 mod prompt;
 
-pub use crate::results::{JudgeRecord, JudgeUsage, JudgeVerdict};
-pub use client::{JudgeEnv, JudgeError};
+pub(crate) use crate::results::{JudgeRecord, JudgeUsage, JudgeVerdict};
+pub use client::JudgeEnv;
+pub(crate) use client::JudgeError;
 
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
 /// The model a judge uses when the criterion names none.
-pub const DEFAULT_JUDGE_MODEL: &str = "claude-sonnet-4-6";
+pub(crate) const DEFAULT_JUDGE_MODEL: &str = "claude-sonnet-4-6";
 /// The name of the verdict tool.
-pub const SUBMIT_VERDICT: &str = "submit_verdict";
+pub(crate) const SUBMIT_VERDICT: &str = "submit_verdict";
 /// The default `pass_threshold` of a judge (coder_eval: 0.7, not 0.9).
-pub const JUDGE_PASS_THRESHOLD: f64 = 0.7;
+pub(crate) const JUDGE_PASS_THRESHOLD: f64 = 0.7;
 
 /// The system prompt of `llm_judge`.
-pub const SYSTEM_PROMPT: &str = "You are a strict code reviewer. Follow the grading prompt \
+pub(crate) const SYSTEM_PROMPT: &str = "You are a strict code reviewer. Follow the grading prompt \
 and call the submit_verdict tool exactly once with: score (a number from 0 to 1), rationale \
 (a one or two sentence headline) and findings (a list of short, concrete observations, each \
 tied to a file, a line or a behaviour). Do not answer in text: use the tool.";
@@ -65,7 +66,7 @@ fn yes() -> bool {
 /// and checked once, at load ([`LlmJudge::parse`]).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct LlmJudge {
+pub(crate) struct LlmJudge {
     pub prompt: String,
     #[serde(default)]
     pub files: Vec<String>,
@@ -148,7 +149,7 @@ fn check_files(files: &[String]) -> Result<(), String> {
 
 impl LlmJudge {
     /// Parses and checks `llm_judge` params.
-    pub fn parse(params: &Map<String, Value>) -> Result<LlmJudge, String> {
+    pub(crate) fn parse(params: &Map<String, Value>) -> Result<LlmJudge, String> {
         reject_verdict_channel(params)?;
         let p: LlmJudge =
             serde_json::from_value(Value::Object(params.clone())).map_err(|e| e.to_string())?;
@@ -220,12 +221,12 @@ pub(crate) fn reference_secrets(files: &BTreeMap<String, String>) -> Vec<String>
     secrets
 }
 
-pub use prompt::JudgeInputs;
+pub(crate) use prompt::JudgeInputs;
 mod verdict;
 pub use verdict::cost;
 
 /// The files under a reference directory (relative, sorted; symlinks not followed).
-pub fn reference_files(dir: &std::path::Path) -> Vec<String> {
+pub(crate) fn reference_files(dir: &std::path::Path) -> Vec<String> {
     prompt::walk(dir)
 }
 use prompt::render_prompt;
@@ -238,7 +239,7 @@ pub struct JudgeOutcome {
 }
 
 /// Runs an `llm_judge`.
-pub async fn grade_llm(
+pub(crate) async fn grade_llm(
     p: &LlmJudge,
     inputs: &JudgeInputs<'_>,
     env: Option<&JudgeEnv>,

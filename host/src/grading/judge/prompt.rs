@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// What a judge can be shown of a run.
-pub struct JudgeInputs<'a> {
+pub(crate) struct JudgeInputs<'a> {
     /// The agent's workspace.
     pub workspace: &'a Path,
     /// The task file's folder (`$TASK_DIR`, `scripted_model` paths).

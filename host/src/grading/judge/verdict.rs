@@ -6,7 +6,7 @@ use serde_json::Value;
 
 impl JudgeVerdict {
     /// Validates a `submit_verdict` input.
-    pub fn from_input(input: &Value) -> Result<JudgeVerdict, String> {
+    pub(crate) fn from_input(input: &Value) -> Result<JudgeVerdict, String> {
         let Some(obj) = input.as_object() else {
             return Err(format!("the verdict is not an object: {input}"));
         };
@@ -50,7 +50,7 @@ impl JudgeVerdict {
     }
 
     /// The JSON schema of the `submit_verdict` tool's input.
-    pub fn input_schema() -> Value {
+    pub(crate) fn input_schema() -> Value {
         serde_json::json!({
             "type": "object",
             "properties": {

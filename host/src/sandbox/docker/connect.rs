@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 /// The socket of the local daemon: `DOCKER_HOST` when it is `unix://PATH`, else
 /// [`DEFAULT_SOCKET`].
-pub fn socket_path() -> Result<PathBuf, DockerError> {
+pub(crate) fn socket_path() -> Result<PathBuf, DockerError> {
     socket_from(std::env::var("DOCKER_HOST").ok().as_deref())
 }
 
@@ -35,7 +35,7 @@ pub async fn connect() -> Result<(Docker, PathBuf), DockerError> {
 /// Whether a daemon listens on the local socket, without a runtime (for task loading):
 /// a connection to the socket is opened and closed. Errors: [`DockerError::NotLocal`],
 /// or [`DockerError::NoSocket`] naming the socket and the cause.
-pub fn probe_daemon() -> Result<PathBuf, DockerError> {
+pub(crate) fn probe_daemon() -> Result<PathBuf, DockerError> {
     let socket = socket_path()?;
     match std::os::unix::net::UnixStream::connect(&socket) {
         Ok(_) => Ok(socket),

@@ -13,7 +13,8 @@ use std::time::Duration;
 
 /// `PATH` appended after the task's own entries in the container: the usual Debian
 /// folders, so the image's tools are found whatever the host's `PATH` holds.
-pub const CONTAINER_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+pub(crate) const CONTAINER_PATH: &str =
+    "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 impl DockerSandbox {
     /// Runs `sh -c command` in the container in folder `cwd` (a container path: see
@@ -83,7 +84,7 @@ impl DockerSandbox {
     /// what is under it) is the agent's folder (`working_dir` when the task sets one);
     /// every other path is the same path (the workspace, HOME and what
     /// [`copy_path_in`](Self::copy_path_in) copied are at their host paths).
-    pub fn in_container(&self, path: &Path) -> PathBuf {
+    pub(crate) fn in_container(&self, path: &Path) -> PathBuf {
         match &self.copy_back {
             Some(workspace) => match path.strip_prefix(workspace) {
                 Ok(rest) => self.agent_dir.join(rest),
@@ -96,7 +97,7 @@ impl DockerSandbox {
     /// Copies host folder (or file) `path` into the container at the same path, for the
     /// commands that run after the agent: the task's folder (`$TASK_DIR`) and its staged
     /// reference (`$REFERENCE_DIR`), which the agent never saw.
-    pub async fn copy_path_in(&self, path: &Path) -> Result<(), DockerError> {
+    pub(crate) async fn copy_path_in(&self, path: &Path) -> Result<(), DockerError> {
         super::workdir::copy_path_in(&self.docker, &self.id, path).await
     }
 }

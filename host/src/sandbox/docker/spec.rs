@@ -10,7 +10,7 @@ mod network;
 mod text;
 
 pub use network::DockerNetwork;
-pub use text::{BuildFlags, built_tag, expand_env};
+pub(crate) use text::{BuildFlags, built_tag, expand_env};
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -24,7 +24,7 @@ use text::{climbs_out, parse_build_flags};
 pub const DEFAULT_IMAGE: &str = "coder-eval-base:local";
 
 /// coder_eval's default `env_passthrough` list (v0.12).
-pub const DEFAULT_ENV_PASSTHROUGH: &[&str] = &[
+pub(crate) const DEFAULT_ENV_PASSTHROUGH: &[&str] = &[
     "ANTHROPIC_API_KEY",
     "API_BACKEND",
     "UIPATH_LLM_BACKEND",
@@ -152,7 +152,7 @@ pub struct DockerBuild {
 
 /// Where the task's image comes from, resolved against the task folder.
 #[derive(Debug, Clone, PartialEq)]
-pub enum ImageSource {
+pub(crate) enum ImageSource {
     /// An image already on this machine.
     Local(String),
     /// Built from a Dockerfile.
@@ -172,7 +172,7 @@ pub enum ImageSource {
 
 /// A bind mount of `extra_mounts`, parsed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExtraMount {
+pub(crate) struct ExtraMount {
     /// Host path (absolute).
     pub source: PathBuf,
     /// Container path (absolute).
@@ -291,7 +291,8 @@ impl DockerSpec {
     }
 
     /// `env_passthrough` then `env_passthrough_extra`, without repeats.
-    pub fn passthrough_names(&self) -> Vec<String> {
+    #[cfg(test)]
+    pub(crate) fn passthrough_names(&self) -> Vec<String> {
         let mut names: Vec<String> = Vec::new();
         for name in self
             .env_passthrough
@@ -307,7 +308,7 @@ impl DockerSpec {
 
     /// Where the image comes from: the Dockerfile (resolved and checked) when
     /// `dockerfile_path` is set, else `image` or [`DEFAULT_IMAGE`].
-    pub fn image_source(
+    pub(crate) fn image_source(
         &self,
         task_dir: &Path,
         task_id: &str,
@@ -365,7 +366,7 @@ impl DockerSpec {
     }
 
     /// `working_dir`, checked: `None`, `Some("auto")` or an absolute path.
-    pub fn working_dir_checked(&self) -> Result<Option<&str>, DockerSpecError> {
+    pub(crate) fn working_dir_checked(&self) -> Result<Option<&str>, DockerSpecError> {
         let Some(value) = self.working_dir.as_deref() else {
             return Ok(None);
         };
@@ -392,7 +393,7 @@ impl DockerSpec {
     }
 
     /// `extra_mounts`, parsed; each source must exist.
-    pub fn extra_mounts(&self, task_dir: &Path) -> Result<Vec<ExtraMount>, DockerSpecError> {
+    pub(crate) fn extra_mounts(&self, task_dir: &Path) -> Result<Vec<ExtraMount>, DockerSpecError> {
         self.extra_mounts
             .iter()
             .map(|spec| {

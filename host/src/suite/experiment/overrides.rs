@@ -30,7 +30,7 @@ impl Overrides {
     }
 
     /// The layer, in task-file shape.
-    pub fn layer(&self) -> Result<(Value, BTreeMap<String, String>), ExperimentError> {
+    pub(crate) fn layer(&self) -> Result<(Value, BTreeMap<String, String>), ExperimentError> {
         let mut layer = Value::Mapping(Mapping::new());
         let mut detail = BTreeMap::new();
         for arg in &self.set {

@@ -143,7 +143,7 @@ pub(super) fn variant_lines(text: &str, id: &str) -> Vec<usize> {
 
 /// The longest `variant_id`, in characters (ASCII: bytes). It names a folder at the top of
 /// a run's folder: well under a file name's 255 bytes, and readable in tables.
-pub const MAX_VARIANT_ID: usize = 64;
+pub(crate) const MAX_VARIANT_ID: usize = 64;
 
 /// `s` for a message: its first 32 characters and `…` when longer.
 pub(super) fn shorten(s: &str) -> String {

@@ -94,7 +94,7 @@ fn relative_to(path: &Path, base: &Path) -> String {
 
 /// Folder names [`digest_dir`] leaves out: what runs, builds and installs put beside task
 /// files (`runs/` is `coder-eval run`'s default output folder).
-pub const DIGEST_SKIPS: &[&str] = &["runs", "node_modules", "target", "__pycache__"];
+pub(crate) const DIGEST_SKIPS: &[&str] = &["runs", "node_modules", "target", "__pycache__"];
 
 /// sha256 (hex) of a folder's files: for each file, in order of its path relative to
 /// `dir` (`/`-separated), the path, a NUL, the file's sha256, a newline. Hidden entries

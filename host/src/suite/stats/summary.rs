@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 /// How one replicate counts in the statistics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     /// The criteria decided it: passed or not, with its weighted score.
     Graded { passed: bool },
     /// It ended before grading (ERROR, TIMEOUT).
@@ -18,7 +18,7 @@ pub enum Outcome {
 
 impl Outcome {
     /// How a status counts.
-    pub fn of(status: TaskStatus) -> Outcome {
+    pub(crate) fn of(status: TaskStatus) -> Outcome {
         match status {
             TaskStatus::Success => Outcome::Graded { passed: true },
             TaskStatus::Failure
@@ -33,14 +33,18 @@ impl Outcome {
 
 /// One replicate's figures, as the statistics read them.
 #[derive(Debug, Clone)]
-pub struct Replicate {
+pub(crate) struct Replicate {
     pub status: TaskStatus,
     pub weighted_score: Option<f64>,
 }
 
 /// The statistics of one task on one variant from its replicates; `expected` is how many
 /// replicates the run asked for (the ones without a result are `missing`).
-pub fn task_statistics(task_id: &str, replicates: &[Replicate], expected: u32) -> TaskStatistics {
+pub(crate) fn task_statistics(
+    task_id: &str,
+    replicates: &[Replicate],
+    expected: u32,
+) -> TaskStatistics {
     let (mut graded, mut passes, mut errored, mut skipped) = (0u32, 0u32, 0u32, 0u32);
     let mut scores = Vec::new();
     for r in replicates {
@@ -92,7 +96,7 @@ pub fn task_statistics(task_id: &str, replicates: &[Replicate], expected: u32) -
 /// A variant's statistics from its tasks' statistics: the mean of the per-task pass
 /// rates and of the per-task mean scores (tasks with no graded replicate left out, and
 /// counted), each with its task-clustered interval.
-pub fn variant_statistics(variant: &str, tasks: Vec<TaskStatistics>) -> VariantStatistics {
+pub(crate) fn variant_statistics(variant: &str, tasks: Vec<TaskStatistics>) -> VariantStatistics {
     let rates: Vec<f64> = tasks.iter().filter_map(|t| t.pass_rate).collect();
     let scores: Vec<f64> = tasks.iter().filter_map(|t| t.mean_score).collect();
     VariantStatistics {

@@ -30,24 +30,6 @@ pub enum AgentField {
 }
 
 impl AgentField {
-    /// Every field, in declaration order.
-    pub const ALL: [AgentField; 14] = [
-        AgentField::Model,
-        AgentField::AllowedTools,
-        AgentField::DisallowedTools,
-        AgentField::PermissionMode,
-        AgentField::SystemPrompt,
-        AgentField::SystemPromptReplace,
-        AgentField::ThinkingLevel,
-        AgentField::ModelVariant,
-        AgentField::Pure,
-        AgentField::SettingSources,
-        AgentField::Settings,
-        AgentField::Plugins,
-        AgentField::Skills,
-        AgentField::SdkOptions,
-    ];
-
     /// The task-file key that sets it (`agent.<key>`).
     pub fn task_key(self) -> &'static str {
         match self {
@@ -86,7 +68,8 @@ impl HarnessCapabilities {
     /// A harness@0.1.0 component: the 0.1.0 agent fields only (model, allowed_tools,
     /// disallowed_tools, permission_mode, a system prompt appended), no resume, and (as
     /// 0.1.0 cannot say) neither cost nor per-call usage promised.
-    pub fn harness_0_1_0() -> HarnessCapabilities {
+    #[cfg(test)]
+    pub(crate) fn harness_0_1_0() -> HarnessCapabilities {
         HarnessCapabilities {
             agent_fields: [
                 AgentField::Model,
@@ -128,7 +111,7 @@ impl AgentSpec {
     /// The agent fields this task sets. `plugins` count as [`AgentField::Plugins`]; a
     /// harness without plugins but with skills honours them as [`AgentField::Skills`]
     /// (see [`check_agent_fields`]).
-    pub fn fields_set(&self) -> BTreeSet<AgentField> {
+    pub(crate) fn fields_set(&self) -> BTreeSet<AgentField> {
         let mut set = BTreeSet::new();
         let mut add = |on: bool, f: AgentField| {
             if on {
@@ -160,7 +143,7 @@ impl AgentSpec {
 
 /// Checks the task's agent fields against what `harness` honours. Plugins pass on a
 /// harness that honours plugins, or skills (it gets the skills the plugins hold).
-pub fn check_agent_fields(
+pub(crate) fn check_agent_fields(
     agent: &AgentSpec,
     harness: &str,
     caps: &HarnessCapabilities,

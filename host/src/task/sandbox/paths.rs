@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 /// coder_eval's default ignore list (`resources/default_ignore_patterns.yaml`): names
 /// matched against every path component of a `template_dir` source.
-pub const DEFAULT_IGNORE_PATTERNS: &[&str] = &[
+pub(crate) const DEFAULT_IGNORE_PATTERNS: &[&str] = &[
     ".venv",
     "venv",
     "ENV",
@@ -45,7 +45,7 @@ pub const DEFAULT_IGNORE_PATTERNS: &[&str] = &[
 ];
 
 /// An ignore-pattern entry is valid: not empty, not a bare `!`.
-pub fn check_ignore_pattern(entry: &str) -> Result<(), String> {
+pub(crate) fn check_ignore_pattern(entry: &str) -> Result<(), String> {
     let trimmed = entry.trim();
     if trimmed.is_empty() || trimmed == "!" {
         return Err(format!("`{entry}` is not a pattern"));
@@ -54,7 +54,7 @@ pub fn check_ignore_pattern(entry: &str) -> Result<(), String> {
 }
 
 /// The effective ignore list: the defaults, plus bare entries, minus `!` entries.
-pub fn ignore_list(overrides: &[String]) -> Vec<String> {
+pub(crate) fn ignore_list(overrides: &[String]) -> Vec<String> {
     let mut list: Vec<String> = DEFAULT_IGNORE_PATTERNS
         .iter()
         .map(|s| s.to_string())
@@ -75,7 +75,7 @@ pub fn ignore_list(overrides: &[String]) -> Vec<String> {
 
 /// Whether a file or folder name matches an ignore pattern (coder_eval's rule: a
 /// leading `*` matches a suffix, a trailing `*` a prefix, else the whole name).
-pub fn name_matches(name: &str, pattern: &str) -> bool {
+pub(crate) fn name_matches(name: &str, pattern: &str) -> bool {
     if let Some(suffix) = pattern.strip_prefix('*') {
         name.ends_with(suffix)
     } else if let Some(prefix) = pattern.strip_suffix('*') {
@@ -88,7 +88,7 @@ pub fn name_matches(name: &str, pattern: &str) -> bool {
 /// The folder that task-relative paths must stay inside: the nearest folder at or above
 /// the task file's folder that holds `.git` (a suite's repository, so `../templates`
 /// works), else the task file's folder itself.
-pub fn task_root(dir: &Path) -> PathBuf {
+pub(crate) fn task_root(dir: &Path) -> PathBuf {
     let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
     dir.ancestors()
         .find(|a| a.join(".git").exists())
@@ -97,7 +97,7 @@ pub fn task_root(dir: &Path) -> PathBuf {
 }
 
 /// Resolves a task-relative path that must exist and stay inside the task root.
-pub fn inside_root(dir: &Path, path: &Path, what: &str) -> Result<PathBuf, String> {
+pub(crate) fn inside_root(dir: &Path, path: &Path, what: &str) -> Result<PathBuf, String> {
     let joined = dir.join(path);
     let real = joined
         .canonicalize()
@@ -115,7 +115,7 @@ pub fn inside_root(dir: &Path, path: &Path, what: &str) -> Result<PathBuf, Strin
 }
 
 /// A workspace-relative path (no absolute path, no `..`).
-pub fn check_relative(path: &str, what: &str) -> Result<(), String> {
+pub(crate) fn check_relative(path: &str, what: &str) -> Result<(), String> {
     if path.is_empty()
         || Path::new(path).is_absolute()
         || path.replace('\\', "/").split('/').any(|c| c == "..")

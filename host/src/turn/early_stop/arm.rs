@@ -41,7 +41,7 @@ pub struct LivePlan {
 }
 
 /// A live watcher the early-stop watcher can drive across the turn's task.
-pub type BoxedWatcher = Box<dyn LiveWatcher + Send>;
+pub(crate) type BoxedWatcher = Box<dyn LiveWatcher + Send>;
 
 /// Arms one watcher of `spec`, given `prompt`. Errors: the sentence (the component
 /// could not be loaded, has no live interface, or its `arm` failed).

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct StopEarlyBlock {
+pub(crate) struct StopEarlyBlock {
     /// What a live pass does: `continue` (default: the verdict latches, the run goes on)
     /// or `stop` (a pass-stop, under the floor rule).
     #[serde(default)]
@@ -26,7 +26,7 @@ pub struct StopEarlyBlock {
 /// `stop_early.on_pass`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum OnPass {
+pub(crate) enum OnPass {
     #[default]
     Continue,
     Stop,
@@ -38,14 +38,14 @@ pub enum OnPass {
 /// cannot decide is refused at load (as coder_eval did then).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum StopWhen {
+pub(crate) enum StopWhen {
     Pass,
     Fail,
 }
 
 impl StopWhen {
     /// The block it means.
-    pub fn block(self, decide_within: Option<u32>) -> StopEarlyBlock {
+    pub(crate) fn block(self, decide_within: Option<u32>) -> StopEarlyBlock {
         StopEarlyBlock {
             on_pass: match self {
                 StopWhen::Pass => OnPass::Stop,

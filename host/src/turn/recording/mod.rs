@@ -59,13 +59,14 @@ mod flat;
 mod read;
 mod write;
 
-pub use read::{Item, PROBLEM_RAW_BYTES, Problem, Reader};
-pub use write::RecordingWriter;
+pub use read::Item;
+pub(crate) use read::Reader;
+pub(crate) use write::RecordingWriter;
 
 /// The `format` value of a recording header.
-pub const FORMAT: &str = "coder-eval-recording";
+pub(crate) const FORMAT: &str = "coder-eval-recording";
 /// The recording format version this host writes and reads.
-pub const VERSION: u32 = 1;
+pub(crate) const VERSION: u32 = 1;
 
 /// The first line of a recording.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -153,7 +154,7 @@ impl SessionHeader {
     /// time-budget run) as they apply to this launch: less what the session's earlier
     /// launches made (at least 0). The caps the host's collector enforces on this launch,
     /// and the native limits a continuation is started with.
-    pub fn remaining(&self, caps: crate::limits::Caps) -> crate::limits::Caps {
+    pub(crate) fn remaining(&self, caps: crate::limits::Caps) -> crate::limits::Caps {
         let less =
             |cap: Option<u32>, used: Option<u32>| cap.map(|n| n.saturating_sub(used.unwrap_or(0)));
         crate::limits::Caps {

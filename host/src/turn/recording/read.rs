@@ -58,7 +58,7 @@ pub struct Problem {
 }
 
 /// The most of an unreadable line a [`Problem`] keeps (the recording has it whole).
-pub const PROBLEM_RAW_BYTES: usize = 64 * 1024;
+pub(crate) const PROBLEM_RAW_BYTES: usize = 64 * 1024;
 
 impl Problem {
     fn new(file_line: u64, message: String, raw: &[u8]) -> Problem {
@@ -77,7 +77,7 @@ impl Problem {
 
 /// Reads a recording or a plain capture one [`Item`] at a time, holding one line in
 /// memory: what replay keeps is what the turn keeps, not the file.
-pub struct Reader<R> {
+pub(crate) struct Reader<R> {
     input: R,
     header: Option<Header>,
     /// The first line of a plain capture, read while looking for a header.
@@ -95,7 +95,7 @@ pub struct Reader<R> {
 impl Reader<std::io::BufReader<std::fs::File>> {
     /// Opens `path`; reads its header when it has one. Errors: the file cannot be read,
     /// or its header names a format version this host does not read.
-    pub fn open(path: &Path) -> Result<Self, RecordingError> {
+    pub(crate) fn open(path: &Path) -> Result<Self, RecordingError> {
         let io = |source| RecordingError::Io {
             path: path.to_path_buf(),
             source,
@@ -113,9 +113,10 @@ impl Reader<std::io::BufReader<std::fs::File>> {
     }
 }
 
+#[cfg(test)]
 impl<'a> Reader<&'a [u8]> {
     /// A reader of `bytes` as a plain capture, whatever its first line.
-    pub fn plain(bytes: &'a [u8]) -> Self {
+    pub(crate) fn plain(bytes: &'a [u8]) -> Self {
         Reader::new(bytes)
     }
 }
@@ -136,7 +137,7 @@ impl<R: std::io::BufRead> Reader<R> {
     /// Cuts a plain capture's lines longer than `max_line` bytes after `max_line + 1`
     /// bytes, as the live run cuts what a CLI writes (`DEFAULT_MAX_LINE_BYTES`): such a
     /// line is read as pieces of `max_line + 1` bytes, holding no more in memory.
-    pub fn with_max_line(mut self, max_line: usize) -> Self {
+    pub(crate) fn with_max_line(mut self, max_line: usize) -> Self {
         self.max_piece = max_line.saturating_add(1);
         self
     }
@@ -162,12 +163,12 @@ impl<R: std::io::BufRead> Reader<R> {
     }
 
     /// The header; `None` for a plain capture.
-    pub fn header(&self) -> Option<&Header> {
+    pub(crate) fn header(&self) -> Option<&Header> {
         self.header.as_ref()
     }
 
     /// The next item; `None` at the end.
-    pub fn next_item(&mut self) -> std::io::Result<Option<Item>> {
+    pub(crate) fn next_item(&mut self) -> std::io::Result<Option<Item>> {
         if self.header.is_none() {
             return self.next_plain();
         }

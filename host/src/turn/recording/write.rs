@@ -8,13 +8,13 @@ use std::path::Path;
 
 /// Appends records to a recording file; every record is flushed to the OS before the
 /// call returns, so what was received is on disk before it is reduced.
-pub struct RecordingWriter {
+pub(crate) struct RecordingWriter {
     file: std::io::BufWriter<std::fs::File>,
 }
 
 impl RecordingWriter {
     /// Creates `path` and writes the header.
-    pub fn create(path: &Path, header: &Header) -> std::io::Result<RecordingWriter> {
+    pub(crate) fn create(path: &Path, header: &Header) -> std::io::Result<RecordingWriter> {
         let mut writer = RecordingWriter {
             file: std::io::BufWriter::new(std::fs::File::create(path)?),
         };
@@ -27,7 +27,7 @@ impl RecordingWriter {
 
     /// Opens an existing recording to append records after what it holds (the model
     /// gateway's calls, after the turn).
-    pub fn append(path: &Path) -> std::io::Result<RecordingWriter> {
+    pub(crate) fn append(path: &Path) -> std::io::Result<RecordingWriter> {
         let file = std::fs::OpenOptions::new().append(true).open(path)?;
         Ok(RecordingWriter {
             file: std::io::BufWriter::new(file),
@@ -35,12 +35,17 @@ impl RecordingWriter {
     }
 
     /// One request through the model gateway (a `model_call` record).
-    pub fn model_call(&mut self, call: &crate::gateway::ModelCall) -> std::io::Result<()> {
+    pub(crate) fn model_call(&mut self, call: &crate::gateway::ModelCall) -> std::io::Result<()> {
         self.write_json(&Record::ModelCall(Box::new(call.clone())))
     }
 
     /// One stdout line (newline removed); `eof` = bytes after the last newline.
-    pub fn stdout_line(&mut self, stamp_us: u64, bytes: &[u8], eof: bool) -> std::io::Result<()> {
+    pub(crate) fn stdout_line(
+        &mut self,
+        stamp_us: u64,
+        bytes: &[u8],
+        eof: bool,
+    ) -> std::io::Result<()> {
         self.write_json(&Record::Out {
             us: stamp_us,
             data: Data::of(bytes),
@@ -49,7 +54,7 @@ impl RecordingWriter {
     }
 
     /// One stderr chunk as read.
-    pub fn stderr_chunk(&mut self, stamp_us: u64, bytes: &[u8]) -> std::io::Result<()> {
+    pub(crate) fn stderr_chunk(&mut self, stamp_us: u64, bytes: &[u8]) -> std::io::Result<()> {
         self.write_json(&Record::Err {
             us: stamp_us,
             data: Data::of(bytes),
@@ -59,7 +64,7 @@ impl RecordingWriter {
     /// A main request the scripted model held (`turn` completed assistant turns in it),
     /// by the cap `reason` (`max_turns` is written as no reason, as before `reason`
     /// existed), `tools` tool calls handed out before it.
-    pub fn held_call(
+    pub(crate) fn held_call(
         &mut self,
         stamp_us: u64,
         turn: u32,
@@ -75,7 +80,7 @@ impl RecordingWriter {
     }
 
     /// The host's stop decision (`reason` as in `task.json`).
-    pub fn stop(&mut self, stamp_us: u64, reason: StopReason) -> std::io::Result<()> {
+    pub(crate) fn stop(&mut self, stamp_us: u64, reason: StopReason) -> std::io::Result<()> {
         self.write_json(&Record::Stop {
             us: stamp_us,
             reason,
@@ -84,7 +89,7 @@ impl RecordingWriter {
 
     /// A side file of the launch plan (`path` as the plan gave it), read after the CLI
     /// exited; `None` = the CLI wrote none.
-    pub fn side_file(
+    pub(crate) fn side_file(
         &mut self,
         stamp_us: u64,
         path: &str,
@@ -104,7 +109,7 @@ impl RecordingWriter {
     }
 
     /// The exit record.
-    pub fn exit(&mut self, status: ExitStatus) -> std::io::Result<()> {
+    pub(crate) fn exit(&mut self, status: ExitStatus) -> std::io::Result<()> {
         self.write_json(&Record::Exit {
             us: status.stamp_us,
             code: status.code,

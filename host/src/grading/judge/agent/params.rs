@@ -5,9 +5,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 
 /// What every judge copy leaves out, whatever `ignore_patterns` says.
-pub const SECURITY_IGNORE_FLOOR: [&str; 3] = [".claude", ".mcp.json", "_reference"];
+pub(crate) const SECURITY_IGNORE_FLOOR: [&str; 3] = [".claude", ".mcp.json", "_reference"];
 /// The default `ignore_patterns`.
-pub const DEFAULT_IGNORE: [&str; 7] = [
+pub(crate) const DEFAULT_IGNORE: [&str; 7] = [
     ".git",
     "node_modules",
     "__pycache__",
@@ -17,10 +17,10 @@ pub const DEFAULT_IGNORE: [&str; 7] = [
     "_reference",
 ];
 /// The judge's tools by default (Claude Code).
-pub const READ_ONLY_TOOLS: [&str; 3] = ["Read", "Glob", "Grep"];
+pub(crate) const READ_ONLY_TOOLS: [&str; 3] = ["Read", "Glob", "Grep"];
 /// Claude Code's tools that write, execute or reach the network: denied to the judge
 /// unless the task allows them.
-pub const CLAUDE_WRITE_TOOLS: [&str; 8] = [
+pub(crate) const CLAUDE_WRITE_TOOLS: [&str; 8] = [
     "Bash",
     "Write",
     "Edit",
@@ -31,10 +31,10 @@ pub const CLAUDE_WRITE_TOOLS: [&str; 8] = [
     "Task",
 ];
 /// Where the reference is copied in the judge's folder.
-pub const REFERENCE_MOUNT: &str = "_reference";
+pub(crate) const REFERENCE_MOUNT: &str = "_reference";
 
 /// The judge's system prompt.
-pub const SYSTEM_PROMPT: &str = "You are a strict reviewer grading another agent's work in \
+pub(crate) const SYSTEM_PROMPT: &str = "You are a strict reviewer grading another agent's work in \
 this folder (a copy: nothing you do here changes the original). Inspect the files with your \
 tools, follow the grading prompt, then submit your verdict: call the submit_verdict tool if \
 you have it; otherwise end your final answer with exactly one line holding a JSON object \
@@ -47,7 +47,7 @@ fn yes() -> bool {
 
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct JudgeAgent {
+pub(crate) struct JudgeAgent {
     #[serde(default, rename = "type")]
     pub harness: Option<String>,
     #[serde(default)]
@@ -62,13 +62,14 @@ pub struct JudgeAgent {
     pub ignore_patterns: Option<Vec<String>>,
     /// Accepted and ignored: the judge always runs with none.
     #[serde(default)]
+    #[allow(dead_code)]
     pub setting_sources: Option<Vec<String>>,
 }
 
 /// `agent_judge` params, parsed and checked once, at load ([`AgentJudge::parse`]).
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct AgentJudge {
+pub(crate) struct AgentJudge {
     pub prompt: String,
     #[serde(default)]
     pub files: Vec<String>,
@@ -121,7 +122,7 @@ fn three_hundred() -> u64 {
 
 impl AgentJudge {
     /// Parses and checks `agent_judge` params.
-    pub fn parse(params: &Map<String, Value>) -> Result<AgentJudge, String> {
+    pub(crate) fn parse(params: &Map<String, Value>) -> Result<AgentJudge, String> {
         crate::grading::judge::reject_verdict_channel(params)?;
         let p: AgentJudge =
             serde_json::from_value(Value::Object(params.clone())).map_err(|e| e.to_string())?;
@@ -192,7 +193,7 @@ impl AgentJudge {
     }
 
     /// The judge's harness.
-    pub fn harness(&self) -> String {
+    pub(crate) fn harness(&self) -> String {
         self.agent
             .as_ref()
             .and_then(|a| a.harness.clone())
@@ -209,7 +210,7 @@ impl AgentJudge {
     }
 
     /// The judge's allowed tools: the author's, else (Claude Code) `Read, Glob, Grep`.
-    pub fn allowed_tools(&self) -> Vec<String> {
+    pub(crate) fn allowed_tools(&self) -> Vec<String> {
         self.pick(&self.allowed_tools, |a| &a.allowed_tools)
             .unwrap_or_else(|| {
                 if self.harness() == "claude-code" {
@@ -223,7 +224,7 @@ impl AgentJudge {
     /// The judge's denied tools: the author's, plus (Claude Code) every writing or
     /// executing tool the author did not allow — with permission prompts skipped, Claude
     /// Code runs a tool missing from `--allowedTools`; only `--disallowedTools` stops it.
-    pub fn disallowed_tools(&self) -> Vec<String> {
+    pub(crate) fn disallowed_tools(&self) -> Vec<String> {
         let mut denied = self
             .pick(&self.disallowed_tools, |a| &a.disallowed_tools)
             .unwrap_or_default();
@@ -239,7 +240,7 @@ impl AgentJudge {
     }
 
     /// The patterns left out of the copy (the security floor always among them).
-    pub fn ignore_patterns(&self) -> Vec<String> {
+    pub(crate) fn ignore_patterns(&self) -> Vec<String> {
         let mut ignore = self
             .pick(&self.ignore_patterns, |a| &a.ignore_patterns)
             .unwrap_or_else(|| DEFAULT_IGNORE.iter().map(|s| s.to_string()).collect());

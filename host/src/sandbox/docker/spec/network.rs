@@ -25,7 +25,7 @@ pub enum DockerNetwork {
 
 impl DockerNetwork {
     /// The Docker `NetworkMode` this network runs with.
-    pub fn network_mode(self) -> &'static str {
+    pub(crate) fn network_mode(self) -> &'static str {
         match self {
             DockerNetwork::Bridge | DockerNetwork::Host => "host",
             DockerNetwork::None | DockerNetwork::LlmOnly => "none",
@@ -44,7 +44,7 @@ impl DockerNetwork {
 
     /// Whether the CLI reaches services on the host's loopback (the scripted model) without
     /// a port forwarded in.
-    pub fn reaches_host_loopback(self) -> bool {
+    pub(crate) fn reaches_host_loopback(self) -> bool {
         self.network_mode() == "host"
     }
 }

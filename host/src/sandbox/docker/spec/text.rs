@@ -7,7 +7,7 @@ use std::path::{Component, Path};
 
 /// What a `docker build` takes from `build.extra_args`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct BuildFlags {
+pub(crate) struct BuildFlags {
     /// `--target`.
     pub target: Option<String>,
     /// `--network`.
@@ -22,7 +22,7 @@ pub struct BuildFlags {
 
 /// `coder-eval-task-<task_id>:built`, lowercased, with every character Docker does not
 /// allow in a repository name (a dataset row's `/` too) made `-`.
-pub fn built_tag(task_id: &str) -> String {
+pub(crate) fn built_tag(task_id: &str) -> String {
     let name: String = task_id
         .to_ascii_lowercase()
         .chars()
@@ -83,7 +83,7 @@ pub(super) fn parse_build_flags(args: &[String]) -> Result<BuildFlags, DockerSpe
 
 /// `$VAR` and `${VAR}` replaced by the host environment's values; an unset variable is
 /// left as written (Python's `os.path.expandvars`, which coder_eval uses).
-pub fn expand_env(text: &str) -> String {
+pub(crate) fn expand_env(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(at) = rest.find('$') {
