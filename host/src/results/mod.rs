@@ -88,8 +88,8 @@ mod task;
 mod turn;
 mod unit;
 
-pub use atomic::{close_writes, write_atomically};
 pub(crate) use atomic::write_json_atomically;
+pub use atomic::{close_writes, write_atomically};
 pub use cost::{
     AttemptSettings, COST_RECORD_VERSION, CostAttempt, CostRecord, CostSummary, GatewayCost,
     ProviderReports, ReportedMessage, ReportedTotals,
