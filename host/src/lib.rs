@@ -280,7 +280,6 @@ mod surface_tests {
         ("Header", "in pub `read_header`"),
         ("HeldCall", "in pub `HeldCall(..)`"),
         ("ImageReady", "in pub `DockerSandbox::image`"),
-        ("JudgeInputs", "in pub `grade`"),
         ("JudgeOutcome", "in pub `grade`"),
         ("JudgeRun", "in pub `AgentRunner::run_judge`"),
         ("JudgeRunRequest", "in pub `AgentRunner::run_judge`"),
