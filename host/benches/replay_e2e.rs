@@ -25,12 +25,15 @@
 //! is a benchmark, not a test, so no timing is ever asserted in `cargo test`. MB/s are MiB
 //! a second. `REPLAY_E2E_MIB=N` sets another size.
 //!
-//! The replay runs on two threads (`turn::replay`): one reads the file and runs the
-//! reducer (about two thirds of the CPU time), the other collects (about a fifth), then
-//! finishes the record and writes it (the rest, after the last line). The collector's work
-//! overlaps the reducer's, so the wall time is shorter than the CPU time, which is the sum
-//! of both threads: the bench prints the CPU ratio beside the wall ratio, and judges the
-//! wall ratio (a busy machine, whose second core is taken, shows the two alike). Python's
+//! The replay runs on three threads (`turn::replay`): one reads the file, one runs the
+//! reducer (with the reading, about two thirds of the CPU time), the calling one collects
+//! (about a fifth), then finishes the record and writes it (the rest, after the last line).
+//! The stages overlap, so the wall time is shorter than the CPU time, the sum of the
+//! threads; but handing lines and events between threads costs CPU (each line's buffer is
+//! freed by another thread than the one that allocated it): on an idle 2-core machine
+//! (stop 27) the wall time was 0.95x Python's and the CPU time 0.70x, about what one thread
+//! gave. The bench prints the CPU ratio beside the wall ratio and judges the wall ratio, the
+//! issue's MB/s (a busy machine, whose second core is taken, shows the two alike). Python's
 //! loop uses one core.
 //!
 //! Where the time goes (release build, 64 MiB capture, 125 353 lines, `perf record` of the
