@@ -9,7 +9,8 @@
 //! over a channel of [`BATCHES_IN_FLIGHT`]: a reading thread reads the recording (for a
 //! recording, unwrapping each stamped line), a reducing thread runs each line through the
 //! reducer ([`LineReducer::reduce`]), and the calling thread collects what comes, in the
-//! recording's order, so the three overlap. Nothing the collector decides reaches back to
+//! recording's order, so the three overlap. The reducing thread, the slowest, hands the
+//! lines' buffers back to the reading thread to be freed there. Nothing the collector decides reaches back to
 //! the reducer (a stop freezes the collector, not the reading), so the record is the same
 //! as one thread's. After the last line the reducer comes back to the calling thread for
 //! the side files and the end. The reducing thread is outside any tokio runtime, so
@@ -45,12 +46,15 @@ enum Forwarded {
 }
 
 /// The reading thread: every item of `reader` in order but stderr, sent in batches to
-/// `to`. Returns at the end of the recording, or early when the next stage has gone (it
-/// panicked). Errors: reading the recording failed (the items of the batch being filled
-/// are not sent: the replay fails as a whole).
+/// `to`; the lines' buffers the reducing thread is done with come back on `spent` and are
+/// freed here, off the reducing thread (the replay's slowest stage). Returns at the end of
+/// the recording, or early when the next stage has gone (it panicked). Errors: reading the
+/// recording failed (the items of the batch being filled are not sent: the replay fails
+/// as a whole).
 fn read_items<R: std::io::BufRead>(
     reader: &mut Reader<R>,
     to: SyncSender<Vec<Item>>,
+    spent: Receiver<Vec<Vec<u8>>>,
 ) -> std::io::Result<()> {
     let mut batch = Vec::with_capacity(BATCH);
     while let Some(item) = reader.next_item()? {
@@ -58,12 +62,14 @@ fn read_items<R: std::io::BufRead>(
             continue;
         }
         batch.push(item);
-        if batch.len() == BATCH
-            && to
+        if batch.len() == BATCH {
+            if to
                 .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
                 .is_err()
-        {
-            return Ok(());
+            {
+                return Ok(());
+            }
+            spent.try_iter().for_each(drop);
         }
     }
     // A closed channel here means a later stage panicked: nothing to add.
@@ -72,19 +78,24 @@ fn read_items<R: std::io::BufRead>(
 }
 
 /// The reducing thread: each batch from `from` in order, its lines reduced by `reducing`,
-/// sent on to `to`. Ends when the reading thread is done (or failed), or when the
-/// collecting side has gone.
+/// sent on to `to`, and the lines' buffers back on `spent` (freed here when the reading
+/// thread has ended or is behind). Ends when the reading thread is done (or failed), or
+/// when the collecting side has gone.
 fn reduce_items(
     from: Receiver<Vec<Item>>,
     reducing: &mut LineReducer,
     to: SyncSender<Vec<Forwarded>>,
+    spent: SyncSender<Vec<Vec<u8>>>,
 ) {
     for batch in from {
+        let mut lines = Vec::with_capacity(batch.len());
         let reduced = batch
             .into_iter()
             .map(|item| match item {
                 Item::Line(line) => {
-                    Forwarded::Line(reducing.reduce(line.source_line, line.stamp_us, &line.bytes))
+                    let reduced = reducing.reduce(line.source_line, line.stamp_us, &line.bytes);
+                    lines.push(line.bytes);
+                    Forwarded::Line(reduced)
                 }
                 other => Forwarded::Item(other),
             })
@@ -92,6 +103,8 @@ fn reduce_items(
         if to.send(reduced).is_err() {
             return;
         }
+        // Never waits: a full or closed channel leaves the buffers to be freed here.
+        let _ = spent.try_send(lines);
     }
 }
 
@@ -233,14 +246,15 @@ fn run(
     let read = std::thread::scope(|scope| {
         let (to_reduce, read) = sync_channel::<Vec<Item>>(BATCHES_IN_FLIGHT);
         let (to, from) = sync_channel::<Vec<Forwarded>>(BATCHES_IN_FLIGHT);
+        let (spent_to, spent) = sync_channel::<Vec<Vec<u8>>>(BATCHES_IN_FLIGHT);
         let (reader, reducing) = (&mut reader, &mut reducing);
         let reading = std::thread::Builder::new()
             .name("coder-eval-replay-read".to_string())
-            .spawn_scoped(scope, move || read_items(reader, to_reduce))
+            .spawn_scoped(scope, move || read_items(reader, to_reduce, spent))
             .expect("could not start the replay's reading thread");
         let reducer = std::thread::Builder::new()
             .name("coder-eval-replay-reduce".to_string())
-            .spawn_scoped(scope, move || reduce_items(read, reducing, to))
+            .spawn_scoped(scope, move || reduce_items(read, reducing, to, spent_to))
             .expect("could not start the replay's reducing thread");
         for forwarded in from.into_iter().flatten() {
             let item = match forwarded {
