@@ -44,6 +44,12 @@ pub trait Lenient<'de>: Sized {
 /// should be lenient in turn.
 pub trait Object<'de>: Deserialize<'de> {}
 
+/// A boxed view: read the same, moved by pointer. A view of many fields is large (Claude
+/// Code's line is about 800 bytes on wasm32), and a component moves it with a
+/// `memory.copy`, a call out of the guest, each time it changes hands; boxed, it is copied
+/// once.
+impl<'de, T: Object<'de>> Object<'de> for Box<T> {}
+
 /// A whole JSON object as a `serde_json::Map` (the view of reducers that read `Value`s).
 impl Object<'_> for serde_json::Map<String, serde_json::Value> {}
 

@@ -117,7 +117,7 @@ impl Reducer for ClaudeReducer {
 
     fn feed(&mut self, line: &[u8], _stamp_us: u64) -> Vec<Event> {
         let mut scratch = String::new();
-        let (parsed, mut out) = match decode::<Line>(line, &mut scratch) {
+        let (parsed, mut out) = match decode::<Box<Line>>(line, &mut scratch) {
             Ok(read) => read,
             Err(events) => return events,
         };

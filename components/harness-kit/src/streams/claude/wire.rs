@@ -38,10 +38,10 @@ pub struct Line<'a> {
     pub rate_limit_info: Option<RateLimitInfo<'a>>,
     // assistant and user
     #[serde(borrow, deserialize_with = "lenient::field")]
-    pub message: Option<Message<'a>>,
+    pub message: Option<Box<Message<'a>>>,
     // stream_event
     #[serde(borrow, deserialize_with = "lenient::field")]
-    pub event: Option<StreamEvent<'a>>,
+    pub event: Option<Box<StreamEvent<'a>>>,
     // result
     #[serde(deserialize_with = "lenient::field")]
     pub is_error: Option<bool>,
