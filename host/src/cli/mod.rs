@@ -104,6 +104,18 @@ pub fn print_json<T: serde::Serialize>(value: &T) {
     }
 }
 
+/// [`print_json`] for a turn record, its long lists rendered on two threads
+/// ([`coder_eval::results::write_turn_record_pretty`]): the same bytes.
+pub fn print_turn_record_json(record: &mut coder_eval::results::TurnRecord) {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
+    let written =
+        coder_eval::results::write_turn_record_pretty(&mut out, record).and_then(|()| out.flush());
+    if written.is_err() {
+        std::process::exit(exit_codes::OK);
+    }
+}
+
 /// Prints `err` and its causes on stderr, one per line; a cause whose text the line above
 /// already holds (a wrapper that quotes its source) is not repeated.
 pub fn print_error(err: &dyn std::error::Error) {

@@ -1,6 +1,6 @@
 //! `coder-eval replay`.
 
-use super::{print_json, print_stdout};
+use super::{print_json, print_stdout, print_turn_record_json};
 use coder_eval::components::{ComponentSource, parse_override};
 use coder_eval::exit_codes;
 use coder_eval::limits::Caps;
@@ -106,9 +106,9 @@ pub fn run(mut args: ReplayArgs) -> Result<i32, Box<dyn std::error::Error>> {
     if coder_eval::turn::replay::session_recordings(&args.file).len() > 1 {
         return sessions(&args.file, &options, args.json);
     }
-    let record = replay(&args.file, &options)?;
+    let mut record = replay(&args.file, &options)?;
     if args.json {
-        print_json(&record);
+        print_turn_record_json(&mut record);
     } else {
         print_stdout(&summary(&record));
     }

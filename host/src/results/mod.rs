@@ -79,6 +79,7 @@ mod inputs;
 mod judge;
 mod lineage;
 mod live;
+mod print;
 mod run;
 mod session;
 mod statistics;
@@ -103,6 +104,7 @@ pub use live::{
     ArmedGate, ArmedRecord, BudgetBreach, BudgetFigures, BudgetKind, EarlyStopOutcome,
     EarlyStopReason, EarlyStopRecord, SoftBudgetWarning,
 };
+pub use print::write_turn_record_pretty;
 pub use run::{ExperimentRecord, RunRow, RunSummary};
 pub use session::{SessionRecord, SessionsEnd, TimeBudgetRecord};
 pub use statistics::{
