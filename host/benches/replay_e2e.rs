@@ -26,15 +26,17 @@
 //! a second. `REPLAY_E2E_MIB=N` sets another size.
 //!
 //! The replay runs on three threads (`turn::replay`): one reads the file, one runs the
-//! reducer (with the reading, about two thirds of the CPU time), the calling one collects
-//! (about a fifth), then finishes the record and writes it (the rest, after the last line).
-//! The stages overlap, so the wall time is shorter than the CPU time, the sum of the
-//! threads; but handing lines and events between threads costs CPU (each line's buffer is
-//! freed by another thread than the one that allocated it): on an idle 2-core machine
-//! (stop 27) the wall time was 0.95x Python's and the CPU time 0.70x, about what one thread
-//! gave. The bench prints the CPU ratio beside the wall ratio and judges the wall ratio, the
-//! issue's MB/s (a busy machine, whose second core is taken, shows the two alike). Python's
-//! loop uses one core.
+//! reducer (the slowest stage: with its component calls, about four fifths of the wall
+//! time), the calling one collects, then finishes the record and writes it, its long lists
+//! on two threads (`results::write_turn_record_pretty`). The stages overlap, so the wall
+//! time is shorter than the CPU time, the sum of the threads. Handing lines and events
+//! between threads costs CPU where memory is freed by another thread than the one that
+//! allocated it: the binary uses mimalloc, and the lines' buffers go back to the reading
+//! thread to be freed. Stop 27 (glibc malloc, one thread writing): 0.95x Python's wall
+//! time on an idle 2-core machine; stop 28, with both: 1.26x (capture) and 1.05x
+//! (recording), peak RSS 124 MiB for a 44 MiB record. The bench prints the CPU ratio beside
+//! the wall ratio and judges the wall ratio, the MB/s (a busy machine, whose second
+//! core is taken, shows the two alike). Python's loop uses one core.
 //!
 //! Where the time goes (release build, 64 MiB capture, 125 353 lines, `perf record` of the
 //! replay with `CODER_EVAL_PROFILE=perfmap` and a Claude Code component built with its
@@ -45,6 +47,10 @@
 //! the record), writing the 44 MiB pretty record 8%, lifting the events out of the
 //! component 6.5%, reading lines 3%. The per-call cost of the component model is small:
 //! 125 000 trivial lines take 0.16 s in all, so batching lines per call would save about 3%.
+//! (That was one thread. Stop 28, the reducing thread alone, by samples: the guest about
+//! 63%, of which its allocator (talc) a seventh; `memmove` 11%: about 20 small copies a line,
+//! 5 of them the guest's `memory.copy` calls out to the host, 7 moving lifted events; the
+//! component calls' own machinery about 8%; mimalloc 5%.)
 //!
 //! The same reducer compiled natively (harness-kit's `ClaudeReducer` fed the capture's
 //! lines in a release build) takes about 0.36x Python's CPU time over the same capture;
