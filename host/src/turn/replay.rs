@@ -10,11 +10,11 @@
 //! recording, unwrapping each stamped line), a reducing thread runs each line through the
 //! reducer ([`LineReducer::reduce`]), and the calling thread collects what comes, in the
 //! recording's order, so the three overlap. The reducing thread, the slowest, hands the
-//! lines' buffers back to the reading thread to be freed there. Nothing the collector decides reaches back to
-//! the reducer (a stop freezes the collector, not the reading), so the record is the same
-//! as one thread's. After the last line the reducer comes back to the calling thread for
-//! the side files and the end. The reducing thread is outside any tokio runtime, so
-//! `runtime::off_runtime` runs the reducer's calls there as they are.
+//! lines' buffers back to the reading thread to be freed there. Nothing the collector
+//! decides reaches back to the reducer (a stop freezes the collector, not the reading), so
+//! the record is the same as one thread's. After the last line the reducer comes back to
+//! the calling thread for the side files and the end. The reducing thread is outside any
+//! tokio runtime, so `runtime::off_runtime` runs the reducer's calls there as they are.
 
 use super::finish::TurnEnd;
 use super::framer::DEFAULT_MAX_LINE_BYTES;
