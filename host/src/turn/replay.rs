@@ -3,18 +3,20 @@
 //! and the collector of the events, so the same input gives byte-identical output.
 //!
 //! The file is read as a stream, one line at a time, and each line is reduced as it is
-//! read: memory follows what the turn keeps (its trajectory and record), not the file.
+//! read: memory follows what the turn keeps (its trajectory and record) and the longest
+//! lines, not the file.
 //!
 //! Three threads share the work, each stage handing the next batches of [`BATCH`] items
-//! over a channel of [`BATCHES_IN_FLIGHT`]: a reading thread reads the recording (for a
-//! recording, unwrapping each stamped line), a reducing thread runs each line through the
-//! reducer ([`LineReducer::reduce`]), and the calling thread collects what comes, in the
-//! recording's order, so the three overlap. The reducing thread, the slowest, hands the
-//! lines' buffers back to the reading thread to be freed there. Nothing the collector
-//! decides reaches back to the reducer (a stop freezes the collector, not the reading), so
-//! the record is the same as one thread's. After the last line the reducer comes back to
-//! the calling thread for the side files and the end. The reducing thread is outside any
-//! tokio runtime, so `runtime::off_runtime` runs the reducer's calls there as they are.
+//! (or [`BATCH_BYTES`] of lines) over a channel of [`BATCHES_IN_FLIGHT`]: a reading thread
+//! reads the recording (for a recording, unwrapping each stamped line), a reducing thread
+//! runs each line through the reducer ([`LineReducer::reduce`]), and the calling thread
+//! collects what comes, in the recording's order, so the three overlap. The reducing
+//! thread, the slowest, hands the lines' buffers back to the reading thread to be freed
+//! there. Nothing the collector decides reaches back to the reducer (a stop freezes the
+//! collector, not the reading), so the record is the same as one thread's. After the last
+//! line the reducer comes back to the calling thread for the side files and the end. The
+//! reducing thread is outside any tokio runtime, so `runtime::off_runtime` runs the
+//! reducer's calls there as they are.
 
 use super::finish::TurnEnd;
 use super::framer::DEFAULT_MAX_LINE_BYTES;
@@ -30,12 +32,19 @@ use crate::turn::collect::{Launch, TotalsBasis};
 use std::path::Path;
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 
-/// Items a stage hands the next at once: the channel's cost (a lock, at times waking the
-/// other thread) is paid once a batch, not once a line.
+/// Items a stage hands the next at once at most: the channel's cost (a lock, at times
+/// waking the other thread) is paid once a batch, not once a line.
 const BATCH: usize = 256;
+/// Bytes of lines (and side files) a batch holds at most: a batch closes at [`BATCH`]
+/// items or when its lines reach this size, whichever comes first (a single longer line
+/// is a batch of its own). So long lines do not multiply the memory in flight: 256 lines
+/// of 1 MiB would hold 256 MiB per batch.
+const BATCH_BYTES: usize = 256 << 10;
 /// Batches on their way between two stages at most: how far reading may run ahead of
-/// reducing, and reducing of collecting (memory: the items of this many batches, plus one
-/// being filled and one being taken, per stage).
+/// reducing, and reducing of collecting, and how many batches of spent line buffers may
+/// wait to go back to the reading thread (memory: the items of this many batches, plus one
+/// being filled and one being taken, per channel; each batch at most [`BATCH_BYTES`] of
+/// lines, or one line).
 const BATCHES_IN_FLIGHT: usize = 4;
 
 /// What the reducing thread forwards: a stdout line as reduced, or any other item of the
@@ -57,18 +66,23 @@ fn read_items<R: std::io::BufRead>(
     spent: Receiver<Vec<Vec<u8>>>,
 ) -> std::io::Result<()> {
     let mut batch = Vec::with_capacity(BATCH);
+    let mut bytes = 0;
     while let Some(item) = reader.next_item()? {
-        if matches!(item, Item::Stderr(_)) {
-            continue;
-        }
+        bytes += match &item {
+            Item::Stderr(_) => continue,
+            Item::Line(line) => line.bytes.len(),
+            Item::SideFile(_, content) => content.as_ref().map_or(0, Vec::len),
+            _ => 0,
+        };
         batch.push(item);
-        if batch.len() == BATCH {
+        if batch.len() == BATCH || bytes >= BATCH_BYTES {
             if to
                 .send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)))
                 .is_err()
             {
                 return Ok(());
             }
+            bytes = 0;
             spent.try_iter().for_each(drop);
         }
     }
