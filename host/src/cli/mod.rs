@@ -77,21 +77,30 @@ pub fn main() -> i32 {
     }
 }
 
-/// Writes to stdout; a closed pipe (`| head`) ends quietly.
+/// Ends the process after writing stdout failed: quietly with [`exit_codes::OK`] for a
+/// closed pipe (`| head`: the reader has what it wanted), else with the error on stderr and
+/// [`exit_codes::INFRA`] (a full disk, `> /dev/full`: the output is incomplete).
+fn stdout_failed(err: &std::io::Error) -> ! {
+    if err.kind() == std::io::ErrorKind::BrokenPipe {
+        std::process::exit(exit_codes::OK);
+    }
+    eprintln!("error: could not write the output to stdout: {err}");
+    std::process::exit(exit_codes::INFRA);
+}
+
+/// Writes to stdout; a closed pipe (`| head`) ends quietly, another failure ends the
+/// process with an error ([`stdout_failed`]).
 pub fn print_stdout(text: &str) {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
-    if out
-        .write_all(text.as_bytes())
-        .and_then(|()| out.flush())
-        .is_err()
-    {
-        std::process::exit(exit_codes::OK);
+    if let Err(err) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        stdout_failed(&err);
     }
 }
 
 /// Writes `value` as pretty JSON and a newline to stdout, as it is serialized (no copy of
-/// the whole text in memory); a closed pipe (`| head`) ends quietly.
+/// the whole text in memory); a closed pipe (`| head`) ends quietly, another failure ends
+/// the process with an error ([`stdout_failed`]).
 pub fn print_json<T: serde::Serialize>(value: &T) {
     use std::io::Write;
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
@@ -99,8 +108,8 @@ pub fn print_json<T: serde::Serialize>(value: &T) {
         .map_err(std::io::Error::from)
         .and_then(|()| out.write_all(b"\n"))
         .and_then(|()| out.flush());
-    if written.is_err() {
-        std::process::exit(exit_codes::OK);
+    if let Err(err) = written {
+        stdout_failed(&err);
     }
 }
 
@@ -111,8 +120,8 @@ pub fn print_turn_record_json(record: &mut coder_eval::results::TurnRecord) {
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let written =
         coder_eval::results::write_turn_record_pretty(&mut out, record).and_then(|()| out.flush());
-    if written.is_err() {
-        std::process::exit(exit_codes::OK);
+    if let Err(err) = written {
+        stdout_failed(&err);
     }
 }
 
