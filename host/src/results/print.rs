@@ -20,8 +20,11 @@ use std::sync::mpsc::sync_channel;
 const SEGMENT: usize = 256;
 
 /// Writes `record` to `out` as `serde_json::to_writer_pretty` would, then a newline. The
-/// record's lists are moved out while the rest is rendered and put back at once. Errors:
-/// writing to `out` failed (`out` may then hold part of the text).
+/// record is borrowed mutably only to move its lists out while the rest is rendered (a
+/// copy of the record would cost as much as the writing); they are put back at once.
+/// Errors: writing to `out` failed, or serializing did (as `to_writer_pretty` would; the
+/// record's types never fail), and `out` may then hold part of the text. A panic of the
+/// second thread is raised again here.
 pub fn write_turn_record_pretty<W: Write>(out: &mut W, record: &mut TurnRecord) -> io::Result<()> {
     let model_calls = std::mem::take(&mut record.model_calls);
     let messages = std::mem::take(&mut record.messages);
@@ -87,10 +90,10 @@ fn write_list<W: Write, T: Serialize + Sync>(out: &mut W, list: &[T]) -> io::Res
                 if i % 2 == 0 {
                     write_elements(out, segment, i == 0)?;
                 } else {
-                    let text = from.recv().map_err(|_| {
-                        io::Error::other("the thread rendering the record panicked")
-                    })??;
-                    out.write_all(&text)?;
+                    // The thread sends every odd segment, or has panicked: the scope then
+                    // raises its panic again.
+                    let Ok(text) = from.recv() else { break };
+                    out.write_all(&text?)?;
                 }
             }
             Ok(())
