@@ -1,12 +1,14 @@
-//! The replay reads and reduces on one thread and collects on another, handing items over
-//! in batches of 256: what the record says of each item stays where the recording put it,
-//! across batch boundaries too (a stop or held call between two lines, a line over the
-//! cap, a reducer failing mid-stream, an unreadable recording line).
+//! The replay reads on one thread, reduces on a second and collects on the calling one,
+//! handing items over in batches of 256 items or 256 KiB of lines: what the record says of
+//! each item stays where the recording put it, across batch boundaries too (a stop or held
+//! call between two lines, a line over the cap, a reducer failing mid-stream, an
+//! unreadable recording line). And `replay --json` writes the record's long lists on two
+//! threads: the same bytes as the library's record printed plainly.
 
-use crate::support::{corpus, scratch, test_component};
+use crate::support::{bin, corpus, scratch, test_component};
 use coder_eval::Event;
 use coder_eval::results::{StampedEvent, TurnRecord, TurnStatus};
-use coder_eval::turn::replay::{ReplayOptions, replay_with_trajectory};
+use coder_eval::turn::replay::{ReplayOptions, replay, replay_with_trajectory};
 use std::path::PathBuf;
 
 /// The recorded Claude Code `hello` stream made long: its `init` line, its body (two
@@ -111,6 +113,79 @@ fn a_stop_between_lines_freezes_at_its_place_across_batch_boundaries() {
         // Every line still counts as read, and ends the turn where the host stopped it.
         assert_eq!(r.stdout_lines, lines.len() as u64);
         assert_eq!(r.timing.turn_duration_ms, after as u64);
+    }
+}
+
+/// Long lines close a batch by size (256 KiB) before it has 256 items: a stop still
+/// freezes the turn exactly at its place, whether the batches around it hold one line or
+/// several.
+#[test]
+fn a_stop_between_long_lines_freezes_at_its_place() {
+    // Each command prints 100 KB: three results fill a batch, with the model calls'
+    // lines between them.
+    let pad = "x".repeat(100_000);
+    let lines: Vec<String> = long_session(40)
+        .into_iter()
+        .map(|line| {
+            line.replace(
+                r#""content":"Sun Nov 29 18:21:39 UTC 2026""#,
+                &format!(r#""content":"Sun Nov 29 18:21:39 UTC 2026 {pad}""#),
+            )
+        })
+        .collect();
+    assert!(lines.iter().filter(|l| l.len() > 100_000).count() >= 40);
+    for after in [1, 7, 8, 9, 100, 150] {
+        let stop = format!(
+            r#"{{"t":"stop","us":{},"reason":"turn_timeout"}}"#,
+            after as u64 * 1000 + 500
+        );
+        let path = recording(&format!("long-stop-{after}"), &lines, after, &[stop]);
+        let (r, trajectory) =
+            replay_with_trajectory(&path, &ReplayOptions::new("claude-code")).unwrap();
+        assert_eq!(r.final_status, TurnStatus::Timeout, "after {after}");
+        assert_eq!(
+            last_counted_line(&trajectory),
+            after as u64,
+            "after {after}"
+        );
+        assert_eq!(
+            r.tool_calls.len(),
+            tool_uses(&lines[..after]),
+            "after {after}"
+        );
+        assert_eq!(r.stdout_lines, lines.len() as u64);
+    }
+}
+
+/// `coder-eval replay --json` (the record's lists written in segments of 256 on two
+/// threads) prints exactly what the library's record gives through
+/// `serde_json::to_string_pretty`, for lists shorter than a segment, one past it, and
+/// several segments long.
+#[test]
+fn replay_json_prints_the_records_pretty_json_byte_for_byte() {
+    for copies in [3, 129, 700] {
+        let dir = scratch(&format!("print-{copies}"));
+        let capture = dir.join("capture.jsonl");
+        std::fs::write(&capture, long_session(copies).join("\n") + "\n").unwrap();
+        let printed = std::process::Command::new(bin())
+            .args(["replay", "--harness", "claude-code", "--json"])
+            .arg(&capture)
+            .output()
+            .unwrap();
+        assert!(printed.status.success(), "{printed:?}");
+        let record = replay(&capture, &ReplayOptions::new("claude-code")).unwrap();
+        assert_eq!(record.tool_calls.len(), copies * 2);
+        let expected = serde_json::to_string_pretty(&record).unwrap() + "\n";
+        let printed = String::from_utf8(printed.stdout).unwrap();
+        assert!(
+            printed == expected,
+            "{copies} copies: the printed record differs from the library's (first at byte {})",
+            printed
+                .bytes()
+                .zip(expected.bytes())
+                .position(|(a, b)| a != b)
+                .unwrap_or(printed.len().min(expected.len()))
+        );
     }
 }
 
@@ -236,5 +311,43 @@ fn a_recording_through_a_pipe_replays_as_the_file() {
     assert_eq!(
         String::from_utf8_lossy(&piped.stdout),
         String::from_utf8_lossy(&direct.stdout)
+    );
+}
+
+/// Stdout that cannot take the record: a closed pipe (`| head`) ends the replay quietly
+/// with 0, a full disk (`/dev/full`) with the error on stderr and exit 3 (the output is
+/// incomplete), never a panic.
+#[test]
+fn replay_json_to_a_closed_pipe_or_a_full_disk() {
+    let dir = scratch("print-failing");
+    let capture = dir.join("capture.jsonl");
+    std::fs::write(&capture, long_session(700).join("\n") + "\n").unwrap();
+    let mut child = std::process::Command::new(bin())
+        .args(["replay", "--harness", "claude-code", "--json"])
+        .arg(&capture)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let closed = child.wait_with_output().unwrap();
+    assert_eq!(closed.status.code(), Some(0), "{closed:?}");
+    assert_eq!(String::from_utf8_lossy(&closed.stderr), "");
+    let full = std::process::Command::new(bin())
+        .args(["replay", "--harness", "claude-code", "--json"])
+        .arg(&capture)
+        .stdout(
+            std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap(),
+        )
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&full.stderr);
+    assert_eq!(full.status.code(), Some(3), "{stderr}");
+    assert!(
+        stderr.contains("could not write the output to stdout") && !stderr.contains("panicked"),
+        "{stderr}"
     );
 }
