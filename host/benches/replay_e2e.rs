@@ -18,10 +18,11 @@
 //! in MB/s as the issue states it (wall time: the issue put that loop at about 100 MB/s
 //! here; it measures 60-100 MB/s on this shared machine from one hour to the next), and a
 //! peak RSS that follows what the turn keeps, not the input's size: at most
-//! [`RSS_PER_RECORD`] times the record's size (plus [`RSS_SLACK`]) above a replay's
-//! start-up, measured with the streams written by a child process, on the two forms
-//! and on a third stream of the same size whose commands print 16 KB each (the record keeps
-//! 4 KiB excerpts, so it is a third of the input). It prints PASS, or FAIL and exits 1; this
+//! [`RSS_PER_RECORD`] times the record's size, plus [`RSS_PER_LONGEST_LINE`] times the
+//! longest line, plus [`RSS_SLACK`], above a replay's start-up, measured with the streams
+//! written by a child process, on the two forms and on two more streams of the same size
+//! whose commands print 16 KB and 1 MiB each (the record keeps 4 KiB excerpts: a third of
+//! the input, and a few hundred KiB). It prints PASS, or FAIL and exits 1; this
 //! is a benchmark, not a test, so no timing is ever asserted in `cargo test`. MB/s are MiB
 //! a second. `REPLAY_E2E_MIB=N` sets another size.
 //!
@@ -70,9 +71,19 @@ const TARGET_RATIO: f64 = 1.0;
 /// Peak RSS above a replay's start-up, per byte of the record it prints, at most: memory
 /// follows what the turn keeps (the record in memory, and its JSON as it is written).
 const RSS_PER_RECORD: f64 = 3.0;
+/// Peak RSS above a replay's start-up, per byte of the stream's longest line, at most: the
+/// copies of a line alive at once when lines are long (each batch between the threads is
+/// then one line: up to six batches of lines, six of their events and four of spent
+/// buffers, and the line in the guest's memory with what the reducer makes of it).
+const RSS_PER_LONGEST_LINE: f64 = 24.0;
 /// Peak RSS above a replay's start-up allowed whatever the record (bytes): the pipeline's
 /// buffers (read buffers, the batches in flight between its threads, thread stacks).
 const RSS_SLACK: u64 = 16 << 20;
+/// The streams whose commands print much (file name, bytes each command prints).
+const LONG_STREAMS: [(&str, usize); 2] = [
+    ("long-results.jsonl", 16_000),
+    ("long-lines.jsonl", 1 << 20),
+];
 /// Set in the child process that writes the streams.
 const WRITE_STREAMS: &str = "REPLAY_E2E_WRITE_STREAMS";
 /// Rounds (one replay, one Python loop each); the best of each side is kept.
@@ -139,12 +150,12 @@ fn write_streams(dir: &Path, target_bytes: usize) -> (PathBuf, PathBuf, usize) {
     (capture, recording, copy * 2)
 }
 
-/// A capture of the same session whose every command prints 16 KB (each tool result's text
-/// padded): the record keeps an excerpt of each (4 KiB), so it grows much slower than the
-/// input. Returns its path.
-fn write_long_results(dir: &Path, target_bytes: usize) -> PathBuf {
+/// A capture of the same session whose every command prints `output` bytes (each tool
+/// result's text padded), written to `name`: the record keeps an excerpt of each (4 KiB),
+/// so it grows much slower than the input. Returns its path.
+fn write_long_results(dir: &Path, name: &str, target_bytes: usize, output: usize) -> PathBuf {
     let (head, body, tail) = session_parts();
-    let pad = "x".repeat(16_000);
+    let pad = "x".repeat(output);
     let mut lines: Vec<String> = head;
     let mut bytes: usize = lines.iter().map(|l| l.len() + 1).sum();
     let mut copy = 0usize;
@@ -163,7 +174,7 @@ fn write_long_results(dir: &Path, target_bytes: usize) -> PathBuf {
         copy += 1;
     }
     lines.extend(tail);
-    let path = dir.join("long-results.jsonl");
+    let path = dir.join(name);
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     path
 }
@@ -289,7 +300,9 @@ fn main() {
     // must not have held the streams.
     if std::env::var_os(WRITE_STREAMS).is_some() {
         let (_, _, calls) = write_streams(&dir, mib << 20);
-        write_long_results(&dir, mib << 20);
+        for (name, output) in LONG_STREAMS {
+            write_long_results(&dir, name, mib << 20, output);
+        }
         println!("{calls}");
         return;
     }
@@ -362,23 +375,42 @@ fn main() {
                 "{form}: {wall:.2}x python by wall time is under the {TARGET_RATIO}x target"
             ));
         }
-        memory(&mut failed, form, ours.rss, base_rss, record, input);
+        memory(
+            &mut failed,
+            form,
+            ours.rss,
+            base_rss,
+            record,
+            input,
+            longest_line(file),
+        );
     }
-    // Memory that follows the record, not the input: a session whose commands print 16 KB
-    // each, of which the record keeps 4 KiB excerpts.
-    let long = dir.join("long-results.jsonl");
-    let (seconds, _, rss) = replay_once(&long, &record_path);
-    let (input, record) = (size(&long), size(&record_path));
-    println!(
-        "{:<42} {:7.1} MB/s {:6.0} ms  peak RSS {:6.1} MiB ({:.2}x the input; the record is {:.1} MiB)",
-        "coder-eval replay --json (long results)",
-        mb(input) / seconds,
-        seconds * 1e3,
-        mb(rss),
-        rss as f64 / input as f64,
-        mb(record),
-    );
-    memory(&mut failed, "long results", rss, base_rss, record, input);
+    // Memory that follows the record, not the input: sessions whose commands print 16 KB
+    // and 1 MiB each, of which the record keeps 4 KiB excerpts.
+    for (name, output) in LONG_STREAMS {
+        let long = dir.join(name);
+        let (seconds, _, rss) = replay_once(&long, &record_path);
+        let (input, record) = (size(&long), size(&record_path));
+        let form = format!("long results, {} KiB each", output >> 10);
+        println!(
+            "{:<42} {:7.1} MB/s {:6.0} ms  peak RSS {:6.1} MiB ({:.2}x the input; the record is {:.1} MiB)",
+            format!("coder-eval replay --json ({form})"),
+            mb(input) / seconds,
+            seconds * 1e3,
+            mb(rss),
+            rss as f64 / input as f64,
+            mb(record),
+        );
+        memory(
+            &mut failed,
+            &form,
+            rss,
+            base_rss,
+            record,
+            input,
+            longest_line(&long),
+        );
+    }
     let _ = std::fs::remove_file(&record_path);
     if failed.is_empty() {
         println!(
@@ -393,18 +425,40 @@ fn main() {
     }
 }
 
+/// The length of `path`'s longest line, in bytes.
+fn longest_line(path: &Path) -> u64 {
+    let text = std::fs::read(path).unwrap();
+    text.split(|&b| b == b'\n')
+        .map(|line| line.len() as u64)
+        .max()
+        .unwrap_or(0)
+}
+
 /// Adds a failure when the replay's peak RSS above start-up (`base`) is past
-/// [`RSS_PER_RECORD`] times its record plus [`RSS_SLACK`] (bytes).
-fn memory(failed: &mut Vec<String>, form: &str, rss: u64, base: u64, record: u64, input: u64) {
+/// [`RSS_PER_RECORD`] times its record plus [`RSS_PER_LONGEST_LINE`] times its longest
+/// line plus [`RSS_SLACK`] (bytes).
+fn memory(
+    failed: &mut Vec<String>,
+    form: &str,
+    rss: u64,
+    base: u64,
+    record: u64,
+    input: u64,
+    longest: u64,
+) {
     let held = rss.saturating_sub(base) as f64;
-    if held > RSS_PER_RECORD * record as f64 + RSS_SLACK as f64 {
+    let allowed =
+        RSS_PER_RECORD * record as f64 + RSS_PER_LONGEST_LINE * longest as f64 + RSS_SLACK as f64;
+    if held > allowed {
         failed.push(format!(
             "{form}: peak RSS {:.1} MiB ({:.1} MiB above start-up) for a {:.1} MiB record of a \
-             {:.1} MiB input: over {RSS_PER_RECORD}x the record + {} MiB",
+             {:.1} MiB input whose longest line is {:.1} KiB: over {RSS_PER_RECORD}x the record \
+             + {RSS_PER_LONGEST_LINE}x the longest line + {} MiB",
             rss as f64 / 1048576.0,
             held / 1048576.0,
             record as f64 / 1048576.0,
             input as f64 / 1048576.0,
+            longest as f64 / 1024.0,
             RSS_SLACK >> 20,
         ));
     }

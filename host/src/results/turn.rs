@@ -48,7 +48,8 @@ pub struct TurnRecord {
     pub messages: Vec<MessageRecord>,
     /// Tool calls, in order of their start.
     pub tool_calls: Vec<ToolCallRecord>,
-    /// Shell commands the agent ran (tool inputs with a `command` or `cmd`), in order. A
+    /// Shell commands the agent ran (tool inputs with a `command` or `cmd`, or Cline's
+    /// `commands` list: `harness_kit::shell::shell_command`), in order. A
     /// call the CLI refused or could not run (status `denied`) never ran, and one with no
     /// end (`interrupted`: the host stopped the CLI as it started, the stream cut) is not
     /// known to have run: neither is listed.
