@@ -1,6 +1,7 @@
 //! The documented machine output: `task.json`, `run.json` and the turn record (what
 //! `replay --json` prints and `task.json` embeds). Its serde types, how they are written
-//! (atomically: `atomic.rs`) and where (a unit's result folder: `unit.rs`); this module
+//! (atomically: `atomic.rs`; a long turn record's pretty JSON on two threads: `print.rs`)
+//! and where (a unit's result folder: `unit.rs`); this module
 //! imports nothing from the rest of the host (the gateway's figures and the loader's notes live
 //! here, and `gateway` and `task` re-export them; `layering_tests` in `lib.rs` holds it
 //! to that), so it could become a crate of its own the day an outside tool parses these
