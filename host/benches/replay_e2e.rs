@@ -76,8 +76,9 @@ const RSS_PER_RECORD: f64 = 3.0;
 /// Peak RSS above a replay's start-up, per byte of the stream's longest line, at most: the
 /// copies of a line alive at once when lines are long (each batch between the threads is
 /// then one line: up to six batches of lines, six of their events and four of spent
-/// buffers, and the line in the guest's memory with what the reducer makes of it).
-const RSS_PER_LONGEST_LINE: f64 = 24.0;
+/// buffers, and the line in the guest's memory with what the reducer makes of it; measured
+/// 4x to 8x on lines of 1 to 16 MiB, stop 28).
+const RSS_PER_LONGEST_LINE: f64 = 12.0;
 /// Peak RSS above a replay's start-up allowed whatever the record (bytes): the pipeline's
 /// buffers (read buffers, the batches in flight between its threads, thread stacks).
 const RSS_SLACK: u64 = 16 << 20;

@@ -9,7 +9,9 @@ pub const FAILED: i32 = 1;
 /// a shard also: its CLI missing or not executable, its folder held by another process
 /// or a plain run's, its task files changed since the plan.
 pub const USAGE: i32 = 2;
-/// A run whose results could not be written (a full disk, an I/O error), or a shard
+/// A run whose results could not be written (a full disk, an I/O error); any command whose
+/// output could not be written to stdout (but a closed pipe, `| head`, which ends with 0):
+/// this code then replaces the one the command's verdict would give. Or a shard
 /// (`run --plan … --shard K/N`) that did not finish for a reason outside its tasks: a unit
 /// ended in an infrastructure error (`suite::infra::INFRA_ERROR_KINDS`, or one its retries
 /// gave up on: `suite::infra::infra_cause`), or results could not be written. Retryable:

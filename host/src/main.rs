@@ -18,16 +18,18 @@ macro_rules! eprintln {
 /// page without one. End-to-end replay of a 64 MiB Claude Code capture
 /// (`cargo bench --bench replay_e2e`, interleaved runs on a 2-core machine): about 10% less
 /// wall and CPU time. Its defaults keep freed memory for a while (peak RSS 124 MiB against
-/// glibc's 109 on that capture); [`tune_allocator`] makes it return memory at once (100 MiB).
+/// glibc's 104–109 on that capture); [`tune_allocator`] makes it return memory at once
+/// (106–114 MiB; on 4–16 MB inputs still about 13 MiB more than glibc's).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 /// mimalloc's options, set before the work starts: freed memory is purged at once
-/// (`purge_delay` 0, default 10 ms) and arenas are committed as they are used
+/// (`purge_delay` 0, default 1000 ms in v3) and arenas are committed as they are used
 /// (`arena_eager_commit` 0, default on where the kernel overcommits), so peak RSS follows
 /// live memory. The numbers are `mi_option_t`'s in mimalloc v3's `mimalloc.h`
 /// (libmimalloc-sys 0.1.49, pinned); `MIMALLOC_*` environment variables set before the
-/// start are overridden for these two.
+/// start are overridden for these two (`MIMALLOC_VERBOSE` then shows the values read from
+/// the environment, not these).
 fn tune_allocator() {
     const ARENA_EAGER_COMMIT: libmimalloc_sys::mi_option_t = 4;
     const PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;

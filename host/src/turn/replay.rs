@@ -169,7 +169,7 @@ pub enum ReplayError {
 }
 
 /// Replays `path` (see [`super::recording`] for the formats). No trajectory is kept:
-/// memory follows the record.
+/// memory follows the record and the longest lines (see the module doc).
 pub fn replay(path: &Path, options: &ReplayOptions) -> Result<TurnRecord, ReplayError> {
     run(path, options, false).map(|(record, _)| record)
 }
