@@ -34,9 +34,10 @@
 //! between threads costs CPU where memory is freed by another thread than the one that
 //! allocated it: the binary uses mimalloc, and the lines' buffers go back to the reading
 //! thread to be freed. Stop 27 (glibc malloc, one thread writing): 0.95x Python's wall
-//! time on an idle 2-core machine; stop 28, with both, four runs of the bench: 1.02x to
-//! 1.48x on the capture, 0.94x to 1.10x on the recording (whose reading thread, unwrapping
-//! each record, takes more of the second core), peak RSS 107 MiB for a 44 MiB record. The
+//! time on an idle 2-core machine; stop 28, with both, six runs of the bench: 0.98x to
+//! 1.48x on the capture (one run under 1x, with Python's loop itself at half its best
+//! speed), 0.80x to 1.10x on the recording (whose reading thread, unwrapping each record,
+//! takes more of the second core), peak RSS 107-109 MiB for a 44 MiB record. The
 //! bench prints the CPU ratio beside the wall ratio and judges the wall ratio, the issue's
 //! MB/s (a busy machine, whose second core is taken, shows the two alike). Python's loop
 //! uses one core.
