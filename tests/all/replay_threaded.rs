@@ -95,25 +95,36 @@ fn a_stop_between_lines_freezes_at_its_place_across_batch_boundaries() {
     let lines = long_session(250);
     assert!(lines.len() > 4 * 256, "several batches");
     for after in [255, 256, 257, 700] {
-        let stop = format!(
-            r#"{{"t":"stop","us":{},"reason":"turn_timeout"}}"#,
-            after as u64 * 1000 + 500
-        );
-        let path = recording(&format!("stop-{after}"), &lines, after, &[stop]);
-        let (r, trajectory) =
-            replay_with_trajectory(&path, &ReplayOptions::new("claude-code")).unwrap();
-        assert_eq!(r.final_status, TurnStatus::Timeout, "after {after}");
-        // Line `after` counts, the next does not: the freeze is exactly between them.
-        assert_eq!(last_counted_line(&trajectory), after as u64);
-        assert_eq!(
-            r.tool_calls.len(),
-            tool_uses(&lines[..after]),
-            "the tool calls of the {after} lines before the stop"
-        );
-        // Every line still counts as read, and ends the turn where the host stopped it.
-        assert_eq!(r.stdout_lines, lines.len() as u64);
+        let r = stopped_after("stop", &lines, after);
+        // Every line ends the turn where the host stopped it.
         assert_eq!(r.timing.turn_duration_ms, after as u64);
     }
+}
+
+/// Replays `lines` with a `turn_timeout` stop record after line `after` (1-based), and
+/// checks the turn froze exactly there: line `after` counts, the next does not, and every
+/// line still counts as read. Returns the record.
+fn stopped_after(name: &str, lines: &[String], after: usize) -> TurnRecord {
+    let stop = format!(
+        r#"{{"t":"stop","us":{},"reason":"turn_timeout"}}"#,
+        after as u64 * 1000 + 500
+    );
+    let path = recording(&format!("{name}-{after}"), lines, after, &[stop]);
+    let (r, trajectory) =
+        replay_with_trajectory(&path, &ReplayOptions::new("claude-code")).unwrap();
+    assert_eq!(r.final_status, TurnStatus::Timeout, "after {after}");
+    assert_eq!(
+        last_counted_line(&trajectory),
+        after as u64,
+        "after {after}"
+    );
+    assert_eq!(
+        r.tool_calls.len(),
+        tool_uses(&lines[..after]),
+        "the tool calls of the {after} lines before the stop"
+    );
+    assert_eq!(r.stdout_lines, lines.len() as u64);
+    r
 }
 
 /// Long lines close a batch by size (256 KiB) before it has 256 items: a stop still
@@ -135,25 +146,7 @@ fn a_stop_between_long_lines_freezes_at_its_place() {
         .collect();
     assert!(lines.iter().filter(|l| l.len() > 100_000).count() >= 40);
     for after in [1, 7, 8, 9, 100, 150] {
-        let stop = format!(
-            r#"{{"t":"stop","us":{},"reason":"turn_timeout"}}"#,
-            after as u64 * 1000 + 500
-        );
-        let path = recording(&format!("long-stop-{after}"), &lines, after, &[stop]);
-        let (r, trajectory) =
-            replay_with_trajectory(&path, &ReplayOptions::new("claude-code")).unwrap();
-        assert_eq!(r.final_status, TurnStatus::Timeout, "after {after}");
-        assert_eq!(
-            last_counted_line(&trajectory),
-            after as u64,
-            "after {after}"
-        );
-        assert_eq!(
-            r.tool_calls.len(),
-            tool_uses(&lines[..after]),
-            "after {after}"
-        );
-        assert_eq!(r.stdout_lines, lines.len() as u64);
+        stopped_after("long-stop", &lines, after);
     }
 }
 
