@@ -109,24 +109,39 @@ fn session_parts() -> (Vec<String>, Vec<String>, Vec<String>) {
     )
 }
 
-/// Writes the stream (as a capture, and as a recording with stamps) and returns their
-/// paths, the number of model calls and tool calls it holds.
-fn write_streams(dir: &Path, target_bytes: usize) -> (PathBuf, PathBuf, usize) {
+/// The real session made long: its head, then its body repeated with fresh message and
+/// tool ids per copy until the lines reach `target_bytes`, then its tail; each command's
+/// output padded with `output` more bytes. Returns the lines and the copies of the body.
+fn session_lines(target_bytes: usize, output: usize) -> (Vec<String>, usize) {
     let (head, body, tail) = session_parts();
+    let pad = "x".repeat(output);
     let mut lines: Vec<String> = head;
     let mut bytes: usize = lines.iter().map(|l| l.len() + 1).sum();
     let mut copy = 0usize;
     while bytes < target_bytes {
         for line in &body {
-            let line = line
+            let mut line = line
                 .replace("msg_mock_", &format!("msg_c{copy}_"))
                 .replace("toolu_mock_", &format!("toolu_c{copy}_"));
+            if output > 0 {
+                line = line.replace(
+                    r#""content":"Sun Nov 29 18:21:39 UTC 2026""#,
+                    &format!(r#""content":"Sun Nov 29 18:21:39 UTC 2026 {pad}""#),
+                );
+            }
             bytes += line.len() + 1;
             lines.push(line);
         }
         copy += 1;
     }
     lines.extend(tail);
+    (lines, copy)
+}
+
+/// Writes the stream (as a capture, and as a recording with stamps) and returns their
+/// paths, the number of model calls and tool calls it holds.
+fn write_streams(dir: &Path, target_bytes: usize) -> (PathBuf, PathBuf, usize) {
+    let (lines, copy) = session_lines(target_bytes, 0);
     let capture = dir.join("long-session.jsonl");
     let mut out = std::io::BufWriter::new(std::fs::File::create(&capture).unwrap());
     for line in &lines {
@@ -158,26 +173,7 @@ fn write_streams(dir: &Path, target_bytes: usize) -> (PathBuf, PathBuf, usize) {
 /// result's text padded), written to `name`: the record keeps an excerpt of each (4 KiB),
 /// so it grows much slower than the input. Returns its path.
 fn write_long_results(dir: &Path, name: &str, target_bytes: usize, output: usize) -> PathBuf {
-    let (head, body, tail) = session_parts();
-    let pad = "x".repeat(output);
-    let mut lines: Vec<String> = head;
-    let mut bytes: usize = lines.iter().map(|l| l.len() + 1).sum();
-    let mut copy = 0usize;
-    while bytes < target_bytes {
-        for line in &body {
-            let line = line
-                .replace("msg_mock_", &format!("msg_c{copy}_"))
-                .replace("toolu_mock_", &format!("toolu_c{copy}_"))
-                .replace(
-                    r#""content":"Sun Nov 29 18:21:39 UTC 2026""#,
-                    &format!(r#""content":"Sun Nov 29 18:21:39 UTC 2026 {pad}""#),
-                );
-            bytes += line.len() + 1;
-            lines.push(line);
-        }
-        copy += 1;
-    }
-    lines.extend(tail);
+    let (lines, _) = session_lines(target_bytes, output);
     let path = dir.join(name);
     std::fs::write(&path, lines.join("\n") + "\n").unwrap();
     path

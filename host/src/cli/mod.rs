@@ -98,31 +98,34 @@ pub fn print_stdout(text: &str) {
     }
 }
 
-/// Writes `value` as pretty JSON and a newline to stdout, as it is serialized (no copy of
-/// the whole text in memory); a closed pipe (`| head`) ends quietly, another failure ends
-/// the process with an error ([`stdout_failed`]).
-pub fn print_json<T: serde::Serialize>(value: &T) {
+/// Stdout, buffered (a concrete type: serializing makes many small writes, each a direct
+/// call).
+type BufferedStdout = std::io::BufWriter<std::io::StdoutLock<'static>>;
+
+/// Runs `write` on a buffered stdout and flushes it; a closed pipe (`| head`) ends quietly,
+/// another failure ends the process with an error ([`stdout_failed`]).
+fn write_stdout(write: impl FnOnce(&mut BufferedStdout) -> std::io::Result<()>) {
     use std::io::Write;
     let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    let written = serde_json::to_writer_pretty(&mut out, value)
-        .map_err(std::io::Error::from)
-        .and_then(|()| out.write_all(b"\n"))
-        .and_then(|()| out.flush());
-    if let Err(err) = written {
+    if let Err(err) = write(&mut out).and_then(|()| out.flush()) {
         stdout_failed(&err);
     }
+}
+
+/// Writes `value` as pretty JSON and a newline to stdout, as it is serialized (no copy of
+/// the whole text in memory), through [`write_stdout`].
+pub fn print_json<T: serde::Serialize>(value: &T) {
+    write_stdout(|out| {
+        use std::io::Write;
+        serde_json::to_writer_pretty(&mut *out, value)?;
+        out.write_all(b"\n")
+    });
 }
 
 /// [`print_json`] for a turn record, its long lists rendered on two threads
 /// ([`coder_eval::results::write_turn_record_pretty`]): the same bytes.
 pub fn print_turn_record_json(record: &mut coder_eval::results::TurnRecord) {
-    use std::io::Write;
-    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
-    let written =
-        coder_eval::results::write_turn_record_pretty(&mut out, record).and_then(|()| out.flush());
-    if let Err(err) = written {
-        stdout_failed(&err);
-    }
+    write_stdout(|out| coder_eval::results::write_turn_record_pretty(out, record));
 }
 
 /// Prints `err` and its causes on stderr, one per line; a cause whose text the line above
